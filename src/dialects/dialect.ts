@@ -1,0 +1,44 @@
+// What every wire dialect provides. The client side turns a surface's request into the IR
+// and the IR answer back into the surface's wire form; the upstream side does the reverse
+// for providers that speak the dialect.
+
+import type { OperatorFunction } from 'rxjs';
+import type { GatewayError } from '../errors.js';
+import type { SSEEvent } from '../stream/sse.js';
+import type { IRRequest, IRResponse, IRStreamEvent, IRUsage } from './ir.js';
+
+export type DialectName = 'openai' | 'anthropic';
+
+export interface RenderContext {
+  /** The model id the client asked for (what the answer names). */
+  model: string;
+  /** Response id in the surface's form (`chatcmpl-…` / `msg_…`). */
+  id: string;
+  /** Unix seconds, for OpenAI's `created`. */
+  created: number;
+  /** Chat surface: forward the usage chunk (the client set stream_options.include_usage). */
+  includeUsage: boolean;
+}
+
+export interface Dialect {
+  name: DialectName;
+  /** Validate a client request body (valibot) and map it to the IR; throws GatewayError('invalid_request'). */
+  parseRequest(body: unknown): IRRequest;
+  /** IR answer → the surface's JSON body. */
+  renderResponse(res: IRResponse, ctx: RenderContext): unknown;
+  /** IR events → the surface's SSE bytes, terminator included ([DONE] / message_stop). */
+  encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent, Buffer>;
+  /** The surface's error envelope and status for a gateway error. */
+  errorResponse(err: GatewayError, requestId: string): { status: number; body: unknown };
+  /** The surface's mid-stream error event. */
+  errorEvent(err: GatewayError, requestId: string): Buffer;
+
+  /** IR → an upstream request body for a provider of this dialect. */
+  buildRequest(ir: IRRequest, upstreamModel: string): Record<string, unknown>;
+  /** An upstream's JSON answer → IR. */
+  parseResponse(body: unknown): IRResponse;
+  /** An upstream's SSE events → IR events. */
+  decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent>;
+  /** The human message inside an upstream error body of this dialect, if any. */
+  upstreamErrorMessage(body: unknown): string | undefined;
+}
