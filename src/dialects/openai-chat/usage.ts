@@ -4,6 +4,8 @@ interface OpenAIUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
   prompt_tokens_details?: { cached_tokens?: number | null; cache_write_tokens?: number | null } | null;
+  /** DeepSeek's name for the cached part of prompt_tokens. */
+  prompt_cache_hit_tokens?: number | null;
 }
 
 /** OpenAI usage → IR. OpenAI's prompt_tokens include the cached ones; the IR's input does not. */
@@ -11,7 +13,7 @@ export function usageFromOpenAI(u: unknown): IRUsage | null {
   if (u === null || typeof u !== 'object') return null;
   const usage = u as OpenAIUsage;
   const prompt = num(usage.prompt_tokens);
-  const cacheRead = num(usage.prompt_tokens_details?.cached_tokens);
+  const cacheRead = num(usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens);
   const cacheWrite = num(usage.prompt_tokens_details?.cache_write_tokens);
   return {
     input: Math.max(0, prompt - cacheRead - cacheWrite),

@@ -1,0 +1,113 @@
+// Service keys: `ar-` + 40 base62 characters from the CSPRNG. Only the SHA-256 is stored.
+// Lookups are cached in process (short TTL) and in the hot store; a revocation is published
+// so that every gateway process drops the key at once.
+
+import { createHash, randomBytes } from 'node:crypto';
+import type { Sql } from '../store/sql.js';
+import type { HotStore } from '../store/hot.js';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+export const KEY_PREFIX = 'ar-';
+const KEY_CHARS = 40;
+const REVOKE_CHANNEL = 'key-revoked';
+
+/** Unbiased base62: bytes ≥ 248 are rejected so every character is equally likely. */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const b of randomBytes(length * 2)) {
+      if (b < 248) out += BASE62[b % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
+
+export function generateKey(): { key: string; hash: string; prefix: string } {
+  const key = KEY_PREFIX + randomBase62(KEY_CHARS);
+  return { key, hash: hashSecret(key), prefix: key.slice(0, KEY_PREFIX.length + 6) };
+}
+
+export const looksLikeKey = (s: string): boolean => s.startsWith(KEY_PREFIX) && s.length >= KEY_PREFIX.length + 32 && s.length <= 128;
+
+export interface KeyIdentity {
+  keyId: string;
+  userId: string;
+}
+
+export interface KeyRow {
+  id: string;
+  name: string;
+  prefix: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+export async function createKey(sql: Sql, userId: string, name = ''): Promise<KeyRow & { key: string }> {
+  const { key, hash, prefix } = generateKey();
+  const [row] = await sql<KeyRow[]>`
+    INSERT INTO api_keys (user_id, name, key_hash, prefix) VALUES (${userId}, ${name}, ${hash}, ${prefix})
+    RETURNING id, name, prefix, created_at, last_used_at, revoked_at`;
+  return { ...row, key };
+}
+
+export function listKeys(sql: Sql, userId: string): Promise<KeyRow[]> {
+  return sql<KeyRow[]>`
+    SELECT id, name, prefix, created_at, last_used_at, revoked_at FROM api_keys
+    WHERE user_id = ${userId} ORDER BY created_at DESC, id`;
+}
+
+export class KeyResolver {
+  private readonly local = new Map<string, { identity: KeyIdentity; expires: number }>();
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly hot: HotStore,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** Listen for revocations from every process (this one included). */
+  async start(): Promise<void> {
+    await this.hot.subscribe(REVOKE_CHANNEL, (hash) => this.local.delete(hash));
+  }
+
+  async resolve(key: string): Promise<KeyIdentity | null> {
+    if (!looksLikeKey(key)) return null;
+    const hash = hashSecret(key);
+    const now = Date.now();
+    const hit = this.local.get(hash);
+    if (hit && hit.expires > now) return hit.identity;
+    const cached = await this.hot.getCached(`key:${hash}`);
+    let identity: KeyIdentity | null = cached ? (JSON.parse(cached) as KeyIdentity) : null;
+    if (!identity) {
+      const [row] = await this.sql<{ id: string; user_id: string }[]>`
+        SELECT id, user_id FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
+      if (!row) {
+        this.local.delete(hash);
+        return null;
+      }
+      identity = { keyId: row.id, userId: row.user_id };
+      await this.hot.setCached(`key:${hash}`, JSON.stringify(identity), 10 * 60_000);
+    }
+    if (this.ttlMs > 0) {
+      if (this.local.size > 100_000) this.local.clear();
+      this.local.set(hash, { identity, expires: now + this.ttlMs });
+    }
+    return identity;
+  }
+
+  /** Revoke a key of this user; false when no such live key is theirs. */
+  async revoke(userId: string, keyId: string): Promise<{ id: string; revoked_at: Date } | null> {
+    const [row] = await this.sql<{ id: string; key_hash: string; revoked_at: Date }[]>`
+      UPDATE api_keys SET revoked_at = coalesce(revoked_at, now())
+      WHERE id = ${keyId} AND user_id = ${userId}
+      RETURNING id, key_hash, revoked_at`;
+    if (!row) return null;
+    await this.hot.deleteCached(`key:${row.key_hash}`);
+    await this.hot.publish(REVOKE_CHANNEL, row.key_hash);
+    return { id: row.id, revoked_at: row.revoked_at };
+  }
+}

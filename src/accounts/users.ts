@@ -1,0 +1,69 @@
+import type { Sql } from '../store/sql.js';
+import type { HotStore } from '../store/hot.js';
+import { hashPassword } from './passwords.js';
+
+export interface UserRow {
+  id: string;
+  email: string;
+  balance_nano: bigint;
+  email_verified_at: Date | null;
+}
+
+export const CREDIT_CHANNEL = 'airouter_credit';
+
+/**
+ * A gateway whose hot store lives in its own memory cannot be reached by `airouter user
+ * credit` in another process; Postgres tells it instead. (With Redis the crediting process
+ * updates the shared hot store itself.)
+ */
+export async function watchCredits(sql: Sql, hot: HotStore): Promise<void> {
+  if (hot.kind !== 'memory') return;
+  await sql.listen(CREDIT_CHANNEL, (payload) => {
+    const [pid, userId, amount] = payload.split(':');
+    if (Number(pid) !== process.pid && userId && /^\d+$/.test(amount ?? '')) void hot.credit(userId, BigInt(amount));
+  });
+}
+
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+export async function findUserByEmail(sql: Sql, email: string): Promise<(UserRow & { password_hash: string | null }) | undefined> {
+  const [row] = await sql<(UserRow & { password_hash: string | null })[]>`
+    SELECT id, email, balance_nano, email_verified_at, password_hash FROM users WHERE email = ${normalizeEmail(email)}`;
+  return row;
+}
+
+/** A verified user, as the operator CLI creates them. Fails if the email exists. */
+export async function createVerifiedUser(sql: Sql, email: string, password?: string): Promise<UserRow> {
+  const hash = password ? await hashPassword(password) : null;
+  const [row] = await sql<UserRow[]>`
+    INSERT INTO users (email, password_hash, email_verified_at) VALUES (${normalizeEmail(email)}, ${hash}, now())
+    RETURNING id, email, balance_nano, email_verified_at`;
+  return row;
+}
+
+/**
+ * Credit a user: a paid deposit row and the balance, in one transaction, then the hot
+ * balance. Postgres first, so a crash in between leaves the hot copy low, never high.
+ */
+export async function creditUser(
+  sql: Sql,
+  hot: HotStore,
+  userId: string,
+  creditNano: bigint,
+  deposit: { method: string; amount: string; currency: string; externalId?: string; details?: Record<string, unknown> },
+): Promise<{ depositId: string; balance: bigint }> {
+  const result = await sql.begin(async (tx) => {
+    const [d] = await tx<{ id: string }[]>`
+      INSERT INTO deposits (user_id, method, status, amount, currency, credit_nano, external_id, details, paid_at)
+      VALUES (${userId}, ${deposit.method}, 'paid', ${deposit.amount}, ${deposit.currency}, ${creditNano.toString()},
+              ${deposit.externalId ?? null}, ${tx.json((deposit.details ?? {}) as never)}, now())
+      RETURNING id`;
+    const [u] = await tx<{ balance_nano: bigint }[]>`
+      UPDATE users SET balance_nano = balance_nano + ${creditNano.toString()}::bigint WHERE id = ${userId} RETURNING balance_nano`;
+    // Delivered on commit to gateways whose hot store is in-process (see watchCredits).
+    await tx`SELECT pg_notify(${CREDIT_CHANNEL}, ${`${process.pid}:${userId}:${creditNano}`})`;
+    return { depositId: d.id, balance: u.balance_nano };
+  });
+  await hot.credit(userId, creditNano);
+  return result as { depositId: string; balance: bigint };
+}

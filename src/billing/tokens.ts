@@ -1,0 +1,57 @@
+// Token counts the gateway works out itself: a cheap upper-bound estimate for reservations
+// (no tokenizer on the hot path), and a real count with gpt-tokenizer (o200k_base) when an
+// upstream never reported usage, e.g. because the client went away mid-stream.
+
+import { countTokens } from 'gpt-tokenizer';
+import type { IRContent, IRRequest } from '../dialects/ir.js';
+
+/** What an image is assumed to cost before the upstream says (a large tile set). */
+const IMAGE_TOKENS = 1600;
+/** Role markers and separators per message, as vendors add them. */
+const PER_MESSAGE = 4;
+
+function contentText(blocks: IRContent[], out: string[]): number {
+  let images = 0;
+  for (const b of blocks) {
+    if (b.type === 'text') out.push(b.text);
+    else if (b.type === 'thinking') out.push(b.thinking);
+    else if (b.type === 'tool_use') out.push(b.name, JSON.stringify(b.input ?? null));
+    else if (b.type === 'tool_result') {
+      if (typeof b.content === 'string') out.push(b.content);
+      else images += contentText(b.content, out);
+    } else if (b.type === 'image') images++;
+  }
+  return images;
+}
+
+/** Every piece of text the model will read, and how many images. */
+export function requestText(ir: IRRequest): { text: string[]; images: number } {
+  const text: string[] = [...ir.system];
+  let images = 0;
+  for (const m of ir.messages) images += contentText(m.content, text);
+  for (const t of ir.tools ?? []) text.push(t.name, t.description ?? '', JSON.stringify(t.parameters));
+  return { text, images };
+}
+
+/**
+ * Upper-bound-ish input tokens: a token is rarely shorter than 3 UTF-8 bytes for Latin text,
+ * and CJK characters are 3 bytes and about one token each.
+ */
+export function estimateInputTokens(ir: IRRequest): number {
+  const { text, images } = requestText(ir);
+  let bytes = 0;
+  for (const t of text) bytes += Buffer.byteLength(t);
+  return Math.ceil(bytes / 3) + images * IMAGE_TOKENS + ir.messages.length * PER_MESSAGE + 8;
+}
+
+export function countRequestTokens(ir: IRRequest): number {
+  const { text, images } = requestText(ir);
+  let n = images * IMAGE_TOKENS + ir.messages.length * PER_MESSAGE;
+  for (const t of text) if (t) n += countTokens(t);
+  return n;
+}
+
+export function countTextTokens(pieces: string[]): number {
+  const text = pieces.join('');
+  return text ? countTokens(text) : 0;
+}

@@ -1,0 +1,168 @@
+// The live catalogue: models, their prices and their upstream routes. Compiled once per
+// load so the request path only does map lookups; SIGHUP swaps in a new one atomically.
+
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import * as v from 'valibot';
+import type { DialectName } from '../dialects/dialect.js';
+import { EXAMPLE_CATALOGUE } from './example.js';
+import { CatalogueFileSchema, issuePath, type ModelEntry } from './schema.js';
+
+/** Nano-USD per million tokens, so that prices like $0.0375/M stay integers. */
+export interface Prices {
+  input: bigint;
+  output: bigint;
+  cacheRead: bigint;
+  cacheWrite: bigint;
+}
+
+export interface PricingJson {
+  input: number;
+  output: number;
+  cache_read: number;
+  cache_write: number;
+}
+
+export interface Provider {
+  id: string;
+  dialect: DialectName;
+  /** The full URL requests are posted to. */
+  endpoint: string;
+  /** Base for other endpoints of the same vendor (count_tokens). */
+  baseUrl: string;
+  apiKeyEnv?: string;
+  headers: Record<string, string | { env: string }>;
+}
+
+export interface Route {
+  provider: Provider;
+  /** The model name the upstream knows. */
+  model: string;
+  /** provider/model, the unit of cool-down. */
+  key: string;
+}
+
+export interface Model {
+  id: string;
+  ownedBy: string;
+  displayName: string;
+  created: number;
+  contextWindow: number;
+  maxOutputTokens: number;
+  pricing: Prices;
+  officialPricing: Prices;
+  pricingJson: PricingJson;
+  officialPricingJson: PricingJson;
+  routes: Route[];
+}
+
+export interface Catalogue {
+  models: Map<string, Model>;
+  list: Model[];
+  source: string;
+}
+
+export class CatalogueError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CatalogueError';
+  }
+}
+
+const nanoPerMillion = (usdPerMillion: number): bigint => BigInt(Math.round(usdPerMillion * 1e9));
+
+function pricingJson(p: ModelEntry['pricing']): PricingJson {
+  // Cached tokens cost what plain input costs unless the file says otherwise.
+  return { input: p.input, output: p.output, cache_read: p.cache_read ?? p.input, cache_write: p.cache_write ?? p.input };
+}
+
+function prices(p: PricingJson): Prices {
+  return {
+    input: nanoPerMillion(p.input),
+    output: nanoPerMillion(p.output),
+    cacheRead: nanoPerMillion(p.cache_read),
+    cacheWrite: nanoPerMillion(p.cache_write),
+  };
+}
+
+export function compileCatalogue(raw: unknown, source: string): Catalogue {
+  const parsed = v.safeParse(CatalogueFileSchema, raw);
+  if (!parsed.success) {
+    const issue = parsed.issues[0];
+    throw new CatalogueError(`${source}: ${issuePath(issue)} ${issue.message}`);
+  }
+  const file = parsed.output;
+  const providers = new Map<string, Provider>();
+  file.providers.forEach((p, i) => {
+    if (providers.has(p.id)) throw new CatalogueError(`${source}: providers[${i}].id "${p.id}" is listed twice`);
+    const base = p.base_url.replace(/\/+$/, '');
+    providers.set(p.id, {
+      id: p.id,
+      dialect: p.dialect,
+      baseUrl: base,
+      endpoint: p.dialect === 'openai' ? `${base}/chat/completions` : `${base}/v1/messages`,
+      apiKeyEnv: p.api_key?.env,
+      headers: p.headers ?? {},
+    });
+  });
+  const models = new Map<string, Model>();
+  file.models.forEach((m, i) => {
+    if (models.has(m.id)) throw new CatalogueError(`${source}: models[${i}].id "${m.id}" is listed twice`);
+    const routes = m.routes.map((r, j) => {
+      const provider = providers.get(r.provider);
+      if (!provider) throw new CatalogueError(`${source}: models[${i}].routes[${j}].provider "${r.provider}" is not a listed provider`);
+      return { provider, model: r.model, key: `${provider.id}/${r.model}` };
+    });
+    const pj = pricingJson(m.pricing);
+    const oj = m.official_pricing ? pricingJson(m.official_pricing) : pj;
+    models.set(m.id, {
+      id: m.id,
+      ownedBy: m.owned_by,
+      displayName: m.display_name ?? m.id,
+      created: m.created ?? 0,
+      contextWindow: m.context_window,
+      maxOutputTokens: m.max_output_tokens,
+      pricing: prices(pj),
+      officialPricing: prices(oj),
+      pricingJson: pj,
+      officialPricingJson: oj,
+      routes,
+    });
+  });
+  return { models, list: [...models.values()], source };
+}
+
+/** GATEWAY_CONFIG, else ./gateway.config.json when present, else the built-in example. */
+export function loadCatalogue(configPath: string | undefined, cwd = process.cwd()): Catalogue {
+  const file = configPath ? path.resolve(cwd, configPath) : path.resolve(cwd, 'gateway.config.json');
+  if (!configPath && !existsSync(file)) return compileCatalogue(EXAMPLE_CATALOGUE, 'built-in example catalogue');
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new CatalogueError(`${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new CatalogueError(`${file}: not valid JSON (${(err as Error).message})`);
+  }
+  return compileCatalogue(json, file);
+}
+
+/** Holds the catalogue in force; a failed reload keeps the old one serving. */
+export class CatalogueHolder {
+  current: Catalogue;
+  constructor(private readonly configPath: string | undefined) {
+    this.current = loadCatalogue(configPath);
+  }
+  reload(): { ok: true } | { ok: false; error: string } {
+    try {
+      this.current = loadCatalogue(this.configPath);
+      return { ok: true };
+    } catch (err) {
+      return { ok: false, error: (err as Error).message };
+    }
+  }
+}

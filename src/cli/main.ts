@@ -1,0 +1,119 @@
+// The operator command line (API.md §4). Every command works against the stores the server
+// uses and fails with one line and a non-zero exit.
+
+import cluster from 'node:cluster';
+import { createKey } from '../accounts/keys.js';
+import { createVerifiedUser, creditUser, findUserByEmail } from '../accounts/users.js';
+import { nanoToUsd, usdToNano } from '../billing/money.js';
+import { reconcile } from '../billing/reconcile.js';
+import { CatalogueError } from '../catalogue/index.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { createLogger } from '../log.js';
+import { openStores, type Stores } from '../store/index.js';
+import { StoreError } from '../store/sql.js';
+import { parseArgs } from './args.js';
+import { serve } from './serve.js';
+
+const USAGE = `usage: airouter <command>
+  serve                                              start the gateway
+  migrate                                            apply sql/ migrations
+  user create --email E [--password P] [--balance-usd N]
+  user credit --email E --usd N
+  key create --email E [--name N]                    prints the key as the last line
+  reconcile                                          check balance = credits − charges for every user`;
+
+export class CliError extends Error {}
+
+function need(flags: Record<string, string>, name: string): string {
+  const v = flags[name];
+  if (!v || v === 'true') throw new CliError(`--${name} is required`);
+  return v;
+}
+
+function usd(value: string, flag: string): bigint {
+  try {
+    return usdToNano(value);
+  } catch {
+    throw new CliError(`--${flag} must be a non-negative USD amount with at most 9 decimals (got ${JSON.stringify(value)})`);
+  }
+}
+
+async function withStores<T>(config: Config, fn: (s: Stores) => Promise<T>): Promise<T> {
+  const stores = await openStores({ ...config });
+  try {
+    return await fn(stores);
+  } finally {
+    await stores.close();
+  }
+}
+
+async function userOf(stores: Stores, email: string) {
+  const user = await findUserByEmail(stores.sql, email);
+  if (!user) throw new CliError(`no user with email ${email}`);
+  return user;
+}
+
+export async function run(argv: string[], out: (line: string) => void = console.log): Promise<void> {
+  const { words, flags } = parseArgs(argv);
+  const command = words.join(' ');
+  if (command === '' || command === 'help' || flags.help) {
+    out(USAGE);
+    return;
+  }
+  const config = loadConfig();
+  switch (command) {
+    case 'serve':
+      return serve(config);
+    case 'migrate':
+      return withStores(config, async () => out('migrations applied; schema is up to date'));
+    case 'user create':
+      return withStores(config, async (s) => {
+        const email = need(flags, 'email');
+        const balance = flags['balance-usd'] ? usd(flags['balance-usd'], 'balance-usd') : 0n;
+        if (await findUserByEmail(s.sql, email)) throw new CliError(`a user with email ${email} already exists`);
+        const user = await createVerifiedUser(s.sql, email, flags.password);
+        if (balance > 0n) await creditUser(s.sql, s.hot, user.id, balance, { method: 'operator', amount: nanoToUsd(balance), currency: 'USD' });
+        out(`created user ${user.email} (${user.id}) with balance $${nanoToUsd(balance)}`);
+      });
+    case 'user credit':
+      return withStores(config, async (s) => {
+        const user = await userOf(s, need(flags, 'email'));
+        const amount = usd(need(flags, 'usd'), 'usd');
+        if (amount === 0n) throw new CliError('--usd must be more than 0');
+        const { balance } = await creditUser(s.sql, s.hot, user.id, amount, { method: 'operator', amount: nanoToUsd(amount), currency: 'USD' });
+        out(`credited $${nanoToUsd(amount)} to ${user.email}; balance $${nanoToUsd(balance)}`);
+      });
+    case 'key create':
+      return withStores(config, async (s) => {
+        const user = await userOf(s, need(flags, 'email'));
+        const key = await createKey(s.sql, user.id, flags.name && flags.name !== 'true' ? flags.name : '');
+        out(`created key ${key.id} (${key.prefix}…) for ${user.email}`);
+        out(key.key);
+      });
+    case 'reconcile':
+      return withStores(config, async (s) => {
+        const report = await reconcile(s.sql);
+        for (const m of report.mismatches) {
+          out(`MISMATCH ${m.email}: balance $${nanoToUsd(m.balance_nano)} ≠ credits $${nanoToUsd(m.credits_nano)} − charges $${nanoToUsd(m.charges_nano)}`);
+        }
+        out(`${report.users} users checked, ${report.mismatches.length} mismatches`);
+        if (!report.ok) throw new CliError('the ledger does not reconcile');
+      });
+    default:
+      throw new CliError(`unknown command "${command}"\n${USAGE}`);
+  }
+}
+
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await run(argv);
+  } catch (err) {
+    const known = err instanceof CliError || err instanceof ConfigError || err instanceof StoreError || err instanceof CatalogueError;
+    const message = known ? (err as Error).message : `unexpected error: ${(err as Error)?.stack ?? String(err)}`;
+    process.stderr.write(`airouter: ${message}\n`);
+    process.exitCode = 1;
+    if (cluster.isWorker) process.exit(1);
+  }
+}
+
+export { createLogger };

@@ -1,0 +1,83 @@
+// `airouter serve`: one gateway process, or a primary that runs WORKERS of them on the same
+// port (uWS listens with SO_REUSEPORT, so the kernel spreads connections across workers).
+
+import cluster from 'node:cluster';
+import { createKey } from '../accounts/keys.js';
+import { createVerifiedUser, creditUser, watchCredits } from '../accounts/users.js';
+import { nanoToUsd, usdToNano } from '../billing/money.js';
+import type { Config } from '../config.js';
+import { startGateway, type RunningGateway } from '../gateway.js';
+import { createLogger } from '../log.js';
+import { openStores } from '../store/index.js';
+
+const FIRST_START_EMAIL = 'local@localhost';
+const FIRST_START_CREDIT = usdToNano('10');
+
+/** On an empty embedded store, make the newcomer's first curl work: a user, a credit, a key. */
+async function firstStart(running: RunningGateway): Promise<void> {
+  const { sql, hot } = running.gw;
+  const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM users`;
+  if (n > 0) return;
+  const user = await createVerifiedUser(sql, FIRST_START_EMAIL);
+  await creditUser(sql, hot, user.id, FIRST_START_CREDIT, { method: 'operator', amount: nanoToUsd(FIRST_START_CREDIT), currency: 'USD', details: { reason: 'first start' } });
+  const key = await createKey(sql, user.id, 'first start');
+  process.stdout.write(
+    `\nFirst start on the embedded store: created user ${FIRST_START_EMAIL} with $${nanoToUsd(FIRST_START_CREDIT)} of credit.\n` +
+      `Its API key (shown once):\n${key.key}\n\n`,
+  );
+}
+
+export async function serve(config: Config): Promise<void> {
+  const log = createLogger(config.LOG_LEVEL, cluster.isWorker ? { worker: cluster.worker?.id } : {});
+  if (config.WORKERS > 1 && cluster.isPrimary) return supervise(config, log);
+
+  const running = await startGateway(config, log);
+  if (running.stores.embeddedSql) await firstStart(running);
+  await watchCredits(running.gw.sql, running.gw.hot);
+  if (cluster.isWorker) process.send?.({ type: 'listening', port: running.port });
+  else process.stdout.write(`airouter listening on http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${running.port}\n`);
+
+  process.on('SIGHUP', () => running.reloadCatalogue());
+  const stop = () => {
+    running.stop().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+async function supervise(config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
+  // Migrate once here, so workers never queue on the migration lock at start.
+  await (await openStores(config)).close();
+  let stopping = false;
+  const fork = () => cluster.fork();
+  for (let i = 0; i < config.WORKERS; i++) fork();
+  let listening = 0;
+  cluster.on('message', (_w, msg: { type?: string; port?: number }) => {
+    if (msg?.type === 'listening' && ++listening === config.WORKERS) {
+      process.stdout.write(`airouter listening on port ${msg.port} with ${config.WORKERS} workers\n`);
+    }
+  });
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    log.error({ worker: worker.id, code, signal }, 'worker died; starting another');
+    setTimeout(fork, 500);
+  });
+  const stopAll = () => {
+    stopping = true;
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGTERM');
+  };
+  process.once('SIGTERM', stopAll);
+  process.once('SIGINT', stopAll);
+  process.on('SIGHUP', () => {
+    for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGHUP');
+  });
+}

@@ -1,0 +1,151 @@
+// Every environment variable the gateway reads, validated in one place. A bad value stops
+// start-up with one line naming the variable and what is wrong with it.
+
+import * as v from 'valibot';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const int = (name: string, def: number, min: number, max: number) =>
+  v.pipe(
+    v.optional(v.string(), String(def)),
+    v.trim(),
+    v.regex(/^\d+$/, `${name} must be a whole number`),
+    v.transform(Number),
+    v.minValue(min, `${name} must be at least ${min}`),
+    v.maxValue(max, `${name} must be at most ${max}`),
+  );
+
+const url = (name: string, protocols: string[]) =>
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.check((s) => {
+        try {
+          return protocols.includes(new URL(s).protocol);
+        } catch {
+          return false;
+        }
+      }, `${name} must be a URL starting with ${protocols.map((p) => p + '//').join(' or ')}`),
+    ),
+  );
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** name → [schema, one-line documentation]. The README table is written from the same list. */
+const ENV = {
+  PORT: int('PORT', 8080, 0, 65535),
+  HOST: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('HOST must not be empty')), '0.0.0.0'),
+  WORKERS: v.pipe(
+    v.optional(v.string(), '1'),
+    v.trim(),
+    v.regex(/^(\d+|auto)$/, 'WORKERS must be a whole number or "auto"'),
+    v.transform((s) => (s === 'auto' ? availableParallelism() : Number(s))),
+    v.minValue(1, 'WORKERS must be at least 1'),
+    v.maxValue(256, 'WORKERS must be at most 256'),
+  ),
+  DATABASE_URL: url('DATABASE_URL', ['postgres:', 'postgresql:']),
+  REDIS_URL: url('REDIS_URL', ['redis:', 'rediss:']),
+  REDIS_PREFIX: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9:_.-]{0,64}$/, 'REDIS_PREFIX must be up to 64 characters of letters, digits and :_.-')), 'ar:'),
+  DATA_DIR: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('DATA_DIR must not be empty')), './data'),
+  GATEWAY_CONFIG: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('GATEWAY_CONFIG must not be empty'))),
+  LOG_LEVEL: v.optional(
+    v.picklist(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
+    'info',
+  ),
+  MAX_BODY_BYTES: int('MAX_BODY_BYTES', 16 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+  UPSTREAM_CONNECT_TIMEOUT_MS: int('UPSTREAM_CONNECT_TIMEOUT_MS', 5_000, 1, 600_000),
+  UPSTREAM_FIRST_BYTE_TIMEOUT_MS: int('UPSTREAM_FIRST_BYTE_TIMEOUT_MS', 120_000, 1, 3_600_000),
+  UPSTREAM_IDLE_TIMEOUT_MS: int('UPSTREAM_IDLE_TIMEOUT_MS', 120_000, 1, 3_600_000),
+  UPSTREAM_CONNECTIONS: int('UPSTREAM_CONNECTIONS', 1024, 1, 100_000),
+  ROUTE_COOLDOWN_MS: int('ROUTE_COOLDOWN_MS', 30_000, 0, 3_600_000),
+  PUBLIC_URL: url('PUBLIC_URL', ['http:', 'https:']),
+  SHUTDOWN_TIMEOUT_MS: int('SHUTDOWN_TIMEOUT_MS', 15_000, 0, 600_000),
+  KEY_CACHE_TTL_MS: int('KEY_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+  RESERVATION_TTL_MS: int('RESERVATION_TTL_MS', 30 * 60_000, 1_000, 24 * 3_600_000),
+  USAGE_FLUSH_MS: int('USAGE_FLUSH_MS', 250, 1, 60_000),
+  USAGE_BATCH_MAX: int('USAGE_BATCH_MAX', 1000, 1, 100_000),
+  PING_INTERVAL_MS: int('PING_INTERVAL_MS', 10_000, 100, 600_000),
+  SMTP_URL: url('SMTP_URL', ['smtp:', 'smtps:']),
+  MAIL_FROM: v.optional(v.string(), 'airouter <no-reply@localhost>'),
+  LOGIN_MAX_ATTEMPTS: int('LOGIN_MAX_ATTEMPTS', 10, 1, 10_000),
+  LOGIN_WINDOW_S: int('LOGIN_WINDOW_S', 900, 1, 86_400),
+  SESSION_TTL_S: int('SESSION_TTL_S', 7 * 86_400, 60, 365 * 86_400),
+};
+
+export const ENV_DOCS: Record<keyof typeof ENV, string> = {
+  PORT: 'HTTP port (default 8080; 0 picks a free one).',
+  HOST: 'Address to listen on (default 0.0.0.0).',
+  WORKERS: 'Gateway processes sharing the port (default 1; "auto" = one per core). The embedded stores force 1.',
+  DATABASE_URL: 'Postgres URL. Absent: embedded PGlite under DATA_DIR.',
+  REDIS_URL: 'Redis URL. Absent: in-process hot store (single process).',
+  REDIS_PREFIX: 'Prefix of every Redis key and channel (default "ar:"), so gateways can share a Redis.',
+  DATA_DIR: 'Where the embedded Postgres keeps its files (default ./data).',
+  GATEWAY_CONFIG: 'Providers and models JSON file (default ./gateway.config.json when present, else the built-in example catalogue).',
+  LOG_LEVEL: 'pino level: fatal, error, warn, info (default), debug, trace, silent.',
+  MAX_BODY_BYTES: 'Largest accepted request body (default 16 MiB); larger gets 413.',
+  UPSTREAM_CONNECT_TIMEOUT_MS: 'Time to open a connection to an upstream (default 5000).',
+  UPSTREAM_FIRST_BYTE_TIMEOUT_MS: 'Time from sending the request to the upstream answer\'s headers (default 120000).',
+  UPSTREAM_IDLE_TIMEOUT_MS: 'Longest silence inside an upstream answer body (default 120000).',
+  UPSTREAM_CONNECTIONS: 'Keep-alive connections per upstream origin (default 1024).',
+  ROUTE_COOLDOWN_MS: 'How long a failing route is skipped (default 30000).',
+  PUBLIC_URL: 'Public base URL, used in verification links (default http://localhost:PORT).',
+  SHUTDOWN_TIMEOUT_MS: 'On SIGTERM, how long in-flight requests may take to finish (default 15000).',
+  KEY_CACHE_TTL_MS: 'In-process cache of key lookups (default 30000; revocations are pushed at once anyway).',
+  RESERVATION_TTL_MS: 'A balance reservation left by a crashed process expires after this (default 1800000).',
+  USAGE_FLUSH_MS: 'Usage records are written to Postgres in batches at this interval (default 250).',
+  USAGE_BATCH_MAX: 'Largest batch of usage records per write (default 1000).',
+  PING_INTERVAL_MS: 'Messages-surface streams send a ping after this much silence (default 10000).',
+  SMTP_URL: 'SMTP server for verification mail (smtp:// or smtps://). Absent: the link is logged.',
+  MAIL_FROM: 'Sender of verification mail.',
+  LOGIN_MAX_ATTEMPTS: 'Failed logins allowed per email and per client address in the window (default 10).',
+  LOGIN_WINDOW_S: 'Login rate-limit window in seconds (default 900).',
+  SESSION_TTL_S: 'Dashboard session lifetime in seconds (default 604800).',
+};
+
+const EnvSchema = v.object(ENV);
+export type Env = v.InferOutput<typeof EnvSchema>;
+
+export interface Config extends Env {
+  /** Resolved absolute DATA_DIR. */
+  dataDir: string;
+  publicUrl: string;
+  embeddedSql: boolean;
+  embeddedHot: boolean;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const picked: Record<string, string | undefined> = {};
+  for (const name of Object.keys(ENV)) {
+    // An empty variable means "unset", as shells and compose files commonly produce them.
+    const value = env[name];
+    picked[name] = value === '' ? undefined : value;
+  }
+  const result = v.safeParse(EnvSchema, picked);
+  if (!result.success) {
+    const issue = result.issues[0];
+    const name = String(issue.path?.[0]?.key ?? 'environment');
+    const got = picked[name];
+    const message = issue.message.startsWith(name) ? issue.message : `${name}: ${issue.message}`;
+    throw new ConfigError(`Invalid environment: ${message}${got === undefined ? '' : ` (got ${JSON.stringify(got)})`}`);
+  }
+  const e = result.output;
+  const embeddedSql = !e.DATABASE_URL;
+  const embeddedHot = !e.REDIS_URL;
+  return {
+    ...e,
+    // The embedded stores live inside one process, so they cannot be shared by workers.
+    WORKERS: embeddedSql || embeddedHot ? 1 : e.WORKERS,
+    dataDir: path.resolve(e.DATA_DIR),
+    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT || 8080}`).replace(/\/+$/, ''),
+    embeddedSql,
+    embeddedHot,
+  };
+}

@@ -1,0 +1,21 @@
+// The Anthropic Messages dialect: the gateway's /v1/messages surface and Anthropic-speaking upstreams.
+
+import type { Dialect } from '../dialect.js';
+import { errorEvent, errorResponse, upstreamErrorMessage } from './errors.js';
+import { buildRequest, parseRequest } from './request.js';
+import { parseResponse, renderResponse } from './response.js';
+import { decodeStream } from './stream-decode.js';
+import { encodeStream } from './stream-encode.js';
+
+export const anthropicMessages: Dialect = {
+  name: 'anthropic',
+  parseRequest,
+  renderResponse,
+  encodeStream,
+  errorResponse,
+  errorEvent,
+  buildRequest,
+  parseResponse,
+  decodeStream,
+  upstreamErrorMessage,
+};

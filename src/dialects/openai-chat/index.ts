@@ -1,0 +1,24 @@
+// OpenAI chat completions: the gateway's /v1/chat/completions surface and the upstream
+// dialect of every OpenAI-compatible provider.
+
+import type { Dialect } from '../dialect.js';
+import { errorEvent, errorResponse, upstreamErrorMessage } from './errors.js';
+import { buildRequest, parseRequest } from './request.js';
+import { parseResponse, renderResponse } from './response.js';
+import { decodeStream } from './stream-decode.js';
+import { encodeStream } from './stream-encode.js';
+
+export const openaiChat: Dialect = {
+  name: 'openai',
+  parseRequest,
+  renderResponse,
+  encodeStream,
+  errorResponse,
+  errorEvent,
+  buildRequest,
+  parseResponse,
+  decodeStream,
+  upstreamErrorMessage,
+};
+
+export { RAW_ARGUMENTS_KEY } from './shared.js';

@@ -1,0 +1,115 @@
+// Composition root: opens the stores, builds the services and the uWS app, and owns the
+// lifecycle (listen, SIGHUP reload, graceful stop).
+
+import type { Logger } from 'pino';
+import { CatalogueHolder } from './catalogue/index.js';
+import type { Config } from './config.js';
+import { KeyResolver } from './accounts/keys.js';
+import { Ledger } from './billing/ledger.js';
+import { UsageWriter } from './billing/usage-writer.js';
+import { registerInference } from './inference/routes.js';
+import { registerDashboard } from './dashboard/routes.js';
+import { Metrics } from './server/metrics.js';
+import { registerOps } from './server/ops.js';
+import { Router } from './server/router.js';
+import { loadUws, type us_listen_socket } from './server/uws.js';
+import { openStores, type Stores } from './store/index.js';
+import type { HotStore } from './store/hot.js';
+import type { Sql } from './store/sql.js';
+import { UpstreamClient } from './upstream/client.js';
+import { RouteSelector } from './upstream/router.js';
+
+export interface Gateway {
+  config: Config;
+  log: Logger;
+  sql: Sql;
+  hot: HotStore;
+  catalogue: CatalogueHolder;
+  keys: KeyResolver;
+  ledger: Ledger;
+  usage: UsageWriter;
+  metrics: Metrics;
+  routes: RouteSelector;
+  startedAt: number;
+  stopping: boolean;
+}
+
+export interface RunningGateway {
+  gw: Gateway;
+  port: number;
+  stores: Stores;
+  /** Stop accepting, let in-flight requests finish (up to SHUTDOWN_TIMEOUT_MS), flush, close. */
+  stop(): Promise<void>;
+  reloadCatalogue(): { ok: true } | { ok: false; error: string };
+}
+
+export async function startGateway(config: Config, log: Logger, stores?: Stores): Promise<RunningGateway> {
+  const uws = loadUws();
+  const catalogue = new CatalogueHolder(config.GATEWAY_CONFIG);
+  stores ??= await openStores(config);
+  const metrics = new Metrics();
+  const upstream = new UpstreamClient({
+    connectMs: config.UPSTREAM_CONNECT_TIMEOUT_MS,
+    firstByteMs: config.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
+    idleMs: config.UPSTREAM_IDLE_TIMEOUT_MS,
+    connections: config.UPSTREAM_CONNECTIONS,
+  });
+  const gw: Gateway = {
+    config,
+    log,
+    sql: stores.sql,
+    hot: stores.hot,
+    catalogue,
+    keys: new KeyResolver(stores.sql, stores.hot, config.KEY_CACHE_TTL_MS),
+    ledger: new Ledger(stores.sql, stores.hot, config.RESERVATION_TTL_MS),
+    usage: new UsageWriter(stores.sql, log, config.USAGE_FLUSH_MS, config.USAGE_BATCH_MAX),
+    metrics,
+    routes: new RouteSelector(upstream, config.ROUTE_COOLDOWN_MS, metrics, log),
+    startedAt: Date.now(),
+    stopping: false,
+  };
+  await gw.keys.start();
+  gw.usage.start();
+
+  const app = uws.App();
+  const router = new Router(app, log, metrics);
+  registerOps(router, gw);
+  registerInference(router, gw);
+  registerDashboard(router, gw);
+
+  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
+    app.listen(config.HOST, config.PORT, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${config.HOST}:${config.PORT} (port in use?)`))));
+  });
+  const port = uws.us_socket_local_port(listenSocket);
+  log.info({ port, host: config.HOST, catalogue: catalogue.current.source, models: catalogue.current.list.length }, 'gateway listening');
+
+  let stopped: Promise<void> | undefined;
+  return {
+    gw,
+    port,
+    stores,
+    reloadCatalogue() {
+      const result = catalogue.reload();
+      if (result.ok) log.info({ source: catalogue.current.source, models: catalogue.current.list.length }, 'catalogue reloaded');
+      else log.error({ error: result.error }, 'catalogue reload failed; keeping the previous catalogue');
+      return result;
+    },
+    stop() {
+      stopped ??= (async () => {
+        gw.stopping = true;
+        uws.us_listen_socket_close(listenSocket);
+        const idle = await router.idle(config.SHUTDOWN_TIMEOUT_MS);
+        if (!idle) {
+          log.warn({ inflight: router.inflight }, 'shutdown timeout: closing the remaining connections');
+          router.closeAll();
+          await router.idle(2000);
+        }
+        await gw.usage.stop();
+        await upstream.close();
+        await stores!.close();
+        log.info('gateway stopped');
+      })();
+      return stopped;
+    },
+  };
+}

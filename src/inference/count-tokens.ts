@@ -1,0 +1,42 @@
+// POST /v1/messages/count_tokens: exact from an Anthropic upstream that offers it, otherwise
+// the tokenizer's count. Never charged.
+
+import { countRequestTokens } from '../billing/tokens.js';
+import { GatewayError } from '../errors.js';
+import type { Gateway } from '../gateway.js';
+import type { Exchange } from '../server/exchange.js';
+import { authenticatedJson, findModel } from './handle.js';
+import { MESSAGES } from './surfaces.js';
+
+export async function handleCountTokens(gw: Gateway, ex: Exchange): Promise<void> {
+  const { body } = await authenticatedJson(gw, ex, MESSAGES);
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+  const withBudget = { max_tokens: 1, ...(body as Record<string, unknown>) };
+  const ir = MESSAGES.dialect.parseRequest(withBudget);
+  const model = findModel(gw, ir.model);
+  for (const route of gw.routes.order(model)) {
+    const p = route.provider;
+    const key = p.apiKeyEnv ? process.env[p.apiKeyEnv] : undefined;
+    if (p.dialect !== 'anthropic' || (p.apiKeyEnv && !key)) continue;
+    const { max_tokens: _drop, ...forward } = { ...(body as Record<string, unknown>), model: route.model } as Record<string, unknown>;
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'anthropic-version': ex.headers['anthropic-version'] || '2023-06-01',
+    };
+    if (key) headers['x-api-key'] = key;
+    if (ex.headers['anthropic-beta']) headers['anthropic-beta'] = ex.headers['anthropic-beta'];
+    try {
+      const res = await fetch(`${p.baseUrl}/v1/messages/count_tokens`, { method: 'POST', headers, body: JSON.stringify(forward), signal: AbortSignal.timeout(gw.config.UPSTREAM_FIRST_BYTE_TIMEOUT_MS) });
+      if (res.ok) {
+        const json = (await res.json()) as { input_tokens?: unknown };
+        if (typeof json.input_tokens === 'number') {
+          ex.json(200, { input_tokens: json.input_tokens });
+          return;
+        }
+      }
+    } catch (err) {
+      gw.log.warn({ err: (err as Error).message, route: route.key }, 'count_tokens upstream failed; estimating');
+    }
+  }
+  ex.json(200, { input_tokens: countRequestTokens(ir) });
+}

@@ -1,0 +1,260 @@
+// One inference request, end to end (DESIGN.md "One request, end to end"):
+// auth → body → validate → catalogue → reserve → upstream (with fallback) → answer or
+// stream (pass-through or translated) → settle → usage record.
+
+import { filter, tap, type Observable } from 'rxjs';
+import type { KeyIdentity } from '../accounts/keys.js';
+import { costOf, worstCase } from '../billing/money.js';
+import type { Reservation } from '../billing/ledger.js';
+import { estimateInputTokens, countTextTokens } from '../billing/tokens.js';
+import type { Model, Route } from '../catalogue/index.js';
+import { usageFromAnthropic } from '../dialects/anthropic-messages/usage.js';
+import type { RenderContext } from '../dialects/dialect.js';
+import { DIALECTS } from '../dialects/index.js';
+import { ZERO_USAGE, type IRRequest, type IRUsage } from '../dialects/ir.js';
+import { usageFromOpenAI, usageToOpenAI } from '../dialects/openai-chat/usage.js';
+import { GatewayError } from '../errors.js';
+import type { Gateway } from '../gateway.js';
+import type { Exchange } from '../server/exchange.js';
+import { keepAlive } from '../stream/keep-alive.js';
+import { fromReadable, Valve } from '../stream/readable.js';
+import { encodeSSE, parseSSE } from '../stream/sse.js';
+import { streamToClient } from '../stream/to-client.js';
+import type { UpstreamCall } from '../upstream/router.js';
+import { errorMessageOf } from '../upstream/router.js';
+import { chatPassThrough, messagesPassThrough, meterIR, StreamMeter } from './meter.js';
+import type { Surface } from './surfaces.js';
+
+const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
+const MAX_UPSTREAM_BODY = 64 * 1024 * 1024;
+
+export async function authenticate(gw: Gateway, ex: Exchange, surface: Surface): Promise<KeyIdentity> {
+  const key = surface.key(ex);
+  if (!key) {
+    throw new GatewayError('authentication', surface.name === 'chat'
+      ? 'Missing API key: send it as "Authorization: Bearer ar-…".'
+      : 'Missing API key: send it as "x-api-key: ar-…" or "Authorization: Bearer ar-…".', { code: 'invalid_api_key' });
+  }
+  const identity = await gw.keys.resolve(key).catch((err) => {
+    gw.log.error({ err }, 'key lookup failed');
+    throw new GatewayError('unavailable', 'The gateway cannot check keys right now; try again shortly.');
+  });
+  if (!identity) throw new GatewayError('authentication', 'Invalid API key: it is unknown or has been revoked.', { code: 'invalid_api_key' });
+  return identity;
+}
+
+/** Reads the body (attached synchronously, as uWS requires) while the key is checked. */
+export async function authenticatedJson(gw: Gateway, ex: Exchange, surface: Surface): Promise<{ identity: KeyIdentity; body: unknown }> {
+  const bodyPromise = ex.readBody(gw.config.MAX_BODY_BYTES);
+  bodyPromise.catch(() => {});
+  const identity = await authenticate(gw, ex, surface);
+  const raw = await bodyPromise;
+  try {
+    return { identity, body: JSON.parse(raw.toString('utf8')) };
+  } catch {
+    throw new GatewayError('invalid_request', 'The request body is not valid JSON.', { code: 'invalid_json' });
+  }
+}
+
+export function findModel(gw: Gateway, id: string): Model {
+  const model = gw.catalogue.current.models.get(id);
+  if (!model) {
+    throw new GatewayError('not_found', `The model "${id}" does not exist. GET /v1/models lists the available models.`, {
+      param: 'model',
+      code: 'model_not_found',
+    });
+  }
+  return model;
+}
+
+function resolveSecret(v: string | { env: string }): string {
+  return typeof v === 'string' ? v : process.env[v.env] ?? '';
+}
+
+/** The upstream request for one route: pass-through when dialects match, translated otherwise. */
+function upstreamCall(route: Route, surface: Surface, ex: Exchange, ir: IRRequest, clientBody: Record<string, unknown>, maxOut: number): UpstreamCall {
+  const provider = route.provider;
+  let body: Record<string, unknown>;
+  if (provider.dialect === surface.dialect.name) {
+    // Same dialect: every field the client sent reaches the upstream untouched, bar the model.
+    body = { ...clientBody, model: route.model };
+    if (provider.dialect === 'openai' && ir.stream) {
+      body.stream_options = { ...(clientBody.stream_options as object | undefined), include_usage: true };
+    }
+  } else {
+    body = DIALECTS[provider.dialect].buildRequest({ ...ir, maxTokens: ir.maxTokens ?? maxOut }, route.model);
+  }
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: ir.stream ? 'text/event-stream' : 'application/json',
+  };
+  const key = provider.apiKeyEnv ? process.env[provider.apiKeyEnv] : undefined;
+  if (provider.dialect === 'openai') {
+    if (key) headers.authorization = `Bearer ${key}`;
+  } else {
+    if (key) headers['x-api-key'] = key;
+    const fromClient = surface.name === 'messages';
+    headers['anthropic-version'] = (fromClient && ex.headers['anthropic-version']) || DEFAULT_ANTHROPIC_VERSION;
+    if (fromClient && ex.headers['anthropic-beta']) headers['anthropic-beta'] = ex.headers['anthropic-beta'];
+  }
+  for (const [k, v] of Object.entries(provider.headers)) headers[k.toLowerCase()] = resolveSecret(v);
+  return { url: provider.endpoint, headers, body: JSON.stringify(body) };
+}
+
+/** An upstream's own 4xx answer (after fallback was ruled out) as the client's error. */
+function clientErrorFromUpstream(status: number, text: string): GatewayError {
+  const detail = errorMessageOf(text);
+  if (status === 413) return new GatewayError('too_large', detail ?? 'The request is too large for the upstream.', { code: 'request_too_large' });
+  if (status === 400 || status === 422) return new GatewayError('invalid_request', detail ?? 'The upstream rejected the request as invalid.');
+  if (status === 402) return new GatewayError('upstream', 'The upstream account behind this model cannot serve requests right now.');
+  return new GatewayError('upstream', detail ? `The upstream refused the request: ${detail}` : `The upstream refused the request (status ${status}).`);
+}
+
+interface Job {
+  gw: Gateway;
+  ex: Exchange;
+  surface: Surface;
+  identity: KeyIdentity;
+  model: Model;
+  ir: IRRequest;
+  reservation: Reservation;
+  ctx: RenderContext;
+}
+
+export async function handleInference(gw: Gateway, ex: Exchange, surface: Surface): Promise<void> {
+  const { identity, body } = await authenticatedJson(gw, ex, surface);
+  const ir = surface.dialect.parseRequest(body);
+  const model = findModel(gw, ir.model);
+  const maxOut = ir.maxTokens ?? model.maxOutputTokens;
+  let reservation: Reservation;
+  try {
+    reservation = await gw.ledger.reserve(identity.userId, worstCase(estimateInputTokens(ir), maxOut, model.pricing));
+  } catch (err) {
+    if (err instanceof GatewayError && err.kind === 'insufficient_balance') gw.metrics.reservationRefusals.inc();
+    throw err;
+  }
+  const job: Job = {
+    gw, ex, surface, identity, model, ir, reservation,
+    ctx: { model: model.id, id: surface.newId(), created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage },
+  };
+  const abort = new AbortController();
+  ex.onAbort(() => abort.abort());
+  try {
+    const { route, response } = await gw.routes.forward(model, (r) => upstreamCall(r, surface, ex, ir, body as Record<string, unknown>, maxOut), abort.signal);
+    if (response.status >= 400) throw clientErrorFromUpstream(response.status, await response.body.text().catch(() => ''));
+    const upstreamDialect = route.provider.dialect;
+    const contentType = String(response.headers['content-type'] ?? '');
+    if (ir.stream && contentType.includes('text/event-stream')) await streamAnswer(job, upstreamDialect, response.body);
+    else await wholeAnswer(job, upstreamDialect, response.body);
+  } finally {
+    if (!reservation.settled) {
+      // Refused or failed before any answer: nothing was used.
+      await gw.ledger.settle(reservation, 0n).catch((err) => gw.log.error({ err }, 'releasing a reservation failed'));
+    }
+  }
+}
+
+async function settleAndRecord(job: Job, usage: IRUsage, status: number, ttftMs: number | null): Promise<void> {
+  const { gw, model, identity, ex } = job;
+  const charged = await gw.ledger.settle(job.reservation, costOf(usage, model.pricing));
+  gw.usage.push({
+    userId: identity.userId,
+    keyId: identity.keyId,
+    requestId: ex.requestId,
+    model: model.id,
+    surface: job.surface.name,
+    stream: job.ir.stream,
+    status,
+    promptTokens: usage.input + usage.cacheRead + usage.cacheWrite,
+    completionTokens: usage.output,
+    cachedTokens: usage.cacheRead,
+    cacheWriteTokens: usage.cacheWrite,
+    costNano: charged,
+    officialCostNano: costOf(usage, model.officialPricing),
+    latencyMs: Math.round(performance.now() - ex.startedAt),
+    ttftMs,
+    createdAt: new Date(),
+  });
+}
+
+async function readUpstreamBody(body: { text(): Promise<string> }): Promise<string> {
+  const text = await body.text();
+  if (text.length > MAX_UPSTREAM_BODY) throw new GatewayError('upstream', 'The upstream answer is too large.');
+  return text;
+}
+
+function fillUsage(u: Partial<IRUsage> | null): IRUsage | null {
+  return u ? { ...ZERO_USAGE, ...u } : null;
+}
+
+async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', body: { text(): Promise<string> }): Promise<void> {
+  const { ex, surface, ir } = job;
+  let text: string;
+  try {
+    text = await readUpstreamBody(body);
+  } catch (err) {
+    if (ex.aborted) return settleAndRecord(job, ZERO_USAGE, 499, null);
+    throw err instanceof GatewayError ? err : new GatewayError('upstream', 'The upstream connection failed while answering.');
+  }
+  let json: Record<string, any>;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new GatewayError('upstream', 'The upstream answered with something that is not JSON.');
+  }
+  let usage: IRUsage | null;
+  let out: string;
+  if (upstreamDialect === surface.dialect.name) {
+    if (upstreamDialect === 'openai') {
+      usage = usageFromOpenAI(json.usage);
+      // The chat surface always carries cached_tokens at top level too (API.md §1).
+      if (usage) json.usage = { ...json.usage, ...usageToOpenAI(usage), prompt_tokens_details: { ...json.usage?.prompt_tokens_details, cached_tokens: usage.cacheRead } };
+      out = JSON.stringify(json);
+    } else {
+      usage = fillUsage(usageFromAnthropic(json.usage));
+      out = text;
+    }
+  } else {
+    const answer = DIALECTS[upstreamDialect].parseResponse(json);
+    usage = answer.usage;
+    out = JSON.stringify(surface.dialect.renderResponse(answer, job.ctx));
+  }
+  if (!usage) usage = { ...ZERO_USAGE, input: estimateInputTokens(ir), output: countTextTokens([text]) };
+  await settleAndRecord(job, usage, 200, null);
+  ex.send(200, out, { 'content-type': 'application/json' });
+}
+
+async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', body: import('node:stream').Readable): Promise<void> {
+  const { gw, ex, surface, ir, ctx } = job;
+  const valve = new Valve();
+  const meter = new StreamMeter();
+  const events = fromReadable(body, valve).pipe(parseSSE());
+  let out: Observable<Buffer>;
+  if (upstreamDialect === surface.dialect.name) {
+    out = upstreamDialect === 'openai'
+      ? events.pipe(chatPassThrough(meter, ir.includeUsage), filter((b): b is Buffer => b !== null))
+      : events.pipe(messagesPassThrough(meter));
+  } else {
+    out = events.pipe(DIALECTS[upstreamDialect].decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
+  }
+  if (surface.name === 'messages') out = out.pipe(keepAlive(gw.config.PING_INTERVAL_MS, encodeSSE('{"type":"ping"}', 'ping')));
+  let firstAt: number | undefined;
+  const timed = out.pipe(tap(() => (firstAt ??= performance.now())));
+  ex.beginStream(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  gw.metrics.activeStreams.inc();
+  let status = 200;
+  try {
+    const outcome = await streamToClient(timed, ex, valve, gw.metrics);
+    if (outcome.aborted) status = 499;
+    else if (outcome.error !== undefined) {
+      status = 502;
+      gw.log.warn({ err: outcome.error, requestId: ex.requestId }, 'upstream stream failed');
+      ex.write(surface.dialect.errorEvent(new GatewayError('upstream', 'The upstream stream failed before the answer was complete.'), ex.requestId));
+      ex.end();
+    } else ex.end();
+  } finally {
+    gw.metrics.activeStreams.dec();
+  }
+  const ttft = firstAt === undefined ? null : Math.round(firstAt - ex.startedAt);
+  await settleAndRecord(job, meter.final(ir), status, ttft);
+}

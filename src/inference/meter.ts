@@ -1,0 +1,123 @@
+// What a streamed answer used, gathered as the stream passes. Usage reported by the upstream
+// is authoritative; when none came (client abort, upstream failure), the tokens produced so
+// far are counted with the tokenizer.
+
+import { map, type OperatorFunction } from 'rxjs';
+import { usageFromAnthropic } from '../dialects/anthropic-messages/usage.js';
+import type { IRRequest, IRStreamEvent, IRUsage } from '../dialects/ir.js';
+import { usageFromOpenAI } from '../dialects/openai-chat/usage.js';
+import { countRequestTokens, countTextTokens } from '../billing/tokens.js';
+import type { SSEEvent } from '../stream/sse.js';
+
+export class StreamMeter {
+  private usage: Partial<IRUsage> = {};
+  private outputReported = false;
+  /** Text produced so far, only needed if no usage arrives. */
+  private readonly produced: string[] = [];
+  /** Raw data of pass-through events, parsed only if no usage arrives. */
+  private readonly rawEvents: string[] = [];
+  firstByteAt?: number;
+
+  noteUsage(u: Partial<IRUsage> | null | undefined) {
+    if (!u) return;
+    if (u.output !== undefined) this.outputReported = true;
+    Object.assign(this.usage, u);
+  }
+
+  noteText(text: string) {
+    if (!this.outputReported) this.produced.push(text);
+  }
+
+  noteRaw(data: string) {
+    if (!this.outputReported) this.rawEvents.push(data);
+  }
+
+  /** Final usage: reported counts, with gaps filled by counting what we saw. */
+  final(ir: IRRequest): IRUsage {
+    const u = this.usage;
+    const input = u.input ?? countRequestTokens(ir);
+    let output = u.output;
+    if (output === undefined || !this.outputReported) {
+      for (const data of this.rawEvents) extractText(data, this.produced);
+      output = countTextTokens(this.produced);
+    }
+    return { input, output, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0 };
+  }
+}
+
+/** Text of an OpenAI chunk or an Anthropic content_block_delta, for counting. */
+function extractText(data: string, out: string[]) {
+  let json: any;
+  try {
+    json = JSON.parse(data);
+  } catch {
+    return;
+  }
+  const delta = json?.choices?.[0]?.delta;
+  if (delta) {
+    for (const s of [delta.content, delta.reasoning_content, delta.refusal]) if (typeof s === 'string') out.push(s);
+    for (const tc of delta.tool_calls ?? []) {
+      if (typeof tc?.function?.name === 'string') out.push(tc.function.name);
+      if (typeof tc?.function?.arguments === 'string') out.push(tc.function.arguments);
+    }
+    return;
+  }
+  const d = json?.delta;
+  if (d) for (const s of [d.text, d.thinking, d.partial_json]) if (typeof s === 'string') out.push(s);
+}
+
+const USAGE_OBJECT = /"usage"\s*:\s*\{/;
+
+/**
+ * Chat surface, OpenAI upstream: events pass through byte for byte. Only the usage chunk is
+ * parsed; it is dropped unless the client asked for it (the gateway always asks upstream).
+ */
+export function chatPassThrough(meter: StreamMeter, includeUsage: boolean): OperatorFunction<SSEEvent, Buffer | null> {
+  return map((ev) => {
+    if (ev.data !== '[DONE]') {
+      if (USAGE_OBJECT.test(ev.data)) {
+        try {
+          const chunk = JSON.parse(ev.data) as { usage?: unknown; choices?: unknown[] };
+          meter.noteUsage(usageFromOpenAI(chunk.usage));
+          if (!includeUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
+        } catch {
+          // Not JSON: forwarded as is; the client sees what the upstream sent.
+        }
+      } else meter.noteRaw(ev.data);
+    }
+    return ev.raw;
+  });
+}
+
+/** Messages surface, Anthropic upstream: byte for byte; usage read from the two events that carry it. */
+export function messagesPassThrough(meter: StreamMeter): OperatorFunction<SSEEvent, Buffer> {
+  return map((ev) => {
+    if (ev.event === 'message_start' || ev.event === 'message_delta') {
+      try {
+        const data = JSON.parse(ev.data) as { message?: { usage?: unknown }; usage?: unknown };
+        const u = usageFromAnthropic(ev.event === 'message_start' ? data.message?.usage : data.usage);
+        // message_start's output_tokens is a placeholder; only message_delta's counts.
+        if (u && ev.event === 'message_start') delete u.output;
+        meter.noteUsage(u);
+      } catch {
+        // forwarded as is
+      }
+    } else if (ev.event === 'content_block_delta') meter.noteRaw(ev.data);
+    return ev.raw;
+  });
+}
+
+/** Translated streams: usage and produced text come from the IR events. */
+export function meterIR(meter: StreamMeter): OperatorFunction<IRStreamEvent, IRStreamEvent> {
+  return map((ev) => {
+    if (ev.type === 'start' || ev.type === 'stop') {
+      const u = ev.usage ? { ...ev.usage } : undefined;
+      if (u && ev.type === 'start') delete u.output;
+      meter.noteUsage(u);
+    } else if (ev.type === 'delta') {
+      const d = ev.delta;
+      meter.noteText(d.type === 'text' ? d.text : d.type === 'thinking' ? d.thinking : d.type === 'input_json' ? d.partialJson : '');
+    }
+    return ev;
+  });
+}

@@ -1,0 +1,41 @@
+import { GatewayError } from '../errors.js';
+import type { Gateway } from '../gateway.js';
+import type { Exchange } from '../server/exchange.js';
+import type { Router } from '../server/router.js';
+import { handleCountTokens } from './count-tokens.js';
+import { authenticate, handleInference } from './handle.js';
+import { modelsJson } from './models.js';
+import { CHAT, MESSAGES, type Surface } from './surfaces.js';
+
+/** GET /v1/models accepts either surface's way of sending the key. */
+const eitherKey: Surface = { ...CHAT, key: MESSAGES.key };
+
+export function registerInference(router: Router, gw: Gateway): void {
+  router.add({ method: 'post', path: '/v1/chat/completions', name: 'chat', onError: CHAT.renderError, handler: (ex) => handleInference(gw, ex, CHAT) });
+  router.add({ method: 'post', path: '/v1/messages', name: 'messages', onError: MESSAGES.renderError, handler: (ex) => handleInference(gw, ex, MESSAGES) });
+  router.add({ method: 'post', path: '/v1/messages/count_tokens', name: 'count_tokens', onError: MESSAGES.renderError, handler: (ex) => handleCountTokens(gw, ex) });
+
+  const onModelsError = (ex: Exchange, err: GatewayError) => (ex.headers['anthropic-version'] ? MESSAGES : CHAT).renderError(ex, err);
+  router.add({
+    method: 'get', path: '/v1/models', name: 'models', onError: onModelsError,
+    handler: async (ex) => {
+      await authenticate(gw, ex, eitherKey);
+      ex.send(200, modelsJson(gw.catalogue.current).list, { 'content-type': 'application/json' });
+    },
+  });
+  router.add({
+    method: 'get', path: '/v1/models/:id', name: 'model', onError: onModelsError,
+    handler: async (ex) => {
+      await authenticate(gw, ex, eitherKey);
+      const one = modelsJson(gw.catalogue.current).byId.get(ex.params[0]);
+      if (!one) throw new GatewayError('not_found', `The model "${ex.params[0]}" does not exist.`, { code: 'model_not_found' });
+      ex.send(200, one, { 'content-type': 'application/json' });
+    },
+  });
+  router.add({
+    method: 'any', path: '/v1/*', name: 'v1_unknown', onError: CHAT.renderError,
+    handler: (ex) => {
+      throw new GatewayError('not_found', `No such endpoint: ${ex.method} ${ex.path}.`, { code: 'unknown_url' });
+    },
+  });
+}

@@ -1,0 +1,163 @@
+// One HTTP exchange on uWS. uWS hands out `req` only for the synchronous part of a handler
+// and forbids touching `res` after an abort, so everything a handler needs is read up front
+// and every later write goes through here.
+
+import { randomBytes } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import { GatewayError } from '../errors.js';
+import type { HttpRequest, HttpResponse } from './uws.js';
+
+const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export class Exchange {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly headers: Record<string, string> = {};
+  readonly params: string[] = [];
+  readonly requestId: string;
+  readonly remoteAddress: string;
+  readonly startedAt = performance.now();
+  aborted = false;
+  /** True once the status line went out: from then on errors can only be written in-band. */
+  headersSent = false;
+  finished = false;
+  status = 0;
+  private abortListeners: (() => void)[] = [];
+  private writableListener?: () => void;
+
+  constructor(
+    private readonly res: HttpResponse,
+    req: HttpRequest,
+    paramCount: number,
+  ) {
+    this.method = req.getCaseSensitiveMethod().toUpperCase();
+    this.path = req.getUrl();
+    this.query = new URLSearchParams(req.getQuery() ?? '');
+    req.forEach((k, v) => {
+      this.headers[k] = v;
+    });
+    for (let i = 0; i < paramCount; i++) this.params.push(decodeURIComponent(req.getParameter(i) ?? ''));
+    const given = this.headers['x-request-id'];
+    this.requestId = given && REQUEST_ID.test(given) ? given : `req_${randomBytes(12).toString('hex')}`;
+    this.remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+    res.onAborted(() => {
+      this.aborted = true;
+      const listeners = this.abortListeners;
+      this.abortListeners = [];
+      for (const l of listeners) l();
+    });
+  }
+
+  onAbort(listener: () => void): void {
+    if (this.aborted) listener();
+    else this.abortListeners.push(listener);
+  }
+
+  /** The body, refused with 413 past `limit` bytes (by content-length up front, or as it arrives). */
+  readBody(limit: number): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      const declared = Number(this.headers['content-length']);
+      if (declared > limit) {
+        reject(tooLarge(limit));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let failed = false;
+      this.onAbort(() => reject(new GatewayError('invalid_request', 'The client went away.')));
+      this.res.onData((chunk, isLast) => {
+        if (failed) return;
+        size += chunk.byteLength;
+        if (size > limit) {
+          failed = true;
+          reject(tooLarge(limit));
+          return;
+        }
+        // uWS reuses the memory behind `chunk` once this callback returns.
+        chunks.push(Buffer.from(new Uint8Array(chunk)));
+        if (isLast) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+      });
+    });
+  }
+
+  private writeHead(status: number, headers: Record<string, string>) {
+    this.status = status;
+    this.headersSent = true;
+    this.res.writeStatus(statusLine(status));
+    this.res.writeHeader('x-request-id', this.requestId);
+    for (const k in headers) this.res.writeHeader(k, headers[k]);
+  }
+
+  /** A whole response in one go. */
+  send(status: number, body: string | Buffer, headers: Record<string, string> = {}): void {
+    if (this.aborted || this.finished) return;
+    this.finished = true;
+    this.res.cork(() => {
+      this.writeHead(status, headers);
+      this.res.end(body);
+    });
+  }
+
+  json(status: number, value: unknown, headers: Record<string, string> = {}): void {
+    this.send(status, JSON.stringify(value), { 'content-type': 'application/json', ...headers });
+  }
+
+  /** Status and headers of a streamed response; the body follows through write(). */
+  beginStream(status: number, headers: Record<string, string>): void {
+    if (this.aborted || this.headersSent) return;
+    this.res.cork(() => this.writeHead(status, headers));
+  }
+
+  /**
+   * Write a chunk of a streamed body. uWS always takes the bytes (it buffers what the socket
+   * cannot), and returns false when the socket is full: the caller must stop producing until
+   * onWritable fires. That is how a slow client ends up pausing the upstream.
+   */
+  write(chunk: Buffer | string): boolean {
+    if (this.aborted || this.finished) return true;
+    let ok = true;
+    this.res.cork(() => {
+      ok = this.res.write(chunk);
+    });
+    return ok;
+  }
+
+  /** Call `listener` once the socket has room again. */
+  onWritable(listener: () => void): void {
+    if (!this.writableListener) {
+      this.res.onWritable(() => {
+        const l = this.writableListener;
+        this.writableListener = undefined;
+        l?.();
+        return true;
+      });
+    }
+    this.writableListener = listener;
+  }
+
+  end(chunk?: Buffer | string): void {
+    if (this.aborted || this.finished) return;
+    this.finished = true;
+    this.res.cork(() => this.res.end(chunk));
+  }
+
+  /** Drop the connection (used when a response cannot be completed). */
+  close(): void {
+    if (this.aborted || this.finished) return;
+    this.finished = true;
+    this.res.close();
+  }
+}
+
+function tooLarge(limit: number) {
+  return new GatewayError('too_large', `Request body is larger than the ${limit}-byte limit.`, { code: 'request_too_large' });
+}
+
+export const bearer = (header: string | undefined): string | undefined => {
+  if (!header) return undefined;
+  const m = /^Bearer\s+(.+)$/i.exec(header.trim());
+  return m ? m[1].trim() : undefined;
+};

@@ -1,0 +1,37 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests = new Counter({ name: 'airouter_http_requests_total', help: 'HTTP requests by route and status', labelNames: ['route', 'status'] as const, registers: [this.registry] });
+  readonly latency = new Histogram({
+    name: 'airouter_http_request_duration_seconds',
+    help: 'Time to the end of the response, by route and status',
+    labelNames: ['route', 'status'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+  readonly activeStreams = new Gauge({ name: 'airouter_active_streams', help: 'Streaming responses in progress', registers: [this.registry] });
+  readonly reservationRefusals = new Counter({ name: 'airouter_reservation_refusals_total', help: 'Requests refused for insufficient balance', registers: [this.registry] });
+  readonly upstream = new Counter({ name: 'airouter_upstream_attempts_total', help: 'Upstream attempts by route and outcome', labelNames: ['route', 'outcome'] as const, registers: [this.registry] });
+  readonly backpressure = new Counter({ name: 'airouter_stream_backpressure_total', help: 'Times a client socket was full and the upstream was paused', registers: [this.registry] });
+  readonly maxBuffered = new Gauge({ name: 'airouter_stream_buffered_bytes_max', help: 'Most bytes written to a full client socket while its upstream was paused', registers: [this.registry] });
+
+  private maxBufferedSeen = 0;
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  noteBuffered(bytes: number) {
+    if (bytes > this.maxBufferedSeen) {
+      this.maxBufferedSeen = bytes;
+      this.maxBuffered.set(bytes);
+    }
+  }
+
+  observe(route: string, status: number, seconds: number) {
+    const s = String(status);
+    this.requests.inc({ route, status: s });
+    this.latency.observe({ route, status: s }, seconds);
+  }
+}

@@ -1,0 +1,40 @@
+// Operations endpoints: liveness, readiness (both stores reachable), Prometheus metrics.
+
+import type { Gateway } from '../gateway.js';
+import type { Router } from './router.js';
+import type { Exchange } from './exchange.js';
+import type { GatewayError } from '../errors.js';
+
+const plainError = (ex: Exchange, err: GatewayError) => ex.json(err.status, { error: { code: err.kind, message: err.message } });
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())]);
+}
+
+export function registerOps(router: Router, gw: Gateway): void {
+  router.add({ method: 'get', path: '/healthz', name: 'healthz', onError: plainError, handler: (ex) => ex.json(200, { status: 'ok' }) });
+
+  router.add({
+    method: 'get',
+    path: '/readyz',
+    name: 'readyz',
+    onError: plainError,
+    handler: async (ex) => {
+      const check = (p: Promise<unknown>) => withTimeout(p, 2000).then(() => 'ok', (err: Error) => `unreachable: ${err.message}`);
+      const [postgres, hot] = await Promise.all([check(gw.sql`SELECT 1`), check(gw.hot.ping())]);
+      const ready = postgres === 'ok' && hot === 'ok' && !gw.stopping;
+      ex.json(ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', postgres, [gw.hot.kind]: hot, stopping: gw.stopping });
+    },
+  });
+
+  router.add({
+    method: 'get',
+    path: '/metrics',
+    name: 'metrics',
+    onError: plainError,
+    handler: async (ex) => {
+      const text = await gw.metrics.registry.metrics();
+      ex.send(200, text, { 'content-type': gw.metrics.registry.contentType });
+    },
+  });
+}

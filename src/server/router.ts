@@ -1,0 +1,79 @@
+// Routes on the uWS app. Each route names its error envelope, so an error is always
+// rendered in the dialect of the surface that was called.
+
+import type { Logger } from 'pino';
+import { asGatewayError, GatewayError } from '../errors.js';
+import { Exchange } from './exchange.js';
+import type { Metrics } from './metrics.js';
+import type { TemplatedApp } from './uws.js';
+
+export type Handler = (ex: Exchange) => Promise<void> | void;
+export type ErrorRenderer = (ex: Exchange, err: GatewayError) => void;
+
+export interface RouteDef {
+  method: 'get' | 'post' | 'delete' | 'any';
+  /** uWS pattern; `:name` segments become ex.params in order. */
+  path: string;
+  /** Metric label. */
+  name: string;
+  handler: Handler;
+  onError: ErrorRenderer;
+}
+
+export class Router {
+  inflight = 0;
+  private readonly live = new Set<Exchange>();
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly app: TemplatedApp,
+    private readonly log: Logger,
+    private readonly metrics: Metrics,
+  ) {}
+
+  add(def: RouteDef): void {
+    const params = (def.path.match(/:[A-Za-z_]+/g) ?? []).length;
+    const register = (this.app as unknown as Record<string, TemplatedApp['get']>)[def.method].bind(this.app);
+    register(def.path, (res, req) => {
+      const ex = new Exchange(res, req, params);
+      this.inflight++;
+      this.live.add(ex);
+      let result: Promise<void> | void;
+      try {
+        result = def.handler(ex);
+      } catch (err) {
+        result = Promise.reject(err);
+      }
+      Promise.resolve(result)
+        .catch((err: unknown) => {
+          if (!(err instanceof GatewayError)) this.log.error({ err, requestId: ex.requestId, route: def.name }, 'unhandled error');
+          if (ex.aborted || ex.finished) return;
+          if (ex.headersSent) ex.close();
+          else def.onError(ex, asGatewayError(err));
+        })
+        .finally(() => {
+          const status = ex.aborted && !ex.finished ? 499 : ex.status;
+          this.metrics.observe(def.name, status, (performance.now() - ex.startedAt) / 1000);
+          this.live.delete(ex);
+          if (--this.inflight === 0) for (const w of this.idleWaiters.splice(0)) w();
+        });
+    });
+  }
+
+  /** Drop every open connection; their abort handlers settle what they reserved. */
+  closeAll(): void {
+    for (const ex of this.live) ex.close();
+  }
+
+  /** Resolves when no request is in flight, or after `timeoutMs`; true if it went idle. */
+  idle(timeoutMs: number): Promise<boolean> {
+    if (this.inflight === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      this.idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+}

@@ -1,0 +1,57 @@
+// Writes an Observable of bytes to the client with backpressure: a full socket closes the
+// valve (pausing the upstream) until uWS reports the socket writable again.
+
+import type { Observable } from 'rxjs';
+import type { Exchange } from '../server/exchange.js';
+import type { Metrics } from '../server/metrics.js';
+import type { Valve } from './readable.js';
+
+export interface StreamOutcome {
+  /** The stream reached its end (complete), rather than an error or a client abort. */
+  completed: boolean;
+  aborted: boolean;
+  error?: unknown;
+  /** Bytes written while the client's socket was full: what the gateway held for it. */
+  maxBufferedBytes: number;
+}
+
+export function streamToClient(body: Observable<Buffer>, ex: Exchange, valve: Valve, metrics: Metrics): Promise<StreamOutcome> {
+  return new Promise((resolve) => {
+    let buffered = 0;
+    let maxBuffered = 0;
+    let settled = false;
+    const finish = (outcome: Omit<StreamOutcome, 'maxBufferedBytes'>) => {
+      if (settled) return;
+      settled = true;
+      metrics.noteBuffered(maxBuffered);
+      resolve({ ...outcome, maxBufferedBytes: maxBuffered });
+    };
+    const subscription = body.subscribe({
+      next(chunk) {
+        const ok = ex.write(chunk);
+        if (valve.paused || !ok) {
+          buffered += chunk.length;
+          if (buffered > maxBuffered) maxBuffered = buffered;
+        }
+        if (!ok && !valve.paused) {
+          valve.pause();
+          metrics.backpressure.inc();
+          ex.onWritable(() => {
+            buffered = 0;
+            valve.resume();
+          });
+        }
+      },
+      error(error) {
+        finish({ completed: false, aborted: false, error });
+      },
+      complete() {
+        finish({ completed: true, aborted: false });
+      },
+    });
+    ex.onAbort(() => {
+      subscription.unsubscribe();
+      finish({ completed: false, aborted: true });
+    });
+  });
+}

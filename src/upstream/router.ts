@@ -1,0 +1,140 @@
+// Tries a model's routes in order. A route that fails before answering (connect error,
+// time-out to first byte, 429, 5xx, or a refusal of the gateway's own credentials) hands
+// over to the next one and cools down for a while. Once a route answers, it is the answer:
+// nothing is retried after bytes could have reached the client.
+
+import type { Logger } from 'pino';
+import { GatewayError, type ErrorKind } from '../errors.js';
+import type { Model, Route } from '../catalogue/index.js';
+import type { Metrics } from '../server/metrics.js';
+import { isTimeout, type UpstreamClient, type UpstreamResponse } from './client.js';
+import { sanitizeUpstreamMessage } from './sanitize.js';
+
+export interface UpstreamCall {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export interface Answer {
+  route: Route;
+  response: UpstreamResponse;
+}
+
+interface Failure {
+  kind: ErrorKind;
+  message: string;
+  retryAfter?: number;
+}
+
+/** Statuses after which another route may well succeed. */
+const FALLBACK_STATUSES = new Set([401, 403, 404, 408, 409, 425, 429]);
+
+export class RouteSelector {
+  private readonly coolUntil = new Map<string, number>();
+
+  constructor(
+    private readonly client: UpstreamClient,
+    private readonly cooldownMs: number,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+  ) {}
+
+  /** Routes not cooling down first (in catalogue order), then the cooling ones as a last resort. */
+  order(model: Model): Route[] {
+    const now = Date.now();
+    const warm: Route[] = [];
+    const cool: Route[] = [];
+    for (const r of model.routes) ((this.coolUntil.get(r.key) ?? 0) > now ? cool : warm).push(r);
+    return warm.concat(cool);
+  }
+
+  async forward(model: Model, build: (route: Route) => UpstreamCall, signal: AbortSignal): Promise<Answer> {
+    const failures: Failure[] = [];
+    for (const route of this.order(model)) {
+      if (signal.aborted) break;
+      const keyEnv = route.provider.apiKeyEnv;
+      if (keyEnv && !process.env[keyEnv]) {
+        failures.push({ kind: 'upstream', message: `Provider "${route.provider.id}" has no API key: set ${keyEnv} in the gateway's environment.` });
+        this.metrics.upstream.inc({ route: route.key, outcome: 'no_key' });
+        continue;
+      }
+      const call = build(route);
+      let response: UpstreamResponse;
+      try {
+        response = await this.client.post(call.url, call.headers, call.body, signal);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        const timeout = isTimeout(err);
+        this.fail(route, timeout ? 'timeout' : 'connect_error', err);
+        failures.push(
+          timeout
+            ? { kind: 'timeout', message: 'The upstream did not answer in time.' }
+            : { kind: 'upstream', message: 'The upstream could not be reached.' },
+        );
+        continue;
+      }
+      if (response.status < 400 || (response.status < 500 && !FALLBACK_STATUSES.has(response.status))) {
+        this.metrics.upstream.inc({ route: route.key, outcome: String(response.status) });
+        return { route, response };
+      }
+      const text = await response.body.text().catch(() => '');
+      this.fail(route, String(response.status), undefined);
+      failures.push(failureFromStatus(response, text));
+    }
+    throw combine(failures);
+  }
+
+  private fail(route: Route, outcome: string, err: unknown) {
+    this.metrics.upstream.inc({ route: route.key, outcome });
+    if (this.cooldownMs > 0) this.coolUntil.set(route.key, Date.now() + this.cooldownMs);
+    this.log.warn({ route: route.key, outcome, err: err instanceof Error ? err.message : undefined }, 'upstream route failed');
+  }
+
+  resetCooldowns(): void {
+    this.coolUntil.clear();
+  }
+}
+
+function retryAfterSeconds(headers: UpstreamResponse['headers']): number | undefined {
+  const ms = Number(headers['retry-after-ms']);
+  if (Number.isFinite(ms) && ms > 0) return Math.ceil(ms / 1000);
+  const raw = headers['retry-after'];
+  const s = Number(Array.isArray(raw) ? raw[0] : raw);
+  return Number.isFinite(s) && s >= 0 ? Math.ceil(s) : undefined;
+}
+
+/** The error message inside either vendor's envelope, if the body has one. */
+export function errorMessageOf(text: string): string | undefined {
+  try {
+    const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
+    const m = typeof body.error === 'object' ? body.error?.message : typeof body.error === 'string' ? body.error : body.message;
+    return typeof m === 'string' ? sanitizeUpstreamMessage(m) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function failureFromStatus(response: UpstreamResponse, text: string): Failure {
+  const s = response.status;
+  const detail = errorMessageOf(text);
+  if (s === 429) return { kind: 'rate_limit', message: detail ?? 'The upstream is rate limiting requests.', retryAfter: retryAfterSeconds(response.headers) ?? 1 };
+  if (s === 529 || s === 503) return { kind: 'overloaded', message: detail ?? 'The upstream is overloaded.' };
+  if (s === 504 || s === 408) return { kind: 'timeout', message: 'The upstream timed out.' };
+  if (s === 401 || s === 403) return { kind: 'upstream', message: 'The upstream refused the gateway\'s credentials.' };
+  if (s === 404) return { kind: 'upstream', message: 'The upstream does not know this model.' };
+  return { kind: 'upstream', message: detail ? `The upstream failed: ${detail}` : `The upstream failed with status ${s}.` };
+}
+
+/** One error for the client out of every route's failure: the most telling kind wins. */
+function combine(failures: Failure[]): GatewayError {
+  if (failures.length === 0) return new GatewayError('upstream', 'No upstream route could be tried.');
+  const all = (k: ErrorKind) => failures.every((f) => f.kind === k);
+  if (all('rate_limit')) {
+    const retry = Math.min(...failures.map((f) => f.retryAfter ?? 1));
+    return new GatewayError('rate_limit', failures[failures.length - 1].message, { retryAfter: retry });
+  }
+  const pick = (k: ErrorKind) => failures.find((f) => f.kind === k);
+  const f = pick('overloaded') ?? (all('timeout') ? pick('timeout') : undefined) ?? failures[failures.length - 1];
+  return new GatewayError(f.kind === 'rate_limit' ? 'upstream' : f.kind, f.message);
+}
