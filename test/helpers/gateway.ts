@@ -1,0 +1,104 @@
+// A real gateway (uWS, real stores) started inside the test process, with a catalogue that
+// points at the fake upstream, and helpers to make funded users and keys.
+
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { Test } from 'tap';
+import { createKey } from '../../src/accounts/keys.js';
+import { createVerifiedUser, creditUser } from '../../src/accounts/users.js';
+import { nanoToUsd, usdToNano } from '../../src/billing/money.js';
+import { loadConfig } from '../../src/config.js';
+import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import { createLogger } from '../../src/log.js';
+import { openStores } from '../../src/store/index.js';
+import { REDIS_URL, testDatabase, testRedisPrefix, uniqueName } from './stores.js';
+
+export interface CatalogueOptions {
+  /** Base URL of the fake upstream (http://127.0.0.1:PORT). */
+  upstream: string;
+  /** Extra models/providers merged in. */
+  extra?: { providers?: unknown[]; models?: unknown[] };
+}
+
+export const PRICES = {
+  pricing: { input: 1, output: 2, cache_read: 0.1, cache_write: 1.25 },
+  official_pricing: { input: 1.25, output: 2.5, cache_read: 0.125, cache_write: 1.5 },
+};
+
+/**
+ * Providers `fake-openai` (OpenAI dialect) and `fake-anthropic` (Anthropic dialect) on the
+ * fake upstream; models `oa-model` and `an-model` served by each, and `fallback-model` whose
+ * first route is a closed port.
+ */
+export function testCatalogue({ upstream, extra }: CatalogueOptions) {
+  return {
+    providers: [
+      { id: 'fake-openai', dialect: 'openai', base_url: `${upstream}/v1`, api_key: { env: 'FAKE_OPENAI_KEY' } },
+      { id: 'fake-anthropic', dialect: 'anthropic', base_url: upstream, api_key: { env: 'FAKE_ANTHROPIC_KEY' } },
+      { id: 'dead', dialect: 'openai', base_url: 'http://127.0.0.1:9/v1' },
+      ...(extra?.providers ?? []),
+    ],
+    models: [
+      { id: 'oa-model', owned_by: 'fake', context_window: 100000, max_output_tokens: 1000, ...PRICES, routes: [{ provider: 'fake-openai', model: 'upstream-oa' }] },
+      { id: 'an-model', owned_by: 'fake', context_window: 100000, max_output_tokens: 1000, ...PRICES, routes: [{ provider: 'fake-anthropic', model: 'upstream-an' }] },
+      {
+        id: 'fallback-model', owned_by: 'fake', max_output_tokens: 1000, ...PRICES,
+        routes: [{ provider: 'dead', model: 'x' }, { provider: 'fake-openai', model: 'upstream-oa' }],
+      },
+      ...(extra?.models ?? []),
+    ],
+  };
+}
+
+process.env.FAKE_OPENAI_KEY ??= 'sk-fake-openai-provider-key-0001';
+process.env.FAKE_ANTHROPIC_KEY ??= 'sk-ant-fake-provider-key-0002';
+
+export interface TestGateway extends RunningGateway {
+  url: string;
+  configPath: string;
+  /** A verified user with this balance and one key. */
+  user(balanceUsd?: string): Promise<{ userId: string; email: string; key: string; keyId: string }>;
+}
+
+export async function startTestGateway(
+  t: Test,
+  opts: { upstream: string; env?: Record<string, string>; catalogue?: unknown; embedded?: boolean },
+): Promise<TestGateway> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'airouter-test-'));
+  const configPath = path.join(dir, 'gateway.config.json');
+  writeFileSync(configPath, JSON.stringify(opts.catalogue ?? testCatalogue({ upstream: opts.upstream })));
+  const env: Record<string, string> = {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    GATEWAY_CONFIG: configPath,
+    ROUTE_COOLDOWN_MS: '0',
+    USAGE_FLUSH_MS: '20',
+    DATA_DIR: path.join(dir, 'data'),
+    ...opts.env,
+  };
+  if (!opts.embedded) {
+    env.DATABASE_URL ??= await testDatabase(t);
+    env.REDIS_URL ??= REDIS_URL;
+    env.REDIS_PREFIX ??= testRedisPrefix();
+  }
+  const config = loadConfig(env);
+  const log = createLogger(config.LOG_LEVEL);
+  const stores = await openStores(config);
+  const running = await startGateway(config, log, stores);
+  t.teardown(() => running.stop());
+  return {
+    ...running,
+    url: `http://127.0.0.1:${running.port}`,
+    configPath,
+    async user(balanceUsd = '10') {
+      const email = `${uniqueName('u')}@example.test`;
+      const u = await createVerifiedUser(stores.sql, email, 'correct horse battery staple');
+      const amount = usdToNano(balanceUsd);
+      if (amount > 0n) await creditUser(stores.sql, stores.hot, u.id, amount, { method: 'operator', amount: nanoToUsd(amount), currency: 'USD' });
+      const k = await createKey(stores.sql, u.id, 'test');
+      return { userId: u.id, email, key: k.key, keyId: k.id };
+    },
+  };
+}
