@@ -387,6 +387,21 @@ t.test('decodeStream: JSON is parsed, not matched, and unknown things are skippe
   );
 });
 
+t.test('decodeStream: blocks that start with content', async (t) => {
+  const wire =
+    'data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"f","input":{"a":1}}}\n\n' +
+    'data: {"type":"content_block_start","index":1,"content_block":{"type":"thinking","thinking":"th","signature":"SIG"}}\n\n' +
+    'data: {"type":"content_block_start","index":2,"content_block":{"type":"redacted_thinking","data":"opaque"}}\n\n';
+  t.same(await decodeBytes(Buffer.from(wire)), [
+    { type: 'block_start', index: 0, block: { type: 'tool_use', id: 't1', name: 'f' } },
+    { type: 'delta', index: 0, delta: { type: 'input_json', partialJson: '{"a":1}' } },
+    { type: 'block_start', index: 1, block: { type: 'thinking' } },
+    { type: 'delta', index: 1, delta: { type: 'thinking', thinking: 'th' } },
+    { type: 'delta', index: 1, delta: { type: 'signature', signature: 'SIG' } },
+    { type: 'block_start', index: 2, block: { type: 'redacted_thinking', data: 'opaque' } },
+  ]);
+});
+
 t.test('decodeStream: a malformed event is an upstream error and ends decoding', async (t) => {
   const wire = 'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"x"}}\n\nevent: ping\ndata: {oops\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n';
   const events = await decodeBytes(Buffer.from(wire));
@@ -823,6 +838,11 @@ t.test('buildRequest: turns merge, alternate, and start with the user', async (t
     tool_choice: { type: 'none' },
   });
   const roles = (body.messages as { role: string }[]).map((m) => m.role);
+  const trailing = dialect.buildRequest(
+    { ...irBase, messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }, { role: 'assistant', content: [{ type: 'text', text: '  ' }] }] },
+    'up',
+  );
+  t.same(trailing.messages, [{ role: 'user', content: [{ type: 'text', text: 'q' }] }], 'a whitespace-only prefill disappears');
   for (let i = 1; i < roles.length; i++) t.not(roles[i], roles[i - 1], 'roles alternate');
 });
 
