@@ -33,7 +33,9 @@ export async function serve(config: Config): Promise<void> {
 
   const running = await startGateway(config, log);
   if (running.stores.embeddedSql) await firstStart(running);
-  await watchCredits(running.gw.sql, running.gw.hot);
+  // Only a real Postgres can have another process crediting (the embedded one is ours alone,
+  // see claimDataDir), and PGlite's socket server takes one connection, so LISTEN would hang.
+  else await watchCredits(running.gw.sql, running.gw.hot);
   if (cluster.isWorker) process.send?.({ type: 'listening', port: running.port });
   else process.stdout.write(`airouter listening on http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${running.port}\n`);
 

@@ -36,7 +36,11 @@ export function fromReadable(readable: Readable, valve: Valve): Observable<Buffe
       readable.off('data', onData);
       readable.off('end', onEnd);
       readable.off('error', onError);
-      if (!readable.readableEnded) readable.destroy();
+      if (!readable.readableEnded) {
+        // Destroying emits an AbortError nobody is waiting for any more.
+        readable.on('error', () => {});
+        readable.destroy();
+      }
     };
   });
 }

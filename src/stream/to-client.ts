@@ -23,7 +23,6 @@ export function streamToClient(body: Observable<Buffer>, ex: Exchange, valve: Va
     const finish = (outcome: Omit<StreamOutcome, 'maxBufferedBytes'>) => {
       if (settled) return;
       settled = true;
-      metrics.noteBuffered(maxBuffered);
       resolve({ ...outcome, maxBufferedBytes: maxBuffered });
     };
     const subscription = body.subscribe({
@@ -31,7 +30,10 @@ export function streamToClient(body: Observable<Buffer>, ex: Exchange, valve: Va
         const ok = ex.write(chunk);
         if (valve.paused || !ok) {
           buffered += chunk.length;
-          if (buffered > maxBuffered) maxBuffered = buffered;
+          if (buffered > maxBuffered) {
+            maxBuffered = buffered;
+            metrics.noteBuffered(maxBuffered);
+                }
         }
         if (!ok && !valve.paused) {
           valve.pause();

@@ -1,0 +1,31 @@
+// Keyset pagination cursors: the (created_at, id) of the last row of a page, opaque to clients.
+// created_at travels as Postgres' own microsecond text, because a JS Date keeps milliseconds
+// only and rows written within the same millisecond would be skipped or repeated.
+
+export interface Cursor {
+  /** UTC, microseconds: 2025-01-31T12:00:00.123456Z */
+  at: string;
+  /** A usage record's bigint id (digits) or a deposit's uuid. */
+  id: string;
+}
+
+const AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+const ID = /^(\d{1,19}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+/** SQL expression rendering created_at as Cursor.at. */
+export const CURSOR_AT_SQL = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+export function encodeCursor(c: Cursor): string {
+  return Buffer.from(`${c.at}|${c.id}`, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(text: string): Cursor | null {
+  if (!/^[A-Za-z0-9_-]{1,256}$/.test(text)) return null;
+  const [at, id, ...rest] = Buffer.from(text, 'base64url').toString('utf8').split('|');
+  if (rest.length > 0 || !at || !id || !AT.test(at) || !ID.test(id)) return null;
+  // Rejects impossible dates (Feb 30) that Date.parse would roll over and Postgres would refuse.
+  const t = Date.parse(at);
+  if (Number.isNaN(t) || at < '1970' || new Date(t).toISOString().slice(0, 19) !== at.slice(0, 19)) return null;
+  if (/^\d+$/.test(id) && BigInt(id) > 9223372036854775807n) return null;
+  return { at, id };
+}

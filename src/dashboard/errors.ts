@@ -1,0 +1,76 @@
+// The dashboard's error envelope (API.md §3): `{"error":{"code","message"}}`. Its own error
+// type extends GatewayError so that the router neither logs it as a bug nor rewrites it.
+
+import { GatewayError, type ErrorKind } from '../errors.js';
+import type { Exchange } from '../server/exchange.js';
+
+const KIND_BY_STATUS: Record<number, ErrorKind> = {
+  400: 'invalid_request',
+  401: 'authentication',
+  403: 'permission',
+  404: 'not_found',
+  409: 'invalid_request',
+  413: 'too_large',
+  429: 'rate_limit',
+  503: 'unavailable',
+};
+
+export class DashboardError extends GatewayError {
+  readonly httpStatus: number;
+  constructor(status: number, code: string, message: string, retryAfter?: number) {
+    super(KIND_BY_STATUS[status] ?? 'invalid_request', message, { code, retryAfter });
+    this.name = 'DashboardError';
+    this.httpStatus = status;
+  }
+  override get status(): number {
+    return this.httpStatus;
+  }
+}
+
+export const badRequest = (code: string, message: string) => new DashboardError(400, code, message);
+export const unauthorized = (code: string, message: string) => new DashboardError(401, code, message);
+export const notFound = (message = 'Not found.') => new DashboardError(404, 'not_found', message);
+export const conflict = (code: string, message: string) => new DashboardError(409, code, message);
+export const tooManyAttempts = (retryAfterS: number, message: string) =>
+  new DashboardError(429, 'too_many_attempts', message, Math.max(1, Math.ceil(retryAfterS)));
+
+/** Statuses and codes for GatewayErrors raised by shared code (body reading, stores). */
+const FROM_KIND: Record<ErrorKind, [number, string]> = {
+  invalid_request: [400, 'invalid_request'],
+  authentication: [401, 'unauthorized'],
+  insufficient_balance: [402, 'insufficient_balance'],
+  permission: [403, 'forbidden'],
+  not_found: [404, 'not_found'],
+  too_large: [413, 'request_too_large'],
+  rate_limit: [429, 'too_many_attempts'],
+  // No upstream behind the dashboard: this kind only carries unexpected failures.
+  upstream: [500, 'internal_error'],
+  overloaded: [503, 'unavailable'],
+  timeout: [504, 'timeout'],
+  unavailable: [503, 'unavailable'],
+};
+
+export function renderDashboardError(ex: Exchange, err: GatewayError): void {
+  let status: number;
+  let code: string;
+  if (err instanceof DashboardError) {
+    status = err.status;
+    code = err.code ?? 'error';
+  } else {
+    [status, code] = FROM_KIND[err.kind];
+  }
+  const headers: Record<string, string> = { 'cache-control': 'no-store' };
+  if (err.retryAfter !== undefined) headers['retry-after'] = String(err.retryAfter);
+  ex.json(status, { error: { code, message: err.message } }, headers);
+}
+
+/** Postgres or Redis unreachable, as opposed to a bug: worth a 503 the client may retry. */
+export function isStoreOutage(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED'].includes(code) ||
+    code.startsWith('57P') || // admin shutdown, cannot connect now
+    code.startsWith('08') // connection exceptions
+  );
+}

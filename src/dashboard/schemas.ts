@@ -1,0 +1,223 @@
+// Every dashboard body and query string goes through one of these schemas. Lengths are capped
+// before any pattern runs, so a megabyte of input costs a length check, not a regex.
+
+import * as v from 'valibot';
+import { badRequest } from './errors.js';
+import { decodeCursor, type Cursor } from './cursor.js';
+
+export const LIMITS = {
+  email: 254,
+  passwordMin: 8,
+  passwordMax: 1024,
+  name: 100,
+  token: 256,
+  model: 200,
+  date: 64,
+  cursor: 256,
+  pageMax: 500,
+  pageDefault: 50,
+} as const;
+
+const Email = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.nonEmpty('must not be empty'),
+  v.maxLength(LIMITS.email, `must be at most ${LIMITS.email} characters`),
+  v.email('must be an email address'),
+  v.toLowerCase(),
+);
+
+const NewPassword = v.pipe(
+  v.string('must be a string'),
+  v.minLength(LIMITS.passwordMin, `must be at least ${LIMITS.passwordMin} characters`),
+  v.maxLength(LIMITS.passwordMax, `must be at most ${LIMITS.passwordMax} characters`),
+);
+
+// A login is judged by the password check, not by the rules for choosing one: a short guess
+// is simply wrong (and counts as a failed attempt), only an absurd one is refused up front.
+const AnyPassword = v.pipe(
+  v.string('must be a string'),
+  v.nonEmpty('must not be empty'),
+  v.maxLength(LIMITS.passwordMax, `must be at most ${LIMITS.passwordMax} characters`),
+);
+
+const EmailToken = v.pipe(
+  v.string('must be a string'),
+  v.nonEmpty('must not be empty'),
+  v.maxLength(LIMITS.token, `must be at most ${LIMITS.token} characters`),
+  v.regex(/^[A-Za-z0-9_-]+$/, 'is not a verification token'),
+);
+
+const KeyName = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.maxLength(LIMITS.name, `must be at most ${LIMITS.name} characters`),
+  // eslint-disable-next-line no-control-regex
+  v.regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters'),
+);
+
+export const RegisterBody = v.object({ email: Email }, 'must be a JSON object');
+export const VerifyBody = v.object({ token: EmailToken, password: NewPassword }, 'must be a JSON object');
+export const LoginBody = v.object({ email: Email, password: AnyPassword }, 'must be a JSON object');
+export const CreateKeyBody = v.object({ name: v.optional(v.nullable(KeyName)) }, 'must be a JSON object');
+
+export const Uuid = v.pipe(v.string(), v.maxLength(36), v.uuid());
+
+// ---- query strings ----------------------------------------------------------------------
+
+export const RANGES = { '24h': 24 * 3600_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000, '90d': 90 * 86_400_000 } as const;
+export type RangeName = keyof typeof RANGES;
+
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+
+/**
+ * An ISO-8601 date or instant. A date alone is midnight UTC, and so is a time without an
+ * offset: a server-side "local time" would depend on where the gateway runs.
+ */
+export function parseInstant(text: string): Date | null {
+  const m = ISO.exec(text);
+  if (!m) return null;
+  const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone = 'Z'] = m;
+  const year = Number(y), month = Number(mo), day = Number(d);
+  const hour = Number(h), minute = Number(mi), second = Number(s);
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
+  const calendar = new Date(Date.UTC(year, month - 1, day));
+  if (calendar.getUTCDate() !== day || calendar.getUTCMonth() !== month - 1) return null;
+  let offsetMin = 0;
+  if (zone.toUpperCase() !== 'Z') {
+    const zm = /^([+-])(\d{2}):?(\d{2})?$/.exec(zone)!;
+    const oh = Number(zm[2]), om = Number(zm[3] ?? '0');
+    if (oh > 14 || om > 59) return null;
+    offsetMin = (zm[1] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const ms = frac ? Math.floor(Number(`0${frac}`) * 1000) : 0;
+  const t = Date.UTC(year, month - 1, day, hour, minute, second, ms) - offsetMin * 60_000;
+  const date = new Date(t);
+  if (year < 1970 || Number.isNaN(date.getTime())) return null;
+  return date;
+}
+
+const Instant = v.pipe(
+  v.string(),
+  v.maxLength(LIMITS.date, 'is too long to be a date'),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const date = parseInstant(dataset.value);
+    if (!date) {
+      addIssue({ message: 'must be an ISO-8601 date or instant, e.g. 2025-01-31 or 2025-01-31T12:00:00Z' });
+      return NEVER;
+    }
+    return date;
+  }),
+);
+
+const RangeEntries = {
+  from: v.optional(Instant),
+  to: v.optional(Instant),
+  range: v.optional(v.picklist(Object.keys(RANGES) as RangeName[], `must be one of ${Object.keys(RANGES).join(', ')}`)),
+};
+
+const Limit = v.pipe(
+  v.string(),
+  v.regex(/^\d{1,4}$/, `must be a whole number from 1 to ${LIMITS.pageMax}`),
+  v.transform(Number),
+  v.minValue(1, `must be at least 1`),
+  v.maxValue(LIMITS.pageMax, `must be at most ${LIMITS.pageMax}`),
+);
+
+const CursorParam = v.pipe(
+  v.string(),
+  v.maxLength(LIMITS.cursor, 'is not a cursor from this API'),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const c = decodeCursor(dataset.value);
+    if (!c) {
+      addIssue({ message: 'is not a cursor from this API (pass next_cursor back unchanged)' });
+      return NEVER;
+    }
+    return c;
+  }),
+);
+
+export interface TimeRange {
+  /** Inclusive. */
+  from?: Date;
+  /** Exclusive. */
+  to?: Date;
+}
+
+function resolveRange(q: { from?: Date; to?: Date; range?: RangeName }): TimeRange {
+  if (q.range) return { from: new Date(Date.now() - RANGES[q.range]) };
+  return { from: q.from, to: q.to };
+}
+
+const rangeRules = <T extends { from?: Date; to?: Date; range?: RangeName }>() =>
+  [
+    v.check<T, string>((q) => !(q.range && (q.from || q.to)), 'give either range or from/to, not both'),
+    v.check<T, string>((q) => !(q.from && q.to && q.from.getTime() > q.to.getTime()), 'from must not be after to'),
+  ] as const;
+
+export const StatsQuery = v.pipe(
+  v.object(RangeEntries),
+  ...rangeRules<{ from?: Date; to?: Date; range?: RangeName }>(),
+  v.transform((q) => resolveRange(q)),
+);
+
+export const UsageQuery = v.pipe(
+  v.object({
+    ...RangeEntries,
+    limit: v.optional(Limit, String(LIMITS.pageDefault)),
+    cursor: v.optional(CursorParam),
+    model: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(LIMITS.model, `must be at most ${LIMITS.model} characters`))),
+    key_id: v.optional(v.pipe(v.string(), v.maxLength(36, 'must be a key id'), v.uuid('must be a key id'))),
+  }),
+  ...rangeRules<{ from?: Date; to?: Date; range?: RangeName }>(),
+  v.transform((q) => ({ ...resolveRange(q), limit: q.limit, cursor: q.cursor as Cursor | undefined, model: q.model, keyId: q.key_id })),
+);
+
+export const DepositsQuery = v.pipe(
+  v.object({
+    ...RangeEntries,
+    limit: v.optional(Limit, String(LIMITS.pageDefault)),
+    cursor: v.optional(CursorParam),
+  }),
+  ...rangeRules<{ from?: Date; to?: Date; range?: RangeName }>(),
+  v.transform((q) => ({ ...resolveRange(q), limit: q.limit, cursor: q.cursor as Cursor | undefined })),
+);
+
+// ---- running them ------------------------------------------------------------------------
+
+function issuePath(issue: v.BaseIssue<unknown>): string {
+  return (issue.path ?? []).map((p) => String((p as { key: unknown }).key)).join('.');
+}
+
+function describe(issue: v.BaseIssue<unknown>, where: 'body' | 'query'): string {
+  const path = issuePath(issue);
+  if (!path) return where === 'body' ? `The request body ${issue.message}.` : `Query: ${issue.message}.`;
+  const field = where === 'body' ? `"${path}"` : `Query parameter "${path}"`;
+  if (issue.kind === 'schema' && issue.input === undefined) return `${field} is required.`;
+  return `${field} ${issue.message}.`;
+}
+
+export function parseBody<S extends v.GenericSchema>(schema: S, body: unknown): v.InferOutput<S> {
+  const r = v.safeParse(schema, body);
+  if (!r.success) throw badRequest('invalid_request', describe(r.issues[0], 'body'));
+  return r.output;
+}
+
+/**
+ * Query strings arrive as text; a parameter given twice is refused rather than guessing which
+ * one was meant. Unknown parameters are ignored, as the vendors' APIs do.
+ */
+export function parseQuery<S extends v.GenericSchema>(schema: S, query: URLSearchParams): v.InferOutput<S> {
+  const obj: Record<string, string> = {};
+  for (const [k, value] of query) {
+    if (Object.hasOwn(obj, k)) throw badRequest('invalid_request', `Query parameter "${k}" is given more than once.`);
+    obj[k] = value;
+  }
+  const r = v.safeParse(schema, obj);
+  if (!r.success) {
+    const issue = r.issues[0];
+    const code = issuePath(issue) === 'cursor' ? 'invalid_cursor' : ['from', 'to', 'range', ''].includes(issuePath(issue)) ? 'invalid_range' : 'invalid_request';
+    throw badRequest(code, describe(issue, 'query'));
+  }
+  return r.output;
+}

@@ -1,0 +1,173 @@
+// The real command line as a child process: `node src/bin.js <cmd>` from the repository root,
+// with an explicit environment (nothing inherited but PATH and HOME), every wait bounded, and
+// every child killed at teardown.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import type { Test } from 'tap';
+
+export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** PATH and HOME, quiet logs, plus `extra`. Values that are undefined are left out. */
+export function childEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'silent' };
+  for (const [k, v] of Object.entries(extra)) {
+    if (v === undefined) delete env[k];
+    else env[k] = v;
+  }
+  return env;
+}
+
+/** A port nobody listens on right now: bind 0, read it, close. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `node src/bin.js ...args` to completion (killed after `timeoutMs`). */
+export function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['src/bin.js', ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`airouter ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+    }, timeoutMs);
+    child.once('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** Non-empty lines of a stream's text. */
+export const lines = (text: string): string[] => text.split('\n').filter((l) => l.trim() !== '');
+
+export interface ServeChild {
+  proc: ChildProcess;
+  port: number;
+  url: string;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves when the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Sends `signal` and waits (bounded) for the exit. */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves once stdout matches `re` (bounded). */
+  waitForStdout(re: RegExp, timeoutMs?: number): Promise<void>;
+}
+
+/**
+ * `node src/bin.js serve` on a free port; resolves once it prints that it is listening.
+ * Killed (SIGKILL) at teardown if still running.
+ */
+export async function startServe(t: Test, env: Record<string, string>, timeoutMs = 30_000): Promise<ServeChild> {
+  const port = env.PORT ? Number(env.PORT) : await freePort();
+  const proc = spawn(process.execPath, ['src/bin.js', 'serve'], {
+    cwd: REPO_ROOT,
+    env: { HOST: '127.0.0.1', ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  const watchers = new Set<() => void>();
+  proc.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    for (const w of watchers) w();
+  });
+  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    proc.once('exit', (code, signal) => {
+      resolve({ code, signal });
+      for (const w of watchers) w();
+    });
+  });
+  let done = false;
+  void exited.then(() => (done = true));
+
+  const waitForStdout = (re: RegExp, ms = timeoutMs) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (re.test(out)) finish();
+        else if (done) finish(new Error(`serve exited before printing ${re}\nstdout: ${out}\nstderr: ${err}`));
+      };
+      const timer = setTimeout(() => finish(new Error(`serve did not print ${re} within ${ms} ms\nstdout: ${out}\nstderr: ${err}`)), ms);
+      const finish = (e?: Error) => {
+        clearTimeout(timer);
+        watchers.delete(check);
+        if (e) reject(e);
+        else resolve();
+      };
+      watchers.add(check);
+      check();
+    });
+
+  t.teardown(async () => {
+    if (!done) {
+      proc.kill('SIGKILL');
+      await exited;
+    }
+  });
+
+  const child: ServeChild = {
+    proc,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    waitForStdout,
+    async stop(signal = 'SIGTERM', ms = 20_000) {
+      if (!done) proc.kill(signal);
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`serve did not exit within ${ms} ms of ${signal}\nstderr: ${err}`)), ms);
+      });
+      try {
+        return await Promise.race([exited, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+  await waitForStdout(/airouter listening on /);
+  return child;
+}
+
+/** Polls `fn` until it returns a truthy value, or throws after `timeoutMs`. */
+export async function waitFor<T>(fn: () => Promise<T> | T, timeoutMs = 5000, intervalMs = 20): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
