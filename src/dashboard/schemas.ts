@@ -3,7 +3,7 @@
 
 import * as v from 'valibot';
 import { badRequest } from './errors.js';
-import { decodeCursor, type Cursor } from './cursor.js';
+import { decodeCursor, type Cursor, type CursorKind } from './cursor.js';
 
 export const LIMITS = {
   email: 254,
@@ -124,13 +124,13 @@ const Limit = v.pipe(
   v.maxValue(LIMITS.pageMax, `must be at most ${LIMITS.pageMax}`),
 );
 
-const CursorParam = v.pipe(
+const CursorParam = (kind: CursorKind) => v.pipe(
   v.string(),
-  v.maxLength(LIMITS.cursor, 'is not a cursor from this API'),
+  v.maxLength(LIMITS.cursor, 'is not a cursor from this list'),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
-    const c = decodeCursor(dataset.value);
+    const c = decodeCursor(kind, dataset.value);
     if (!c) {
-      addIssue({ message: 'is not a cursor from this API (pass next_cursor back unchanged)' });
+      addIssue({ message: 'is not a cursor from this list (pass its next_cursor back unchanged)' });
       return NEVER;
     }
     return c;
@@ -165,7 +165,7 @@ export const UsageQuery = v.pipe(
   v.object({
     ...RangeEntries,
     limit: v.optional(Limit, String(LIMITS.pageDefault)),
-    cursor: v.optional(CursorParam),
+    cursor: v.optional(CursorParam('usage')),
     model: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(LIMITS.model, `must be at most ${LIMITS.model} characters`))),
     key_id: v.optional(v.pipe(v.string(), v.maxLength(36, 'must be a key id'), v.uuid('must be a key id'))),
   }),
@@ -177,7 +177,7 @@ export const DepositsQuery = v.pipe(
   v.object({
     ...RangeEntries,
     limit: v.optional(Limit, String(LIMITS.pageDefault)),
-    cursor: v.optional(CursorParam),
+    cursor: v.optional(CursorParam('deposits')),
   }),
   ...rangeRules<{ from?: Date; to?: Date; range?: RangeName }>(),
   v.transform((q) => ({ ...resolveRange(q), limit: q.limit, cursor: q.cursor as Cursor | undefined })),

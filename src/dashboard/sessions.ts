@@ -3,6 +3,7 @@
 // expiry takes effect at once without any cache to invalidate.
 
 import { randomBytes } from 'node:crypto';
+import type postgres from 'postgres';
 import { hashSecret } from '../accounts/keys.js';
 import type { Gateway } from '../gateway.js';
 import { bearer, type Exchange } from '../server/exchange.js';
@@ -12,8 +13,8 @@ import { unauthorized } from './errors.js';
 const SESSION_PREFIX = 'ars_';
 const TOKEN_BYTES = 32;
 
-/** `Sql` or a transaction of it: both are tagged-template callables. */
-type Queryable = Pick<Sql, 'unsafe'> & (<T extends readonly object[] = Record<string, unknown>[]>(strings: TemplateStringsArray, ...values: unknown[]) => Promise<T>);
+/** The pool or a transaction on it. */
+export type Queryable = Sql | postgres.TransactionSql<{ bigint: bigint }>;
 
 export interface Session {
   userId: string;

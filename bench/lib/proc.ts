@@ -1,0 +1,162 @@
+// Resource use of a process tree (the gateway's primary and its workers, or nginx's master
+// and its workers), read from /proc: RSS from status (VmRSS), CPU from stat (utime + stime,
+// plus cutime + cstime of children already reaped, so a worker that died still counts).
+
+import { readFileSync, readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+
+let clockTicks: number | undefined;
+function ticksPerSecond(): number {
+  if (clockTicks === undefined) {
+    try {
+      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+export const procAvailable = (() => {
+  try {
+    readFileSync('/proc/self/stat');
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+interface Stat {
+  pid: number;
+  ppid: number;
+  /** utime + stime, seconds. */
+  cpu: number;
+  /** cutime + cstime (reaped children), seconds. */
+  childCpu: number;
+}
+
+function readStat(pid: number): Stat | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // The command name is in parentheses and may contain spaces: fields start after the last ')'.
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  // f[0] is field 3 (state); utime is field 14 → f[11].
+  const t = ticksPerSecond();
+  return {
+    pid,
+    ppid: Number(f[1]),
+    cpu: (Number(f[11]) + Number(f[12])) / t,
+    childCpu: (Number(f[13]) + Number(f[14])) / t,
+  };
+}
+
+function readRssBytes(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Direct children of `root`, found by scanning /proc (no CONFIG_PROC_CHILDREN needed). */
+export function childrenOf(root: number): number[] {
+  const out: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const c = e.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    const pid = Number(e);
+    if (pid === root) continue;
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const ppid = Number(text.slice(text.lastIndexOf(')') + 2).split(' ', 2)[1]);
+    if (ppid === root) out.push(pid);
+  }
+  return out;
+}
+
+export interface TreeUsage {
+  at: number;
+  pids: number[];
+  rssBytes: number;
+  cpuSeconds: number;
+}
+
+/**
+ * Usage of `root` and its children. Children are looked up again only every few calls (a
+ * /proc scan costs a few ms); a changed set of pids is how worker restarts are noticed.
+ */
+export class TreeSampler {
+  private pids: number[] = [];
+  private calls = 0;
+  readonly seenPids = new Set<number>();
+
+  constructor(readonly root: number) {}
+
+  sample(refresh = false): TreeUsage {
+    if (refresh || this.calls++ % 8 === 0) this.pids = [this.root, ...childrenOf(this.root)];
+    let rss = 0;
+    let cpu = 0;
+    const alive: number[] = [];
+    for (const pid of this.pids) {
+      const s = readStat(pid);
+      if (!s) continue;
+      alive.push(pid);
+      this.seenPids.add(pid);
+      cpu += s.cpu + (pid === this.root ? s.childCpu : 0);
+      rss += readRssBytes(pid);
+    }
+    return { at: performance.now(), pids: alive, rssBytes: rss, cpuSeconds: cpu };
+  }
+}
+
+/** Samples a tree every `everyMs` while a measurement runs: peak RSS, CPU spent. */
+export class UsageWindow {
+  private timer?: NodeJS.Timeout;
+  readonly start: TreeUsage;
+  peakRss: number;
+  last: TreeUsage;
+
+  constructor(private readonly sampler: TreeSampler, everyMs = 250) {
+    this.start = sampler.sample(true);
+    this.peakRss = this.start.rssBytes;
+    this.last = this.start;
+    this.timer = setInterval(() => this.tick(), everyMs);
+    this.timer.unref();
+  }
+
+  private tick(): TreeUsage {
+    const u = this.sampler.sample();
+    if (u.rssBytes > this.peakRss) this.peakRss = u.rssBytes;
+    this.last = u;
+    return u;
+  }
+
+  finish(): { rssStartMb: number; rssPeakMb: number; rssEndMb: number; cpuSeconds: number; processes: number } {
+    clearInterval(this.timer);
+    const end = this.tick();
+    return {
+      rssStartMb: mb(this.start.rssBytes),
+      rssPeakMb: mb(this.peakRss),
+      rssEndMb: mb(end.rssBytes),
+      cpuSeconds: Math.round((end.cpuSeconds - this.start.cpuSeconds) * 100) / 100,
+      processes: end.pids.length,
+    };
+  }
+}
+
+export const mb = (bytes: number) => Math.round((bytes / (1024 * 1024)) * 10) / 10;

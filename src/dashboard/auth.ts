@@ -1,0 +1,141 @@
+// Signup (register → mailed link → verify), login and logout.
+//
+// Nothing here tells a caller whether an email has an account: register answers the same 202
+// either way (the mailbox owner learns the rest), and login runs the KDF even when there is no
+// password to check, so an unknown email is not answered measurably faster.
+
+import { createHash } from 'node:crypto';
+import { hashSecret } from '../accounts/keys.js';
+import { hashPassword, verifyPassword } from '../accounts/passwords.js';
+import { findUserByEmail } from '../accounts/users.js';
+import type { Gateway } from '../gateway.js';
+import type { Exchange } from '../server/exchange.js';
+import { badRequest, conflict, tooManyAttempts, unauthorized } from './errors.js';
+import { readJson, type Reply } from './http.js';
+import { alreadyRegisteredMail, verificationMail, type Mailer } from './mail.js';
+import { LoginBody, parseBody, RegisterBody, VerifyBody } from './schemas.js';
+import { closeSession, openSession, randomToken, requireSession } from './sessions.js';
+
+const EMAIL_TOKEN_TTL_S = 24 * 3600;
+
+/** Rate-limit buckets name an email by a hash: no addresses sit in Redis key names. */
+const emailTag = (email: string) => createHash('sha256').update(email).digest('base64url').slice(0, 22);
+
+let dummyHash: Promise<string> | undefined;
+/** A real scrypt hash with the production parameters, to check against when there is none. */
+const dummy = () => (dummyHash ??= hashPassword(randomToken()));
+
+async function passwordMatches(password: string, stored: string | null): Promise<boolean> {
+  try {
+    if (!stored) {
+      await verifyPassword(password, await dummy());
+      return false;
+    }
+    return await verifyPassword(password, stored);
+  } catch {
+    // A malformed stored hash: treated as a wrong password, never as a crash.
+    return false;
+  }
+}
+
+/**
+ * Counts one event in each bucket; refuses once any bucket went past `max` in its window.
+ * Counting before the work (not after a failure) means a burst of parallel guesses is held to
+ * the limit too.
+ */
+async function limit(gw: Gateway, buckets: string[], what: string): Promise<void> {
+  const max = gw.config.LOGIN_MAX_ATTEMPTS;
+  const hits = await Promise.all(buckets.map((b) => gw.hot.hit(b, gw.config.LOGIN_WINDOW_S)));
+  const over = hits.filter((h) => h.count > max);
+  if (over.length > 0) {
+    const wait = Math.max(...over.map((h) => h.ttlS));
+    throw tooManyAttempts(wait, `Too many ${what}; try again in ${wait} seconds.`);
+  }
+}
+
+export function authHandlers(gw: Gateway, mailer: Mailer) {
+  // Ready before the first login, so that one is not slower either.
+  dummy().catch(() => {});
+  const sendInBackground = (mail: Parameters<Mailer['send']>[0]) => {
+    // Not awaited: how long the SMTP server takes must not show in the answer, for any email.
+    mailer.send(mail).catch((err: unknown) => gw.log.error({ err, subject: mail.subject }, 'sending mail failed'));
+  };
+
+  async function register(ex: Exchange): Promise<Reply> {
+    const raw = readJson(ex);
+    const { email } = parseBody(RegisterBody, await raw);
+    // Each request may send a mail: bounded per inbox and per client, like logins.
+    await limit(gw, [`register:e:${emailTag(email)}`, `register:a:${ex.remoteAddress}`], 'signup requests');
+
+    await gw.sql`INSERT INTO users (email) VALUES (${email}) ON CONFLICT (email) DO NOTHING`;
+    const [user] = await gw.sql<{ id: string; verified: boolean; has_password: boolean }[]>`
+      SELECT id, email_verified_at IS NOT NULL AS verified, password_hash IS NOT NULL AS has_password
+      FROM users WHERE email = ${email}`;
+    if (user.verified && user.has_password) {
+      // An existing account is left exactly as it is; its owner is only told someone tried.
+      sendInBackground(alreadyRegisteredMail(email, `${gw.config.publicUrl}/login`));
+    } else {
+      // Unverified, or created by an operator without a password: the link lets the
+      // mailbox owner choose one. Earlier links stay valid until used or expired.
+      const token = randomToken();
+      await gw.sql`
+        INSERT INTO email_tokens (token_hash, user_id, expires_at)
+        VALUES (${hashSecret(token)}, ${user.id}, now() + make_interval(secs => ${EMAIL_TOKEN_TTL_S}))`;
+      sendInBackground(verificationMail(email, `${gw.config.publicUrl}/verify?token=${token}`));
+    }
+    return { status: 202, body: { status: 'verification_sent' } };
+  }
+
+  async function verify(ex: Exchange): Promise<Reply> {
+    const raw = readJson(ex);
+    const { token, password } = parseBody(VerifyBody, await raw);
+    const tokenHash = hashSecret(token);
+    const [found] = await gw.sql<{ used: boolean; expired: boolean }[]>`
+      SELECT used_at IS NOT NULL AS used, expires_at <= now() AS expired FROM email_tokens WHERE token_hash = ${tokenHash}`;
+    if (!found) throw badRequest('invalid_token', 'This verification link is not valid; sign up again to get a new one.');
+    if (found.used) throw badRequest('token_used', 'This verification link has already been used; sign in, or sign up again for a new link.');
+    if (found.expired) throw badRequest('token_expired', 'This verification link has expired; sign up again to get a new one.');
+
+    const passwordHash = await hashPassword(password);
+    const session = await gw.sql.begin(async (tx) => {
+      // The single-use check that counts: two requests racing with one token, one wins.
+      const [claimed] = await tx<{ user_id: string }[]>`
+        UPDATE email_tokens SET used_at = now()
+        WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > now()
+        RETURNING user_id`;
+      if (!claimed) throw badRequest('token_used', 'This verification link has already been used; sign in, or sign up again for a new link.');
+      // Any other outstanding link for this account dies with this one, so no older link
+      // can later overwrite the password chosen now.
+      await tx`UPDATE email_tokens SET used_at = now() WHERE user_id = ${claimed.user_id} AND used_at IS NULL`;
+      const [updated] = await tx<{ id: string }[]>`
+        UPDATE users SET password_hash = ${passwordHash}, email_verified_at = coalesce(email_verified_at, now())
+        WHERE id = ${claimed.user_id} AND NOT (email_verified_at IS NOT NULL AND password_hash IS NOT NULL)
+        RETURNING id`;
+      if (!updated) throw conflict('already_verified', 'This account is already set up; sign in with its password.');
+      return openSession(tx, updated.id, gw.config.SESSION_TTL_S);
+    });
+    return { status: 200, body: session };
+  }
+
+  async function login(ex: Exchange): Promise<Reply> {
+    const raw = readJson(ex);
+    const { email, password } = parseBody(LoginBody, await raw);
+    const emailBucket = `login:e:${emailTag(email)}`;
+    await limit(gw, [emailBucket, `login:a:${ex.remoteAddress}`], 'sign-in attempts');
+
+    const user = await findUserByEmail(gw.sql, email);
+    const ok = (await passwordMatches(password, user?.password_hash ?? null)) && !!user?.email_verified_at;
+    if (!ok || !user) throw unauthorized('invalid_credentials', 'Wrong email or password.');
+    // Knowing the password clears that account's count; the address keeps its own.
+    await gw.hot.resetHits(emailBucket);
+    return { status: 200, body: await openSession(gw.sql, user.id, gw.config.SESSION_TTL_S) };
+  }
+
+  async function logout(ex: Exchange): Promise<Reply> {
+    const session = await requireSession(gw, ex);
+    await closeSession(gw.sql, session);
+    return { status: 204 };
+  }
+
+  return { register, verify, login, logout };
+}

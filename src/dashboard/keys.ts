@@ -1,0 +1,55 @@
+// The caller's service keys. The secret is shown once, in the answer to its creation.
+
+import { createKey, listKeys, type KeyRow } from '../accounts/keys.js';
+import type { Gateway } from '../gateway.js';
+import type { Exchange } from '../server/exchange.js';
+import * as v from 'valibot';
+import { conflict, notFound } from './errors.js';
+import { readJson, type Reply } from './http.js';
+import { CreateKeyBody, parseBody, Uuid } from './schemas.js';
+import { requireSession } from './sessions.js';
+
+/** Live keys per account: generous for real use, a bound for a runaway script. */
+export const MAX_LIVE_KEYS = 100;
+
+const keyJson = (k: KeyRow) => ({
+  id: k.id,
+  name: k.name,
+  prefix: k.prefix,
+  created_at: k.created_at.toISOString(),
+  last_used_at: k.last_used_at?.toISOString() ?? null,
+  revoked_at: k.revoked_at?.toISOString() ?? null,
+});
+
+export function keyHandlers(gw: Gateway) {
+  async function list(ex: Exchange): Promise<Reply> {
+    const { userId } = await requireSession(gw, ex);
+    const keys = await listKeys(gw.sql, userId);
+    return { status: 200, body: { data: keys.map(keyJson) } };
+  }
+
+  async function create(ex: Exchange): Promise<Reply> {
+    const raw = readJson(ex);
+    const { userId } = await requireSession(gw, ex);
+    const { name } = parseBody(CreateKeyBody, await raw);
+    const [{ live }] = await gw.sql<{ live: bigint }[]>`
+      SELECT count(*) AS live FROM api_keys WHERE user_id = ${userId} AND revoked_at IS NULL`;
+    if (live >= BigInt(MAX_LIVE_KEYS)) {
+      throw conflict('too_many_keys', `An account can hold at most ${MAX_LIVE_KEYS} live keys; revoke one first.`);
+    }
+    const k = await createKey(gw.sql, userId, name ?? '');
+    return { status: 201, body: { id: k.id, name: k.name, key: k.key, prefix: k.prefix, created_at: k.created_at.toISOString() } };
+  }
+
+  async function revoke(ex: Exchange): Promise<Reply> {
+    const { userId } = await requireSession(gw, ex);
+    const id = ex.params[0];
+    // A malformed id and someone else's id get the same answer: nothing to see here.
+    if (!v.is(Uuid, id)) throw notFound('No such key.');
+    const revoked = await gw.keys.revoke(userId, id.toLowerCase());
+    if (!revoked) throw notFound('No such key.');
+    return { status: 200, body: { id: revoked.id, revoked_at: revoked.revoked_at.toISOString() } };
+  }
+
+  return { list, create, revoke };
+}
