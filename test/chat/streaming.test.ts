@@ -57,7 +57,7 @@ t.test('a client that aborts mid-stream releases its reservation and pays for wh
     return b.reserved === 0n && b.balance < before.balance ? b : undefined;
   });
   t.ok(after, 'reservation released and something charged');
-  const row = await lastRecord(499);
+  const row = (await lastRecord(499))!;
   t.equal(row?.status, 499, 'recorded as a client abort');
   t.ok(row.completion_tokens >= 5 && row.completion_tokens < 50, `billed ${row.completion_tokens} tokens produced so far`);
   t.equal(before.balance - after!.balance, row.cost_nano, 'charged exactly the recorded cost');
@@ -119,7 +119,7 @@ t.test('no retry after the first byte: a stream dropped mid-way ends with an err
   t.match(text.trimEnd().split('\n').at(-1), /^data: \{"error":\{/, 'a final error event');
   t.notMatch(text, /\[DONE\]/);
   t.same(fake.requests.map((q) => q.body.model), ['drop:2'], 'the second route was not tried');
-  const row = await lastRecord(502);
+  const row = (await lastRecord(502))!;
   t.equal(row?.status, 502);
   t.ok(row.completion_tokens > 0, 'billed for what was produced');
   // The openai client surfaces that event as an error.
@@ -159,7 +159,7 @@ t.test('/v1/models: both vendors\' shapes, and a reload shows at once', async (t
   const page = await client.models.list();
   const ids = page.data.map((m) => m.id);
   t.ok(ids.includes('oa-model') && ids.includes('an-model'));
-  const raw = await (await fetch(`${gw.url}/v1/models`, { headers: { 'x-api-key': user.key, 'anthropic-version': '2023-06-01' } })).json();
+  const raw = (await (await fetch(`${gw.url}/v1/models`, { headers: { 'x-api-key': user.key, 'anthropic-version': '2023-06-01' } })).json()) as any;
   t.equal(raw.object, 'list');
   t.equal(raw.has_more, false);
   t.equal(raw.first_id, raw.data[0].id);

@@ -11,7 +11,14 @@ export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** PATH and HOME, quiet logs, plus `extra`. Values that are undefined are left out. */
 export function childEnv(extra: Record<string, string | undefined> = {}): Record<string, string> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'silent' };
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? '/tmp',
+    LOG_LEVEL: 'silent',
+    // Children load TypeScript through tsx; their V8 coverage does not map back onto the
+    // sources and corrupts the merged report, so only the test processes record coverage.
+    _TAPJS_PROCESSINFO_COVERAGE_: '0',
+  };
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) delete env[k];
     else env[k] = v;
@@ -98,14 +105,14 @@ export async function startServe(t: Test, env: Record<string, string>, timeoutMs
     for (const w of watchers) w();
   });
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  let done = false;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     proc.once('exit', (code, signal) => {
+      done = true;
       resolve({ code, signal });
       for (const w of watchers) w();
     });
   });
-  let done = false;
-  void exited.then(() => (done = true));
 
   const waitForStdout = (re: RegExp, ms = timeoutMs) =>
     new Promise<void>((resolve, reject) => {
