@@ -19,7 +19,7 @@ import { closeSession, openSession, randomToken, requireSession } from './sessio
 const EMAIL_TOKEN_TTL_S = 24 * 3600;
 
 /** Rate-limit buckets name an email by a hash: no addresses sit in Redis key names. */
-const emailTag = (email: string) => createHash('sha256').update(email).digest('base64url').slice(0, 22);
+export const emailTag = (email: string) => createHash('sha256').update(email).digest('base64url').slice(0, 22);
 
 let dummyHash: Promise<string> | undefined;
 /** A real scrypt hash with the production parameters, to check against when there is none. */

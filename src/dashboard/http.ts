@@ -34,7 +34,8 @@ export function readJson(ex: Exchange): Promise<unknown> {
   return p;
 }
 
-export type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
+/** `json` is a body already serialized (served as is); `body` is serialized here. */
+export type Reply = { status: number; body?: unknown; json?: string; headers?: Record<string, string> };
 
 /**
  * Registers one dashboard route: errors in the dashboard envelope, an unreachable store as 503
@@ -43,7 +44,7 @@ export type Reply = { status: number; body?: unknown; headers?: Record<string, s
 export function dashRoute(
   router: Router,
   gw: Gateway,
-  def: { method: 'get' | 'post' | 'delete' | 'any'; path: string; name: string; handler: (ex: Exchange) => Promise<Reply> },
+  def: { method: 'get' | 'post' | 'any'; path: string; name: string; handler: (ex: Exchange) => Promise<Reply> },
 ): void {
   router.add({
     method: def.method,
@@ -53,8 +54,10 @@ export function dashRoute(
     handler: (ex) =>
       def.handler(ex).then(
         (reply) => {
-          if (reply.status === 204) ex.send(204, '', { 'cache-control': 'no-store', ...reply.headers });
-          else ex.json(reply.status, reply.body, { 'cache-control': 'no-store', ...reply.headers });
+          const headers = { 'cache-control': 'no-store', ...reply.headers };
+          if (reply.status === 204) ex.send(204, '', headers);
+          else if (reply.json !== undefined) ex.send(reply.status, reply.json, { 'content-type': 'application/json', ...headers });
+          else ex.json(reply.status, reply.body, headers);
         },
         (err: unknown) => {
           if (err instanceof GatewayError) throw err;

@@ -5,9 +5,11 @@ import type { Gateway } from '../gateway.js';
 import type { Exchange } from '../server/exchange.js';
 import * as v from 'valibot';
 import { conflict, notFound } from './errors.js';
-import { readJson, type Reply } from './http.js';
+import { PREFIX, readJson, type Reply } from './http.js';
 import { CreateKeyBody, parseBody, Uuid } from './schemas.js';
 import { requireSession } from './sessions.js';
+
+const KEY_PATH = `${PREFIX}/keys/`;
 
 /** Live keys per account: generous for real use, a bound for a runaway script. */
 export const MAX_LIVE_KEYS = 100;
@@ -43,7 +45,9 @@ export function keyHandlers(gw: Gateway) {
 
   async function revoke(ex: Exchange): Promise<Reply> {
     const { userId } = await requireSession(gw, ex);
-    const id = ex.params[0];
+    // The raw rest of the path (the route is a wildcard, see routes.ts): a uuid needs no
+    // decoding, and anything else, slashes included, is no key of anyone's.
+    const id = ex.path.slice(KEY_PATH.length);
     // A malformed id and someone else's id get the same answer: nothing to see here.
     if (!v.is(Uuid, id)) throw notFound('No such key.');
     const revoked = await gw.keys.revoke(userId, id.toLowerCase());

@@ -24,7 +24,8 @@ export function createMailer(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>, log
   const inflight = new Set<Promise<void>>();
   const track = (p: Promise<void>) => {
     inflight.add(p);
-    void p.finally(() => inflight.delete(p));
+    const done = () => void inflight.delete(p);
+    p.then(done, done);
     return p;
   };
   return {

@@ -1,5 +1,53 @@
 import type { Gateway } from '../gateway.js';
 import type { Router } from '../server/router.js';
+import { accountHandlers } from './account.js';
+import { authHandlers } from './auth.js';
+import { notFound } from './errors.js';
+import { dashRoute, PREFIX } from './http.js';
+import { keyHandlers } from './keys.js';
+import { createMailer, type Mailer } from './mail.js';
+import { openApiDocument } from './openapi.js';
+import { publicStatsHandler } from './public-stats.js';
+import { usageHandlers } from './usage.js';
 
-/** The dashboard API (API.md §3). */
-export function registerDashboard(_router: Router, _gw: Gateway): void {}
+/** The dashboard API (API.md §3) and GET /api/public/stats. */
+export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = createMailer(gw.config, gw.log)): void {
+  const auth = authHandlers(gw, mailer);
+  const keys = keyHandlers(gw);
+  const usage = usageHandlers(gw);
+  const account = accountHandlers(gw);
+  const openapi = JSON.stringify(openApiDocument(gw.config.publicUrl));
+
+  const unknown = async (ex: { method: string; path: string }): Promise<never> => {
+    throw notFound(`No such endpoint: ${ex.method} ${ex.path.slice(0, 200)}.`);
+  };
+  const route = (method: 'get' | 'post', path: string, name: string, handler: Parameters<typeof dashRoute>[2]['handler']) =>
+    dashRoute(router, gw, { method, path: PREFIX + path, name: `dashboard_${name}`, handler });
+
+  route('post', '/register', 'register', auth.register);
+  route('post', '/verify', 'verify', auth.verify);
+  route('post', '/login', 'login', auth.login);
+  route('post', '/logout', 'logout', auth.logout);
+  route('get', '/keys', 'keys_list', keys.list);
+  route('post', '/keys', 'keys_create', keys.create);
+  // Two workarounds for src/server until it is fixed there: Router registers 'delete' as
+  // app.delete, which uWS calls `del`, and Exchange decodes `:id` parameters with a bare
+  // decodeURIComponent that throws (and aborts the process) on a malformed %-escape. A
+  // wildcard route has no parameters; the handler reads the id from the path itself.
+  dashRoute(router, gw, {
+    method: 'any', path: `${PREFIX}/keys/*`, name: 'dashboard_keys_revoke',
+    handler: (ex) => (ex.method === 'DELETE' ? keys.revoke(ex) : unknown(ex)),
+  });
+  route('get', '/usage', 'usage', usage.list);
+  route('get', '/usage-stats', 'usage_stats', usage.stats);
+  route('get', '/catalog', 'catalog', account.catalogue);
+  route('get', '/balance', 'balance', account.balance);
+  route('get', '/deposits', 'deposits', account.deposits);
+  route('get', '/openapi.json', 'openapi', async () => ({ status: 200, json: openapi, headers: { 'cache-control': 'public, max-age=300' } }));
+
+  dashRoute(router, gw, { method: 'any', path: `${PREFIX}/*`, name: 'dashboard_unknown', handler: unknown });
+  dashRoute(router, gw, { method: 'any', path: PREFIX, name: 'dashboard_unknown', handler: unknown });
+
+  dashRoute(router, gw, { method: 'get', path: '/api/public/stats', name: 'public_stats', handler: publicStatsHandler(gw) });
+  dashRoute(router, gw, { method: 'any', path: '/api/public/*', name: 'public_unknown', handler: unknown });
+}

@@ -149,15 +149,16 @@ function resolveRange(q: { from?: Date; to?: Date; range?: RangeName }): TimeRan
   return { from: q.from, to: q.to };
 }
 
-const rangeRules = <T extends { from?: Date; to?: Date; range?: RangeName }>() =>
-  [
-    v.check<T, string>((q) => !(q.range && (q.from || q.to)), 'give either range or from/to, not both'),
-    v.check<T, string>((q) => !(q.from && q.to && q.from.getTime() > q.to.getTime()), 'from must not be after to'),
-  ] as const;
+type RangeInput = { from?: Date; to?: Date; range?: RangeName };
+const notMixed = (q: RangeInput) => !(q.range && (q.from || q.to));
+const ordered = (q: RangeInput) => !(q.from && q.to && q.from.getTime() > q.to.getTime());
+const MIXED = 'Give either "range" or "from"/"to", not both';
+const DISORDERED = '"from" must not be after "to"';
 
 export const StatsQuery = v.pipe(
   v.object(RangeEntries),
-  ...rangeRules<{ from?: Date; to?: Date; range?: RangeName }>(),
+  v.check((q) => notMixed(q), MIXED),
+  v.check((q) => ordered(q), DISORDERED),
   v.transform((q) => resolveRange(q)),
 );
 
@@ -169,8 +170,9 @@ export const UsageQuery = v.pipe(
     model: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(LIMITS.model, `must be at most ${LIMITS.model} characters`))),
     key_id: v.optional(v.pipe(v.string(), v.maxLength(36, 'must be a key id'), v.uuid('must be a key id'))),
   }),
-  ...rangeRules<{ from?: Date; to?: Date; range?: RangeName }>(),
-  v.transform((q) => ({ ...resolveRange(q), limit: q.limit, cursor: q.cursor as Cursor | undefined, model: q.model, keyId: q.key_id })),
+  v.check((q) => notMixed(q), MIXED),
+  v.check((q) => ordered(q), DISORDERED),
+  v.transform((q) => ({ ...resolveRange(q), limit: q.limit, cursor: q.cursor as Cursor | undefined, model: q.model, keyId: q.key_id?.toLowerCase() })),
 );
 
 export const DepositsQuery = v.pipe(
@@ -179,7 +181,8 @@ export const DepositsQuery = v.pipe(
     limit: v.optional(Limit, String(LIMITS.pageDefault)),
     cursor: v.optional(CursorParam('deposits')),
   }),
-  ...rangeRules<{ from?: Date; to?: Date; range?: RangeName }>(),
+  v.check((q) => notMixed(q), MIXED),
+  v.check((q) => ordered(q), DISORDERED),
   v.transform((q) => ({ ...resolveRange(q), limit: q.limit, cursor: q.cursor as Cursor | undefined })),
 );
 
@@ -191,7 +194,7 @@ function issuePath(issue: v.BaseIssue<unknown>): string {
 
 function describe(issue: v.BaseIssue<unknown>, where: 'body' | 'query'): string {
   const path = issuePath(issue);
-  if (!path) return where === 'body' ? `The request body ${issue.message}.` : `Query: ${issue.message}.`;
+  if (!path) return where === 'body' ? `The request body ${issue.message}.` : `${issue.message}.`;
   const field = where === 'body' ? `"${path}"` : `Query parameter "${path}"`;
   if (issue.kind === 'schema' && issue.input === undefined) return `${field} is required.`;
   return `${field} ${issue.message}.`;

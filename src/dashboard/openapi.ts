@@ -1,0 +1,358 @@
+// OpenAPI 3.1 description of the dashboard API, served at GET /api/dashboard/openapi.json.
+// Written by hand next to the handlers; test/dashboard/openapi.test.ts checks that every
+// registered route is described and that answers carry the documented fields.
+
+import { RANGES, LIMITS } from './schemas.js';
+import { MAX_LIVE_KEYS } from './keys.js';
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const money = (description: string) => ({ type: 'string', pattern: '^-?\\d+\\.\\d{9}$', description: `${description} (USD, decimal string, 9 decimals)`, examples: ['12.345678901'] });
+const instant = (description: string) => ({ type: 'string', format: 'date-time', description });
+const nullableInstant = (description: string) => ({ type: ['string', 'null'], format: 'date-time', description });
+const int = (description: string) => ({ type: 'integer', minimum: 0, description });
+const json = (schema: object) => ({ 'application/json': { schema } });
+const ok = (description: string, schema: object) => ({ description, content: json(schema) });
+
+const errors = (...statuses: number[]) => ({
+  ...Object.fromEntries(statuses.map((s) => [String(s), { $ref: `#/components/responses/E${s}` }])),
+  default: { $ref: '#/components/responses/Unexpected' },
+});
+
+const rangeParams = [
+  { name: 'range', in: 'query', schema: { type: 'string', enum: Object.keys(RANGES) }, description: 'A window ending now. Not combinable with from/to.' },
+  { name: 'from', in: 'query', schema: { type: 'string', maxLength: LIMITS.date }, description: 'ISO-8601 date or instant, inclusive. A date or a time without offset is UTC.', examples: ['2025-01-01', '2025-01-01T12:00:00+07:00'] },
+  { name: 'to', in: 'query', schema: { type: 'string', maxLength: LIMITS.date }, description: 'ISO-8601 date or instant, exclusive. Must not be before from.' },
+];
+const pageParams = [
+  { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: LIMITS.pageMax, default: LIMITS.pageDefault } },
+  { name: 'cursor', in: 'query', schema: { type: 'string', maxLength: LIMITS.cursor }, description: 'next_cursor of the previous page, unchanged.' },
+];
+
+const tokenTotals = {
+  requests: int('Requests'),
+  prompt_tokens: int('Prompt tokens, cached ones included'),
+  completion_tokens: int('Completion (output) tokens'),
+  cached_tokens: int('Prompt tokens read from cache'),
+  total_tokens: int('prompt_tokens + completion_tokens'),
+  cost_usd: money('Charged'),
+  official_cost_usd: money('What the vendor list prices would have charged'),
+  saved_usd: money('official_cost_usd − cost_usd'),
+};
+const totalsRequired = Object.keys(tokenTotals);
+
+const pricing = {
+  type: 'object',
+  description: 'USD per million tokens',
+  properties: { input: { type: 'number' }, output: { type: 'number' }, cache_read: { type: 'number' }, cache_write: { type: 'number' } },
+  required: ['input', 'output', 'cache_read', 'cache_write'],
+};
+
+const session = {
+  type: 'object',
+  properties: {
+    user_id: { type: 'string', format: 'uuid' },
+    token: { type: 'string', description: 'Session token, sent as "Authorization: Bearer <token>".' },
+    expires_at: instant('When the session ends'),
+  },
+  required: ['user_id', 'token', 'expires_at'],
+};
+
+export function openApiDocument(publicUrl: string) {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'airouter dashboard API',
+      version: '1',
+      description:
+        'Accounts, sessions, service keys, usage and balance. JSON in and out. Money is a decimal string of USD with nine decimals; ' +
+        'prices are JSON numbers in USD per million tokens. Errors: {"error":{"code","message"}}.',
+    },
+    servers: [{ url: `${publicUrl}/api/dashboard` }],
+    security: [{ session: [] }],
+    paths: {
+      '/register': {
+        post: {
+          summary: 'Start signup: mails a verification link',
+          description: 'Answers the same whether or not the email has an account. The link is {PUBLIC_URL}/verify?token=…, valid 24 hours, single use.',
+          security: [],
+          requestBody: { required: true, content: json({ type: 'object', properties: { email: { type: 'string', format: 'email', maxLength: LIMITS.email } }, required: ['email'] }) },
+          responses: { '202': ok('Accepted', { type: 'object', properties: { status: { const: 'verification_sent' } }, required: ['status'] }), ...errors(400, 413, 429) },
+        },
+      },
+      '/verify': {
+        post: {
+          summary: 'Complete signup: set the password and open a session',
+          security: [],
+          requestBody: {
+            required: true,
+            content: json({
+              type: 'object',
+              properties: {
+                token: { type: 'string', maxLength: LIMITS.token, description: 'The token from the mailed link' },
+                password: { type: 'string', minLength: LIMITS.passwordMin, maxLength: LIMITS.passwordMax },
+              },
+              required: ['token', 'password'],
+            }),
+          },
+          responses: { '200': ok('Signed up and signed in', session), ...errors(400, 409, 413) },
+        },
+      },
+      '/login': {
+        post: {
+          summary: 'Open a session',
+          description: 'Attempts are limited per email and per client address (LOGIN_MAX_ATTEMPTS per LOGIN_WINDOW_S); past the limit, 429 with retry-after.',
+          security: [],
+          requestBody: {
+            required: true,
+            content: json({
+              type: 'object',
+              properties: { email: { type: 'string', format: 'email', maxLength: LIMITS.email }, password: { type: 'string', minLength: 1, maxLength: LIMITS.passwordMax } },
+              required: ['email', 'password'],
+            }),
+          },
+          responses: { '200': ok('Signed in', session), ...errors(400, 401, 413, 429) },
+        },
+      },
+      '/logout': {
+        post: { summary: 'End this session', responses: { '204': { description: 'Signed out' }, ...errors(401) } },
+      },
+      '/keys': {
+        get: {
+          summary: 'List service keys (never their secrets)',
+          responses: { '200': ok('Keys, newest first', { type: 'object', properties: { data: { type: 'array', items: ref('Key') } }, required: ['data'] }), ...errors(401) },
+        },
+        post: {
+          summary: 'Create a service key',
+          description: `The full key is in this answer only. At most ${MAX_LIVE_KEYS} live keys per account (409 beyond).`,
+          requestBody: { required: false, content: json({ type: 'object', properties: { name: { type: ['string', 'null'], maxLength: LIMITS.name } } }) },
+          responses: {
+            '201': ok('Created', {
+              type: 'object',
+              properties: {
+                id: { type: 'string', format: 'uuid' },
+                name: { type: 'string' },
+                key: { type: 'string', pattern: '^ar-[0-9A-Za-z]{40}$' },
+                prefix: { type: 'string' },
+                created_at: instant('Creation time'),
+              },
+              required: ['id', 'name', 'key', 'prefix', 'created_at'],
+            }),
+            ...errors(400, 401, 409, 413),
+          },
+        },
+      },
+      '/keys/{id}': {
+        delete: {
+          summary: 'Revoke a service key (at once, in every gateway process)',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
+          responses: {
+            '200': ok('Revoked (or already revoked: the original time)', {
+              type: 'object',
+              properties: { id: { type: 'string', format: 'uuid' }, revoked_at: instant('Revocation time') },
+              required: ['id', 'revoked_at'],
+            }),
+            ...errors(401, 404),
+          },
+        },
+      },
+      '/usage': {
+        get: {
+          summary: 'Usage log, newest first',
+          parameters: [
+            ...rangeParams,
+            ...pageParams,
+            { name: 'model', in: 'query', schema: { type: 'string', maxLength: LIMITS.model } },
+            { name: 'key_id', in: 'query', schema: { type: 'string', format: 'uuid' } },
+          ],
+          responses: {
+            '200': ok('One page', {
+              type: 'object',
+              properties: { data: { type: 'array', items: ref('UsageRecord') }, next_cursor: { type: ['string', 'null'], description: 'null on the last page' } },
+              required: ['data', 'next_cursor'],
+            }),
+            ...errors(400, 401),
+          },
+        },
+      },
+      '/usage-stats': {
+        get: {
+          summary: 'Usage totals over a range, by model and by UTC day',
+          parameters: rangeParams,
+          responses: {
+            '200': ok('Totals', {
+              type: 'object',
+              properties: {
+                from: nullableInstant('Start of the range applied (null: from the beginning)'),
+                to: nullableInstant('End of the range applied (null: until now)'),
+                ...tokenTotals,
+                by_model: {
+                  type: 'array',
+                  description: 'Dearest first',
+                  items: { type: 'object', properties: { model: { type: 'string' }, ...tokenTotals }, required: ['model', ...totalsRequired] },
+                },
+                by_day: {
+                  type: 'array',
+                  description: 'Days with usage, oldest first',
+                  items: { type: 'object', properties: { day: { type: 'string', format: 'date' }, ...tokenTotals }, required: ['day', ...totalsRequired] },
+                },
+              },
+              required: ['from', 'to', ...totalsRequired, 'by_model', 'by_day'],
+            }),
+            ...errors(400, 401),
+          },
+        },
+      },
+      '/catalog': {
+        get: {
+          summary: 'Models, prices and discounts',
+          responses: {
+            '200': ok('The catalogue', {
+              type: 'object',
+              properties: {
+                data: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    properties: {
+                      id: { type: 'string' },
+                      display_name: { type: 'string' },
+                      owned_by: { type: 'string' },
+                      context_window: { type: 'integer' },
+                      max_output_tokens: { type: 'integer' },
+                      pricing,
+                      official_pricing: pricing,
+                      discount_pct: { type: 'integer', description: 'round((1 − pricing.input / official_pricing.input) × 100); 0 without an official input price' },
+                    },
+                    required: ['id', 'display_name', 'owned_by', 'context_window', 'max_output_tokens', 'pricing', 'official_pricing', 'discount_pct'],
+                  },
+                },
+              },
+              required: ['data'],
+            }),
+            ...errors(401),
+          },
+        },
+      },
+      '/balance': {
+        get: {
+          summary: 'Balance, amounts held by requests in flight, and what is available',
+          responses: {
+            '200': ok('Balance', {
+              type: 'object',
+              properties: {
+                currency: { const: 'USD' },
+                balance_usd: money('Balance'),
+                reserved_usd: money('Held for requests in flight'),
+                available_usd: money('balance − reserved'),
+              },
+              required: ['currency', 'balance_usd', 'reserved_usd', 'available_usd'],
+            }),
+            ...errors(401),
+          },
+        },
+      },
+      '/deposits': {
+        get: {
+          summary: 'Deposits, newest first',
+          parameters: [...rangeParams, ...pageParams],
+          responses: {
+            '200': ok('One page', {
+              type: 'object',
+              properties: { data: { type: 'array', items: ref('Deposit') }, next_cursor: { type: ['string', 'null'] } },
+              required: ['data', 'next_cursor'],
+            }),
+            ...errors(400, 401),
+          },
+        },
+      },
+      '/openapi.json': {
+        get: { summary: 'This document', security: [], responses: { '200': ok('OpenAPI 3.1', { type: 'object' }) } },
+      },
+    },
+    components: {
+      securitySchemes: { session: { type: 'http', scheme: 'bearer', description: 'Session token from /login or /verify' } },
+      schemas: {
+        Error: {
+          type: 'object',
+          properties: {
+            error: {
+              type: 'object',
+              properties: { code: { type: 'string', pattern: '^[a-z_]+$' }, message: { type: 'string' } },
+              required: ['code', 'message'],
+            },
+          },
+          required: ['error'],
+        },
+        Key: {
+          type: 'object',
+          properties: {
+            id: { type: 'string', format: 'uuid' },
+            name: { type: 'string' },
+            prefix: { type: 'string', description: 'The first characters of the key, to recognise it' },
+            created_at: instant('Creation time'),
+            last_used_at: nullableInstant('Last request (updated as usage is recorded)'),
+            revoked_at: nullableInstant('Revocation time'),
+          },
+          required: ['id', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at'],
+        },
+        UsageRecord: {
+          type: 'object',
+          properties: {
+            id: { type: 'string', pattern: '^\\d+$' },
+            created_at: instant('When the request ended'),
+            model: { type: 'string' },
+            key_id: { type: ['string', 'null'], format: 'uuid' },
+            surface: { type: 'string', enum: ['chat', 'messages'] },
+            stream: { type: 'boolean' },
+            status: { type: 'integer', description: 'HTTP status given to the client (499: the client went away)' },
+            prompt_tokens: int('Prompt tokens, cached ones included'),
+            completion_tokens: int('Completion tokens'),
+            cached_tokens: int('Prompt tokens read from cache'),
+            cost_usd: money('Charged'),
+            official_cost_usd: money('At the vendor list prices'),
+            latency_ms: int('Total time'),
+            ttft_ms: { type: ['integer', 'null'], minimum: 0, description: 'Time to the first token (streams)' },
+          },
+          required: ['id', 'created_at', 'model', 'key_id', 'surface', 'stream', 'status', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'cost_usd', 'official_cost_usd', 'latency_ms', 'ttft_ms'],
+        },
+        Deposit: {
+          type: 'object',
+          properties: {
+            id: { type: 'string', format: 'uuid' },
+            method: { type: 'string' },
+            status: { type: 'string', enum: ['pending', 'paid', 'expired', 'failed'] },
+            amount: { type: 'string', description: 'Amount in the deposit currency, decimal string' },
+            currency: { type: 'string' },
+            credit_usd: money('Credited (or to be credited) to the balance'),
+            created_at: instant('Creation time'),
+            paid_at: nullableInstant('When it was paid'),
+          },
+          required: ['id', 'method', 'status', 'amount', 'currency', 'credit_usd', 'created_at', 'paid_at'],
+        },
+      },
+      responses: {
+        Unexpected: {
+          description: 'A store is unreachable (503, unavailable; worth a retry) or an unexpected failure (500, internal_error)',
+          content: json(ref('Error')),
+        },
+        ...Object.fromEntries(
+          [
+            [400, 'Invalid input (codes: invalid_json, invalid_request, invalid_range, invalid_cursor, invalid_token, token_used, token_expired)'],
+            [401, 'No session, an invalid or expired one (unauthorized, invalid_session), or wrong credentials (invalid_credentials)'],
+            [404, 'Not found, or not yours (not_found)'],
+            [409, 'Conflict (already_verified, too_many_keys)'],
+            [413, 'Body too large (request_too_large)'],
+            [429, 'Too many attempts (too_many_attempts); see retry-after'],
+          ].map(([status, description]) => [
+            `E${status}`,
+            {
+              description,
+              ...(status === 429 ? { headers: { 'retry-after': { schema: { type: 'integer' }, description: 'Seconds to wait' } } } : {}),
+              content: json(ref('Error')),
+            },
+          ]),
+        ),
+      },
+    },
+  };
+}
