@@ -3,7 +3,7 @@
 
 import type { Logger } from 'pino';
 import { CatalogueHolder } from './catalogue/index.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { KeyResolver } from './accounts/keys.js';
 import { Ledger } from './billing/ledger.js';
 import { UsageWriter } from './billing/usage-writer.js';
@@ -46,6 +46,7 @@ export interface RunningGateway {
 export async function startGateway(config: Config, log: Logger, stores?: Stores): Promise<RunningGateway> {
   const uws = loadUws();
   const catalogue = new CatalogueHolder(config.GATEWAY_CONFIG);
+  const ownStores = !stores;
   stores ??= await openStores(config);
   const metrics = new Metrics();
   const upstream = new UpstreamClient({
@@ -77,9 +78,16 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
   registerInference(router, gw);
   registerDashboard(router, gw);
 
-  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
-    app.listen(config.HOST, config.PORT, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${config.HOST}:${config.PORT} (port in use?)`))));
+  const listenSocket = await new Promise<us_listen_socket | false>((resolve) => {
+    app.listen(config.HOST, config.PORT, (socket) => resolve(socket || false));
   });
+  if (!listenSocket) {
+    await gw.usage.stop();
+    await upstream.close();
+    if (ownStores) await stores.close();
+    // A ConfigError, so that the command line reports it as the one line it is.
+    throw new ConfigError(`cannot listen on ${config.HOST}:${config.PORT} (port in use?)`);
+  }
   const port = uws.us_socket_local_port(listenSocket);
   log.info({ port, host: config.HOST, catalogue: catalogue.current.source, models: catalogue.current.list.length }, 'gateway listening');
 

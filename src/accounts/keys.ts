@@ -62,6 +62,8 @@ export function listKeys(sql: Sql, userId: string): Promise<KeyRow[]> {
 
 export class KeyResolver {
   private readonly local = new Map<string, { identity: KeyIdentity; expires: number }>();
+  /** Revocations heard so far: a lookup that overlapped one must not cache what it read. */
+  private revocations = 0;
 
   constructor(
     private readonly sql: Sql,
@@ -71,7 +73,10 @@ export class KeyResolver {
 
   /** Listen for revocations from every process (this one included). */
   async start(): Promise<void> {
-    await this.hot.subscribe(REVOKE_CHANNEL, (hash) => this.local.delete(hash));
+    await this.hot.subscribe(REVOKE_CHANNEL, (hash) => {
+      this.revocations++;
+      this.local.delete(hash);
+    });
   }
 
   async resolve(key: string): Promise<KeyIdentity | null> {
@@ -80,6 +85,7 @@ export class KeyResolver {
     const now = Date.now();
     const hit = this.local.get(hash);
     if (hit && hit.expires > now) return hit.identity;
+    const revocationsBefore = this.revocations;
     const cached = await this.hot.getCached(`key:${hash}`);
     let identity: KeyIdentity | null = cached ? (JSON.parse(cached) as KeyIdentity) : null;
     if (!identity) {
@@ -92,7 +98,7 @@ export class KeyResolver {
       identity = { keyId: row.id, userId: row.user_id };
       await this.hot.setCached(`key:${hash}`, JSON.stringify(identity), 10 * 60_000);
     }
-    if (this.ttlMs > 0) {
+    if (this.ttlMs > 0 && this.revocations === revocationsBefore) {
       if (this.local.size > 100_000) this.local.clear();
       this.local.set(hash, { identity, expires: now + this.ttlMs });
     }
@@ -106,6 +112,9 @@ export class KeyResolver {
       WHERE id = ${keyId} AND user_id = ${userId}
       RETURNING id, key_hash, revoked_at`;
     if (!row) return null;
+    // This process stops honouring it now, not when its own pub/sub message comes back.
+    this.revocations++;
+    this.local.delete(row.key_hash);
     await this.hot.deleteCached(`key:${row.key_hash}`);
     await this.hot.publish(REVOKE_CHANNEL, row.key_hash);
     return { id: row.id, revoked_at: row.revoked_at };

@@ -2,7 +2,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { GatewayError } from '../errors.js';
-import type { HotStore } from '../store/hot.js';
+import type { HotStore, ReserveResult } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
 import { nanoToUsd } from './money.js';
 
@@ -23,10 +23,17 @@ export class Ledger {
   /** Hold `amount` or refuse with 402. A user seen for the first time is loaded from Postgres. */
   async reserve(userId: string, amount: bigint): Promise<Reservation> {
     const id = randomUUID();
-    let result = await this.hot.reserve(userId, id, amount, this.ttlMs);
-    if (result.status === 'unknown') {
-      await this.prime(userId);
+    let result: ReserveResult;
+    try {
       result = await this.hot.reserve(userId, id, amount, this.ttlMs);
+      if (result.status === 'unknown') {
+        await this.prime(userId);
+        result = await this.hot.reserve(userId, id, amount, this.ttlMs);
+      }
+    } catch {
+      // A store that cannot be reached is the gateway's trouble (503, readyz says which one),
+      // not an internal error.
+      throw new GatewayError('unavailable', 'The gateway cannot check balances right now; try again shortly.');
     }
     if (result.status !== 'ok') {
       throw new GatewayError(

@@ -18,7 +18,9 @@ export function usdToNano(usd: string | number): bigint {
 function usdNumberText(n: number): string {
   if (!Number.isFinite(n) || n < 0) return String(n);
   // toFixed(9) then trim: avoids exponent notation for small and large numbers alike.
-  return n.toFixed(9).replace(/\.?0+$/, '');
+  const text = n.toFixed(9).replace(/\.?0+$/, '');
+  // toFixed rounds: a number with finer digits than the nano is refused, as its text would be.
+  return Number(text) === n ? text : String(n);
 }
 
 /** 12_500_000_000n → "12.500000000" (always nine decimals, so strings compare as numbers do). */

@@ -1,7 +1,6 @@
 // The operator command line (API.md §4). Every command works against the stores the server
 // uses and fails with one line and a non-zero exit.
 
-import cluster from 'node:cluster';
 import { createKey } from '../accounts/keys.js';
 import { createVerifiedUser, creditUser, findUserByEmail } from '../accounts/users.js';
 import { nanoToUsd, usdToNano } from '../billing/money.js';
@@ -111,8 +110,9 @@ export async function main(argv: string[]): Promise<void> {
     const known = err instanceof CliError || err instanceof ConfigError || err instanceof StoreError || err instanceof CatalogueError;
     const message = known ? (err as Error).message : `unexpected error: ${(err as Error)?.stack ?? String(err)}`;
     process.stderr.write(`airouter: ${message}\n`);
-    process.exitCode = 1;
-    if (cluster.isWorker) process.exit(1);
+    // Exit now: whatever the failure left open (a connection retrying, a timer) must not keep
+    // a failed command, or a gateway that could not start, hanging. stderr is synchronous here.
+    process.exit(1);
   }
 }
 

@@ -49,8 +49,10 @@ export async function serve(config: Config): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  // `on`, not `once`: a repeated signal must not kill the process (the default action) halfway
+  // through the stop, losing the queued usage records; stop() runs once however often it is called.
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
 }
 
 async function supervise(config: Config, log: ReturnType<typeof createLogger>): Promise<void> {

@@ -18,6 +18,11 @@ export interface RenderContext {
   created: number;
   /** Chat surface: forward the usage chunk (the client set stream_options.include_usage). */
   includeUsage: boolean;
+  /**
+   * The gateway's request id. The messages surface puts it in a mid-stream error event, whose
+   * envelope API.md §1 makes the same as an HTTP error's (`request_id` included).
+   */
+  requestId?: string;
 }
 
 export interface Dialect {

@@ -135,7 +135,7 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
   }
   const job: Job = {
     gw, ex, surface, identity, model, ir, reservation,
-    ctx: { model: model.id, id: surface.newId(), created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage },
+    ctx: { model: model.id, id: surface.newId(), created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage, requestId: ex.requestId },
   };
   const abort = new AbortController();
   ex.onAbort(() => abort.abort());
@@ -175,6 +175,14 @@ async function settleAndRecord(job: Job, usage: IRUsage, status: number, ttftMs:
     ttftMs,
     createdAt: new Date(),
   });
+}
+
+/**
+ * Anthropic names every answer's id in `request-id`, which its SDK reads (`_request_id`,
+ * `requestID`); the messages surface already sends it on errors, so it does on answers too.
+ */
+function idHeader(job: Job): Record<string, string> {
+  return job.surface.name === 'messages' ? { 'request-id': job.ex.requestId } : {};
 }
 
 async function readUpstreamBody(body: { text(): Promise<string> }): Promise<string> {
@@ -221,7 +229,7 @@ async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', bo
   }
   if (!usage) usage = { ...ZERO_USAGE, input: estimateInputTokens(ir), output: countTextTokens([text]) };
   await settleAndRecord(job, usage, 200, null);
-  ex.send(200, out, { 'content-type': 'application/json' });
+  ex.send(200, out, { 'content-type': 'application/json', ...idHeader(job) });
 }
 
 async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', body: import('node:stream').Readable): Promise<void> {
@@ -240,7 +248,7 @@ async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', b
   if (surface.name === 'messages') out = out.pipe(keepAlive(gw.config.PING_INTERVAL_MS, encodeSSE('{"type":"ping"}', 'ping')));
   let firstAt: number | undefined;
   const timed = out.pipe(tap(() => (firstAt ??= performance.now())));
-  ex.beginStream(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  ex.beginStream(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...idHeader(job) });
   gw.metrics.activeStreams.inc();
   let status = 200;
   try {
@@ -251,7 +259,12 @@ async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', b
       gw.log.warn({ err: outcome.error, requestId: ex.requestId }, 'upstream stream failed');
       ex.write(surface.dialect.errorEvent(new GatewayError('upstream', 'The upstream stream failed before the answer was complete.'), ex.requestId));
       ex.end();
-    } else ex.end();
+    } else {
+      // An error reported inside the stream (already forwarded or translated to the client)
+      // still ends the stream cleanly; the record must say the answer failed all the same.
+      if (meter.failed) status = 502;
+      ex.end();
+    }
   } finally {
     gw.metrics.activeStreams.dec();
   }

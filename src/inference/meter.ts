@@ -17,6 +17,12 @@ export class StreamMeter {
   /** Raw data of pass-through events, parsed only if no usage arrives. */
   private readonly rawEvents: string[] = [];
   firstByteAt?: number;
+  /**
+   * The upstream reported an error inside the stream (OpenAI's `{"error":…}` chunk, Anthropic's
+   * `event: error`). The stream still completes normally on the wire, so without this the
+   * usage record would call a failed answer a 200.
+   */
+  failed = false;
 
   noteUsage(u: Partial<IRUsage> | null | undefined) {
     if (!u) return;
@@ -67,6 +73,8 @@ function extractText(data: string, out: string[]) {
 }
 
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;
+/** An `"error":` key; inside JSON strings quotes are escaped, so text cannot match this. */
+const ERROR_KEY = /"error"\s*:/;
 
 /**
  * Chat surface, OpenAI upstream: events pass through byte for byte. Only the usage chunk is
@@ -83,10 +91,20 @@ export function chatPassThrough(meter: StreamMeter, includeUsage: boolean): Oper
         } catch {
           // Not JSON: forwarded as is; the client sees what the upstream sent.
         }
-      } else meter.noteRaw(ev.data);
+      } else if (ERROR_KEY.test(ev.data) && isErrorChunk(ev.data)) meter.failed = true;
+      else meter.noteRaw(ev.data);
     }
     return ev.raw;
   });
+}
+
+function isErrorChunk(data: string): boolean {
+  try {
+    const chunk = JSON.parse(data) as { error?: unknown };
+    return chunk.error !== null && typeof chunk.error === 'object';
+  } catch {
+    return false;
+  }
 }
 
 /** Messages surface, Anthropic upstream: byte for byte; usage read from the two events that carry it. */
@@ -103,6 +121,7 @@ export function messagesPassThrough(meter: StreamMeter): OperatorFunction<SSEEve
         // forwarded as is
       }
     } else if (ev.event === 'content_block_delta') meter.noteRaw(ev.data);
+    else if (ev.event === 'error') meter.failed = true;
     return ev.raw;
   });
 }
@@ -114,6 +133,8 @@ export function meterIR(meter: StreamMeter): OperatorFunction<IRStreamEvent, IRS
       const u = ev.usage ? { ...ev.usage } : undefined;
       if (u && ev.type === 'start') delete u.output;
       meter.noteUsage(u);
+    } else if (ev.type === 'error') {
+      meter.failed = true;
     } else if (ev.type === 'delta') {
       const d = ev.delta;
       meter.noteText(d.type === 'text' ? d.text : d.type === 'thinking' ? d.thinking : d.type === 'input_json' ? d.partialJson : '');

@@ -11,6 +11,18 @@ const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? 'Unk
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/**
+ * A malformed %-escape (`/v1/models/%E0%A4%A`) is kept as sent: the handler then finds no such
+ * thing. Throwing here would leave uWS with an unanswered request, and it aborts the process.
+ */
+function decodeParam(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}
+
 export class Exchange {
   readonly method: string;
   readonly path: string;
@@ -39,7 +51,7 @@ export class Exchange {
     req.forEach((k, v) => {
       this.headers[k] = v;
     });
-    for (let i = 0; i < paramCount; i++) this.params.push(decodeURIComponent(req.getParameter(i) ?? ''));
+    for (let i = 0; i < paramCount; i++) this.params.push(decodeParam(req.getParameter(i) ?? ''));
     const given = this.headers['x-request-id'];
     this.requestId = given && REQUEST_ID.test(given) ? given : `req_${randomBytes(12).toString('hex')}`;
     this.remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();

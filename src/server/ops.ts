@@ -3,7 +3,7 @@
 import type { Gateway } from '../gateway.js';
 import type { Router } from './router.js';
 import type { Exchange } from './exchange.js';
-import type { GatewayError } from '../errors.js';
+import { GatewayError } from '../errors.js';
 
 const plainError = (ex: Exchange, err: GatewayError) => ex.json(err.status, { error: { code: err.kind, message: err.message } });
 
@@ -24,6 +24,18 @@ export function registerOps(router: Router, gw: Gateway): void {
       const [postgres, hot] = await Promise.all([check(gw.sql`SELECT 1`), check(gw.hot.ping())]);
       const ready = postgres === 'ok' && hot === 'ok' && !gw.stopping;
       ex.json(ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', postgres, [gw.hot.kind]: hot, stopping: gw.stopping });
+    },
+  });
+
+  // Anything no other route claims (uWS matches the most specific pattern first): a 404 in
+  // JSON, where uWS by itself would just drop the connection.
+  router.add({
+    method: 'any',
+    path: '/*',
+    name: 'unknown',
+    onError: plainError,
+    handler: (ex) => {
+      throw new GatewayError('not_found', `No such endpoint: ${ex.method} ${ex.path}.`);
     },
   });
 

@@ -35,7 +35,16 @@ export class Router {
     const params = (def.path.match(/:[A-Za-z_]+/g) ?? []).length;
     const register = (this.app as unknown as Record<string, TemplatedApp['get']>)[def.method].bind(this.app);
     register(def.path, (res, req) => {
-      const ex = new Exchange(res, req, params);
+      let ex: Exchange;
+      try {
+        ex = new Exchange(res, req, params);
+      } catch (err) {
+        // uWS aborts the whole process when a handler returns without answering or attaching
+        // an abort handler, so a request we cannot even read still gets an answer.
+        this.log.error({ err, route: def.name }, 'unreadable request');
+        res.cork(() => res.writeStatus('400 Bad Request').end());
+        return;
+      }
       this.inflight++;
       this.live.add(ex);
       let result: Promise<void> | void;

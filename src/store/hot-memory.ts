@@ -1,11 +1,11 @@
 import { EventEmitter } from 'node:events';
-import type { HotStore, ReserveResult, SettleResult } from './hot.js';
+import { SETTLED_MEMORY_MS, type HotStore, type ReserveResult, type SettleResult } from './hot.js';
 
 interface Account {
   balance: bigint;
   reserved: bigint;
-  /** reservation id → amount and expiry (ms). */
-  holds: Map<string, { amount: bigint; expires: number }>;
+  /** reservation id → amount and expiry (ms); a settled id is kept a while, holding nothing. */
+  holds: Map<string, { amount: bigint; expires: number; settled?: boolean }>;
 }
 
 /**
@@ -22,7 +22,7 @@ export class MemoryHotStore implements HotStore {
   private sweep(acct: Account, now = Date.now()) {
     for (const [id, hold] of acct.holds) {
       if (hold.expires <= now) {
-        acct.reserved -= hold.amount;
+        if (!hold.settled) acct.reserved -= hold.amount;
         acct.holds.delete(id);
       }
     }
@@ -43,14 +43,16 @@ export class MemoryHotStore implements HotStore {
   async settle(userId: string, id: string, cost: bigint): Promise<SettleResult> {
     const acct = this.accounts.get(userId);
     if (!acct) return { known: false, charged: 0n };
+    const now = Date.now();
+    this.sweep(acct, now);
     const hold = acct.holds.get(id);
-    if (hold) {
-      acct.holds.delete(id);
-      acct.reserved -= hold.amount;
-    }
+    if (hold?.settled) return { known: true, charged: 0n };
+    if (hold) acct.reserved -= hold.amount;
     let charged = cost > acct.balance ? acct.balance : cost;
     if (charged < 0n) charged = 0n;
     acct.balance -= charged;
+    // Remembered so that a repeat charges nothing (see SETTLED_MEMORY_MS).
+    acct.holds.set(id, { amount: 0n, expires: now + SETTLED_MEMORY_MS, settled: true });
     return { known: true, charged };
   }
 

@@ -1,9 +1,11 @@
 import { Redis } from 'ioredis';
-import type { HotStore, ReserveResult, SettleResult } from './hot.js';
+import { SETTLED_MEMORY_MS, type HotStore, type ReserveResult, type SettleResult } from './hot.js';
 
 // Reservation state per user: a hash id → amount, a sorted set id → expiry (ms), and the
 // running total. Lua keeps each operation one atomic round trip; expired reservations are
 // swept by the next operation that looks at the user, so a crash never strands money.
+// A settled id stays in the hash as SETTLED (holding nothing) for SETTLED_MEMORY_MS, so that a
+// repeated settle charges nothing; the sweep drops it like an expired hold.
 const SWEEP = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -11,7 +13,7 @@ local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
 for _, id in ipairs(expired) do
   local a = redis.call('HGET', KEYS[2], id)
   if a then
-    redis.call('DECRBY', KEYS[4], a)
+    if a ~= 'settled' then redis.call('DECRBY', KEYS[4], a) end
     redis.call('HDEL', KEYS[2], id)
   end
 end
@@ -30,8 +32,9 @@ redis.call('INCRBY', KEYS[4], ARGV[2])
 return {1, available - amount}
 `;
 
-const SETTLE = `
+const SETTLE = `${SWEEP}
 local a = redis.call('HGET', KEYS[2], ARGV[1])
+if a == 'settled' then return {1, 0} end
 if a then
   redis.call('HDEL', KEYS[2], ARGV[1])
   redis.call('ZREM', KEYS[3], ARGV[1])
@@ -44,6 +47,8 @@ local charge = tonumber(ARGV[2])
 if charge > bal then charge = bal end
 if charge < 0 then charge = 0 end
 redis.call('DECRBY', KEYS[1], charge)
+redis.call('HSET', KEYS[2], ARGV[1], 'settled')
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
 return {1, charge}
 `;
 
@@ -77,15 +82,19 @@ export class RedisHotStore implements HotStore {
   private readonly redis: Scripted;
   private sub?: Redis;
   private readonly handlers = new Map<string, (message: string) => void>();
+  /** Why the connection is down, if it is: more telling than "max retries reached". */
+  private lastError?: Error;
 
   constructor(
     private readonly url: string,
     private readonly prefix = 'ar:',
   ) {
     this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableAutoPipelining: true }) as Scripted;
-    this.redis.on('error', () => {
+    this.redis.on('error', (err: Error) => {
       // Reported through ping()/readyz; ioredis reconnects by itself.
+      this.lastError = err;
     });
+    this.redis.on('ready', () => (this.lastError = undefined));
     this.redis.defineCommand('arReserve', { numberOfKeys: 4, lua: RESERVE });
     this.redis.defineCommand('arSettle', { numberOfKeys: 4, lua: SETTLE });
     this.redis.defineCommand('arBalance', { numberOfKeys: 4, lua: BALANCE });
@@ -105,7 +114,7 @@ export class RedisHotStore implements HotStore {
   }
 
   async settle(userId: string, id: string, cost: bigint): Promise<SettleResult> {
-    const [known, charged] = await this.redis.arSettle(...this.keys(userId), id, cost.toString());
+    const [known, charged] = await this.redis.arSettle(...this.keys(userId), id, cost.toString(), String(SETTLED_MEMORY_MS));
     return { known: known === 1, charged: BigInt(charged) };
   }
 
@@ -159,11 +168,32 @@ export class RedisHotStore implements HotStore {
   }
 
   async ping() {
-    await this.redis.ping();
+    try {
+      await this.redis.ping();
+    } catch (err) {
+      throw this.lastError ?? err;
+    }
   }
 
   async close() {
     this.sub?.disconnect();
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    const r = this.redis;
+    // Closing a connection still being set up (QUIT or disconnect alike) leaves ioredis holding
+    // the socket for 2 s, and a CLI command's process with it: let the setup finish, briefly.
+    if (r.status === 'connecting' || r.status === 'connect') {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          r.off('ready', done);
+          r.off('end', done);
+          resolve();
+        };
+        const timer = setTimeout(done, 1000);
+        r.once('ready', done);
+        r.once('end', done);
+      });
+    }
+    if (r.status === 'ready') await r.quit().catch(() => r.disconnect());
+    else r.disconnect();
   }
 }

@@ -1,6 +1,9 @@
 // The hot store: balances and reservations, cached key lookups, rate-limit counters and
 // pub/sub. Redis in production; an in-process twin when REDIS_URL is absent. Both pass the
-// same contract suite (test/store/hot-contract.test.ts).
+// same contract suite (test/foundation/hot-contract.test.ts).
+
+/** How long a settled reservation id is remembered, so that a repeated settle charges nothing. */
+export const SETTLED_MEMORY_MS = 60_000;
 
 export interface ReserveResult {
   /** `unknown` means the balance is not loaded yet: prime it from Postgres and retry. */
@@ -20,7 +23,11 @@ export interface HotStore {
   readonly kind: 'redis' | 'memory';
   /** Atomically hold `amount` unless balance − reservations cannot cover it. */
   reserve(userId: string, reservationId: string, amount: bigint, ttlMs: number): Promise<ReserveResult>;
-  /** Atomically release the reservation and charge `cost`. Idempotent per reservation id. */
+  /**
+   * Atomically release the reservation and charge `cost`. Idempotent per reservation id: the
+   * settlement is remembered for SETTLED_MEMORY_MS, and a repeat within it charges nothing.
+   * A settle after the hold expired (the request outlived it) still charges, once.
+   */
   settle(userId: string, reservationId: string, cost: bigint): Promise<SettleResult>;
   /** Load the durable balance if none is held (SET NX semantics). */
   primeBalance(userId: string, balance: bigint): Promise<void>;

@@ -3,7 +3,7 @@ import type { HotStore } from './hot.js';
 import { MemoryHotStore } from './hot-memory.js';
 import { RedisHotStore } from './hot-redis.js';
 import { migrate } from './migrate.js';
-import { openSql, type SqlStore } from './sql.js';
+import { openSql, StoreError, type SqlStore } from './sql.js';
 
 export interface Stores {
   sql: SqlStore['sql'];
@@ -16,6 +16,16 @@ export function openHot(redisUrl: string | undefined, prefix?: string): HotStore
   return redisUrl ? new RedisHotStore(redisUrl, prefix) : new MemoryHotStore();
 }
 
+/** Host, port and path of a store URL: never its password. */
+const where = (url: string) => {
+  const u = new URL(url);
+  return `${u.host}${u.pathname === '/' ? '' : u.pathname}`;
+};
+
+/** A store that cannot be used at start, as the one line the CLI prints. */
+const unusable = (what: string, err: unknown) =>
+  err instanceof StoreError ? err : new StoreError(`cannot use ${what}: ${(err as Error)?.message ?? String(err)}`);
+
 /** Opens both stores and brings the schema up to date. */
 export async function openStores(config: Pick<Config, 'DATABASE_URL' | 'REDIS_URL' | 'dataDir'> & { REDIS_PREFIX?: string }): Promise<Stores> {
   const sqlStore = await openSql({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
@@ -23,9 +33,18 @@ export async function openStores(config: Pick<Config, 'DATABASE_URL' | 'REDIS_UR
     await migrate(sqlStore.sql);
   } catch (err) {
     await sqlStore.close().catch(() => {});
-    throw err;
+    throw unusable(config.DATABASE_URL ? `Postgres at ${where(config.DATABASE_URL)}` : `the embedded Postgres in ${config.dataDir}`, err);
   }
   const hot = openHot(config.REDIS_URL, config.REDIS_PREFIX);
+  try {
+    // Checked now, so that an unreachable Redis stops start-up with one clear line instead of
+    // failing every request (and every CLI command hanging on its retries).
+    await hot.ping();
+  } catch (err) {
+    await hot.close().catch(() => {});
+    await sqlStore.close().catch(() => {});
+    throw unusable(`Redis at ${where(config.REDIS_URL ?? '')}`, err);
+  }
   return {
     sql: sqlStore.sql,
     hot,

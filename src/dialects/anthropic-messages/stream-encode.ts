@@ -89,11 +89,17 @@ class Encoder {
       case 'ping':
         if (this.started) out.push(event('ping', {}));
         break;
-      case 'error':
+      case 'error': {
         // Anthropic sends nothing after an error event, so neither does the gateway.
         this.failed = true;
-        out.push(encodeSSE(JSON.stringify(errorPayload(ev.kind, ev.message)), 'error'));
+        // With request_id when known, like the gateway's own error events and HTTP errors
+        // (API.md §1 gives mid-stream errors the same envelope): the error is the gateway's
+        // answer now, whatever upstream it was translated from.
+        const payload = errorPayload(ev.kind, ev.message);
+        const body = this.ctx.requestId ? { ...payload, request_id: this.ctx.requestId } : payload;
+        out.push(encodeSSE(JSON.stringify(body), 'error'));
         break;
+      }
       case 'end':
         this.start(out);
         this.finish(out);

@@ -353,7 +353,11 @@ export function buildRequest(ir: IRRequest, upstreamModel: string): Record<strin
     // OpenAI rejects parallel_tool_calls on a request without tools.
     if (ir.parallelToolCalls !== undefined) body.parallel_tool_calls = ir.parallelToolCalls;
   }
-  if (ir.toolChoice) {
+  // OpenAI rejects a tool_choice naming or requiring tools on a request that has none, which is
+  // what a translated request is left with when every tool was an Anthropic server tool
+  // (web_search…, dropped in the IR). "none" asks for nothing and is kept.
+  const hasTools = ir.tools !== undefined && ir.tools.length > 0;
+  if (ir.toolChoice && (hasTools || ir.toolChoice.type === 'none')) {
     const choice = ir.toolChoice;
     body.tool_choice = choice.type === 'tool' ? { type: 'function', function: { name: choice.name } } : choice.type;
   }

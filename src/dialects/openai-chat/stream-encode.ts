@@ -20,6 +20,16 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
       const usage: Partial<IRUsage> = {};
       // IR indices count every content block; OpenAI's tool-call index counts tool calls only.
       const toolOrdinal = new Map<number, number>();
+      /**
+       * Tool calls (by ordinal) that got no argument text yet. Anthropic streams a call without
+       * parameters as `input: {}` plus one empty input_json_delta, which would leave the client
+       * with arguments "" (not JSON; OpenAI sends "{}", as the non-streamed answer here does).
+       */
+      const noArguments = new Set<number>();
+      const closeArguments = (ordinal: number) => {
+        if (!noArguments.delete(ordinal)) return;
+        chunk({ tool_calls: [{ index: ordinal, function: { arguments: '{}' } }] });
+      };
 
       const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => {
         const body: Record<string, unknown> = {
@@ -75,6 +85,7 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
             ensureRole();
             const index = toolOrdinal.size;
             toolOrdinal.set(e.index, index);
+            noArguments.add(index);
             const fn = { name: e.block.name, arguments: '' };
             chunk({ tool_calls: [{ index, id: e.block.id, type: 'function', function: fn }] });
             return;
@@ -86,17 +97,22 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
             else if (d.type === 'thinking' && d.thinking !== '') chunk({ reasoning_content: d.thinking });
             else if (d.type === 'input_json' && d.partialJson !== '') {
               const index = toolOrdinal.get(e.index);
-              if (index !== undefined) chunk({ tool_calls: [{ index, function: { arguments: d.partialJson } }] });
+              if (index !== undefined) {
+                noArguments.delete(index);
+                chunk({ tool_calls: [{ index, function: { arguments: d.partialJson } }] });
+              }
             }
             // Signatures have no place in OpenAI's wire form.
             return;
           }
           case 'stop':
             if (stopped) return;
+            for (const ordinal of [...noArguments]) closeArguments(ordinal);
             addUsage(e.usage);
             onStop(e.stopReason);
             return;
           case 'end':
+            for (const ordinal of [...noArguments]) closeArguments(ordinal);
             if (!stopped) onStop(null);
             done = true;
             subscriber.next(DONE);
@@ -107,7 +123,11 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
             subscriber.next(encodeSSE(JSON.stringify(errorBody(e.kind, e.message))));
             subscriber.complete();
             return;
-          case 'block_stop':
+          case 'block_stop': {
+            const ordinal = toolOrdinal.get(e.index);
+            if (ordinal !== undefined) closeArguments(ordinal);
+            return;
+          }
           case 'ping':
             return;
         }

@@ -1,0 +1,118 @@
+// Service keys: creation, lookup, revocation; only the SHA-256 is stored; a revocation reaches
+// another gateway process through Redis pub/sub within a second.
+
+import t from 'tap';
+import { createHash } from 'node:crypto';
+import { createKey, generateKey, hashSecret, KeyResolver, listKeys, looksLikeKey } from '../../src/accounts/keys.js';
+import { createVerifiedUser } from '../../src/accounts/users.js';
+import { RedisHotStore } from '../../src/store/hot-redis.js';
+import { childEnv, startServe } from '../helpers/child.js';
+import { REDIS_URL, testStores } from '../helpers/stores.js';
+
+const KEY_RE = /^ar-[0-9A-Za-z]{40}$/;
+
+t.test('generated keys: shape, randomness, hash', async (t) => {
+  const seen = new Set<string>();
+  const counts = new Map<string, number>();
+  for (let i = 0; i < 2000; i++) {
+    const { key, hash, prefix } = generateKey();
+    if (!KEY_RE.test(key)) t.fail(`bad key ${key}`);
+    seen.add(key);
+    if (hash !== createHash('sha256').update(key).digest('hex')) t.fail(`hash of ${key}`);
+    if (prefix !== key.slice(0, 9)) t.fail(`prefix ${prefix} of ${key}`);
+    for (const c of key.slice(3)) counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
+  t.equal(seen.size, 2000, 'no repeats');
+  t.equal(counts.size, 62, 'every base62 character occurs');
+  // 80,000 characters over 62 symbols: about 1290 each; a biased generator strays far from it.
+  const values = [...counts.values()];
+  t.ok(Math.min(...values) > 1100 && Math.max(...values) < 1500, `even spread (${Math.min(...values)}..${Math.max(...values)})`);
+  t.ok(looksLikeKey(generateKey().key));
+  t.notOk(looksLikeKey('ar-short'));
+  t.notOk(looksLikeKey('sk-' + 'a'.repeat(40)));
+});
+
+t.test('create, resolve, revoke; only the hash is stored', async (t) => {
+  const stores = await testStores(t);
+  const alice = await createVerifiedUser(stores.sql, 'Alice@Example.test');
+  const bob = await createVerifiedUser(stores.sql, 'bob@example.test');
+  t.equal(alice.email, 'alice@example.test', 'emails are normalized');
+  const created = await createKey(stores.sql, alice.id, 'laptop');
+  t.match(created.key, KEY_RE);
+  t.equal(created.name, 'laptop');
+  t.equal(created.prefix, created.key.slice(0, 9));
+  t.equal(created.revoked_at, null);
+
+  const [row] = await stores.sql<{ key_hash: string }[]>`SELECT key_hash FROM api_keys WHERE id = ${created.id}`;
+  t.equal(row.key_hash, hashSecret(created.key));
+  const secret = created.key.slice(9);
+  const [{ n }] = await stores.sql<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM api_keys k
+    WHERE strpos(row_to_json(k)::text, ${created.key}) > 0 OR strpos(row_to_json(k)::text, ${secret}) > 0`;
+  t.equal(n, 0, 'the key text appears nowhere in api_keys');
+  const listed = await listKeys(stores.sql, alice.id);
+  t.same(listed.map((k) => k.id), [created.id]);
+  t.notOk(JSON.stringify(listed).includes(secret), 'nor in what listKeys returns');
+
+  const resolver = new KeyResolver(stores.sql, stores.hot, 30_000);
+  await resolver.start();
+  t.same(await resolver.resolve(created.key), { keyId: created.id, userId: alice.id });
+  t.same(await resolver.resolve(created.key), { keyId: created.id, userId: alice.id }, 'again, from the cache');
+  t.equal(await resolver.resolve(generateKey().key), null, 'an unknown key');
+  t.equal(await resolver.resolve('Bearer nonsense'), null, 'not a key at all');
+  t.equal(await resolver.resolve(created.key.slice(0, -1) + (created.key.endsWith('a') ? 'b' : 'a')), null, 'one character off');
+
+  t.equal(await resolver.revoke(bob.id, created.id), null, 'another user cannot revoke it');
+  t.same(await resolver.resolve(created.key), { keyId: created.id, userId: alice.id }, 'still live');
+
+  const revoked = await resolver.revoke(alice.id, created.id);
+  t.equal(revoked?.id, created.id);
+  t.type(revoked?.revoked_at, Date);
+  t.equal(await resolver.resolve(created.key), null, 'the revoking process refuses it at once');
+  const again = await resolver.revoke(alice.id, created.id);
+  t.equal(again?.revoked_at.getTime(), revoked?.revoked_at.getTime(), 'revoking twice keeps the first time');
+
+  // A resolver that never cached it (another process) refuses it too.
+  const fresh = new KeyResolver(stores.sql, stores.hot, 30_000);
+  t.equal(await fresh.resolve(created.key), null);
+});
+
+t.test('a revocation reaches another gateway process within 1 s', async (t) => {
+  const stores = await testStores(t);
+  const user = await createVerifiedUser(stores.sql, 'carol@example.test');
+  const { key, id } = await createKey(stores.sql, user.id);
+  const gateway = await startServe(
+    t,
+    childEnv({
+      DATABASE_URL: stores.databaseUrl,
+      REDIS_URL,
+      REDIS_PREFIX: stores.redisPrefix,
+      // Far longer than the test: only the pushed revocation can make it forget the key.
+      KEY_CACHE_TTL_MS: '600000',
+    }),
+  );
+  const models = () => fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => {
+    await r.arrayBuffer();
+    return r.status;
+  });
+  t.equal(await models(), 200, 'the key works (and is now cached in the gateway)');
+  t.equal(await models(), 200);
+
+  // The revoking side is this process, on its own connections with the same prefix.
+  const hot = new RedisHotStore(REDIS_URL, stores.redisPrefix);
+  t.teardown(() => hot.close());
+  const resolver = new KeyResolver(stores.sql, hot, 30_000);
+  const started = performance.now();
+  t.ok(await resolver.revoke(user.id, id));
+  let status = 200;
+  while (performance.now() - started < 3000) {
+    status = await models();
+    if (status === 401) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const ms = performance.now() - started;
+  t.equal(status, 401, 'the gateway refuses the revoked key');
+  t.ok(ms < 1000, `within 1 s (took ${ms.toFixed(0)} ms)`);
+  t.comment(`revocation seen by the other process after ${ms.toFixed(1)} ms`);
+  t.same(await gateway.stop(), { code: 0, signal: null });
+});
