@@ -10,6 +10,7 @@ import { UsageWriter } from './billing/usage-writer.js';
 import { registerInference } from './inference/routes.js';
 import { registerDashboard } from './dashboard/routes.js';
 import { Metrics } from './server/metrics.js';
+import { exposeToCluster } from './server/cluster-metrics.js';
 import { registerOps } from './server/ops.js';
 import { Router } from './server/router.js';
 import { loadUws, type us_listen_socket } from './server/uws.js';
@@ -49,12 +50,14 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
   const ownStores = !stores;
   stores ??= await openStores(config);
   const metrics = new Metrics();
+  exposeToCluster(metrics.registry);
   const upstream = new UpstreamClient({
     connectMs: config.UPSTREAM_CONNECT_TIMEOUT_MS,
     firstByteMs: config.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
     idleMs: config.UPSTREAM_IDLE_TIMEOUT_MS,
     connections: config.UPSTREAM_CONNECTIONS,
   });
+  const usage = new UsageWriter(stores.sql, log, config.USAGE_FLUSH_MS, config.USAGE_BATCH_MAX);
   const gw: Gateway = {
     config,
     log,
@@ -62,8 +65,8 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
     hot: stores.hot,
     catalogue,
     keys: new KeyResolver(stores.sql, stores.hot, config.KEY_CACHE_TTL_MS),
-    ledger: new Ledger(stores.sql, stores.hot, config.RESERVATION_TTL_MS),
-    usage: new UsageWriter(stores.sql, log, config.USAGE_FLUSH_MS, config.USAGE_BATCH_MAX),
+    ledger: new Ledger(stores.sql, stores.hot, config.RESERVATION_TTL_MS, () => usage.flush()),
+    usage,
     metrics,
     routes: new RouteSelector(upstream, config.ROUTE_COOLDOWN_MS, metrics, log),
     startedAt: Date.now(),

@@ -10,6 +10,13 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const KEY_PREFIX = 'ar-';
 const KEY_CHARS = 40;
 const REVOKE_CHANNEL = 'key-revoked';
+const SHARED_CACHE_MS = 10 * 60_000;
+/**
+ * Written over a revoked key's shared cache entry. Lookups fill the cache only if it is empty
+ * (SET NX), so a process that read Postgres just before the revocation committed cannot put
+ * the key back for another ten minutes.
+ */
+const REVOKED = 'revoked';
 
 /** Unbiased base62: bytes ≥ 248 are rejected so every character is equally likely. */
 export function randomBase62(length: number): string {
@@ -87,6 +94,7 @@ export class KeyResolver {
     if (hit && hit.expires > now) return hit.identity;
     const revocationsBefore = this.revocations;
     const cached = await this.hot.getCached(`key:${hash}`);
+    if (cached === REVOKED) return null;
     let identity: KeyIdentity | null = cached ? (JSON.parse(cached) as KeyIdentity) : null;
     if (!identity) {
       const [row] = await this.sql<{ id: string; user_id: string }[]>`
@@ -96,7 +104,7 @@ export class KeyResolver {
         return null;
       }
       identity = { keyId: row.id, userId: row.user_id };
-      await this.hot.setCached(`key:${hash}`, JSON.stringify(identity), 10 * 60_000);
+      await this.hot.setCached(`key:${hash}`, JSON.stringify(identity), SHARED_CACHE_MS, { onlyIfAbsent: true });
     }
     if (this.ttlMs > 0 && this.revocations === revocationsBefore) {
       if (this.local.size > 100_000) this.local.clear();
@@ -115,7 +123,7 @@ export class KeyResolver {
     // This process stops honouring it now, not when its own pub/sub message comes back.
     this.revocations++;
     this.local.delete(row.key_hash);
-    await this.hot.deleteCached(`key:${row.key_hash}`);
+    await this.hot.setCached(`key:${row.key_hash}`, REVOKED, SHARED_CACHE_MS);
     await this.hot.publish(REVOKE_CHANNEL, row.key_hash);
     return { id: row.id, revoked_at: row.revoked_at };
   }

@@ -18,6 +18,11 @@ export class Ledger {
     private readonly sql: Sql,
     private readonly hot: HotStore,
     private readonly ttlMs: number,
+    /**
+     * Runs before a balance is loaded from Postgres: the usage writer's flush, so that charges
+     * this process has made but not yet written are in the figure it loads.
+     */
+    private readonly beforePrime: () => Promise<void> = async () => {},
   ) {}
 
   /** Hold `amount` or refuse with 402. A user seen for the first time is loaded from Postgres. */
@@ -53,6 +58,7 @@ export class Ledger {
   }
 
   async prime(userId: string): Promise<void> {
+    await this.beforePrime();
     const [row] = await this.sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE id = ${userId}`;
     await this.hot.primeBalance(userId, row ? row.balance_nano : 0n);
   }

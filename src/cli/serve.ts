@@ -9,6 +9,7 @@ import type { Config } from '../config.js';
 import { startGateway, type RunningGateway } from '../gateway.js';
 import { createLogger } from '../log.js';
 import { openStores } from '../store/index.js';
+import { serveClusterMetrics } from '../server/cluster-metrics.js';
 
 const FIRST_START_EMAIL = 'local@localhost';
 const FIRST_START_CREDIT = usdToNano('10');
@@ -52,12 +53,15 @@ export async function serve(config: Config): Promise<void> {
   // `on`, not `once`: a repeated signal must not kill the process (the default action) halfway
   // through the stop, losing the queued usage records; stop() runs once however often it is called.
   process.on('SIGTERM', stop);
+  // A worker whose primary is gone (killed outright) must not keep serving on its own.
+  if (cluster.isWorker) process.on('disconnect', stop);
   process.on('SIGINT', stop);
 }
 
 async function supervise(config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
   // Migrate once here, so workers never queue on the migration lock at start.
   await (await openStores(config)).close();
+  serveClusterMetrics();
   let stopping = false;
   const fork = () => cluster.fork();
   for (let i = 0; i < config.WORKERS; i++) fork();

@@ -29,7 +29,10 @@ export function serveClusterMetrics(): void {
 
 /** In a worker: let the primary's aggregator collect this registry. */
 export function exposeToCluster(registry: Registry): void {
-  if (cluster.isWorker) AggregatorRegistry.setRegistries([registry]);
+  if (!cluster.isWorker) return;
+  AggregatorRegistry.setRegistries([registry]);
+  // prom-client starts answering the primary's requests only once an aggregator exists here.
+  new AggregatorRegistry();
 }
 
 /** The gateway's metrics text: merged over all workers when clustered, this process's otherwise. */

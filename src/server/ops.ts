@@ -2,6 +2,7 @@
 
 import type { Gateway } from '../gateway.js';
 import type { Router } from './router.js';
+import { gatewayMetrics } from './cluster-metrics.js';
 import type { Exchange } from './exchange.js';
 import { GatewayError } from '../errors.js';
 
@@ -45,7 +46,7 @@ export function registerOps(router: Router, gw: Gateway): void {
     name: 'metrics',
     onError: plainError,
     handler: async (ex) => {
-      const text = await gw.metrics.registry.metrics();
+      const text = await gatewayMetrics(gw.metrics.registry);
       ex.send(200, text, { 'content-type': gw.metrics.registry.contentType });
     },
   });

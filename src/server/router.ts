@@ -33,7 +33,9 @@ export class Router {
 
   add(def: RouteDef): void {
     const params = (def.path.match(/:[A-Za-z_]+/g) ?? []).length;
-    const register = (this.app as unknown as Record<string, TemplatedApp['get']>)[def.method].bind(this.app);
+    // uWS names its DELETE method `del`.
+    const method = def.method === 'delete' ? 'del' : def.method;
+    const register = (this.app as unknown as Record<string, TemplatedApp['get']>)[method].bind(this.app);
     register(def.path, (res, req) => {
       let ex: Exchange;
       try {

@@ -85,9 +85,11 @@ export class MemoryHotStore implements HotStore {
     }
     return entry.value;
   }
-  async setCached(key: string, value: string, ttlMs: number) {
+  async setCached(key: string, value: string, ttlMs: number, opts: { onlyIfAbsent?: boolean } = {}) {
+    if (opts.onlyIfAbsent && (await this.getCached(key)) !== null) return;
     this.cache.set(key, { value, expires: Date.now() + ttlMs });
   }
+
   async deleteCached(key: string) {
     this.cache.delete(key);
   }

@@ -138,9 +138,11 @@ export class RedisHotStore implements HotStore {
   getCached(key: string) {
     return this.redis.get(`${this.prefix}c:${key}`);
   }
-  async setCached(key: string, value: string, ttlMs: number) {
-    await this.redis.set(`${this.prefix}c:${key}`, value, 'PX', ttlMs);
+  async setCached(key: string, value: string, ttlMs: number, opts: { onlyIfAbsent?: boolean } = {}) {
+    if (opts.onlyIfAbsent) await this.redis.set(`${this.prefix}c:${key}`, value, 'PX', ttlMs, 'NX');
+    else await this.redis.set(`${this.prefix}c:${key}`, value, 'PX', ttlMs);
   }
+
   async deleteCached(key: string) {
     await this.redis.del(`${this.prefix}c:${key}`);
   }

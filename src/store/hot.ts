@@ -38,7 +38,8 @@ export interface HotStore {
   forgetBalance(userId: string): Promise<void>;
 
   getCached(key: string): Promise<string | null>;
-  setCached(key: string, value: string, ttlMs: number): Promise<void>;
+  /** With onlyIfAbsent, an existing live value wins (SET NX), so a tombstone cannot be overwritten. */
+  setCached(key: string, value: string, ttlMs: number, opts?: { onlyIfAbsent?: boolean }): Promise<void>;
   deleteCached(key: string): Promise<void>;
 
   /** Count one event in a fixed window; returns the count so far and the seconds left. */

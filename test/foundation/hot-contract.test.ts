@@ -221,6 +221,11 @@ for (const impl of IMPLS) {
       t.equal(await store.getCached('k1'), null, 'gone after its TTL');
       await store.deleteCached('k2');
       t.equal(await store.getCached('k2'), null);
+      await store.setCached('k3', 'first', 60_000, { onlyIfAbsent: true });
+      await store.setCached('k3', 'second', 60_000, { onlyIfAbsent: true });
+      t.equal(await store.getCached('k3'), 'first', 'set-if-absent keeps a live value');
+      await store.setCached('k3', 'third', 60_000);
+      t.equal(await store.getCached('k3'), 'third', 'a plain set overwrites');
       await store.ping();
     });
   });

@@ -75,6 +75,11 @@ t.test('create, resolve, revoke; only the hash is stored', async (t) => {
   // A resolver that never cached it (another process) refuses it too.
   const fresh = new KeyResolver(stores.sql, stores.hot, 30_000);
   t.equal(await fresh.resolve(created.key), null);
+
+  // The race of a process that read Postgres just before the revocation committed: its late
+  // write to the shared cache (set-if-absent) must not bring the key back.
+  await stores.hot.setCached(`key:${hashSecret(created.key)}`, JSON.stringify({ keyId: created.id, userId: alice.id }), 60_000, { onlyIfAbsent: true });
+  t.equal(await new KeyResolver(stores.sql, stores.hot, 30_000).resolve(created.key), null, 'a stale lookup cannot revive a revoked key');
 });
 
 t.test('a revocation reaches another gateway process within 1 s', async (t) => {
