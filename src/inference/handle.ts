@@ -217,6 +217,8 @@ async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', bo
       usage = usageFromOpenAI(json.usage);
       // The chat surface always carries cached_tokens at top level too (API.md §1).
       if (usage) json.usage = { ...json.usage, ...usageToOpenAI(usage), prompt_tokens_details: { ...json.usage?.prompt_tokens_details, cached_tokens: usage.cacheRead } };
+      // Some OpenAI-compatible vendors use bare UUIDs; clients expect the chatcmpl- form.
+      if (typeof json.id !== 'string' || !json.id.startsWith('chatcmpl-')) json.id = job.ctx.id;
       out = JSON.stringify(json);
     } else {
       usage = fillUsage(usageFromAnthropic(json.usage));
