@@ -30,7 +30,7 @@ export async function handleCountTokens(gw: Gateway, ex: Exchange): Promise<void
       if (res.ok) {
         const json = (await res.json()) as { input_tokens?: unknown };
         if (typeof json.input_tokens === 'number') {
-          ex.json(200, { input_tokens: json.input_tokens });
+          ex.json(200, { input_tokens: json.input_tokens }, { 'request-id': ex.requestId });
           return;
         }
       }
@@ -38,5 +38,6 @@ export async function handleCountTokens(gw: Gateway, ex: Exchange): Promise<void
       gw.log.warn({ err: (err as Error).message, route: route.key }, 'count_tokens upstream failed; estimating');
     }
   }
-  ex.json(200, { input_tokens: countRequestTokens(ir) });
+  // request-id as on Anthropic's own answers (the SDK reads it), like /v1/messages.
+  ex.json(200, { input_tokens: countRequestTokens(ir) }, { 'request-id': ex.requestId });
 }
