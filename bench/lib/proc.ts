@@ -63,30 +63,43 @@ function readRssBytes(pid: number): number {
   }
 }
 
-/** Direct children of `root`, found by scanning /proc (no CONFIG_PROC_CHILDREN needed). */
-export function childrenOf(root: number): number[] {
-  const out: number[] = [];
+/** Every descendant of `root` (children, their children…), found by one scan of /proc. */
+export function descendantsOf(root: number): number[] {
+  const byParent = new Map<number, number[]>();
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return out;
+    return [];
   }
   for (const e of entries) {
     const c = e.charCodeAt(0);
     if (c < 48 || c > 57) continue;
-    const pid = Number(e);
-    if (pid === root) continue;
     let text: string;
     try {
-      text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      text = readFileSync(`/proc/${e}/stat`, 'utf8');
     } catch {
       continue;
     }
     const ppid = Number(text.slice(text.lastIndexOf(')') + 2).split(' ', 2)[1]);
-    if (ppid === root) out.push(pid);
+    const list = byParent.get(ppid);
+    if (list) list.push(Number(e));
+    else byParent.set(ppid, [Number(e)]);
+  }
+  const out: number[] = [];
+  const queue = [root];
+  while (queue.length) {
+    for (const child of byParent.get(queue.shift()!) ?? []) {
+      out.push(child);
+      queue.push(child);
+    }
   }
   return out;
+}
+
+/** RSS of each process of the tree, MB (the root first). */
+export function rssByProcess(root: number): { pid: number; rss_mb: number }[] {
+  return [root, ...descendantsOf(root)].map((pid) => ({ pid, rss_mb: mb(readRssBytes(pid)) }));
 }
 
 export interface TreeUsage {
@@ -97,7 +110,7 @@ export interface TreeUsage {
 }
 
 /**
- * Usage of `root` and its children. Children are looked up again only every few calls (a
+ * Usage of `root` and its descendants. Children are looked up again only every few calls (a
  * /proc scan costs a few ms); a changed set of pids is how worker restarts are noticed.
  */
 export class TreeSampler {
@@ -108,7 +121,7 @@ export class TreeSampler {
   constructor(readonly root: number) {}
 
   sample(refresh = false): TreeUsage {
-    if (refresh || this.calls++ % 8 === 0) this.pids = [this.root, ...childrenOf(this.root)];
+    if (refresh || this.calls++ % 8 === 0) this.pids = [this.root, ...descendantsOf(this.root)];
     let rss = 0;
     let cpu = 0;
     const alive: number[] = [];
@@ -160,3 +173,23 @@ export class UsageWindow {
 }
 
 export const mb = (bytes: number) => Math.round((bytes / (1024 * 1024)) * 10) / 10;
+
+/**
+ * Waits until the tree uses less than `share` of one core over `windowMs` (leftover work from
+ * the previous measurement: usage batches being written, GC), or until `maxMs` passed.
+ * Returns how long it waited.
+ */
+export async function waitQuiet(sampler: TreeSampler, opts: { maxMs: number; windowMs?: number; share?: number }): Promise<number> {
+  const windowMs = opts.windowMs ?? 500;
+  const share = opts.share ?? 0.1;
+  const start = performance.now();
+  let prev = sampler.sample(true);
+  while (performance.now() - start < opts.maxMs) {
+    await new Promise((r) => setTimeout(r, windowMs));
+    const cur = sampler.sample();
+    const used = (cur.cpuSeconds - prev.cpuSeconds) / ((cur.at - prev.at) / 1000);
+    prev = cur;
+    if (used < share) break;
+  }
+  return Math.round(performance.now() - start);
+}
