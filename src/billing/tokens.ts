@@ -2,7 +2,6 @@
 // (no tokenizer on the hot path), and a real count with gpt-tokenizer (o200k_base) when an
 // upstream never reported usage, e.g. because the client went away mid-stream.
 
-import { countTokens } from 'gpt-tokenizer';
 import type { IRContent, IRRequest } from '../dialects/ir.js';
 
 /** What an image is assumed to cost before the upstream says (a large tile set). */
@@ -44,14 +43,18 @@ export function estimateInputTokens(ir: IRRequest): number {
   return Math.ceil(bytes / 3) + images * IMAGE_TOKENS + ir.messages.length * PER_MESSAGE + 8;
 }
 
-export function countRequestTokens(ir: IRRequest): number {
+// The tokenizer's tables cost ~70 MB per process and only the fallback paths need them.
+let tokenizer: Promise<typeof import('gpt-tokenizer')> | undefined;
+const countTokens = async (text: string) => (await (tokenizer ??= import('gpt-tokenizer'))).countTokens(text);
+
+export async function countRequestTokens(ir: IRRequest): Promise<number> {
   const { text, images } = requestText(ir);
   let n = images * IMAGE_TOKENS + ir.messages.length * PER_MESSAGE;
-  for (const t of text) if (t) n += countTokens(t);
+  for (const t of text) if (t) n += await countTokens(t);
   return n;
 }
 
-export function countTextTokens(pieces: string[]): number {
+export async function countTextTokens(pieces: string[]): Promise<number> {
   const text = pieces.join('');
   return text ? countTokens(text) : 0;
 }

@@ -11,7 +11,6 @@ import { createLogger } from '../log.js';
 import { openStores, type Stores } from '../store/index.js';
 import { StoreError } from '../store/sql.js';
 import { parseArgs } from './args.js';
-import { serve } from './serve.js';
 
 const USAGE = `usage: airouter <command>
   serve                                              start the gateway
@@ -62,7 +61,8 @@ export async function run(argv: string[], out: (line: string) => void = console.
   const config = loadConfig();
   switch (command) {
     case 'serve':
-      return serve(config);
+      // Loaded only here: the other commands need none of the server.
+      return (await import('./serve.js')).serve(config);
     case 'migrate':
       return withStores(config, async () => out('migrations applied; schema is up to date'));
     case 'user create':

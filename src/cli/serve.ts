@@ -6,7 +6,7 @@ import { createKey } from '../accounts/keys.js';
 import { createVerifiedUser, creditUser, watchCredits } from '../accounts/users.js';
 import { nanoToUsd, usdToNano } from '../billing/money.js';
 import type { Config } from '../config.js';
-import { startGateway, type RunningGateway } from '../gateway.js';
+import type { RunningGateway } from '../gateway.js';
 import { createLogger } from '../log.js';
 import { openStores } from '../store/index.js';
 import { serveClusterMetrics } from '../server/cluster-metrics.js';
@@ -32,6 +32,8 @@ export async function serve(config: Config): Promise<void> {
   const log = createLogger(config.LOG_LEVEL, cluster.isWorker ? { worker: cluster.worker?.id } : {});
   if (config.WORKERS > 1 && cluster.isPrimary) return supervise(config, log);
 
+  // The primary of a cluster never loads the server itself: it only supervises.
+  const { startGateway } = await import('../gateway.js');
   const running = await startGateway(config, log);
   if (running.stores.embeddedSql) await firstStart(running);
   // Only a real Postgres can have another process crediting (the embedded one is ours alone,

@@ -39,5 +39,5 @@ export async function handleCountTokens(gw: Gateway, ex: Exchange): Promise<void
     }
   }
   // request-id as on Anthropic's own answers (the SDK reads it), like /v1/messages.
-  ex.json(200, { input_tokens: countRequestTokens(ir) }, { 'request-id': ex.requestId });
+  ex.json(200, { input_tokens: await countRequestTokens(ir) }, { 'request-id': ex.requestId });
 }

@@ -133,9 +133,19 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
     if (err instanceof GatewayError && err.kind === 'insufficient_balance') gw.metrics.reservationRefusals.inc();
     throw err;
   }
+  let responseId: string | undefined;
   const job: Job = {
     gw, ex, surface, identity, model, ir, reservation,
-    ctx: { model: model.id, id: surface.newId(), created: Math.floor(Date.now() / 1000), includeUsage: ir.includeUsage, requestId: ex.requestId },
+    ctx: {
+      model: model.id,
+      // Only translated answers carry an id of ours; pass-through ones keep the upstream's.
+      get id() {
+        return (responseId ??= surface.newId());
+      },
+      created: Math.floor(Date.now() / 1000),
+      includeUsage: ir.includeUsage,
+      requestId: ex.requestId,
+    },
   };
   const abort = new AbortController();
   ex.onAbort(() => abort.abort());
@@ -191,6 +201,33 @@ async function readUpstreamBody(body: { text(): Promise<string> }): Promise<stri
   return text;
 }
 
+const USAGE_KEY = /"usage"\s*:\s*\{/g;
+
+/**
+ * Adds `cached_tokens` (and `prompt_tokens_details`) to the usage object of an upstream answer
+ * by inserting text, so the common answer goes out without a parse-and-stringify round trip.
+ * Undefined when the shape asks for a real rewrite. In valid JSON an unescaped `"usage":{`
+ * can only be a key, and the answer's own usage is its last one.
+ */
+export function spliceCachedTokens(text: string, usage: Record<string, any>, cached: number): string | undefined {
+  const details = usage.prompt_tokens_details;
+  const hasTop = 'cached_tokens' in usage;
+  if (details && typeof details === 'object') {
+    if (details.cached_tokens === undefined) return undefined;
+    if (hasTop) return text;
+  }
+  let at = -1;
+  for (let m = USAGE_KEY.exec(text); m; m = USAGE_KEY.exec(text)) at = m.index + m[0].length;
+  USAGE_KEY.lastIndex = 0;
+  if (at === -1) return undefined;
+  const parts: string[] = [];
+  if (!hasTop) parts.push(`"cached_tokens":${cached}`);
+  if (!details) parts.push(`"prompt_tokens_details":{"cached_tokens":${cached}}`);
+  if (parts.length === 0) return text;
+  const empty = Object.keys(usage).length === 0;
+  return text.slice(0, at) + parts.join(',') + (empty ? '' : ',') + text.slice(at);
+}
+
 function fillUsage(u: Partial<IRUsage> | null): IRUsage | null {
   return u ? { ...ZERO_USAGE, ...u } : null;
 }
@@ -215,11 +252,16 @@ async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', bo
   if (upstreamDialect === surface.dialect.name) {
     if (upstreamDialect === 'openai') {
       usage = usageFromOpenAI(json.usage);
-      // The chat surface always carries cached_tokens at top level too (API.md §1).
-      if (usage) json.usage = { ...json.usage, ...usageToOpenAI(usage), prompt_tokens_details: { ...json.usage?.prompt_tokens_details, cached_tokens: usage.cacheRead } };
       // Some OpenAI-compatible vendors use bare UUIDs; clients expect the chatcmpl- form.
-      if (typeof json.id !== 'string' || !json.id.startsWith('chatcmpl-')) json.id = job.ctx.id;
-      out = JSON.stringify(json);
+      const idOk = typeof json.id === 'string' && json.id.startsWith('chatcmpl-');
+      const spliced = idOk && usage ? spliceCachedTokens(text, json.usage, usage.cacheRead) : undefined;
+      if (spliced !== undefined) out = spliced;
+      else {
+        // The chat surface always carries cached_tokens at top level too (API.md §1).
+        if (usage) json.usage = { ...json.usage, ...usageToOpenAI(usage), prompt_tokens_details: { ...json.usage?.prompt_tokens_details, cached_tokens: usage.cacheRead } };
+        if (!idOk) json.id = job.ctx.id;
+        out = JSON.stringify(json);
+      }
     } else {
       usage = fillUsage(usageFromAnthropic(json.usage));
       out = text;
@@ -229,7 +271,7 @@ async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', bo
     usage = answer.usage;
     out = JSON.stringify(surface.dialect.renderResponse(answer, job.ctx));
   }
-  if (!usage) usage = { ...ZERO_USAGE, input: estimateInputTokens(ir), output: countTextTokens([text]) };
+  if (!usage) usage = { ...ZERO_USAGE, input: estimateInputTokens(ir), output: await countTextTokens([text]) };
   await settleAndRecord(job, usage, 200, null);
   ex.send(200, out, { 'content-type': 'application/json', ...idHeader(job) });
 }
@@ -271,5 +313,5 @@ async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', b
     gw.metrics.activeStreams.dec();
   }
   const ttft = firstAt === undefined ? null : Math.round(firstAt - ex.startedAt);
-  await settleAndRecord(job, meter.final(ir), status, ttft);
+  await settleAndRecord(job, await meter.final(ir), status, ttft);
 }

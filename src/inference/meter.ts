@@ -9,14 +9,19 @@ import { usageFromOpenAI } from '../dialects/openai-chat/usage.js';
 import { countRequestTokens, countTextTokens } from '../billing/tokens.js';
 import type { SSEEvent } from '../stream/sse.js';
 
+const RAW_LIMIT = 64 * 1024;
+
 export class StreamMeter {
   private usage: Partial<IRUsage> = {};
   private outputReported = false;
   /** Text produced so far, only needed if no usage arrives. */
-  private readonly produced: string[] = [];
-  /** Raw data of pass-through events, parsed only if no usage arrives. */
-  private readonly rawEvents: string[] = [];
-  firstByteAt?: number;
+  private produced: string[] = [];
+  /**
+   * Raw data of pass-through events, parsed only if no usage arrives. Past RAW_LIMIT bytes they
+   * are boiled down to their text, so a long answer costs its text, not its JSON framing.
+   */
+  private rawEvents: string[] = [];
+  private rawBytes = 0;
   /**
    * The upstream reported an error inside the stream (OpenAI's `{"error":…}` chunk, Anthropic's
    * `event: error`). The stream still completes normally on the wire, so without this the
@@ -35,17 +40,27 @@ export class StreamMeter {
   }
 
   noteRaw(data: string) {
-    if (!this.outputReported) this.rawEvents.push(data);
+    if (this.outputReported) return;
+    this.rawEvents.push(data);
+    this.rawBytes += data.length;
+    if (this.rawBytes > RAW_LIMIT) this.boilDown();
+  }
+
+  private boilDown() {
+    for (const data of this.rawEvents) extractText(data, this.produced);
+    this.produced = [this.produced.join('')];
+    this.rawEvents = [];
+    this.rawBytes = 0;
   }
 
   /** Final usage: reported counts, with gaps filled by counting what we saw. */
-  final(ir: IRRequest): IRUsage {
+  async final(ir: IRRequest): Promise<IRUsage> {
     const u = this.usage;
-    const input = u.input ?? countRequestTokens(ir);
+    const input = u.input ?? (await countRequestTokens(ir));
     let output = u.output;
     if (output === undefined || !this.outputReported) {
-      for (const data of this.rawEvents) extractText(data, this.produced);
-      output = countTextTokens(this.produced);
+      this.boilDown();
+      output = await countTextTokens(this.produced);
     }
     return { input, output, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0 };
   }

@@ -11,6 +11,11 @@ const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? 'Unk
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+// Request ids need to be unique, not secret: a per-process random prefix and a counter cost
+// nothing per request, where 12 random bytes each showed up in profiles.
+const ID_PREFIX = randomBytes(6).toString('hex');
+let idSeq = 0;
+
 /**
  * A malformed %-escape (`/v1/models/%E0%A4%A`) is kept as sent: the handler then finds no such
  * thing. Throwing here would leave uWS with an unanswered request, and it aborts the process.
@@ -26,11 +31,12 @@ function decodeParam(s: string): string {
 export class Exchange {
   readonly method: string;
   readonly path: string;
-  readonly query: URLSearchParams;
+  private readonly rawQuery: string;
+  private parsedQuery?: URLSearchParams;
   readonly headers: Record<string, string> = {};
   readonly params: string[] = [];
   readonly requestId: string;
-  readonly remoteAddress: string;
+  private address?: string;
   readonly startedAt = performance.now();
   aborted = false;
   /** True once the status line went out: from then on errors can only be written in-band. */
@@ -47,20 +53,29 @@ export class Exchange {
   ) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
     this.path = req.getUrl();
-    this.query = new URLSearchParams(req.getQuery() ?? '');
+    this.rawQuery = req.getQuery() ?? '';
     req.forEach((k, v) => {
       this.headers[k] = v;
     });
     for (let i = 0; i < paramCount; i++) this.params.push(decodeParam(req.getParameter(i) ?? ''));
     const given = this.headers['x-request-id'];
-    this.requestId = given && REQUEST_ID.test(given) ? given : `req_${randomBytes(12).toString('hex')}`;
-    this.remoteAddress = Buffer.from(res.getRemoteAddressAsText()).toString();
+    this.requestId = given && REQUEST_ID.test(given) ? given : `req_${ID_PREFIX}${(++idSeq).toString(36)}`;
     res.onAborted(() => {
       this.aborted = true;
       const listeners = this.abortListeners;
       this.abortListeners = [];
       for (const l of listeners) l();
     });
+  }
+
+  // Parsed on first use: inference requests never look at either.
+  get query(): URLSearchParams {
+    return (this.parsedQuery ??= new URLSearchParams(this.rawQuery));
+  }
+
+  get remoteAddress(): string {
+    if (this.address === undefined) this.address = this.aborted ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString();
+    return this.address;
   }
 
   onAbort(listener: () => void): void {

@@ -57,7 +57,8 @@ export class Router {
       }
       Promise.resolve(result)
         .catch((err: unknown) => {
-          if (!(err instanceof GatewayError)) this.log.error({ err, requestId: ex.requestId, route: def.name }, 'unhandled error');
+          // A client that went away makes in-flight work fail (aborted upstream calls): not a bug.
+          if (!(err instanceof GatewayError) && !ex.aborted) this.log.error({ err, requestId: ex.requestId, route: def.name }, 'unhandled error');
           if (ex.aborted || ex.finished) return;
           if (ex.headersSent) ex.close();
           else def.onError(ex, asGatewayError(err));

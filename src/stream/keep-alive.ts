@@ -8,12 +8,15 @@ export function keepAlive(intervalMs: number, ping: Buffer) {
   return (source: Observable<Buffer>) =>
     new Observable<Buffer>((subscriber) => {
       let timer: NodeJS.Timeout | undefined;
+      // One timer per stream, pushed back on every event: thousands of streams each emitting
+      // many events would otherwise allocate a timer per event.
       const arm = () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => {
-          subscriber.next(ping);
-          arm();
-        }, intervalMs);
+        if (timer) timer.refresh();
+        else
+          timer = setTimeout(function fire() {
+            subscriber.next(ping);
+            timer!.refresh();
+          }, intervalMs);
       };
       const sub = source.subscribe({
         next(chunk) {
