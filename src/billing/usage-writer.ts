@@ -25,6 +25,15 @@ export interface UsageRecord {
   createdAt: Date;
 }
 
+const USAGE_COLUMNS_TYPED = [
+  ['user_id', 'uuid'], ['key_id', 'uuid'], ['request_id', 'text'], ['model', 'text'], ['surface', 'text'],
+  ['stream', 'boolean'], ['status', 'integer'], ['prompt_tokens', 'integer'], ['completion_tokens', 'integer'],
+  ['cached_tokens', 'integer'], ['cache_write_tokens', 'integer'], ['cost_nano', 'bigint'],
+  ['official_cost_nano', 'bigint'], ['latency_ms', 'integer'], ['ttft_ms', 'integer'], ['created_at', 'timestamptz'],
+] as const;
+const USAGE_COLUMNS = USAGE_COLUMNS_TYPED.map(([c]) => c);
+const USAGE_COLUMN_TYPES = USAGE_COLUMNS_TYPED.map(([c, t]) => `${c} ${t}`).join(', ');
+
 export class UsageWriter {
   private queue: UsageRecord[] = [];
   private timer?: NodeJS.Timeout;
@@ -112,7 +121,12 @@ export class UsageWriter {
           };
         });
       if (records.length === 0) return;
-      await tx`INSERT INTO usage_records ${tx(records)}`;
+      // One JSON parameter instead of sixteen per row: serializing thousands of parameters a
+      // second was a visible share of the gateway's CPU, JSON.stringify is native.
+      await tx`
+        INSERT INTO usage_records (${tx.unsafe(USAGE_COLUMNS.join(', '))})
+        SELECT ${tx.unsafe(USAGE_COLUMNS.join(', '))} FROM json_to_recordset(${JSON.stringify(records)}::text::json)
+          AS r(${tx.unsafe(USAGE_COLUMN_TYPES)})`;
       const ids = [...charged.keys()];
       const amounts = ids.map((id) => charged.get(id)!.toString());
       await tx`
