@@ -10,6 +10,7 @@ import { countRequestTokens, countTextTokens } from '../billing/tokens.js';
 import type { SSEEvent } from '../stream/sse.js';
 
 const RAW_LIMIT = 64 * 1024;
+const TEXT_LIMIT = 256 * 1024;
 
 export class StreamMeter {
   private usage: Partial<IRUsage> = {};
@@ -22,6 +23,10 @@ export class StreamMeter {
    */
   private rawEvents: string[] = [];
   private rawBytes = 0;
+  /** Characters held in `produced`; past TEXT_LIMIT they are counted and let go. */
+  private textChars = 0;
+  /** Tokens of text already counted and released. */
+  private counted: Promise<number> = Promise.resolve(0);
   /**
    * The upstream reported an error inside the stream (OpenAI's `{"error":…}` chunk, Anthropic's
    * `event: error`). The stream still completes normally on the wire, so without this the
@@ -36,7 +41,19 @@ export class StreamMeter {
   }
 
   noteText(text: string) {
-    if (!this.outputReported) this.produced.push(text);
+    if (this.outputReported) return;
+    this.produced.push(text);
+    this.textChars += text.length;
+    if (this.textChars > TEXT_LIMIT) this.countAndRelease();
+  }
+
+  /** Keeps a long answer's memory bounded: its text so far becomes a token count. */
+  private countAndRelease() {
+    const text = this.produced.join('');
+    this.produced = [];
+    this.textChars = 0;
+    const before = this.counted;
+    this.counted = before.then(async (n) => n + (await countTextTokens([text])));
   }
 
   noteRaw(data: string) {
@@ -47,10 +64,12 @@ export class StreamMeter {
   }
 
   private boilDown() {
+    const from = this.produced.length;
     for (const data of this.rawEvents) extractText(data, this.produced);
-    this.produced = [this.produced.join('')];
+    for (let i = from; i < this.produced.length; i++) this.textChars += this.produced[i].length;
     this.rawEvents = [];
     this.rawBytes = 0;
+    if (this.textChars > TEXT_LIMIT) this.countAndRelease();
   }
 
   /** Final usage: reported counts, with gaps filled by counting what we saw. */
@@ -60,7 +79,7 @@ export class StreamMeter {
     let output = u.output;
     if (output === undefined || !this.outputReported) {
       this.boilDown();
-      output = await countTextTokens(this.produced);
+      output = (await this.counted) + (await countTextTokens(this.produced));
     }
     return { input, output, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0 };
   }

@@ -1,0 +1,44 @@
+// The stream meter on long answers without usage: memory stays bounded while the count stays
+// what the tokenizer says of the whole text (within a token per place the text was cut).
+import t from 'tap';
+import { countTokens } from 'gpt-tokenizer';
+import { StreamMeter } from '../../src/inference/meter.js';
+import type { IRRequest } from '../../src/dialects/ir.js';
+
+const ir: IRRequest = { model: 'm', system: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'hello there' }] }], stream: true, includeUsage: false };
+const piece = 'The quick brown fox jumps over the lazy dog. ';
+
+function held(meter: StreamMeter): number {
+  const m = meter as unknown as { produced: string[]; rawEvents: string[] };
+  return m.produced.reduce((n, s) => n + s.length, 0) + m.rawEvents.reduce((n, s) => n + s.length, 0);
+}
+
+t.test('pass-through events: bounded memory, tokenizer count of all the text', async (t) => {
+  const meter = new StreamMeter();
+  let text = '';
+  let maxHeld = 0;
+  for (let i = 0; i < 20_000; i++) {
+    text += piece;
+    meter.noteRaw(JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: piece } }] }));
+    maxHeld = Math.max(maxHeld, held(meter));
+  }
+  t.ok(text.length > 800_000, 'an answer far larger than the limits');
+  t.ok(maxHeld < 400 * 1024, `held at most ${maxHeld} characters`);
+  const usage = await meter.final(ir);
+  const exact = countTokens(text);
+  const cuts = Math.ceil(text.length / (256 * 1024));
+  t.ok(Math.abs(usage.output - exact) <= 2 * cuts, `counted ${usage.output}, whole text ${exact}`);
+  t.equal(usage.input, countTokens('hello there') + 4, 'input counted from the request');
+});
+
+t.test('translated text deltas: the same bound; reported usage wins', async (t) => {
+  const meter = new StreamMeter();
+  let maxHeld = 0;
+  for (let i = 0; i < 10_000; i++) {
+    meter.noteText(piece);
+    maxHeld = Math.max(maxHeld, held(meter));
+  }
+  t.ok(maxHeld <= 256 * 1024 + piece.length, `held at most ${maxHeld} characters`);
+  meter.noteUsage({ input: 7, output: 3, cacheRead: 1 });
+  t.same(await meter.final(ir), { input: 7, output: 3, cacheRead: 1, cacheWrite: 0 });
+});
