@@ -1,5 +1,6 @@
 // Dashboard test helpers: a real SMTP sink, a small JSON client, and the signup flow.
 
+import { readResponse } from './http.js';
 import { SMTPServer } from 'smtp-server';
 import net, { type AddressInfo } from 'node:net';
 import type { Test } from 'tap';
@@ -121,15 +122,7 @@ export function dashboardClient(gw: { url: string }, t: Test, from?: string): Ap
     }
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
     const url = path.startsWith('http') ? path : path.startsWith('/api/') ? gw.url + path : base + path;
-    const res = await request(url, { method: method as Dispatcher.HttpMethod, headers, body, dispatcher });
-    const text = await res.body.text();
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.statusCode, headers: res.headers, text, json };
+    return readResponse(await request(url, { method: method as Dispatcher.HttpMethod, headers, body, dispatcher }));
   }) as Api;
   api.base = base;
   return api;

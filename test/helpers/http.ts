@@ -1,12 +1,8 @@
 // Small HTTP helpers for tests that need the raw wire rather than an SDK.
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 
-export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await request(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
+/** Status, headers, text, and the JSON when the body is JSON. */
+export async function readResponse(res: Dispatcher.ResponseData) {
   const text = await res.body.text();
   let json: any;
   try {
@@ -15,6 +11,15 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
     json = undefined;
   }
   return { status: res.statusCode, headers: res.headers, text, json };
+}
+
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return readResponse(res);
 }
 
 /** Polls `fn` until it returns a truthy value or `timeoutMs` passes. */
