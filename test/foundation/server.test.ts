@@ -23,7 +23,10 @@ t.test('in-process gateway', async (t) => {
     const res = await fetch(`${gw.url}/healthz`);
     t.equal(res.status, 200);
     t.same(await res.json(), { status: 'ok' });
-    t.match(res.headers.get('x-request-id'), /^req_[0-9a-f]{24}$/, 'every response has a request id');
+    t.match(res.headers.get('x-request-id'), /^req_[0-9a-f]{12}[0-9a-z]+$/, 'every response has a request id');
+    const next = await fetch(`${gw.url}/healthz`);
+    await next.arrayBuffer();
+    t.not(next.headers.get('x-request-id'), res.headers.get('x-request-id'), 'and each one its own');
     const mine = await fetch(`${gw.url}/healthz`, { headers: { 'x-request-id': 'my-id.123' } });
     await mine.arrayBuffer();
     t.equal(mine.headers.get('x-request-id'), 'my-id.123', 'a request may bring its own');
