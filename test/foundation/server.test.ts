@@ -132,7 +132,7 @@ t.test('in-process gateway', async (t) => {
     t.match(res.headers.get('content-type'), /^text\/plain/);
     const text = await res.text();
     t.match(text, /# TYPE airouter_http_requests_total counter/);
-    t.match(text, /airouter_http_requests_total\{route="healthz",status="200"\} 4/, 'counts the four /healthz calls');
+    t.match(text, /airouter_http_requests_total\{route="healthz",status="200"\} 5/, "counts the five /healthz calls");
     t.match(text, /airouter_http_requests_total\{route="chat",status="413"\} 2/, 'and the refused bodies');
     t.match(text, /airouter_http_request_duration_seconds_bucket\{le="0.005",route="readyz",status="200"\}/);
     t.match(text, /process_cpu_seconds_total/, 'default process metrics');
