@@ -25,7 +25,7 @@ function eventEnd(buf: Buffer, from: number): number {
   return -1;
 }
 
-export function parseEventText(text: string): { event?: string; data: string } | null {
+function parseEventText(text: string): { event?: string; data: string } | null {
   let event: string | undefined;
   let data: string | undefined;
   for (const rawLine of text.split('\n')) {

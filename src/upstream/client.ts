@@ -31,9 +31,10 @@ export class UpstreamClient {
   }
 
   async post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<UpstreamResponse> {
+    const { origin } = new URL(url);
     const res = await this.agent.request({
-      origin: new URL(url).origin,
-      path: url.slice(new URL(url).origin.length),
+      origin,
+      path: url.slice(origin.length),
       method: 'POST',
       headers,
       body,

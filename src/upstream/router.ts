@@ -90,10 +90,6 @@ export class RouteSelector {
     if (this.cooldownMs > 0) this.coolUntil.set(route.key, Date.now() + this.cooldownMs);
     this.log.warn({ route: route.key, outcome, err: err instanceof Error ? err.message : undefined }, 'upstream route failed');
   }
-
-  resetCooldowns(): void {
-    this.coolUntil.clear();
-  }
 }
 
 function retryAfterSeconds(headers: UpstreamResponse['headers']): number | undefined {
