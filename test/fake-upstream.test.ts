@@ -9,9 +9,10 @@ import {
   TEXT_ANSWER,
   type FakeUpstream,
 } from './fake-upstream/server.js';
+import { FIXTURES_DIR } from './fixtures/index.js';
 
 let up: FakeUpstream;
-const fixturesDir = path.resolve(import.meta.dirname, '../../shared/fixtures');
+const fixturesDir = FIXTURES_DIR;
 
 t.before(async () => {
   up = await startFakeUpstream({ fixturesDir });

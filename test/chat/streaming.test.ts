@@ -8,8 +8,9 @@ import path from 'node:path';
 import { startFakeUpstream } from '../fake-upstream/server.js';
 import { startTestGateway, testCatalogue, PRICES } from '../helpers/gateway.js';
 import { eventually, sleep } from '../helpers/http.js';
+import { FIXTURES_DIR } from '../fixtures/index.js';
 
-const FIXTURES = path.resolve(import.meta.dirname, '../../../shared/fixtures');
+const FIXTURES = FIXTURES_DIR;
 
 const fake = await startFakeUpstream();
 t.teardown(() => fake.close());

@@ -1,7 +1,6 @@
 import t from 'tap';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import Anthropic from '@anthropic-ai/sdk';
 import { anthropicMessages as dialect } from '../../src/dialects/anthropic-messages/index.js';
@@ -9,12 +8,12 @@ import { GatewayError, type ErrorKind } from '../../src/errors.js';
 import { parseSSE } from '../../src/stream/sse.js';
 import type { IRRequest, IRResponse, IRStreamEvent, IRUsage } from '../../src/dialects/ir.js';
 import type { RenderContext } from '../../src/dialects/dialect.js';
+import { FIXTURES_DIR } from '../fixtures/index.js';
 
 /** The `t` a subtest callback receives (the last overload of t.test takes only the callback). */
 type Tap = Parameters<Parameters<typeof t.test>[0]>[0];
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const fixtures = path.resolve(repoRoot, '../shared/fixtures/anthropic');
+const fixtures = path.join(FIXTURES_DIR, 'anthropic');
 const read = (rel: string) => readFileSync(path.join(fixtures, rel));
 const readJSON = (rel: string): any => JSON.parse(read(rel).toString('utf8'));
 

@@ -1,16 +1,15 @@
 import t, { type TAP } from 'tap';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { GatewayError, type ErrorKind } from '../../src/errors.js';
 import { parseSSE } from '../../src/stream/sse.js';
 import { openaiChat, RAW_ARGUMENTS_KEY } from '../../src/dialects/openai-chat/index.js';
 import type { RenderContext } from '../../src/dialects/dialect.js';
 import type { IRResponse, IRStopReason, IRStreamEvent, IRUsage } from '../../src/dialects/ir.js';
+import { FIXTURES_DIR } from '../fixtures/index.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const fixtures = path.resolve(repoRoot, '../shared/fixtures/openai');
+const fixtures = path.join(FIXTURES_DIR, 'openai');
 const sseFixtures = readdirSync(fixtures).filter((f) => f.endsWith('.sse')).sort();
 const jsonFixtures = readdirSync(fixtures).filter((f) => f.endsWith('.json')).sort();
 

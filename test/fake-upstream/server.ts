@@ -83,7 +83,7 @@ interface Totals {
 }
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const DEFAULT_FIXTURES_DIR = path.resolve(REPO_ROOT, '../shared/fixtures');
+const DEFAULT_FIXTURES_DIR = path.resolve(REPO_ROOT, 'test/fixtures');
 /** Small, odd split size so that replayed events straddle chunk boundaries. */
 const REPLAY_CHUNK_BYTES = 37;
 /** Deltas written per event-loop turn when unpaced, so one fast stream cannot starve the rest. */

@@ -1,5 +1,5 @@
 // Turns a Plan into each vendor's wire format, streamed or whole, and builds the vendors'
-// error envelopes. Shapes follow the recorded traffic in shared/fixtures.
+// error envelopes. Shapes follow the recorded traffic in test/fixtures.
 
 import { FAKE_SIGNATURE, randomId, runText, type Dialect, type Plan, type StopReason, type TextRun, type ToolCall } from './scenarios.js';
 

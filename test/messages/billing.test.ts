@@ -12,8 +12,9 @@ import { startFakeUpstream, countPromptTokens, TEXT_ANSWER } from '../fake-upstr
 import { startTestGateway, PRICES } from '../helpers/gateway.js';
 import { eventually, postJson } from '../helpers/http.js';
 import { anthropicStreamReference, assume, expectedCostNano, openaiStreamReference, readSSE, sequenceProblems, type Usage } from '../helpers/messages.js';
+import { FIXTURES_DIR } from '../fixtures/index.js';
 
-const FIXTURES = path.resolve(import.meta.dirname, '../../../shared/fixtures');
+const FIXTURES = FIXTURES_DIR;
 const fake = await startFakeUpstream();
 t.teardown(() => fake.close());
 const gw = await startTestGateway(t, { upstream: fake.url, env: { PING_INTERVAL_MS: '300' } });

@@ -1,4 +1,4 @@
-// Every recorded vendor answer in ../shared/fixtures, replayed by the fake upstream and
+// Every recorded vendor answer in test/fixtures, replayed by the fake upstream and
 // translated to the other dialect, says the same thing: text, reasoning, tool calls, usage and
 // stop reason, compared with what this file computes from the recording itself. OpenAI
 // recordings go to the messages surface through oa-model; Anthropic ones to the chat surface
@@ -24,8 +24,9 @@ import {
   STOP_FOR_FINISH,
   type Reference,
 } from '../helpers/messages.js';
+import { FIXTURES_DIR } from '../fixtures/index.js';
 
-const FIXTURES = path.resolve(import.meta.dirname, '../../../shared/fixtures');
+const FIXTURES = FIXTURES_DIR;
 const list = (dir: string, ext: string) => readdirSync(path.join(FIXTURES, dir)).filter((f) => f.endsWith(ext)).sort().map((f) => `${dir}/${f}`);
 const read = (rel: string) => readFileSync(path.join(FIXTURES, rel), 'utf8');
 
