@@ -6,6 +6,7 @@ import { filter, tap, type Observable } from 'rxjs';
 import type { KeyIdentity } from '../accounts/keys.js';
 import { costOf, worstCase } from '../billing/money.js';
 import type { Reservation } from '../billing/ledger.js';
+import type { OutboxRecord } from '../store/hot.js';
 import { estimateInputTokens, countTextTokens } from '../billing/tokens.js';
 import type { Model, Route } from '../catalogue/index.js';
 import { usageFromAnthropic } from '../dialects/anthropic-messages/usage.js';
@@ -128,7 +129,7 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
   const maxOut = ir.maxTokens ?? model.maxOutputTokens;
   let reservation: Reservation;
   try {
-    reservation = await gw.ledger.reserve(identity.userId, worstCase(estimateInputTokens(ir), maxOut, model.pricing));
+    reservation = await gw.ledger.reserve(identity, worstCase(estimateInputTokens(ir), maxOut, model.pricing));
   } catch (err) {
     if (err instanceof GatewayError && err.kind === 'insufficient_balance') gw.metrics.reservationRefusals.inc();
     throw err;
@@ -158,16 +159,23 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
     else await wholeAnswer(job, upstreamDialect, response.body);
   } finally {
     if (!reservation.settled) {
-      // Refused or failed before any answer: nothing was used.
-      await gw.ledger.settle(reservation, 0n).catch((err) => gw.log.error({ err }, 'releasing a reservation failed'));
+      // Refused or failed before any answer: nothing was used. If the store is down the hold
+      // expires by itself (RESERVATION_TTL_MS).
+      await gw.ledger.release(reservation).catch((err) => gw.log.warn({ err: (err as Error)?.message }, 'releasing a reservation failed'));
     }
   }
 }
 
-async function settleAndRecord(job: Job, usage: IRUsage, status: number, ttftMs: number | null): Promise<void> {
-  const { gw, model, identity, ex } = job;
-  const charged = await gw.ledger.settle(job.reservation, costOf(usage, model.pricing));
-  gw.usage.push({
+function usageRecord(job: Job, usage: IRUsage, status: number, ttftMs: number | null): OutboxRecord {
+  const { model, identity, ex, reservation } = job;
+  const cost = costOf(usage, model.pricing);
+  const overrun = cost > reservation.amount;
+  if (overrun) {
+    job.gw.metrics.overruns.inc();
+    job.gw.log.warn({ requestId: ex.requestId, reserved: String(reservation.amount), cost: String(cost) }, 'cost went past the reservation; charged in full');
+  }
+  return {
+    settleId: reservation.id,
     userId: identity.userId,
     keyId: identity.keyId,
     requestId: ex.requestId,
@@ -179,12 +187,19 @@ async function settleAndRecord(job: Job, usage: IRUsage, status: number, ttftMs:
     completionTokens: usage.output,
     cachedTokens: usage.cacheRead,
     cacheWriteTokens: usage.cacheWrite,
-    costNano: charged,
+    costNano: cost,
     officialCostNano: costOf(usage, model.officialPricing),
     latencyMs: Math.round(performance.now() - ex.startedAt),
     ttftMs,
+    overrun,
     createdAt: new Date(),
-  });
+  };
+}
+
+/** Charge before the answer leaves: an answer that reached the client has its charge recorded. */
+async function settleBeforeAnswer(job: Job, usage: IRUsage, status: number): Promise<void> {
+  const record = usageRecord(job, usage, status, null);
+  await job.gw.ledger.settle(job.reservation, record.costNano, record);
 }
 
 /**
@@ -238,7 +253,7 @@ async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', bo
   try {
     text = await readUpstreamBody(body);
   } catch (err) {
-    if (ex.aborted) return settleAndRecord(job, ZERO_USAGE, 499, null);
+    if (ex.aborted) return settleBeforeAnswer(job, ZERO_USAGE, 499);
     throw err instanceof GatewayError ? err : new GatewayError('upstream', 'The upstream connection failed while answering.');
   }
   let json: Record<string, any>;
@@ -272,7 +287,7 @@ async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', bo
     out = JSON.stringify(surface.dialect.renderResponse(answer, job.ctx));
   }
   if (!usage) usage = { ...ZERO_USAGE, input: estimateInputTokens(ir), output: await countTextTokens([text]) };
-  await settleAndRecord(job, usage, 200, null);
+  await settleBeforeAnswer(job, usage, 200);
   ex.send(200, out, { 'content-type': 'application/json', ...idHeader(job) });
 }
 
@@ -295,23 +310,31 @@ async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', b
   ex.beginStream(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...idHeader(job) });
   gw.metrics.activeStreams.inc();
   let status = 200;
+  let outcome;
   try {
-    const outcome = await streamToClient(timed, ex, valve, gw.metrics);
-    if (outcome.aborted) status = 499;
-    else if (outcome.error !== undefined) {
-      status = 502;
-      gw.log.warn({ err: outcome.error, requestId: ex.requestId }, 'upstream stream failed');
-      ex.write(surface.dialect.errorEvent(new GatewayError('upstream', 'The upstream stream failed before the answer was complete.'), ex.requestId));
-      ex.end();
-    } else {
-      // An error reported inside the stream (already forwarded or translated to the client)
-      // still ends the stream cleanly; the record must say the answer failed all the same.
-      if (meter.failed) status = 502;
-      ex.end();
-    }
+    outcome = await streamToClient(timed, ex, valve, gw.metrics);
   } finally {
     gw.metrics.activeStreams.dec();
   }
+  let failure: GatewayError | undefined;
+  if (outcome.aborted) status = 499;
+  else if (outcome.error !== undefined) {
+    status = 502;
+    gw.log.warn({ err: outcome.error, requestId: ex.requestId }, 'upstream stream failed');
+    failure = new GatewayError('upstream', 'The upstream stream failed before the answer was complete.');
+  } else if (meter.failed) {
+    // An error reported inside the stream (already forwarded or translated to the client)
+    // still ends the stream cleanly; the record must say the answer failed all the same.
+    status = 502;
+  }
   const ttft = firstAt === undefined ? null : Math.round(firstAt - ex.startedAt);
-  await settleAndRecord(job, await meter.final(ir), status, ttft);
+  const record = usageRecord(job, await meter.final(ir), status, ttft);
+  // What was streamed is billed even if the store is down right now (retried until it lands);
+  // the final event goes out only once the charge is recorded.
+  const recorded = await gw.ledger.settleEventually(job.reservation, record.costNano, record);
+  if (!recorded && !outcome.aborted) failure ??= new GatewayError('unavailable', 'The gateway could not record this answer\'s usage; it will be billed when the store recovers.');
+  if (failure) ex.write(surface.dialect.errorEvent(failure, ex.requestId));
+  else for (const chunk of outcome.held) ex.write(chunk);
+  ex.end();
 }
+

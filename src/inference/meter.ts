@@ -7,7 +7,7 @@ import { usageFromAnthropic } from '../dialects/anthropic-messages/usage.js';
 import type { IRRequest, IRStreamEvent, IRUsage } from '../dialects/ir.js';
 import { usageFromOpenAI } from '../dialects/openai-chat/usage.js';
 import { countRequestTokens, countTextTokens } from '../billing/tokens.js';
-import type { SSEEvent } from '../stream/sse.js';
+import { markFinal, type SSEEvent } from '../stream/sse.js';
 
 const RAW_LIMIT = 64 * 1024;
 const TEXT_LIMIT = 256 * 1024;
@@ -116,18 +116,17 @@ const ERROR_KEY = /"error"\s*:/;
  */
 export function chatPassThrough(meter: StreamMeter, includeUsage: boolean): OperatorFunction<SSEEvent, Buffer | null> {
   return map((ev) => {
-    if (ev.data !== '[DONE]') {
-      if (USAGE_OBJECT.test(ev.data)) {
-        try {
-          const chunk = JSON.parse(ev.data) as { usage?: unknown; choices?: unknown[] };
-          meter.noteUsage(usageFromOpenAI(chunk.usage));
-          if (!includeUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
-        } catch {
-          // Not JSON: forwarded as is; the client sees what the upstream sent.
-        }
-      } else if (ERROR_KEY.test(ev.data) && isErrorChunk(ev.data)) meter.failed = true;
-      else meter.noteRaw(ev.data);
-    }
+    if (ev.data === '[DONE]') return markFinal(ev.raw);
+    if (USAGE_OBJECT.test(ev.data)) {
+      try {
+        const chunk = JSON.parse(ev.data) as { usage?: unknown; choices?: unknown[] };
+        meter.noteUsage(usageFromOpenAI(chunk.usage));
+        if (!includeUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
+      } catch {
+        // Not JSON: forwarded as is; the client sees what the upstream sent.
+      }
+    } else if (ERROR_KEY.test(ev.data) && isErrorChunk(ev.data)) meter.failed = true;
+    else meter.noteRaw(ev.data);
     return ev.raw;
   });
 }
@@ -156,6 +155,7 @@ export function messagesPassThrough(meter: StreamMeter): OperatorFunction<SSEEve
       }
     } else if (ev.event === 'content_block_delta') meter.noteRaw(ev.data);
     else if (ev.event === 'error') meter.failed = true;
+    else if (ev.event === 'message_stop') return markFinal(ev.raw);
     return ev.raw;
   });
 }

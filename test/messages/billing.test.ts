@@ -38,7 +38,7 @@ interface Row {
   official_cost_nano: bigint;
 }
 async function rows(): Promise<Row[]> {
-  await gw.gw.usage.flush();
+  await gw.gw.outbox.drained();
   return gw.gw.sql<Row[]>`
     SELECT request_id, model, surface, stream, status, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, cost_nano, official_cost_nano
     FROM usage_records WHERE user_id = ${user.userId} ORDER BY id`;
