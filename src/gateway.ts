@@ -86,7 +86,11 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
   };
   await gw.keys.start();
   if (stores.hot instanceof RedisHotStore) {
-    await stores.hot.startWatching(1000, (n) => log.error({ replayed: n }, 'Redis lost its data (new epoch): settled again the charges not yet written to Postgres'));
+    const sql = stores.sql;
+    await stores.hot.startWatching({
+      committed: async (ids) => new Set((await sql<{ settle_id: string }[]>`SELECT settle_id FROM usage_records WHERE settle_id = ANY(${ids}::uuid[])`).map((r) => r.settle_id)),
+      onReplay: (n) => log.error({ replayed: n }, 'Redis lost data (restart or flush): settled again the charges it lost'),
+    });
   }
   gw.outbox.start();
 

@@ -36,8 +36,11 @@ export interface LedgerOptions {
 const unavailable = () => new GatewayError('unavailable', 'The gateway cannot check balances right now; try again shortly.');
 
 export class Ledger {
-  /** Settles that failed because the hot store was unreachable: tried again until they land. */
-  private readonly retries = new Map<string, { res: Reservation; cost: bigint; record: OutboxRecord }>();
+  /**
+   * Settles (and releases) that failed because the hot store was unreachable: tried again until
+   * they land, so a delivered answer is billed and a hold does not linger for its whole TTL.
+   */
+  private readonly retries = new Map<string, { res: Reservation; cost: bigint; record?: OutboxRecord }>();
   private retryTimer?: NodeJS.Timeout;
 
   constructor(
@@ -102,6 +105,46 @@ export class Ledger {
    */
   async settle(res: Reservation, cost: bigint, record: OutboxRecord): Promise<bigint> {
     if (res.settled) return 0n;
+    const charged = await this.trySettle(res, cost, record);
+    res.settled = true;
+    return charged;
+  }
+
+  /**
+   * Like settle, for an answer already delivered: if the store is down, the charge is kept and
+   * tried again until it lands, so what was served is billed once the store is back. The
+   * reservation counts as settled from here on either way: the retry owns it.
+   */
+  async settleEventually(res: Reservation, cost: bigint, record: OutboxRecord): Promise<boolean> {
+    if (res.settled) return true;
+    res.settled = true;
+    try {
+      await this.trySettle(res, cost, record);
+      return true;
+    } catch {
+      this.retryLater(res, cost, record);
+      return false;
+    }
+  }
+
+  /** Release a hold that was not used: nothing charged, nothing recorded. */
+  async release(res: Reservation): Promise<void> {
+    if (res.settled) return;
+    res.settled = true;
+    try {
+      await this.trySettle(res, 0n);
+    } catch {
+      this.retryLater(res, 0n);
+    }
+  }
+
+  private retryLater(res: Reservation, cost: bigint, record?: OutboxRecord) {
+    this.retries.set(res.id, { res, cost, record });
+    this.opts.onRetryQueue?.(this.retries.size);
+    this.retryTimer ??= setInterval(() => void this.retryPending(), 1000);
+  }
+
+  private async trySettle(res: Reservation, cost: bigint, record?: OutboxRecord): Promise<bigint> {
     let result;
     try {
       result = await this.hot.settle(this.settleRequest(res, cost, record));
@@ -109,26 +152,9 @@ export class Ledger {
       this.opts.log?.warn({ err: (err as Error)?.message }, 'settle failed: the hot store is unreachable');
       throw unavailable();
     }
-    res.settled = true;
     if (result.duplicate) return 0n;
     if (!this.hot.durableSettle && result.entryId) await this.awaitCommit(result.entryId);
     return cost;
-  }
-
-  /**
-   * Like settle, for an answer already delivered: if the store is down, the charge is kept and
-   * tried again until it lands, so what was served is billed once the store is back.
-   */
-  async settleEventually(res: Reservation, cost: bigint, record: OutboxRecord): Promise<boolean> {
-    try {
-      await this.settle(res, cost, record);
-      return true;
-    } catch {
-      this.retries.set(res.id, { res, cost, record });
-      this.opts.onRetryQueue?.(this.retries.size);
-      this.retryTimer ??= setInterval(() => void this.retryPending(), 1000);
-      return false;
-    }
   }
 
   /** Charges waiting for the store to come back. */
@@ -139,7 +165,7 @@ export class Ledger {
   async retryPending(): Promise<void> {
     for (const [id, job] of this.retries) {
       try {
-        await this.settle(job.res, job.cost, job.record);
+        await this.trySettle(job.res, job.cost, job.record);
         this.retries.delete(id);
       } catch {
         break; // still down
@@ -156,25 +182,20 @@ export class Ledger {
   async stop(): Promise<void> {
     if (this.retries.size > 0) await this.retryPending();
     if (this.retryTimer) clearInterval(this.retryTimer);
-    for (const { record } of this.retries.values()) this.opts.log?.error({ record: { ...record, costNano: String(record.costNano), officialCostNano: String(record.officialCostNano) } }, 'unsettled charge lost at shutdown');
+    for (const { record } of this.retries.values()) {
+      if (record) this.opts.log?.error({ record: { ...record, costNano: String(record.costNano), officialCostNano: String(record.officialCostNano) } }, 'unsettled charge lost at shutdown');
+    }
   }
 
-  /** Release a hold that was not used: nothing charged, nothing recorded. */
-  async release(res: Reservation): Promise<void> {
-    if (res.settled) return;
-    res.settled = true;
-    await this.hot.settle({ userId: res.userId, reservationId: res.id, cost: 0n, keyId: res.keyId });
-  }
-
-  private settleRequest(res: Reservation, cost: bigint, record: OutboxRecord) {
-    const p = res.limits.spendNano !== null ? res.limits.spendPeriod : null;
+  private settleRequest(res: Reservation, cost: bigint, record?: OutboxRecord) {
+    const p = record && res.limits.spendNano !== null ? res.limits.spendPeriod : null;
     return {
       userId: res.userId,
       reservationId: res.id,
       cost,
       keyId: res.keyId,
-      spendField: p ? spendField(res.keyId, p, record.createdAt) : undefined,
-      spendFieldBefore: p ? previousSpendField(res.keyId, p, record.createdAt) : undefined,
+      spendField: p ? spendField(res.keyId, p, record!.createdAt) : undefined,
+      spendFieldBefore: p ? previousSpendField(res.keyId, p, record!.createdAt) : undefined,
       record,
     };
   }

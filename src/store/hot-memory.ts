@@ -26,6 +26,10 @@ interface Account {
   reserved: bigint;
   holds: Map<string, Hold>;
   keyHeld: Map<string, bigint>;
+  /** Entries whose correction was applied (at most once each). */
+  fixed: Set<string>;
+  /** Charges committed and acknowledged while no account was loaded: entry → (charged after, cost, field). */
+  late: Map<string, { after: bigint; cost: bigint; field: string }>;
 }
 
 interface Pending {
@@ -55,7 +59,7 @@ export class MemoryHotStore implements HotStore {
   private user(userId: string): Account {
     let u = this.users.get(userId);
     if (!u) {
-      u = { reserved: 0n, holds: new Map(), keyHeld: new Map() };
+      u = { reserved: 0n, holds: new Map(), keyHeld: new Map(), fixed: new Set(), late: new Map() };
       this.users.set(userId, u);
     }
     return u;
@@ -136,7 +140,17 @@ export class MemoryHotStore implements HotStore {
   async primeBalance(userId: string, s: PrimeSnapshot) {
     const u = this.user(userId);
     if (u.acct) return;
-    u.acct = { bal: s.balance, cbase: s.charged, gen: randomUUID(), fields: new Map(Object.entries(s.keySpend)) };
+    const acct = { bal: s.balance, cbase: s.charged, gen: randomUUID(), fields: new Map(Object.entries(s.keySpend)) };
+    u.acct = acct;
+    // Committed after the snapshot, acknowledged before this load: not in the snapshot.
+    for (const [id, l] of u.late) {
+      if (l.after > s.charged && !u.fixed.has(id)) {
+        u.fixed.add(id);
+        acct.bal -= l.cost;
+        if (l.field) acct.fields.set(l.field, (acct.fields.get(l.field) ?? 0n) + l.cost);
+      }
+    }
+    u.late.clear();
   }
 
   async credit(userId: string, amount: bigint) {
@@ -201,23 +215,26 @@ export class MemoryHotStore implements HotStore {
   async ackOutbox(items: AckItem[]): Promise<void> {
     for (const it of items) {
       const p = this.outbox.get(it.entry.id);
-      if (!p) continue;
       this.outbox.delete(it.entry.id);
-      const acct = this.users.get(it.entry.record.userId)?.acct;
+      const u = this.user(it.entry.record.userId);
       const c = it.entry.record.costNano;
       const kf = it.entry.spendField;
-      if (acct && it.kind !== 'dropped') {
-        if (it.kind === 'duplicate') {
-          if (it.entry.generation === acct.gen) {
-            acct.bal += c;
-            if (kf) acct.fields.set(kf, (acct.fields.get(kf) ?? 0n) - c);
+      if (it.kind !== 'dropped') {
+        if (u.acct) {
+          let delta: bigint | undefined;
+          if (it.kind === 'duplicate') {
+            if (it.entry.generation === u.acct.gen) delta = c;
+          } else if (it.entry.generation !== u.acct.gen && u.acct.cbase < it.chargedAfter) delta = -c;
+          if (delta !== undefined && !u.fixed.has(it.entry.id)) {
+            u.fixed.add(it.entry.id);
+            u.acct.bal += delta;
+            if (kf) u.acct.fields.set(kf, (u.acct.fields.get(kf) ?? 0n) - delta);
           }
-        } else if (it.entry.generation !== acct.gen && acct.cbase < it.chargedAfter) {
-          acct.bal -= c;
-          if (kf) acct.fields.set(kf, (acct.fields.get(kf) ?? 0n) + c);
+        } else if (it.kind !== 'duplicate') {
+          u.late.set(it.entry.id, { after: it.chargedAfter, cost: c, field: kf });
         }
       }
-      p.committed();
+      p?.committed();
     }
   }
 

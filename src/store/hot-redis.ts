@@ -55,6 +55,8 @@ if #expired > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now) end
  * ARGV: id, amount, ttl, keyId, rpmLimit, spendLimit (-1 none), spendField, outboxMax.
  */
 const RESERVE = `${SWEEP}
+local held = redis.call('HGET', KEYS[2], ARGV[1])
+if held then return {1, tonumber(redis.call('HGET', KEYS[1], 'bal') or '0') - tonumber(redis.call('GET', KEYS[4]) or '0')} end
 local outboxMax = tonumber(ARGV[8])
 if outboxMax > 0 and redis.call('XLEN', KEYS[7]) >= outboxMax then return {-3, 0} end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
@@ -108,37 +110,64 @@ redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
 return {1, eid, gen}
 `;
 
-/** KEYS: acct. ARGV: balance, charged, generation, then field/value pairs. */
-const PRIME = `
+/**
+ * KEYS: acct, fixed, late. ARGV: balance, charged, generation, then field/value pairs.
+ * `late` holds charges acknowledged while no account was loaded; those committed after the
+ * snapshot (charged after > the snapshot's total) are not in it, and are taken now.
+ */
+const PRIME = `${NEG}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('HSET', KEYS[1], 'bal', ARGV[1], 'cbase', ARGV[2], 'gen', ARGV[3])
 for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+local late = redis.call('HGETALL', KEYS[3])
+for i = 1, #late, 2 do
+  local v = late[i + 1]
+  local a = string.find(v, '|', 1, true)
+  local b = string.find(v, '|', a + 1, true)
+  local after, c, kf = string.sub(v, 1, a - 1), string.sub(v, a + 1, b - 1), string.sub(v, b + 1)
+  if tonumber(after) > tonumber(ARGV[2]) and redis.call('SADD', KEYS[2], late[i]) == 1 then
+    redis.call('EXPIRE', KEYS[2], 604800)
+    redis.call('HINCRBY', KEYS[1], 'bal', neg(c))
+    if kf ~= '' then redis.call('HINCRBY', KEYS[1], kf, c) end
+  end
+end
+redis.call('DEL', KEYS[3])
 return 1
 `;
 
 /**
- * KEYS: outbox, then the accounts named by the items. ARGV: item count, then per item:
- * entry id, account index, cost, generation, spend field, kind (I/R/D/X), charged after.
- * The correction of each entry happens only when this call is the one that acknowledged it.
+ * KEYS: outbox, then per account: acct, fixed, late. ARGV: item count, then per item: entry id,
+ * account index, cost, generation, spend field, kind (I/R/D/X), charged after.
+ * A correction is applied at most once per entry (the `fixed` set remembers it), whatever became
+ * of the stream meanwhile: a commit that straddles a flush still corrects the new account. A
+ * committed charge acknowledged while no account is loaded is left in `late` for the next load.
  */
 const ACK = `${NEG}
 local n = tonumber(ARGV[1])
 for i = 0, n - 1 do
   local b = 2 + i * 7
-  local eid, c, g, kf, kind = ARGV[b], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5]
-  local acked = redis.call('XACK', KEYS[1], '${GROUP}', eid)
+  local eid, c, g, kf, kind, after = ARGV[b], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5], ARGV[b + 6]
+  redis.call('XACK', KEYS[1], '${GROUP}', eid)
   redis.call('XDEL', KEYS[1], eid)
-  local acct = KEYS[1 + tonumber(ARGV[b + 1])]
-  if acked == 1 and kind ~= 'X' and redis.call('EXISTS', acct) == 1 then
-    local cur = redis.call('HGET', acct, 'gen')
-    if kind == 'D' then
-      if g == cur then
-        redis.call('HINCRBY', acct, 'bal', c)
-        if kf ~= '' then redis.call('HINCRBY', acct, kf, neg(c)) end
+  local ai = tonumber(ARGV[b + 1])
+  local acct, fixed, late = KEYS[ai * 3 - 1], KEYS[ai * 3], KEYS[ai * 3 + 1]
+  if kind ~= 'X' then
+    if redis.call('EXISTS', acct) == 1 then
+      local cur = redis.call('HGET', acct, 'gen')
+      local delta = nil
+      if kind == 'D' then
+        if g == cur then delta = c end
+      elseif g ~= cur and tonumber(redis.call('HGET', acct, 'cbase')) < tonumber(after) then
+        delta = neg(c)
       end
-    elseif g ~= cur and tonumber(redis.call('HGET', acct, 'cbase')) < tonumber(ARGV[b + 6]) then
-      redis.call('HINCRBY', acct, 'bal', neg(c))
-      if kf ~= '' then redis.call('HINCRBY', acct, kf, c) end
+      if delta and redis.call('SADD', fixed, eid) == 1 then
+        redis.call('EXPIRE', fixed, 604800)
+        redis.call('HINCRBY', acct, 'bal', delta)
+        if kf ~= '' then redis.call('HINCRBY', acct, kf, delta == c and neg(c) or c) end
+      end
+    elseif kind ~= 'D' then
+      redis.call('HSET', late, eid, after .. '|' .. c .. '|' .. kf)
+      redis.call('EXPIRE', late, 604800)
     end
   end
 end
@@ -252,7 +281,6 @@ export class RedisHotStore implements HotStore {
    * new epoch is noticed and these are settled again (see `checkEpoch`).
    */
   private readonly retained = new Map<string, SettleRequest>();
-  private epoch?: string;
   private watchTimer?: NodeJS.Timeout;
   private readonly outboxKey: string;
   private readonly timeoutMs: number;
@@ -268,7 +296,7 @@ export class RedisHotStore implements HotStore {
     this.redis.on('ready', () => (this.lastError = undefined));
     this.redis.defineCommand('arReserve', { numberOfKeys: 7, lua: RESERVE });
     this.redis.defineCommand('arSettle', { numberOfKeys: 6, lua: SETTLE });
-    this.redis.defineCommand('arPrime', { numberOfKeys: 1, lua: PRIME });
+    this.redis.defineCommand('arPrime', { numberOfKeys: 3, lua: PRIME });
     this.redis.defineCommand('arAck', { lua: ACK });
     this.redis.defineCommand('arBalance', { numberOfKeys: 5, lua: BALANCE });
     this.redis.defineCommand('arGate', { numberOfKeys: 6, lua: GATE });
@@ -287,6 +315,10 @@ export class RedisHotStore implements HotStore {
       // than waiting for it indefinitely: callers answer 503 and try again later.
       maxRetriesPerRequest: 2,
       retryStrategy: (times: number) => Math.min(50 * times, 1000),
+      // A command whose answer was lost with the connection may have run: sending it again
+      // could apply it twice. It fails instead, and the caller decides (settles are retried
+      // with their own idempotency, a request is answered 503).
+      autoResendUnfulfilledCommands: false,
       ...extra,
     });
     r.on('error', (err: Error) => {
@@ -299,7 +331,7 @@ export class RedisHotStore implements HotStore {
   /** The {user} hash tag keeps one user's keys in one slot. */
   private userKeys(userId: string) {
     const p = `${this.prefix}{${userId}}`;
-    return { acct: `${p}:acct`, res: `${p}:res`, resx: `${p}:resx`, resv: `${p}:resv`, kheld: `${p}:kheld`, rpm: `${p}:rpm` };
+    return { acct: `${p}:acct`, res: `${p}:res`, resx: `${p}:resx`, resv: `${p}:resv`, kheld: `${p}:kheld`, rpm: `${p}:rpm`, fixed: `${p}:fixed`, late: `${p}:late` };
   }
 
   private sweepKeys(userId: string): string[] {
@@ -347,7 +379,8 @@ export class RedisHotStore implements HotStore {
   async primeBalance(userId: string, s: PrimeSnapshot): Promise<void> {
     const fields: string[] = [];
     for (const [f, v] of Object.entries(s.keySpend)) fields.push(f, v.toString());
-    await this.redis.arPrime(this.userKeys(userId).acct, s.balance.toString(), s.charged.toString(), randomUUID(), ...fields);
+    const k = this.userKeys(userId);
+    await this.redis.arPrime(k.acct, k.fixed, k.late, s.balance.toString(), s.charged.toString(), randomUUID(), ...fields);
   }
 
   async credit(userId: string, amount: bigint): Promise<void> {
@@ -414,12 +447,12 @@ export class RedisHotStore implements HotStore {
     const index = new Map<string, number>();
     const args: string[] = [String(items.length)];
     for (const it of items) {
-      const acct = this.userKeys(it.entry.record.userId).acct;
-      let i = index.get(acct);
+      const k = this.userKeys(it.entry.record.userId);
+      let i = index.get(k.acct);
       if (i === undefined) {
-        accounts.push(acct);
-        i = accounts.length;
-        index.set(acct, i);
+        accounts.push(k.acct, k.fixed, k.late);
+        i = accounts.length / 3;
+        index.set(k.acct, i);
       }
       const kind = it.kind === 'inserted' ? 'I' : it.kind === 'redelivered' ? 'R' : it.kind === 'duplicate' ? 'D' : 'X';
       args.push(it.entry.id, String(i), it.entry.record.costNano.toString(), it.entry.generation, it.entry.spendField, kind, it.chargedAfter.toString());
@@ -488,53 +521,78 @@ export class RedisHotStore implements HotStore {
       }));
   }
 
-  // ---- surviving a Redis that lost its data ----
+  // ---- surviving a Redis that lost data ----
 
   /**
-   * Starts watching for a new epoch (Redis came back empty) and forgetting retained settles
-   * once the writers have acknowledged them. Called by the gateway, not by CLI commands.
+   * Watches for Redis losing data: a restart (its run id changes; with AOF `everysec` the last
+   * second of writes may be gone) or a flush (the epoch key is gone). Then every charge this
+   * process settled that is neither in the outbox nor committed in Postgres (`committed` says
+   * which are) was lost, and is settled again. Otherwise, charges the writers acknowledged are
+   * forgotten. Called by the gateway, not by CLI commands.
    */
-  async startWatching(intervalMs = 1000, onReplay?: (count: number) => void): Promise<void> {
-    this.epoch = await this.ownEpoch();
-    const tick = async () => {
-      try {
-        await this.forgetAcknowledged();
-        await this.checkEpoch(onReplay);
-      } catch {
-        // Redis unreachable: the next tick tries again.
-      }
-    };
-    this.watchTimer = setInterval(() => void tick(), intervalMs);
+  async startWatching(opts: { intervalMs?: number; committed: (settleIds: string[]) => Promise<Set<string>>; onReplay?: (count: number) => void }): Promise<void> {
+    this.committed = opts.committed;
+    this.onReplay = opts.onReplay;
+    this.instance = await this.currentInstance();
+    this.watchTimer = setInterval(() => void this.watch().catch(() => {}), opts.intervalMs ?? 1000);
     this.watchTimer.unref();
   }
 
-  private async ownEpoch(): Promise<string> {
+  private committed?: (settleIds: string[]) => Promise<Set<string>>;
+  private onReplay?: (count: number) => void;
+  private instance?: string;
+
+  /** Which Redis this is: its run id and the epoch key (created if missing). */
+  private async currentInstance(): Promise<string> {
+    const info = await this.redis.info('server');
+    const runId = /run_id:(\w+)/.exec(info)?.[1] ?? '';
     await this.redis.set(`${this.prefix}epoch`, randomUUID(), 'NX');
-    return (await this.redis.get(`${this.prefix}epoch`))!;
+    return `${runId}/${await this.redis.get(`${this.prefix}epoch`)}`;
   }
 
-  /** Entries older than the oldest one still in the stream have all been acknowledged. */
-  private async forgetAcknowledged(): Promise<void> {
-    if (this.retained.size === 0) return;
-    const asked = [...this.retained.keys()];
-    const first = (await this.redis.xrange(this.outboxKey, '-', '+', 'COUNT', 1))[0]?.[0];
-    for (const id of asked) if (first === undefined || compareEntryIds(id, first) < 0) this.retained.delete(id);
-  }
-
-  /** Settles again what Redis lost; the writer's commit sorts out what had already reached Postgres. */
-  async checkEpoch(onReplay?: (count: number) => void): Promise<void> {
-    const current = await this.redis.get(`${this.prefix}epoch`);
-    if (current !== null && current === this.epoch) return;
-    this.epoch = await this.ownEpoch();
-    this.groupReady = false;
-    await this.ensureGroup();
-    const lost = [...this.retained.values()];
-    this.retained.clear();
-    for (const req of lost) {
-      const r = await this.runSettle(req);
-      if (r.entryId) this.retained.set(r.entryId, req);
+  /** One round of the watch: the cheap check while the instance is the same, the audit otherwise. */
+  async watch(): Promise<void> {
+    const before = await this.currentInstance();
+    if (before !== this.instance) {
+      await this.audit();
+      this.instance = before;
+      return;
     }
-    onReplay?.(lost.length);
+    if (this.retained.size === 0) return;
+    // Entries older than the oldest one still in the stream have all been acknowledged, unless
+    // the stream was lost in between: the instance is read again after the stream, and a change
+    // leaves everything for the audit of the next round.
+    const first = (await this.redis.xrange(this.outboxKey, '-', '+', 'COUNT', 1))[0]?.[0];
+    if ((await this.currentInstance()) !== before) return;
+    for (const id of [...this.retained.keys()]) if (first === undefined || compareEntryIds(id, first) < 0) this.retained.delete(id);
+  }
+
+  /** Settles again what is neither in the outbox nor in Postgres. */
+  async audit(): Promise<void> {
+    this.groupReady = false; // the group may have gone with the data
+    await this.ensureGroup();
+    if (this.retained.size === 0 || !this.committed) return;
+    const entries = [...this.retained];
+    const present = new Set<string>();
+    const pipeline = this.redis.pipeline();
+    for (const [id] of entries) pipeline.xrange(this.outboxKey, id, id);
+    const results = (await pipeline.exec()) ?? [];
+    results.forEach(([err, rows], i) => {
+      if (!err && Array.isArray(rows) && rows.length > 0) present.add(entries[i][0]);
+    });
+    const missing = entries.filter(([id]) => !present.has(id));
+    const done = await this.committed(missing.map(([, req]) => req.record!.settleId));
+    let replayed = 0;
+    for (const [id, req] of missing) {
+      if (!done.has(req.record!.settleId)) {
+        // Forgotten only once settled again: a failure here leaves it for the next audit.
+        const r = await this.runSettle(req);
+        if (r.entryId) this.retained.set(r.entryId, req);
+        replayed++;
+      }
+      this.retained.delete(id);
+    }
+    if (replayed > 0) this.onReplay?.(replayed);
   }
 
   get retainedCount(): number {
