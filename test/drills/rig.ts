@@ -50,6 +50,8 @@ export interface DrillResult {
   unavailable: number;
   /** From the end of the fault to the first full answer of a request sent after it. */
   recoveryMs: number | null;
+  /** From the end of the fault until every answered request had its record in Postgres. */
+  recordedMs: number | null;
   reconcile: ReconcileReport;
 }
 
@@ -225,8 +227,10 @@ export class DrillRig {
     let recorded = await count();
     // Streams cut short while the gateway lived are billed too, once their charge can land.
     const mustRecord = opts.partialBilled ? [...answered, ...begun] : answered;
+    let recordedAt: number | null = null;
     await waitFor(async () => {
       recorded = await count();
+      if (recordedAt === null && answered.every((o) => recorded.has(o.id))) recordedAt = Date.now();
       return mustRecord.every((o) => recorded.has(o.id)) && (await this.hot.outboxLength()) === 0;
     }, opts.timeoutMs ?? 30_000, 100).catch(() => {});
     // The gateway's own retries and audits have had their chance: now the books must balance.
@@ -241,6 +245,7 @@ export class DrillRig {
       partialBilled: begun.filter((o) => recorded.has(o.id)).length,
       unavailable: outcomes.filter((o) => o.status === 503).length,
       recoveryMs: load.recoveredAfter(faultEnd),
+      recordedMs: recordedAt === null ? null : Math.max(0, recordedAt - faultEnd),
       reconcile: report,
     };
   }
@@ -250,8 +255,9 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One line of the drill table. */
 export function formatResult(r: DrillResult): string {
-  const recovery = r.recoveryMs === null ? 'none' : `${(r.recoveryMs / 1000).toFixed(2)} s`;
-  return `| ${r.drill} | ${r.requests} | ${r.answered} | ${r.recorded} | ${r.lost} | ${r.duplicates} | ${r.unavailable} | ${recovery} | ${r.reconcile.ok ? 'exact' : 'MISMATCH'} |`;
+  const s = (ms: number | null) => (ms === null ? 'never' : `${(ms / 1000).toFixed(2)} s`);
+  return `| ${r.drill} | ${r.requests} | ${r.answered} | ${r.recorded} | ${r.lost} | ${r.duplicates} | ${r.unavailable} | ${s(r.recoveryMs)} | ${s(r.recordedMs)} | ${r.reconcile.ok ? 'exact' : 'MISMATCH'} |`;
 }
 
-export const TABLE_HEAD = '| drill | requests | answered | recorded | lost | duplicates | 503s | recovery | reconcile |\n|---|---|---|---|---|---|---|---|---|';
+export const TABLE_HEAD =
+  '| drill | requests | answered in full | with their record | lost | recorded twice | 503s | serving again after | all recorded after | reconcile |\n|---|---|---|---|---|---|---|---|---|---|';
