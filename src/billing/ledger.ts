@@ -42,6 +42,8 @@ export class Ledger {
    */
   private readonly retries = new Map<string, { res: Reservation; cost: bigint; record?: OutboxRecord }>();
   private retryTimer?: NodeJS.Timeout;
+  /** Users seen with money available in the last second: their requests skip the pre-check. */
+  private readonly funded = new Map<string, number>();
 
   constructor(
     private readonly sql: Sql,
@@ -79,6 +81,7 @@ export class Ledger {
     }
     switch (result.status) {
       case 'ok':
+        if (result.available > 0n) this.noteFunded(payer.userId);
         return { id, userId: payer.userId, keyId: payer.keyId, limits, amount, settled: false };
       case 'insufficient':
         throw new GatewayError(
@@ -97,6 +100,50 @@ export class Ledger {
       default:
         throw unavailable();
     }
+  }
+
+  /**
+   * The cheap check before a body is read and parsed: nothing available (an empty or overdrawn
+   * balance) is a 402 at once. One hot-store read, skipped for users seen funded within the
+   * last second (their reserve checks again anyway).
+   */
+  async precheck(payer: Payer): Promise<void> {
+    const now = Date.now();
+    if ((this.funded.get(payer.userId) ?? 0) > now) return;
+    let b;
+    try {
+      b = await this.balance(payer.userId);
+    } catch (err) {
+      this.opts.log?.warn({ err: (err as Error)?.message }, 'balance check failed: a store is unreachable');
+      throw unavailable();
+    }
+    if (b.available <= 0n) {
+      throw new GatewayError('insufficient_balance', `Insufficient balance: $${nanoToUsd(b.available < 0n ? 0n : b.available)} is available. Add funds to use the API.`);
+    }
+    this.noteFunded(payer.userId, now);
+  }
+
+  /** count_tokens and other unbilled calls: a positive balance, and they count against the key's rpm. */
+  async gate(payer: Payer): Promise<void> {
+    let r;
+    try {
+      r = await this.hot.gate(payer.userId, payer.keyId, payer.limits.rpm ?? 0);
+      if (r === 'unknown') {
+        await this.prime(payer.userId);
+        r = await this.hot.gate(payer.userId, payer.keyId, payer.limits.rpm ?? 0);
+      }
+    } catch {
+      throw unavailable();
+    }
+    if (r === 'insufficient' || r === 'unknown') throw new GatewayError('insufficient_balance', 'Insufficient balance: add funds to use the API.');
+    if (typeof r === 'object') {
+      throw new GatewayError('rate_limit', `This key is limited to ${payer.limits.rpm} requests per minute.`, { retryAfter: Math.max(1, Math.ceil(r.retryAfterMs / 1000)), code: 'key_rate_limit' });
+    }
+  }
+
+  private noteFunded(userId: string, now = Date.now()) {
+    if (this.funded.size > 100_000) this.funded.clear();
+    this.funded.set(userId, now + 1000);
   }
 
   /**

@@ -85,7 +85,7 @@ export class StreamMeter {
   }
 }
 
-/** Text of an OpenAI chunk or an Anthropic content_block_delta, for counting. */
+/** Text of an OpenAI chunk (every choice of it) or an Anthropic content_block_delta, for counting. */
 function extractText(data: string, out: string[]) {
   let json: any;
   try {
@@ -93,12 +93,15 @@ function extractText(data: string, out: string[]) {
   } catch {
     return;
   }
-  const delta = json?.choices?.[0]?.delta;
-  if (delta) {
-    for (const s of [delta.content, delta.reasoning_content, delta.refusal]) if (typeof s === 'string') out.push(s);
-    for (const tc of delta.tool_calls ?? []) {
-      if (typeof tc?.function?.name === 'string') out.push(tc.function.name);
-      if (typeof tc?.function?.arguments === 'string') out.push(tc.function.arguments);
+  if (Array.isArray(json?.choices)) {
+    for (const choice of json.choices) {
+      const delta = choice?.delta;
+      if (!delta) continue;
+      for (const s of [delta.content, delta.reasoning_content, delta.refusal]) if (typeof s === 'string') out.push(s);
+      for (const tc of delta.tool_calls ?? []) {
+        if (typeof tc?.function?.name === 'string') out.push(tc.function.name);
+        if (typeof tc?.function?.arguments === 'string') out.push(tc.function.arguments);
+      }
     }
     return;
   }

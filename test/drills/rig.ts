@@ -190,7 +190,7 @@ export class DrillRig {
       FAKE_OPENAI_KEY: 'sk-fake',
       FAKE_ANTHROPIC_KEY: 'sk-ant-fake',
       USAGE_FLUSH_MS: '20',
-      REDIS_TIMEOUT_MS: '500',
+      REDIS_TIMEOUT_MS: '1000',
       SHUTDOWN_TIMEOUT_MS: '5000',
       ...this.opts.extraEnv,
     });
@@ -201,10 +201,14 @@ export class DrillRig {
     this.gateway = await startServe(this.t, port ? { ...this.env, PORT: String(port) } : this.env, 60_000);
   }
 
-  /** The gateway's worker processes (children of the primary). */
+  /** The gateway's live worker processes (children of the primary; exited ones not yet reaped left out). */
   workerPids(): number[] {
     try {
-      return execFileSync('pgrep', ['-P', String(this.gateway.proc.pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+      return execFileSync('ps', ['-o', 'pid=,stat=', '--ppid', String(this.gateway.proc.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .map((l) => l.trim().split(/\s+/))
+        .filter(([pid, stat]) => pid && stat && !stat.startsWith('Z'))
+        .map(([pid]) => Number(pid));
     } catch {
       return [];
     }
