@@ -201,13 +201,16 @@ export class DrillRig {
     this.gateway = await startServe(this.t, port ? { ...this.env, PORT: String(port) } : this.env, 60_000);
   }
 
-  /** The gateway's live worker processes (children of the primary; exited ones not yet reaped left out). */
+  /**
+   * The gateway's live worker processes: children of the primary running `serve` (the primary
+   * may also have tsx's esbuild service as a child; exited workers not yet reaped are left out).
+   */
   workerPids(): number[] {
     try {
-      return execFileSync('ps', ['-o', 'pid=,stat=', '--ppid', String(this.gateway.proc.pid)], { encoding: 'utf8' })
+      return execFileSync('ps', ['-o', 'pid=,stat=,args=', '--ppid', String(this.gateway.proc.pid)], { encoding: 'utf8' })
         .split('\n')
         .map((l) => l.trim().split(/\s+/))
-        .filter(([pid, stat]) => pid && stat && !stat.startsWith('Z'))
+        .filter(([pid, stat, ...args]) => pid && stat && !stat.startsWith('Z') && args.join(' ').includes('bin.js serve'))
         .map(([pid]) => Number(pid));
     } catch {
       return [];

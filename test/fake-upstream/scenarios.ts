@@ -161,6 +161,8 @@ export interface Plan {
   ending: 'complete' | 'drop' | 'midstream_error';
   /** OpenAI `n`: choices answered, each with all the blocks (outputTokens counts them all). */
   choices: number;
+  /** Anthropic: searches run by the web_search server tool (one when the request offers it). */
+  webSearches: number;
 }
 
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -246,6 +248,8 @@ export function buildPlan(
     headerDelayMs: 0,
     ending: 'complete',
     choices: 1,
+    webSearches:
+      dialect === 'anthropic' && Array.isArray(body?.tools) && body.tools.some((x: any) => typeof x?.type === 'string' && x.type.startsWith('web_search_')) ? 1 : 0,
   };
   const arg = scenario.arg;
   switch (scenario.name) {
@@ -309,6 +313,7 @@ export function buildPlan(
       // vendors do: `max_completion_tokens` is ignored), with `n` choices on the OpenAI dialect.
       const cap = typeof body?.max_tokens === 'number' ? body.max_tokens : 16;
       plan.blocks = [{ kind: 'text', count: Math.min(cap, 200_000), piece: () => 'w ' }];
+      plan.intervalMs = intArg(arg, 0);
       plan.stopReason = 'max_tokens';
       if (dialect === 'openai' && typeof body?.n === 'number' && body.n > 1) plan.choices = Math.min(body.n, 128);
       break;

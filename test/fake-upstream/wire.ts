@@ -153,6 +153,7 @@ function anthropicUsage(plan: Plan, outputTokens: number): Record<string, unknow
     cache_creation: { ephemeral_5m_input_tokens: plan.cacheCreation, ephemeral_1h_input_tokens: 0 },
     output_tokens: outputTokens,
     service_tier: 'standard',
+    ...(plan.webSearches > 0 ? { server_tool_use: { web_search_requests: plan.webSearches } } : {}),
   };
 }
 
