@@ -94,8 +94,16 @@ export function listKeys(sql: Sql, userId: string): Promise<KeyRow[]> {
     WHERE user_id = ${userId} ORDER BY created_at DESC, id`;
 }
 
+/**
+ * How long an unknown key is remembered as unknown: a client retrying with a wrong key (or a
+ * flood of made-up ones) costs a map lookup, not a Redis and a Postgres round trip each time.
+ * Keys are random, so no key created later can be one that was looked up before it existed.
+ */
+const UNKNOWN_TTL_MS = 5_000;
+
 export class KeyResolver {
   private readonly local = new Map<string, { identity: KeyIdentity; expires: number }>();
+  private readonly unknown = new Map<string, number>();
   /** Revocations heard so far: a lookup that overlapped one must not cache what it read. */
   private revocations = 0;
 
@@ -121,9 +129,10 @@ export class KeyResolver {
     const now = Date.now();
     const hit = this.local.get(hash);
     if (hit && hit.expires > now) return hit.identity;
+    if ((this.unknown.get(hash) ?? 0) > now) return null;
     const revocationsBefore = this.revocations;
     const cached = await this.hot.getCached(`key:${hash}`);
-    if (cached === REVOKED) return null;
+    if (cached === REVOKED) return this.rememberUnknown(hash, now);
     let identity: KeyIdentity | null = cached ? decodeIdentity(cached) : null;
     if (!identity) {
       const [row] = await this.sql<IdentityRow[]>`
@@ -131,7 +140,7 @@ export class KeyResolver {
         WHERE key_hash = ${hash} AND revoked_at IS NULL`;
       if (!row) {
         this.local.delete(hash);
-        return null;
+        return this.rememberUnknown(hash, now);
       }
       identity = identityOf(row);
       await this.hot.setCached(`key:${hash}`, encodeIdentity(identity), SHARED_CACHE_MS, { onlyIfAbsent: true });
@@ -141,6 +150,12 @@ export class KeyResolver {
       this.local.set(hash, { identity, expires: now + this.ttlMs });
     }
     return identity;
+  }
+
+  private rememberUnknown(hash: string, now: number): null {
+    if (this.unknown.size > 100_000) this.unknown.clear();
+    this.unknown.set(hash, now + UNKNOWN_TTL_MS);
+    return null;
   }
 
   /** Revoke a key of this user; false when no such live key is theirs. */

@@ -59,7 +59,16 @@ t.test('create, resolve, revoke; only the hash is stored', async (t) => {
   await resolver.start();
   t.same(await resolver.resolve(created.key), { keyId: created.id, userId: alice.id, limits: NO_LIMITS });
   t.same(await resolver.resolve(created.key), { keyId: created.id, userId: alice.id, limits: NO_LIMITS }, 'again, from the cache');
-  t.equal(await resolver.resolve(generateKey().key), null, 'an unknown key');
+  const unknown = generateKey().key;
+  t.equal(await resolver.resolve(unknown), null, 'an unknown key');
+  // Counted on the real store: a repeat of an unknown key asks neither Redis nor Postgres.
+  let lookups = 0;
+  const counting = new Proxy(stores.hot, { get: (target, p, r) => (p === 'getCached' ? (...a: [string]) => (lookups++, target.getCached(...a)) : Reflect.get(target, p, r)) });
+  const negative = new KeyResolver(stores.sql, counting, 30_000);
+  t.equal(await negative.resolve(unknown), null);
+  t.equal(await negative.resolve(unknown), null);
+  t.equal(await negative.resolve(unknown), null);
+  t.equal(lookups, 1, 'an unknown key is remembered as unknown for a few seconds');
   t.equal(await resolver.resolve('Bearer nonsense'), null, 'not a key at all');
   t.equal(await resolver.resolve(created.key.slice(0, -1) + (created.key.endsWith('a') ? 'b' : 'a')), null, 'one character off');
 
