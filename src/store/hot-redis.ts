@@ -51,22 +51,32 @@ if #expired > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now) end
 `;
 
 /**
+ * One count in the key's fixed one-minute window (KEYS[6] + the minute); the ms to wait when
+ * `limit` (0 = none) is exceeded, else nil.
+ */
+const RPM = `
+local function rpmWait(limit)
+  if limit <= 0 then return nil end
+  local q = KEYS[6] .. ':' .. math.floor(now / 60000)
+  local n = redis.call('INCR', q)
+  if n == 1 then redis.call('PEXPIRE', q, 61000) end
+  if n > limit then return 60000 - (now % 60000) end
+  return nil
+end
+`;
+
+/**
  * KEYS: acct, res, resx, resv, kheld, rpm base, outbox.
  * ARGV: id, amount, ttl, keyId, rpmLimit, spendLimit (-1 none), spendField, outboxMax.
  */
-const RESERVE = `${SWEEP}
+const RESERVE = `${SWEEP}${RPM}
 local held = redis.call('HGET', KEYS[2], ARGV[1])
 if held then return {1, tonumber(redis.call('HGET', KEYS[1], 'bal') or '0') - tonumber(redis.call('GET', KEYS[4]) or '0')} end
 local outboxMax = tonumber(ARGV[8])
 if outboxMax > 0 and redis.call('XLEN', KEYS[7]) >= outboxMax then return {-3, 0} end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-local rpm = tonumber(ARGV[5])
-if rpm > 0 then
-  local q = KEYS[6] .. ':' .. math.floor(now / 60000)
-  local n = redis.call('INCR', q)
-  if n == 1 then redis.call('PEXPIRE', q, 61000) end
-  if n > rpm then return {-2, 60000 - (now % 60000)} end
-end
+local wait = rpmWait(tonumber(ARGV[5]))
+if wait then return {-2, wait} end
 local amount = tonumber(ARGV[2])
 local limit = tonumber(ARGV[6])
 if limit >= 0 then
@@ -180,15 +190,10 @@ return {redis.call('HGET', KEYS[1], 'bal'), redis.call('GET', KEYS[4]) or '0'}
 `;
 
 /** KEYS: acct, res, resx, resv, kheld, rpm base. ARGV: rpmLimit. */
-const GATE = `${SWEEP}
+const GATE = `${SWEEP}${RPM}
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-local rpm = tonumber(ARGV[1])
-if rpm > 0 then
-  local q = KEYS[6] .. ':' .. math.floor(now / 60000)
-  local n = redis.call('INCR', q)
-  if n == 1 then redis.call('PEXPIRE', q, 61000) end
-  if n > rpm then return {-2, 60000 - (now % 60000)} end
-end
+local wait = rpmWait(tonumber(ARGV[1]))
+if wait then return {-2, wait} end
 if tonumber(redis.call('HGET', KEYS[1], 'bal')) - tonumber(redis.call('GET', KEYS[4]) or '0') <= 0 then return {0, 0} end
 return {1, 0}
 `;

@@ -65,7 +65,9 @@ t.test('a 14 MB body of 500k messages from a zero-balance key: 402 in millisecon
   t.same(answers.map((r) => r.status), [402, 402, 402, 402, 402], 'refused for the balance, before any parsing');
   t.match(await answers[0].json(), { error: { code: 'insufficient_balance' } });
   t.ok(ms < 5000, `five of them in ${ms.toFixed(0)} ms (mostly uploading 70 MB)`);
-  t.ok(slowest < 300, `/healthz answered within ${slowest.toFixed(1)} ms meanwhile`);
+  // Parsing and validating these bodies took 1.2 s of event loop each; refused before parsing,
+  // /healthz is answered in tens of ms on a quiet machine. The margin is for shared CI cores.
+  t.ok(slowest < 1000, `/healthz answered within ${slowest.toFixed(1)} ms meanwhile`);
 });
 
 t.test('the same body from a funded key: refused for its shape before it is parsed', async (t) => {
@@ -78,7 +80,7 @@ t.test('the same body from a funded key: refused for its shape before it is pars
   const body = (await res.json()) as { error: { message: string } };
   t.match(body, { error: { type: 'invalid_request_error', code: 'body_too_complex' } });
   t.match(body.error.message, /MAX_JSON_CONTAINERS/);
-  t.ok(slowest < 300, `/healthz answered within ${slowest.toFixed(1)} ms meanwhile`);
+  t.ok(slowest < 1000, `/healthz answered within ${slowest.toFixed(1)} ms meanwhile`);
 
   const many = await post('/v1/chat/completions', rich.key, { model: 'oa-model', messages: Array.from({ length: 20_001 }, () => ({ role: 'user', content: 'hi' })) });
   t.equal(many.status, 400);
