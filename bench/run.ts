@@ -48,6 +48,9 @@ interface Bench {
   nginx: NginxProxy | null;
   nginxSampler: TreeSampler | null;
   nginxSkipped: string | null;
+  /** The bare uWS + upstream-client proxy (bench/upstream/bare-proxy.ts): routes /s → static, /f → fake. */
+  bare: string;
+  bareSampler: TreeSampler;
   wrk: { binary: string; version: string } | null;
   /** Results other scenarios build on. */
   saturationRps: number | null;
@@ -114,6 +117,7 @@ function nonStreamTargets(b: Bench): { name: string; target: HttpTarget | null; 
       sampler: b.nginxSampler,
       skipped: b.nginxSkipped ?? undefined,
     },
+    { name: 'bare', target: { url: `${b.bare}/s/v1/chat/completions`, headers: {}, body: chatBody('bench-upstream') }, sampler: b.bareSampler },
     { name: 'gateway', target: { url: `${b.gateway.url}/v1/chat/completions`, headers: { authorization: `Bearer ${b.key}` }, body: chatBody(STATIC_MODEL) }, sampler: b.gateway.sampler },
   ];
 }
@@ -131,6 +135,7 @@ function streamTargets(b: Bench, kind: 'same' | 'cross', tokens: number, interva
         sampler: b.nginxSampler,
         skipped: b.nginxSkipped ?? undefined,
       },
+      { name: 'bare', request: { origin: b.bare, path: '/f/v1/chat/completions', headers: {}, body: body('bench-upstream'), marker }, sampler: b.bareSampler },
       { name: 'gateway', request: { origin: b.gateway.url, path: '/v1/chat/completions', headers: { authorization: `Bearer ${b.key}` }, body: body(BENCH_MODEL), marker }, sampler: b.gateway.sampler },
     ];
   }
@@ -145,7 +150,7 @@ function streamTargets(b: Bench, kind: 'same' | 'cross', tokens: number, interva
   ];
 }
 
-const TARGET_NAMES = ['direct', 'nginx', 'gateway'] as const;
+const TARGET_NAMES = ['direct', 'nginx', 'bare', 'gateway'] as const;
 
 /**
  * One target of a scenario, built just before it runs: a gateway that died during an earlier
@@ -226,6 +231,7 @@ async function scenarioThroughput(b: Bench): Promise<ScenarioOutcome> {
   const gw = targets.gateway as { rps?: number; status?: string; latency_ms?: { p99: number | null } } | undefined;
   const ng = targets.nginx as typeof gw;
   const di = targets.direct as typeof gw;
+  const ba = targets.bare as typeof gw;
   if (gw?.status === 'ok') b.saturationRps = gw.rps ?? null;
   if (!b.wrk) notes.push('autocannon records latency in whole milliseconds; install wrk for microsecond figures.');
   if (opts.quick) notes.push('--quick: only the gateway was warmed up.');
@@ -238,12 +244,15 @@ async function scenarioThroughput(b: Bench): Promise<ScenarioOutcome> {
       targets,
       ratios: {
         gateway_vs_nginx_rps: ng?.status === 'ok' ? ratio(gw?.rps, ng.rps) : null,
+        gateway_vs_bare_rps: ba?.status === 'ok' ? ratio(gw?.rps, ba.rps) : null,
+        bare_vs_nginx_rps: ba?.status === 'ok' && ng?.status === 'ok' ? ratio(ba.rps, ng.rps) : null,
         gateway_vs_direct_rps: ratio(gw?.rps, di?.rps),
         nginx_vs_direct_rps: ng?.status === 'ok' ? ratio(ng.rps, di?.rps) : null,
       },
       added_p99_ms: {
         gateway: minus(gw?.latency_ms?.p99, di?.latency_ms?.p99),
         nginx: ng?.status === 'ok' ? minus(ng.latency_ms?.p99, di?.latency_ms?.p99) : null,
+        bare: ba?.status === 'ok' ? minus(ba.latency_ms?.p99, di?.latency_ms?.p99) : null,
       },
     },
     failures,
@@ -842,6 +851,13 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
     }
   }
 
+  // The bare proxy, as many processes as the gateway has workers, on one port.
+  const barePort = await freePort();
+  const bareChild = startChild({ name: 'bare proxy', command: process.execPath, args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'), '--port', String(barePort), '--processes', String(workers), '--route', `/s=${stat}`, '--route', `/f=${fake}`, '--connections', String(maxPerWorker)], cwd: REPO_ROOT, logFile: path.join(tmp, 'bare-proxy.log'), nofile });
+  await bareChild.waitForLine(/^listening /, 60_000);
+  const bare = `http://127.0.0.1:${barePort}`;
+  say(`bare proxy (uWS + the gateway's upstream client, no gateway work) ${bare}, ${workers} process${workers > 1 ? 'es' : ''}`);
+
   let wrk = null as Bench['wrk'];
   if (opts.loadgen !== 'autocannon') {
     wrk = findWrk();
@@ -863,6 +879,8 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
     nginx,
     nginxSampler: nginx ? new TreeSampler(nginx.child.pid) : null,
     nginxSkipped,
+    bare,
+    bareSampler: new TreeSampler(bareChild.pid),
     wrk,
     saturationRps: null,
   };

@@ -61,7 +61,9 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
   });
   const outbox = new OutboxWriter(stores.sql, stores.hot, log, {
     batchMax: config.USAGE_BATCH_MAX,
-    pauseMs: config.USAGE_FLUSH_MS,
+    // Where answers wait for their record's commit (the embedded store), the writer never
+    // pauses: records that arrive during a commit make the next batch by themselves.
+    pauseMs: stores.hot.durableSettle ? config.USAGE_FLUSH_MS : 0,
     observer: { committed: (n) => metrics.outboxCommitted.inc(n), failed: () => metrics.outboxFailures.inc() },
   });
   metrics.watchOutbox(() => stores!.hot.outboxLength());
