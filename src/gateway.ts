@@ -9,6 +9,9 @@ import { Ledger } from './billing/ledger.js';
 import { UsageWriter } from './billing/usage-writer.js';
 import { registerInference } from './inference/routes.js';
 import { registerDashboard } from './dashboard/routes.js';
+import { registerPayments } from './payments/routes.js';
+import { Payments } from './payments/service.js';
+import { startSweeper } from './payments/sweeper.js';
 import { Metrics } from './server/metrics.js';
 import { exposeToCluster } from './server/cluster-metrics.js';
 import { registerOps } from './server/ops.js';
@@ -31,6 +34,7 @@ export interface Gateway {
   usage: UsageWriter;
   metrics: Metrics;
   routes: RouteSelector;
+  payments: Payments;
   startedAt: number;
   stopping: boolean;
 }
@@ -69,22 +73,27 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
     usage,
     metrics,
     routes: new RouteSelector(upstream, config.ROUTE_COOLDOWN_MS, metrics, log),
+    payments: new Payments(stores.sql, stores.hot, log, config.payments),
     startedAt: Date.now(),
     stopping: false,
   };
   await gw.keys.start();
   gw.usage.start();
+  for (const reason of config.payments.disabled) log.warn(`deposits: ${reason}`);
+  const stopSweeper = startSweeper(stores.sql, log, config.payments.expiryS);
 
   const app = uws.App();
   const router = new Router(app, log, metrics);
   registerOps(router, gw);
   registerInference(router, gw);
   registerDashboard(router, gw);
+  registerPayments(router, gw);
 
   const listenSocket = await new Promise<us_listen_socket | false>((resolve) => {
     app.listen(config.HOST, config.PORT, (socket) => resolve(socket || false));
   });
   if (!listenSocket) {
+    stopSweeper();
     await gw.usage.stop();
     await upstream.close();
     if (ownStores) await stores.close();
@@ -115,6 +124,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
           router.closeAll();
           await router.idle(2000);
         }
+        stopSweeper();
         await gw.usage.stop();
         await upstream.close();
         await stores!.close();

@@ -39,10 +39,12 @@ t.test('openapi document', async (t) => {
   t.equal(doc.openapi, '3.1.0');
   t.equal(doc.servers[0].url, 'https://dash.example.test/api/dashboard');
 
-  const routes = ['post /register', 'post /verify', 'post /login', 'post /logout', 'get /keys', 'post /keys', 'delete /keys/{id}', 'get /usage', 'get /usage-stats', 'get /catalog', 'get /balance', 'get /deposits', 'get /openapi.json'];
+  const routes = [
+    'post /register', 'post /verify', 'post /login', 'post /logout', 'get /keys', 'post /keys', 'delete /keys/{id}', 'get /usage', 'get /usage-stats',
+    'get /catalog', 'get /balance', 'get /deposits', 'get /deposits/{id}', 'get /deposit/info', 'post /topup/qris', 'post /deposit/epusdt/create', 'get /openapi.json',
+  ];
   const documented = Object.entries(doc.paths).flatMap(([p, ops]: [string, any]) => Object.keys(ops).map((m) => `${m} ${p}`));
   t.same(documented.sort(), [...routes].sort(), 'exactly the routes that exist');
-  for (const p of ['/deposit/info', '/topup/qris', '/deposit/epusdt/create']) t.notOk(doc.paths[p], `${p} is not served here`);
 
   // Live answers against their documented schemas.
   const u = await signUp(s);
@@ -71,6 +73,11 @@ t.test('openapi document', async (t) => {
     ['/keys', 'get', await api('GET', '/keys')],
     ['/usage', 'get', await api('GET', '/usage?limit=0', { token: u.session })],
     ['/login', 'post', await api('POST', '/login', { body: { email: u.email, password: 'wrong password' } })],
+    // No deposit method is configured here (test/payments/ covers them enabled).
+    ['/deposit/info', 'get', await api('GET', '/deposit/info', { token: u.session })],
+    ['/topup/qris', 'post', await api('POST', '/topup/qris', { token: u.session, body: { amount_idr: 50000 } })],
+    ['/deposit/epusdt/create', 'post', await api('POST', '/deposit/epusdt/create', { token: u.session, body: { amount_usd: 'ten' } })],
+    ['/deposits/{id}', 'get', await api('GET', '/deposits/00000000-0000-4000-8000-000000000000', { token: u.session })],
   ];
   for (const [p, m, r] of live) {
     const responses = doc.paths[p][m].responses;
@@ -86,4 +93,7 @@ t.test('openapi document', async (t) => {
   const usage = live[5][2].json;
   t.ok(usage.next_cursor, 'the usage page has a next cursor');
   t.equal(live[6][2].json.requests, 2);
+  t.same(live[14][2].json, { methods: [] }, 'no method is listed without its configuration');
+  t.equal(live[15][2].json.error.code, 'method_disabled');
+  t.equal(live[16][2].status, 400);
 });
