@@ -2,6 +2,8 @@
 // own address so that the fakes' notifications reach it, captured logs, a funded-by-deposit
 // user with a key, and a second gateway process to spend from.
 
+import jsqr from 'jsqr';
+import { PNG } from 'pngjs';
 import { pino } from 'pino';
 import type { Test } from 'tap';
 import { Writable } from 'node:stream';
@@ -127,4 +129,15 @@ export async function chat(url: string, key: string): Promise<number> {
   });
   await res.body.text();
   return res.statusCode;
+}
+
+// jsqr is a webpack bundle whose typings declare an ES default export; at run time the module
+// itself is the function.
+type JsQR = typeof import('jsqr').default;
+const jsQR = ((jsqr as unknown as { default?: JsQR }).default ?? jsqr) as JsQR;
+
+/** The text of the QR code in a PNG data URL, read back with a QR decoder. */
+export function decodeQrPng(dataUrl: string): string | undefined {
+  const png = PNG.sync.read(Buffer.from(dataUrl.replace(/^data:image\/png;base64,/, ''), 'base64'));
+  return jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data;
 }

@@ -3,20 +3,14 @@
 // `airouter deposit confirm`.
 
 import t from 'tap';
-import jsQR from 'jsqr';
-import { PNG } from 'pngjs';
+import { nanoToUsd } from '../../src/billing/money.js';
 import { qrisSignature } from '../../src/payments/qris/signature.js';
 import { toDynamic } from '../../src/payments/qris/emv.js';
 import { childEnv, lines, runCli } from '../helpers/child.js';
-import { chat, QRIS_NOTIFY_SECRET, spendingGateway, startPayments, STATIC_QRIS } from '../helpers/payments.js';
+import { chat, decodeQrPng, QRIS_NOTIFY_SECRET, spendingGateway, startPayments, STATIC_QRIS } from '../helpers/payments.js';
 import { sleep } from '../helpers/http.js';
 
 const creditOf = (idr: bigint) => (idr * 1_000_000_000n) / 16250n;
-const usd = (nano: bigint) => `${nano / 1_000_000_000n}.${(nano % 1_000_000_000n).toString().padStart(9, '0')}`;
-const decodePng = (dataUrl: string) => {
-  const png = PNG.sync.read(Buffer.from(dataUrl.replace(/^data:image\/png;base64,/, ''), 'base64'));
-  return jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data;
-};
 
 t.test('own-merchant QRIS: unique amounts, signed notifications, operator confirmation', async (t) => {
   const s = await startPayments(t, { QRIS_MODE: 'merchant', QRIS_STATIC_PAYLOAD: STATIC_QRIS, QRIS_NOTIFY_SECRET, EPUSDT_URL: '', EPUSDT_TOKEN: '' });
@@ -42,8 +36,8 @@ t.test('own-merchant QRIS: unique amounts, signed notifications, operator confir
   t.same(amounts, [50001, 50002, 50003, 50004, 50005, 50006], 'the requested amount plus the smallest free suffix');
   for (const r of asks) {
     t.equal(r.json.qr_string, toDynamic(STATIC_QRIS, BigInt(r.json.amount_idr)), 'the static code with the amount');
-    t.equal(decodePng(r.json.qr_png), r.json.qr_string, 'the PNG decodes to it');
-    t.equal(r.json.credit_usd, usd(creditOf(BigInt(r.json.amount_idr))), 'credit from the amount paid');
+    t.equal(decodeQrPng(r.json.qr_png), r.json.qr_string, 'the PNG decodes to it');
+    t.equal(r.json.credit_usd, nanoToUsd(creditOf(BigInt(r.json.amount_idr))), 'credit from the amount paid');
   }
   const annInv = asks[0].json;
   const benInv = asks[1].json;

@@ -3,23 +3,17 @@
 // every way a notification can be wrong, and the credit spent at once from another process.
 
 import t from 'tap';
-import jsQR from 'jsqr';
-import { PNG } from 'pngjs';
+import { nanoToUsd } from '../../src/billing/money.js';
 import { createHash } from 'node:crypto';
 import { parsePayload, fieldValue } from '../../src/payments/qris/emv.js';
 import { isEnvelope } from '../helpers/dashboard.js';
-import { chat, MIDTRANS_SERVER_KEY, spendingGateway, startPayments } from '../helpers/payments.js';
+import { chat, decodeQrPng, MIDTRANS_SERVER_KEY, spendingGateway, startPayments } from '../helpers/payments.js';
 import { runCli, childEnv } from '../helpers/child.js';
 import { sleep } from '../helpers/http.js';
 
 /** The credit of `idr` rupiah at 16250 IDR/USD less 2.5 %, in nano-USD, from the rule itself. */
 const creditOf = (idr: bigint) => (idr * 975n * 1_000_000_000n) / (1000n * 16250n);
-const usd = (nano: bigint) => `${nano / 1_000_000_000n}.${(nano % 1_000_000_000n).toString().padStart(9, '0')}`;
 
-function decodePng(dataUrl: string): string | undefined {
-  const png = PNG.sync.read(Buffer.from(dataUrl.replace(/^data:image\/png;base64,/, ''), 'base64'));
-  return jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data;
-}
 
 const signed = (order_id: string, status_code: string, gross_amount: string, key = MIDTRANS_SERVER_KEY) =>
   createHash('sha512').update(`${order_id}${status_code}${gross_amount}${key}`).digest('hex');
@@ -43,8 +37,8 @@ t.test('QRIS by Midtrans: create, pay, credit once, spend elsewhere', async (t) 
   t.equal(created.status, 201, created.text);
   const inv = created.json;
   const credit = creditOf(123456n);
-  t.match(inv, { status: 'pending', amount_idr: 123456, credit_usd: usd(credit) }, 'the invoice');
-  t.equal(decodePng(inv.qr_png), inv.qr_string, 'the PNG decodes to the QR text');
+  t.match(inv, { status: 'pending', amount_idr: 123456, credit_usd: nanoToUsd(credit) }, 'the invoice');
+  t.equal(decodeQrPng(inv.qr_png), inv.qr_string, 'the PNG decodes to the QR text');
   const fields = parsePayload(inv.qr_string);
   t.equal(fieldValue(fields, '54'), '123456', 'the QR carries the amount');
   const charge = midtrans.requests.find((r) => r.path === '/v2/charge')!;
@@ -62,11 +56,11 @@ t.test('QRIS by Midtrans: create, pay, credit once, spend elsewhere', async (t) 
   const [paid] = await midtrans.pay(inv.id);
   t.ok(paid.acknowledged, 'settlement acknowledged');
   t.equal(paid.attempts.length, 1);
-  t.equal(await s.balance(alice.session), usd(credit), 'the balance rose by exactly the stored credit');
+  t.equal(await s.balance(alice.session), nanoToUsd(credit), 'the balance rose by exactly the stored credit');
   t.equal(await chat(other.url, alice.key), 200, 'spendable at once in the other process');
 
   const list = await api('GET', '/deposits', { token: alice.session });
-  t.match(list.json.data[0], { id: inv.id, method: 'qris', status: 'paid', amount: '123456', currency: 'IDR', credit_usd: usd(credit) });
+  t.match(list.json.data[0], { id: inv.id, method: 'qris', status: 'paid', amount: '123456', currency: 'IDR', credit_usd: nanoToUsd(credit) });
   t.ok(list.json.data[0].paid_at);
   const one = await api('GET', `/deposits/${inv.id}`, { token: alice.session });
   t.match(one.json, { id: inv.id, status: 'paid', qr_string: null, payment_url: null });
