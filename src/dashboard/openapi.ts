@@ -64,7 +64,7 @@ export function openApiDocument(publicUrl: string) {
       title: 'airouter dashboard API',
       version: '1',
       description:
-        'Accounts, sessions, service keys, usage and balance. JSON in and out. Money is a decimal string of USD with nine decimals; ' +
+        'Accounts, sessions, service keys, usage, balance and deposits. JSON in and out. Money is a decimal string of USD with nine decimals; ' +
         'prices are JSON numbers in USD per million tokens. Errors: {"error":{"code","message"}}.',
     },
     servers: [{ url: `${publicUrl}/api/dashboard` }],

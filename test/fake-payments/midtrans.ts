@@ -2,7 +2,7 @@
 // GET /v2/{order_id|transaction_id}/status, basic auth with the server key, Midtrans' bodies and
 // status codes, and HTTP notifications signed with SHA-512, delivered to X-Override-Notification
 // (else the configured URL) and retried until a 2xx. Tests move an order on with pay(),
-// expire(), cancel(), deny(); Midtrans itself notifies the pending state at once.
+// expire(), cancel(), deny(), refund(); Midtrans itself notifies the pending state at once.
 
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -15,16 +15,9 @@ import { listen, sendJson, type Received } from './http.js';
 export const MIDTRANS_MERCHANT_QRIS =
   '00020101021126570011ID.DANA.WWW011893600915302259148102090225914810303UMI51440014ID.CO.QRIS.WWW0215ID10200176114730303UMI5204581253033605802ID5922Warung Sayur Bu Sugeng6010Kab. Demak610559567630458C7';
 
-export type MidtransState = 'pending' | 'settlement' | 'expire' | 'cancel' | 'deny';
+export type MidtransState = 'pending' | 'settlement' | 'expire' | 'cancel' | 'deny' | 'refund';
 
-const STATUS_CODE: Record<MidtransState, string> = { pending: '201', settlement: '200', expire: '407', cancel: '200', deny: '202' };
-const MESSAGE: Record<MidtransState, string> = {
-  pending: 'Success, transaction is found',
-  settlement: 'Success, transaction is found',
-  expire: 'Success, transaction is found',
-  cancel: 'Success, transaction is found',
-  deny: 'Success, transaction is found',
-};
+const STATUS_CODE: Record<MidtransState, string> = { pending: '201', settlement: '200', expire: '407', cancel: '200', deny: '202', refund: '200' };
 
 export interface MidtransTransaction {
   order_id: string;
@@ -49,6 +42,8 @@ export interface FakeMidtrans {
   expire(orderId: string): Promise<Delivery[]>;
   cancel(orderId: string): Promise<Delivery[]>;
   deny(orderId: string): Promise<Delivery[]>;
+  /** A settled order's money given back to the payer (the merchant asked Midtrans). */
+  refund(orderId: string): Promise<Delivery[]>;
   /** The notification Midtrans sends for the order in `state` (default: its current one). */
   notification(orderId: string, state?: MidtransState): Record<string, string>;
   /** POST a notification body to the order's notification URLs, with retries. */
@@ -73,7 +68,7 @@ export async function startFakeMidtrans(opts: { serverKey: string; notifyUrl?: s
       transaction_time: t.transaction_time,
       transaction_status: state,
       transaction_id: t.transaction_id,
-      status_message: MESSAGE[state],
+      status_message: 'Success, transaction is found',
       status_code,
       signature_key: midtransSignature(t.order_id, status_code, t.gross_amount, opts.serverKey),
       ...(state === 'settlement' && t.settlement_time ? { settlement_time: t.settlement_time } : {}),
@@ -100,7 +95,8 @@ export async function startFakeMidtrans(opts: { serverKey: string; notifyUrl?: s
   const move = (to: MidtransState) => async (orderId: string) => {
     const t = find(orderId);
     if (!t) throw new Error(`fake midtrans: no order ${orderId}`);
-    if (t.state !== 'pending') throw new Error(`fake midtrans: order ${orderId} is ${t.state}, not pending`);
+    const from = to === 'refund' ? 'settlement' : 'pending';
+    if (t.state !== from) throw new Error(`fake midtrans: order ${orderId} is ${t.state}, not ${from}`);
     t.state = to;
     if (to === 'settlement') t.settlement_time = jakarta(Date.now());
     return send(orderId, statusBody(t));
@@ -180,6 +176,7 @@ export async function startFakeMidtrans(opts: { serverKey: string; notifyUrl?: s
     expire: move('expire'),
     cancel: move('cancel'),
     deny: move('deny'),
+    refund: move('refund'),
     notification(orderId, state) {
       const t = find(orderId);
       if (!t) throw new Error(`fake midtrans: no order ${orderId}`);

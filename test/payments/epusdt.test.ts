@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { epusdtSignature } from '../../src/payments/epusdt/signature.js';
 import { chat, EPUSDT_TOKEN, spendingGateway, startPayments } from '../helpers/payments.js';
 import { sleep } from '../helpers/http.js';
+import { answerErrors } from '../helpers/openapi.js';
 
 t.test('epusdt: create, pay, credit once, spend elsewhere', async (t) => {
   const s = await startPayments(t, { USDT_PER_USD: '1.0037', EPUSDT_MIN_USD: '2', EPUSDT_MAX_USD: '500', EPUSDT_TRADE_TYPES: 'usdt.trc20,usdc.solana' });
@@ -35,6 +36,12 @@ t.test('epusdt: create, pay, credit once, spend elsewhere', async (t) => {
     { order_id: inv.id.replaceAll('-', ''), amount: 25.6, notify_url: `${s.gw.url}/api/payments/epusdt/notify`, redirect_url: s.gw.url, trade_type: 'usdt.trc20', signature: undefined },
   );
   t.equal(sent.body.signature, epusdtSignature({ ...sent.body }, EPUSDT_TOKEN), 'signed as the protocol says');
+  const shown = await api('GET', `/deposits/${inv.id}`, { token: u.session });
+  t.match(shown.json, { status: 'pending', payment_url: inv.payment_url, qr_string: null });
+  const doc = (await api('GET', '/openapi.json')).json;
+  for (const [path, method, r] of [['/deposit/info', 'get', info], ['/deposit/epusdt/create', 'post', created], ['/deposits/{id}', 'get', shown]] as const) {
+    t.same(answerErrors(doc, path, method, r), [], `${method} ${path} ${r.status} fits the OpenAPI document`);
+  }
   const page = await request(inv.payment_url);
   t.equal(page.statusCode, 200, 'the checkout page is served');
   await page.body.text();

@@ -9,6 +9,7 @@ import { parsePayload, fieldValue } from '../../src/payments/qris/emv.js';
 import { isEnvelope } from '../helpers/dashboard.js';
 import { chat, decodeQrPng, MIDTRANS_SERVER_KEY, spendingGateway, startPayments } from '../helpers/payments.js';
 import { runCli, childEnv } from '../helpers/child.js';
+import { answerErrors } from '../helpers/openapi.js';
 import { sleep } from '../helpers/http.js';
 
 /** The credit of `idr` rupiah at 16250 IDR/USD less 2.5 %, in nano-USD, from the rule itself. */
@@ -64,6 +65,11 @@ t.test('QRIS by Midtrans: create, pay, credit once, spend elsewhere', async (t) 
   t.ok(list.json.data[0].paid_at);
   const one = await api('GET', `/deposits/${inv.id}`, { token: alice.session });
   t.match(one.json, { id: inv.id, status: 'paid', qr_string: null, payment_url: null });
+
+  const doc = (await api('GET', '/openapi.json')).json;
+  for (const [path, method, r] of [['/deposit/info', 'get', info], ['/topup/qris', 'post', created], ['/deposits/{id}', 'get', one], ['/deposits', 'get', list]] as const) {
+    t.same(answerErrors(doc, path, method, r), [], `${method} ${path} ${r.status} fits the OpenAPI document`);
+  }
 
   await sleep(300); // usage of the chat reaches Postgres
   t.ok(await s.reconciles(), 'the ledger reconciles');
@@ -137,11 +143,18 @@ t.test('Midtrans notifications: repeats, forgeries, mismatches, out of order', a
   t.same(rows.map((r) => r.status), ['paid']);
   t.equal(rows[0].external_id, midtrans.transactions.get(a.id)!.transaction_id, 'the Midtrans transaction id is the reference');
 
+  // Money taken back after the credit: nothing is undone automatically; the operator is told.
+  const [refund] = await midtrans.refund(a.id);
+  t.ok(refund.acknowledged);
+  t.equal(await s.balance(bob.session), credited, 'a refund does not touch the balance');
+  t.ok(s.logs.lines.some((l) => l.level === 50 && l.deposit_id === a.id && /taken back/.test(l.msg)), 'it is logged as an error for the operator');
+
   // Another user's deposit id is no deposit at all to mallory, as is a malformed one.
   t.equal((await api('GET', `/deposits/${a.id}`, { token: mallory.session })).status, 404);
   t.equal((await api('GET', '/deposits/not-a-uuid', { token: mallory.session })).status, 404);
   const mine = await api('GET', `/deposits/${a.id}`, { token: bob.session });
   t.equal(mine.status, 200);
+  const doc = (await api('GET', '/openapi.json')).json;
 
   // Ended by Midtrans: expire → expired, deny → failed.
   const b = await open(bob, 20_000);
@@ -163,6 +176,13 @@ t.test('Midtrans notifications: repeats, forgeries, mismatches, out of order', a
   t.equal(fourth.json.error.code, 'too_many_open_deposits');
   t.ok(Number(fourth.headers['retry-after']) >= 1, 'with retry-after');
   t.ok(isEnvelope(fourth));
+  t.same(answerErrors(doc, '/topup/qris', 'post', fourth), [], 'the 429 is documented');
+  const pendingOne = await api('GET', `/deposits/${b.id}`, { token: bob.session });
+  t.same(answerErrors(doc, '/deposits/{id}', 'get', pendingOne), []);
+  const stillOpen = (await api('GET', '/deposits', { token: bob.session })).json.data.find((d: any) => d.status === 'pending');
+  const shown = await api('GET', `/deposits/${stillOpen.id}`, { token: bob.session });
+  t.equal(decodeQrPng(shown.json.qr_png), shown.json.qr_string, 'a pending invoice shows its QR again');
+  t.same(answerErrors(doc, '/deposits/{id}', 'get', shown), []);
 
   // Bad input.
   for (const body of [{ amount_idr: 9_999 }, { amount_idr: 10_000_001 }]) {
@@ -185,6 +205,7 @@ t.test('Midtrans down: no invoice, and a notification is retried until the statu
   const r = await api('POST', '/topup/qris', { token: u.session, body: { amount_idr: 50_000 } });
   t.equal(r.status, 502);
   t.equal(r.json.error.code, 'provider_error');
+  t.same(answerErrors((await api('GET', '/openapi.json')).json, '/topup/qris', 'post', r), [], 'the 502 is documented');
   t.notOk(r.text.includes(midtrans.url), 'the provider address is not shown');
   const [failed] = await s.depositRows(u.userId);
   t.equal(failed.status, 'failed', 'the invoice nobody can pay is marked failed');
