@@ -57,6 +57,24 @@ const session = {
   required: ['user_id', 'token', 'expires_at'],
 };
 
+const deposit = {
+  id: { type: 'string', format: 'uuid' },
+  method: { type: 'string' },
+  status: { type: 'string', enum: ['pending', 'paid', 'expired', 'failed'] },
+  amount: { type: 'string', description: 'Amount to pay in the deposit currency, decimal string' },
+  currency: { type: 'string' },
+  credit_usd: money('Credited (or to be credited) to the balance'),
+  created_at: instant('Creation time'),
+  paid_at: nullableInstant('When it was paid'),
+};
+const depositDetail = {
+  ...deposit,
+  expires_at: nullableInstant('When an unpaid invoice expires'),
+  qr_string: { type: ['string', 'null'], description: 'While pending, for QRIS' },
+  qr_png: { type: ['string', 'null'], description: 'While pending, for QRIS: PNG data URL' },
+  payment_url: { type: ['string', 'null'], description: 'While pending, for epusdt' },
+};
+
 export function openApiDocument(publicUrl: string) {
   return {
     openapi: '3.1.0',
@@ -388,38 +406,8 @@ export function openApiDocument(publicUrl: string) {
           },
           required: ['id', 'created_at', 'model', 'key_id', 'surface', 'stream', 'status', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'cost_usd', 'official_cost_usd', 'latency_ms', 'ttft_ms'],
         },
-        Deposit: {
-          type: 'object',
-          properties: {
-            id: { type: 'string', format: 'uuid' },
-            method: { type: 'string' },
-            status: { type: 'string', enum: ['pending', 'paid', 'expired', 'failed'] },
-            amount: { type: 'string', description: 'Amount in the deposit currency, decimal string' },
-            currency: { type: 'string' },
-            credit_usd: money('Credited (or to be credited) to the balance'),
-            created_at: instant('Creation time'),
-            paid_at: nullableInstant('When it was paid'),
-          },
-          required: ['id', 'method', 'status', 'amount', 'currency', 'credit_usd', 'created_at', 'paid_at'],
-        },
-        DepositDetail: {
-          type: 'object',
-          properties: {
-            id: { type: 'string', format: 'uuid' },
-            method: { type: 'string' },
-            status: { type: 'string', enum: ['pending', 'paid', 'expired', 'failed'] },
-            amount: { type: 'string', description: 'Amount to pay in the deposit currency, decimal string' },
-            currency: { type: 'string' },
-            credit_usd: money('Credited (or to be credited) to the balance'),
-            created_at: instant('Creation time'),
-            paid_at: nullableInstant('When it was paid'),
-            expires_at: nullableInstant('When an unpaid invoice expires'),
-            qr_string: { type: ['string', 'null'], description: 'While pending, for QRIS' },
-            qr_png: { type: ['string', 'null'], description: 'While pending, for QRIS: PNG data URL' },
-            payment_url: { type: ['string', 'null'], description: 'While pending, for epusdt' },
-          },
-          required: ['id', 'method', 'status', 'amount', 'currency', 'credit_usd', 'created_at', 'paid_at', 'expires_at', 'qr_string', 'qr_png', 'payment_url'],
-        },
+        Deposit: { type: 'object', properties: deposit, required: Object.keys(deposit) },
+        DepositDetail: { type: 'object', properties: depositDetail, required: Object.keys(depositDetail) },
         DepositMethod: {
           type: 'object',
           properties: {

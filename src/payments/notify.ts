@@ -1,12 +1,13 @@
 // What every provider's notification handler shares: the result it reports, and the two moves
 // it may ask of the state machine, each logged with its reason.
 
-import type * as v from 'valibot';
+import { safeParse, type BaseIssue, type GenericSchema, type InferOutput } from 'valibot';
 import type { Logger } from 'pino';
 import { nanoToUsd } from '../billing/money.js';
 import type { HotStore } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
-import { markEnded, markPaid, type DepositRow, type DepositStatus, type Provider } from './deposits.js';
+import { findDeposit, markEnded, markPaid, type DepositRow, type DepositStatus, type Provider } from './deposits.js';
+import { jsonObject } from './http.js';
 
 export interface NotifyContext {
   sql: Sql;
@@ -34,12 +35,27 @@ export function asDepositId(text: string): string | null {
   return null;
 }
 
-export const fieldOf = (issue: v.BaseIssue<unknown>): string =>
+export const fieldOf = (issue: BaseIssue<unknown>): string =>
   (issue.path ?? []).map((p) => String((p as { key: unknown }).key)).join('.') || '(body)';
 
 /** A body that failed its schema: an unknown field is named as such. */
-export const malformed = (issue: v.BaseIssue<unknown>): NotifyResult =>
+const malformed = (issue: BaseIssue<unknown>): NotifyResult =>
   refuse(400, issue.type === 'strict_object' && issue.input !== undefined ? `unexpected field ${fieldOf(issue)}` : `field ${fieldOf(issue)} is missing or malformed`);
+
+/** The raw body as the provider's schema says, or the refusal to answer. */
+export function parseNotification<S extends GenericSchema>(schema: S, raw: Buffer): { ok: true; n: InferOutput<S> } | { ok: false; refusal: NotifyResult } {
+  const body = jsonObject(raw);
+  if (!body) return { ok: false, refusal: refuse(400, 'the body is not a JSON object') };
+  const parsed = safeParse(schema, body);
+  return parsed.success ? { ok: true, n: parsed.output } : { ok: false, refusal: malformed(parsed.issues[0]) };
+}
+
+/** The deposit an order id names, if it is one of `provider`'s. */
+export async function depositOf(ctx: NotifyContext, provider: Provider, orderId: string): Promise<DepositRow | undefined> {
+  const id = asDepositId(orderId);
+  const d = id ? await findDeposit(ctx.sql, id) : undefined;
+  return d?.provider === provider ? d : undefined;
+}
 
 /** The provider says the money arrived: credit the stored credit, once. */
 export async function applyPaid(

@@ -3,9 +3,7 @@
 
 import * as v from 'valibot';
 import { numberText, sameAmount } from '../amounts.js';
-import { findDeposit } from '../deposits.js';
-import { jsonObject } from '../http.js';
-import { applyEnded, applyPaid, asDepositId, malformed, refuse, type NotifyContext, type NotifyResult } from '../notify.js';
+import { applyEnded, applyPaid, depositOf, parseNotification, refuse, type NotifyContext, type NotifyResult } from '../notify.js';
 import { epusdtSignatureValid } from './signature.js';
 
 const text = (max: number) => v.pipe(v.string(), v.maxLength(max));
@@ -22,16 +20,14 @@ const Notification = v.strictObject({
 });
 
 export async function epusdtNotification(ctx: NotifyContext, token: string, raw: Buffer): Promise<NotifyResult> {
-  const body = jsonObject(raw);
-  if (!body) return refuse(400, 'the body is not a JSON object');
-  const parsed = v.safeParse(Notification, body);
-  if (!parsed.success) return malformed(parsed.issues[0]);
-  const n = parsed.output;
+  const parsed = parseNotification(Notification, raw);
+  if (!parsed.ok) return parsed.refusal;
+  const n = parsed.n;
   if (!epusdtSignatureValid(n, token)) return refuse(401, 'signature does not verify');
 
-  const id = asDepositId(n.order_id);
-  const d = id && n.order_id.length === 32 ? await findDeposit(ctx.sql, id) : undefined;
-  if (!d || d.provider !== 'epusdt') return refuse(404, `unknown order ${n.order_id}`);
+  // The gateway sends its ids without dashes (epusdt takes 32 characters at most).
+  const d = n.order_id.length === 32 ? await depositOf(ctx, 'epusdt', n.order_id) : undefined;
+  if (!d) return refuse(404, `unknown order ${n.order_id}`);
   if (!sameAmount(n.amount, d.amount)) return refuse(409, `amount ${numberText(n.amount)} is not the order's ${d.amount}`, d.id);
   if (d.external_id !== null && n.trade_id !== d.external_id) return refuse(409, `trade_id ${n.trade_id} is not the order's ${d.external_id}`, d.id);
   const wallet = d.details.wallet;

@@ -5,9 +5,7 @@
 
 import * as v from 'valibot';
 import { sameAmount } from '../amounts.js';
-import { findDeposit } from '../deposits.js';
-import { jsonObject } from '../http.js';
-import { applyEnded, applyPaid, asDepositId, malformed, refuse, type NotifyContext, type NotifyResult } from '../notify.js';
+import { applyEnded, applyPaid, depositOf, parseNotification, refuse, type NotifyContext, type NotifyResult } from '../notify.js';
 import type { MidtransClient, MidtransStatus } from './client.js';
 import { midtransSignatureValid } from './signature.js';
 
@@ -48,16 +46,13 @@ export function midtransOutcome(s: Pick<MidtransStatus, 'transaction_status' | '
 }
 
 export async function midtransNotification(ctx: NotifyContext, client: MidtransClient, serverKey: string, raw: Buffer): Promise<NotifyResult> {
-  const body = jsonObject(raw);
-  if (!body) return refuse(400, 'the body is not a JSON object');
-  const parsed = v.safeParse(Notification, body);
-  if (!parsed.success) return malformed(parsed.issues[0]);
-  const n = parsed.output;
+  const parsed = parseNotification(Notification, raw);
+  if (!parsed.ok) return parsed.refusal;
+  const n = parsed.n;
   if (!midtransSignatureValid(n, serverKey)) return refuse(401, 'signature_key does not verify');
 
-  const id = asDepositId(n.order_id);
-  const d = id ? await findDeposit(ctx.sql, id) : undefined;
-  if (!d || d.provider !== 'midtrans') return refuse(404, `unknown order ${n.order_id}`);
+  const d = await depositOf(ctx, 'midtrans', n.order_id);
+  if (!d) return refuse(404, `unknown order ${n.order_id}`);
   if (!sameAmount(n.gross_amount, d.amount)) return refuse(409, `gross_amount ${n.gross_amount} is not the order's ${d.amount}`, d.id);
   if (n.currency !== undefined && n.currency !== d.currency) return refuse(409, `currency ${n.currency} is not the order's ${d.currency}`, d.id);
   if (n.transaction_id !== undefined && d.external_id !== null && n.transaction_id !== d.external_id) {

@@ -4,9 +4,7 @@
 
 import * as v from 'valibot';
 import { sameAmount } from '../amounts.js';
-import { findDeposit } from '../deposits.js';
-import { jsonObject } from '../http.js';
-import { applyPaid, asDepositId, malformed, refuse, type NotifyContext, type NotifyResult } from '../notify.js';
+import { applyPaid, depositOf, parseNotification, refuse, type NotifyContext, type NotifyResult } from '../notify.js';
 import { qrisSignatureValid } from './signature.js';
 
 const Notification = v.strictObject({
@@ -19,14 +17,11 @@ const Notification = v.strictObject({
 export async function qrisNotification(ctx: NotifyContext, secret: string, raw: Buffer, signature: string | undefined): Promise<NotifyResult> {
   if (!signature) return refuse(401, 'no x-signature header');
   if (!qrisSignatureValid(raw, secret, signature)) return refuse(401, 'x-signature does not verify');
-  const body = jsonObject(raw);
-  if (!body) return refuse(400, 'the body is not a JSON object');
-  const parsed = v.safeParse(Notification, body);
-  if (!parsed.success) return malformed(parsed.issues[0]);
-  const n = parsed.output;
-  const id = asDepositId(n.deposit_id);
-  const d = id ? await findDeposit(ctx.sql, id) : undefined;
-  if (!d || d.provider !== 'qris') return refuse(404, `unknown deposit ${n.deposit_id}`);
+  const parsed = parseNotification(Notification, raw);
+  if (!parsed.ok) return parsed.refusal;
+  const n = parsed.n;
+  const d = await depositOf(ctx, 'qris', n.deposit_id);
+  if (!d) return refuse(404, `unknown deposit ${n.deposit_id}`);
   if (!sameAmount(n.amount_idr, d.amount)) return refuse(409, `amount_idr ${n.amount_idr} is not the invoice's ${d.amount}`, d.id);
   return applyPaid(ctx, d, 'qris', n.reference, 'qris notification');
 }
