@@ -23,7 +23,13 @@ export type NotifyResult =
   | { ok: true; depositId: string; status: DepositStatus; note: string }
   | { ok: false; httpStatus: number; reason: string; depositId?: string };
 
-export const refuse = (httpStatus: number, reason: string, depositId?: string): NotifyResult => ({ ok: false, httpStatus, reason, depositId });
+/** Reasons quote what was sent (field names, ids): bounded, so a sender cannot flood the log. */
+export const refuse = (httpStatus: number, reason: string, depositId?: string): NotifyResult => ({
+  ok: false,
+  httpStatus,
+  reason: reason.length > 300 ? `${reason.slice(0, 300)}…` : reason,
+  depositId,
+});
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 

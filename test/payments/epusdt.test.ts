@@ -112,6 +112,7 @@ t.test('epusdt notifications: forged, unsigned, wrong amount, unknown order, ext
     ['other wallet', resign({ ...good, token: 'TXYZotherwallet' }), /paid to wallet TXYZotherwallet/],
     ['other trade', resign({ ...good, trade_id: '999' }), /trade_id 999 is not/],
     ['bad status', resign({ ...good, status: 7 }), /field status/],
+    ['long field name', { ...good, ['x'.repeat(5000)]: 1 }, /unexpected field x{270,300}…$/],
   ];
   for (const [what, body, reason] of cases) {
     const r = await s.notify('epusdt', body);
