@@ -59,6 +59,27 @@ const flag = (name: string) =>
 /** Variables whose value must not appear in a start-up error. */
 const SECRETS = new Set(['MIDTRANS_SERVER_KEY', 'QRIS_NOTIFY_SECRET', 'EPUSDT_TOKEN']);
 
+/** A comma-separated list; each item must match `item`. */
+const list = (name: string, def: string, item: RegExp, what: string) =>
+  v.pipe(
+    v.optional(v.string(), def),
+    v.transform((s) => s.split(',').map((x) => x.trim()).filter((x) => x !== '')),
+    v.check((xs) => xs.every((x) => item.test(x)), `${name} must be a comma-separated list of ${what}`),
+  );
+
+/**
+ * Anthropic betas forwarded by default: those that change no price (Claude Code's among them).
+ * Betas that cost more are allowed per model by the catalogue (long context, server tools).
+ */
+export const DEFAULT_BETAS = [
+  'claude-code-20250219', 'interleaved-thinking-2025-05-14', 'thinking-token-count-2026-05-13',
+  'context-management-2025-06-27', 'prompt-caching-scope-2026-01-05', 'mid-conversation-system-2026-04-07',
+  'effort-2025-11-24', 'fine-grained-tool-streaming-2025-05-14', 'token-efficient-tools-2025-02-19',
+  'output-128k-2025-02-19', 'prompt-caching-2024-07-31', 'extended-cache-ttl-2025-04-11', 'pdfs-2024-09-25',
+  'computer-use-2024-10-22', 'computer-use-2025-01-24', 'computer-use-2025-11-24', 'structured-outputs-2025-11-13',
+  'token-counting-2024-11-01',
+];
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** name → [schema, one-line documentation]. The README table is written from the same list. */
@@ -94,6 +115,14 @@ const ENV = {
   RESERVATION_TTL_MS: int('RESERVATION_TTL_MS', 30 * 60_000, 1_000, 24 * 3_600_000),
   USAGE_FLUSH_MS: int('USAGE_FLUSH_MS', 250, 1, 60_000),
   USAGE_BATCH_MAX: int('USAGE_BATCH_MAX', 1000, 1, 100_000),
+  OUTBOX_MAX: int('OUTBOX_MAX', 100_000, 0, 100_000_000),
+  MAX_N: int('MAX_N', 8, 1, 128),
+  MAX_MESSAGES: int('MAX_MESSAGES', 20_000, 1, 10_000_000),
+  MAX_JSON_DEPTH: int('MAX_JSON_DEPTH', 64, 8, 10_000),
+  MAX_JSON_CONTAINERS: int('MAX_JSON_CONTAINERS', 100_000, 100, 100_000_000),
+  ANTHROPIC_VERSIONS: list('ANTHROPIC_VERSIONS', '2023-06-01,2026-10-21', /^\d{4}-\d{2}-\d{2}$/, 'dates like 2023-06-01'),
+  ANTHROPIC_BETAS: list('ANTHROPIC_BETAS', DEFAULT_BETAS.join(','), /^[A-Za-z0-9._-]{1,100}$/, 'beta names'),
+  REDIS_TIMEOUT_MS: int('REDIS_TIMEOUT_MS', 2000, 50, 60_000),
   PING_INTERVAL_MS: int('PING_INTERVAL_MS', 10_000, 100, 600_000),
   SMTP_URL: url('SMTP_URL', ['smtp:', 'smtps:']),
   MAIL_FROM: v.optional(v.string(), 'airouter <no-reply@localhost>'),
@@ -146,8 +175,16 @@ export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   SHUTDOWN_TIMEOUT_MS: 'On SIGTERM, how long in-flight requests may take to finish (default 15000).',
   KEY_CACHE_TTL_MS: 'In-process cache of key lookups (default 30000; revocations are pushed at once anyway).',
   RESERVATION_TTL_MS: 'A balance reservation left by a crashed process expires after this (default 1800000).',
-  USAGE_FLUSH_MS: 'Usage records are written to Postgres in batches at this interval (default 250).',
-  USAGE_BATCH_MAX: 'Largest batch of usage records per write (default 1000).',
+  USAGE_FLUSH_MS: 'Pause between two usage writes to Postgres when the outbox is nearly empty, so records gather into batches (default 250).',
+  USAGE_BATCH_MAX: 'Largest batch of usage records per Postgres transaction (default 1000).',
+  OUTBOX_MAX: 'Usage records allowed to wait for Postgres (it is down) before new requests get 503 (default 100000; 0 = no bound).',
+  MAX_N: 'Most choices (`n`) one chat request may ask for (default 8); a model may set a lower `max_n` in the catalogue.',
+  MAX_MESSAGES: 'Most messages in one inference request (default 20000); more gets 400.',
+  MAX_JSON_DEPTH: 'Deepest nesting of objects and arrays in an inference body (default 64); deeper gets 400.',
+  MAX_JSON_CONTAINERS: 'Most objects and arrays in one inference body (default 100000); more gets 400 before the body is parsed.',
+  ANTHROPIC_VERSIONS: 'anthropic-version values forwarded to Anthropic upstreams as sent (comma-separated; default 2023-06-01,2026-10-21); any other valid date is replaced by the first.',
+  ANTHROPIC_BETAS: 'anthropic-beta values forwarded (comma-separated; default: the betas that change no price, Claude Code\'s included); others are dropped, and priced ones need the model\'s catalogue entry.',
+  REDIS_TIMEOUT_MS: 'Time allowed to connect to Redis and for each command; past it a request gets 503 (default 2000).',
   PING_INTERVAL_MS: 'Messages-surface streams send a ping after this much silence (default 10000).',
   SMTP_URL: 'SMTP server for verification mail (smtp:// or smtps://). Absent: the link is logged.',
   MAIL_FROM: 'Sender of verification mail.',

@@ -35,6 +35,8 @@ export interface GatewayErrorOptions {
   retryAfter?: number;
   /** Overrides the default OpenAI `code` for this kind. */
   code?: string;
+  /** Retrying cannot help (a lifetime spend cap): sent as `x-should-retry: false`, which both SDKs honour. */
+  noRetry?: boolean;
 }
 
 export class GatewayError extends Error {
@@ -42,6 +44,7 @@ export class GatewayError extends Error {
   readonly param?: string;
   readonly retryAfter?: number;
   readonly code?: string;
+  readonly noRetry?: boolean;
   constructor(kind: ErrorKind, message: string, opts: GatewayErrorOptions = {}) {
     super(message);
     this.name = 'GatewayError';
@@ -49,6 +52,7 @@ export class GatewayError extends Error {
     this.param = opts.param;
     this.retryAfter = opts.retryAfter;
     this.code = opts.code;
+    this.noRetry = opts.noRetry;
   }
   /** HTTP status on the chat surface; the messages surface maps `overloaded` to 529 itself. */
   get status(): number {

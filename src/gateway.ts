@@ -6,7 +6,7 @@ import { CatalogueHolder } from './catalogue/index.js';
 import { ConfigError, type Config } from './config.js';
 import { KeyResolver } from './accounts/keys.js';
 import { Ledger } from './billing/ledger.js';
-import { UsageWriter } from './billing/usage-writer.js';
+import { OutboxWriter } from './billing/outbox-writer.js';
 import { registerInference } from './inference/routes.js';
 import { registerDashboard } from './dashboard/routes.js';
 import { registerPayments } from './payments/routes.js';
@@ -19,6 +19,7 @@ import { Router } from './server/router.js';
 import { loadUws, type us_listen_socket } from './server/uws.js';
 import { openStores, type Stores } from './store/index.js';
 import type { HotStore } from './store/hot.js';
+import { RedisHotStore } from './store/hot-redis.js';
 import type { Sql } from './store/sql.js';
 import { UpstreamClient } from './upstream/client.js';
 import { RouteSelector } from './upstream/router.js';
@@ -31,7 +32,8 @@ export interface Gateway {
   catalogue: CatalogueHolder;
   keys: KeyResolver;
   ledger: Ledger;
-  usage: UsageWriter;
+  /** Drains the usage outbox into Postgres. */
+  outbox: OutboxWriter;
   metrics: Metrics;
   routes: RouteSelector;
   payments: Payments;
@@ -61,7 +63,12 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
     idleMs: config.UPSTREAM_IDLE_TIMEOUT_MS,
     connections: config.UPSTREAM_CONNECTIONS,
   });
-  const usage = new UsageWriter(stores.sql, log, config.USAGE_FLUSH_MS, config.USAGE_BATCH_MAX);
+  const outbox = new OutboxWriter(stores.sql, stores.hot, log, {
+    batchMax: config.USAGE_BATCH_MAX,
+    pauseMs: config.USAGE_FLUSH_MS,
+    observer: { committed: (n) => metrics.outboxCommitted.inc(n), failed: () => metrics.outboxFailures.inc() },
+  });
+  metrics.watchOutbox(() => stores!.hot.outboxLength());
   const gw: Gateway = {
     config,
     log,
@@ -69,8 +76,13 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
     hot: stores.hot,
     catalogue,
     keys: new KeyResolver(stores.sql, stores.hot, config.KEY_CACHE_TTL_MS),
-    ledger: new Ledger(stores.sql, stores.hot, config.RESERVATION_TTL_MS, () => usage.flush()),
-    usage,
+    ledger: new Ledger(stores.sql, stores.hot, {
+      ttlMs: config.RESERVATION_TTL_MS,
+      outboxMax: config.OUTBOX_MAX,
+      log,
+      onRetryQueue: (n) => metrics.settleRetries.set(n),
+    }),
+    outbox,
     metrics,
     routes: new RouteSelector(upstream, config.ROUTE_COOLDOWN_MS, metrics, log),
     payments: new Payments(stores.sql, stores.hot, log, config.payments),
@@ -78,7 +90,14 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
     stopping: false,
   };
   await gw.keys.start();
-  gw.usage.start();
+  if (stores.hot instanceof RedisHotStore) {
+    const sql = stores.sql;
+    await stores.hot.startWatching({
+      committed: async (ids) => new Set((await sql<{ settle_id: string }[]>`SELECT settle_id FROM usage_records WHERE settle_id = ANY(${ids}::uuid[])`).map((r) => r.settle_id)),
+      onReplay: (n) => log.error({ replayed: n }, 'Redis lost data (restart or flush): settled again the charges it lost'),
+    });
+  }
+  gw.outbox.start();
   for (const reason of config.payments.disabled) log.warn(`deposits: ${reason}`);
   const stopSweeper = startSweeper(stores.sql, log, config.payments.expiryS);
 
@@ -94,7 +113,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
   });
   if (!listenSocket) {
     stopSweeper();
-    await gw.usage.stop();
+    await gw.outbox.stop();
     await upstream.close();
     if (ownStores) await stores.close();
     // A ConfigError, so that the command line reports it as the one line it is.
@@ -125,7 +144,10 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
           await router.idle(2000);
         }
         stopSweeper();
-        await gw.usage.stop();
+        // Open streams have finished (or were cut at the timeout): their charges are in the
+        // outbox; write what this process can before it goes.
+        await gw.ledger.stop();
+        await gw.outbox.stop();
         await upstream.close();
         await stores!.close();
         log.info('gateway stopped');

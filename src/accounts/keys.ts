@@ -3,6 +3,7 @@
 // so that every gateway process drops the key at once.
 
 import { createHash, randomBytes } from 'node:crypto';
+import type { KeyLimits, SpendPeriod } from '../billing/key-limits.js';
 import type { Sql } from '../store/sql.js';
 import type { HotStore } from '../store/hot.js';
 
@@ -10,6 +11,8 @@ const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const KEY_PREFIX = 'ar-';
 const KEY_CHARS = 40;
 const REVOKE_CHANNEL = 'key-revoked';
+/** A key's limits changed: every process drops its cached identity (the key stays valid). */
+const CHANGE_CHANNEL = 'key-changed';
 const SHARED_CACHE_MS = 10 * 60_000;
 /**
  * Written over a revoked key's shared cache entry. Lookups fill the cache only if it is empty
@@ -42,6 +45,30 @@ export const looksLikeKey = (s: string): boolean => s.startsWith(KEY_PREFIX) && 
 export interface KeyIdentity {
   keyId: string;
   userId: string;
+  limits: KeyLimits;
+}
+
+interface IdentityRow {
+  id: string;
+  user_id: string;
+  rpm_limit: number | null;
+  spend_limit_nano: bigint | null;
+  spend_limit_period: SpendPeriod | null;
+}
+
+function identityOf(row: IdentityRow): KeyIdentity {
+  return {
+    keyId: row.id,
+    userId: row.user_id,
+    limits: { rpm: row.rpm_limit, spendNano: row.spend_limit_nano, spendPeriod: row.spend_limit_nano === null ? null : row.spend_limit_period ?? 'total' },
+  };
+}
+
+/** The shared cache holds JSON: the spend cap travels as a string. */
+const encodeIdentity = (i: KeyIdentity) => JSON.stringify({ ...i, limits: { ...i.limits, spendNano: i.limits.spendNano?.toString() ?? null } });
+function decodeIdentity(text: string): KeyIdentity {
+  const o = JSON.parse(text);
+  return { ...o, limits: { ...o.limits, spendNano: o.limits.spendNano === null ? null : BigInt(o.limits.spendNano) } };
 }
 
 export interface KeyRow {
@@ -80,10 +107,12 @@ export class KeyResolver {
 
   /** Listen for revocations from every process (this one included). */
   async start(): Promise<void> {
-    await this.hot.subscribe(REVOKE_CHANNEL, (hash) => {
+    const drop = (hash: string) => {
       this.revocations++;
       this.local.delete(hash);
-    });
+    };
+    await this.hot.subscribe(REVOKE_CHANNEL, drop);
+    await this.hot.subscribe(CHANGE_CHANNEL, drop);
   }
 
   async resolve(key: string): Promise<KeyIdentity | null> {
@@ -95,16 +124,17 @@ export class KeyResolver {
     const revocationsBefore = this.revocations;
     const cached = await this.hot.getCached(`key:${hash}`);
     if (cached === REVOKED) return null;
-    let identity: KeyIdentity | null = cached ? (JSON.parse(cached) as KeyIdentity) : null;
+    let identity: KeyIdentity | null = cached ? decodeIdentity(cached) : null;
     if (!identity) {
-      const [row] = await this.sql<{ id: string; user_id: string }[]>`
-        SELECT id, user_id FROM api_keys WHERE key_hash = ${hash} AND revoked_at IS NULL`;
+      const [row] = await this.sql<IdentityRow[]>`
+        SELECT id, user_id, rpm_limit, spend_limit_nano, spend_limit_period FROM api_keys
+        WHERE key_hash = ${hash} AND revoked_at IS NULL`;
       if (!row) {
         this.local.delete(hash);
         return null;
       }
-      identity = { keyId: row.id, userId: row.user_id };
-      await this.hot.setCached(`key:${hash}`, JSON.stringify(identity), SHARED_CACHE_MS, { onlyIfAbsent: true });
+      identity = identityOf(row);
+      await this.hot.setCached(`key:${hash}`, encodeIdentity(identity), SHARED_CACHE_MS, { onlyIfAbsent: true });
     }
     if (this.ttlMs > 0 && this.revocations === revocationsBefore) {
       if (this.local.size > 100_000) this.local.clear();
@@ -126,5 +156,18 @@ export class KeyResolver {
     await this.hot.setCached(`key:${row.key_hash}`, REVOKED, SHARED_CACHE_MS);
     await this.hot.publish(REVOKE_CHANNEL, row.key_hash);
     return { id: row.id, revoked_at: row.revoked_at };
+  }
+
+  /** After a key's limits changed in Postgres: every process reads them again. */
+  async changed(keyHash: string, userId: string): Promise<void> {
+    this.revocations++;
+    this.local.delete(keyHash);
+    await this.hot.deleteCached(`key:${keyHash}`);
+    await this.hot.publish(CHANGE_CHANNEL, keyHash);
+    // A lookup that read Postgres just before the change may still fill the shared cache with
+    // the old limits after the delete above (it sets only if absent): delete once more, later.
+    setTimeout(() => void this.hot.deleteCached(`key:${keyHash}`).catch(() => {}), 2000).unref();
+    // The account carries capped keys' spend counters: loading it again picks up the new cap.
+    await this.hot.forgetBalance(userId);
   }
 }

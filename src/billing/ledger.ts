@@ -1,69 +1,291 @@
-// Reserve before forwarding, settle after: the two hot-store round trips of a request.
+// Reserve before forwarding, settle after: the hot-store side of every request's money.
 
 import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
-import type { HotStore, ReserveResult } from '../store/hot.js';
+import type { HotStore, OutboxRecord, ReserveResult } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
+import { periodEnd, periodStart, previousSpendField, spendField, type KeyLimits, type SpendPeriod } from './key-limits.js';
 import { nanoToUsd } from './money.js';
 
 export interface Reservation {
   id: string;
   userId: string;
+  keyId: string;
+  limits: KeyLimits;
   amount: bigint;
   settled: boolean;
 }
 
+export interface Payer {
+  userId: string;
+  keyId: string;
+  limits: KeyLimits;
+}
+
+export interface LedgerOptions {
+  ttlMs: number;
+  /** Refuse new requests (503) once this many records wait for Postgres; 0 = no bound. */
+  outboxMax: number;
+  /** The embedded store: how long a settle may wait for its write-ahead commit. */
+  commitWaitMs?: number;
+  log?: Logger;
+  onRetryQueue?: (size: number) => void;
+}
+
+const unavailable = () => new GatewayError('unavailable', 'The gateway cannot check balances right now; try again shortly.');
+
 export class Ledger {
+  /**
+   * Settles (and releases) that failed because the hot store was unreachable: tried again until
+   * they land, so a delivered answer is billed and a hold does not linger for its whole TTL.
+   */
+  private readonly retries = new Map<string, { res: Reservation; cost: bigint; record?: OutboxRecord }>();
+  private retryTimer?: NodeJS.Timeout;
+  /** Users seen with money available in the last second: their requests skip the pre-check. */
+  private readonly funded = new Map<string, number>();
+
   constructor(
     private readonly sql: Sql,
     private readonly hot: HotStore,
-    private readonly ttlMs: number,
-    /**
-     * Runs before a balance is loaded from Postgres: the usage writer's flush, so that charges
-     * this process has made but not yet written are in the figure it loads.
-     */
-    private readonly beforePrime: () => Promise<void> = async () => {},
+    private readonly opts: LedgerOptions,
   ) {}
 
-  /** Hold `amount` or refuse with 402. A user seen for the first time is loaded from Postgres. */
-  async reserve(userId: string, amount: bigint): Promise<Reservation> {
+  /** Hold `amount` or refuse: 402 (balance), 429 (key limits), 503 (stores). */
+  async reserve(payer: Payer, amount: bigint): Promise<Reservation> {
     const id = randomUUID();
+    const now = new Date();
+    const { limits } = payer;
+    const req = {
+      userId: payer.userId,
+      reservationId: id,
+      amount,
+      ttlMs: this.opts.ttlMs,
+      keyId: payer.keyId,
+      rpmLimit: limits.rpm ?? 0,
+      spend: limits.spendNano !== null && limits.spendPeriod ? { limit: limits.spendNano, field: spendField(payer.keyId, limits.spendPeriod, now) } : undefined,
+      outboxMax: this.opts.outboxMax,
+    };
     let result: ReserveResult;
     try {
-      result = await this.hot.reserve(userId, id, amount, this.ttlMs);
+      result = await this.hot.reserve(req);
       if (result.status === 'unknown') {
-        await this.prime(userId);
-        result = await this.hot.reserve(userId, id, amount, this.ttlMs);
+        await this.prime(payer.userId);
+        result = await this.hot.reserve(req);
       }
-    } catch {
+    } catch (err) {
       // A store that cannot be reached is the gateway's trouble (503, readyz says which one),
       // not an internal error.
-      throw new GatewayError('unavailable', 'The gateway cannot check balances right now; try again shortly.');
+      this.opts.log?.warn({ err: (err as Error)?.message }, 'reserve failed: a store is unreachable');
+      throw unavailable();
     }
-    if (result.status !== 'ok') {
-      throw new GatewayError(
-        'insufficient_balance',
-        `Insufficient balance: this request may cost up to $${nanoToUsd(amount)} but $${nanoToUsd(result.available < 0n ? 0n : result.available)} is available. Add funds or lower max_tokens.`,
-      );
+    switch (result.status) {
+      case 'ok':
+        if (result.available > 0n) this.noteFunded(payer.userId);
+        return { id, userId: payer.userId, keyId: payer.keyId, limits, amount, settled: false };
+      case 'insufficient':
+        throw new GatewayError(
+          'insufficient_balance',
+          `Insufficient balance: this request may cost up to $${nanoToUsd(amount)} but $${nanoToUsd(result.available < 0n ? 0n : result.available)} is available. Add funds or lower max_tokens.`,
+        );
+      case 'rate_limited':
+        throw new GatewayError('rate_limit', `This key is limited to ${limits.rpm} requests per minute.`, {
+          retryAfter: Math.max(1, Math.ceil(result.retryAfterMs / 1000)),
+          code: 'key_rate_limit',
+        });
+      case 'key_limit':
+        throw keySpendError(limits.spendNano!, limits.spendPeriod!, result.spent, amount, now);
+      case 'backlog':
+        throw new GatewayError('unavailable', 'The gateway cannot record usage right now; try again shortly.');
+      default:
+        throw unavailable();
     }
-    return { id, userId, amount, settled: false };
   }
 
-  /** Charge the actual cost and release the rest; returns what was taken. Safe to call twice. */
-  async settle(res: Reservation, cost: bigint): Promise<bigint> {
+  /**
+   * The cheap check before a body is read and parsed: nothing available (an empty or overdrawn
+   * balance) is a 402 at once. One hot-store read, skipped for users seen funded within the
+   * last second (their reserve checks again anyway).
+   */
+  async precheck(payer: Payer): Promise<void> {
+    const now = Date.now();
+    if ((this.funded.get(payer.userId) ?? 0) > now) return;
+    let b;
+    try {
+      b = await this.balance(payer.userId);
+    } catch (err) {
+      this.opts.log?.warn({ err: (err as Error)?.message }, 'balance check failed: a store is unreachable');
+      throw unavailable();
+    }
+    if (b.available <= 0n) {
+      throw new GatewayError('insufficient_balance', `Insufficient balance: $${nanoToUsd(b.available < 0n ? 0n : b.available)} is available. Add funds to use the API.`);
+    }
+    this.noteFunded(payer.userId, now);
+  }
+
+  /** count_tokens and other unbilled calls: a positive balance, and they count against the key's rpm. */
+  async gate(payer: Payer): Promise<void> {
+    let r;
+    try {
+      r = await this.hot.gate(payer.userId, payer.keyId, payer.limits.rpm ?? 0);
+      if (r === 'unknown') {
+        await this.prime(payer.userId);
+        r = await this.hot.gate(payer.userId, payer.keyId, payer.limits.rpm ?? 0);
+      }
+    } catch {
+      throw unavailable();
+    }
+    if (r === 'insufficient' || r === 'unknown') throw new GatewayError('insufficient_balance', 'Insufficient balance: add funds to use the API.');
+    if (typeof r === 'object') {
+      throw new GatewayError('rate_limit', `This key is limited to ${payer.limits.rpm} requests per minute.`, { retryAfter: Math.max(1, Math.ceil(r.retryAfterMs / 1000)), code: 'key_rate_limit' });
+    }
+  }
+
+  private noteFunded(userId: string, now = Date.now()) {
+    if (this.funded.size > 100_000) this.funded.clear();
+    this.funded.set(userId, now + 1000);
+  }
+
+  /**
+   * Charge the actual cost and release the rest; the usage record goes to the outbox in the
+   * same step. Returns what was charged (0 for a repeat). Throws 503 when the store is down.
+   */
+  async settle(res: Reservation, cost: bigint, record: OutboxRecord): Promise<bigint> {
     if (res.settled) return 0n;
+    const charged = await this.trySettle(res, cost, record);
     res.settled = true;
-    const { charged, known } = await this.hot.settle(res.userId, res.id, cost);
-    return known ? charged : cost;
+    return charged;
   }
 
+  /**
+   * Like settle, for an answer already delivered: if the store is down, the charge is kept and
+   * tried again until it lands, so what was served is billed once the store is back. The
+   * reservation counts as settled from here on either way: the retry owns it.
+   */
+  async settleEventually(res: Reservation, cost: bigint, record: OutboxRecord): Promise<boolean> {
+    if (res.settled) return true;
+    res.settled = true;
+    try {
+      await this.trySettle(res, cost, record);
+      return true;
+    } catch {
+      this.retryLater(res, cost, record);
+      return false;
+    }
+  }
+
+  /** Release a hold that was not used: nothing charged, nothing recorded. */
+  async release(res: Reservation): Promise<void> {
+    if (res.settled) return;
+    res.settled = true;
+    try {
+      await this.trySettle(res, 0n);
+    } catch {
+      this.retryLater(res, 0n);
+    }
+  }
+
+  private retryLater(res: Reservation, cost: bigint, record?: OutboxRecord) {
+    this.retries.set(res.id, { res, cost, record });
+    this.opts.onRetryQueue?.(this.retries.size);
+    this.retryTimer ??= setInterval(() => void this.retryPending(), 1000);
+  }
+
+  private async trySettle(res: Reservation, cost: bigint, record?: OutboxRecord): Promise<bigint> {
+    let result;
+    try {
+      result = await this.hot.settle(this.settleRequest(res, cost, record));
+    } catch (err) {
+      this.opts.log?.warn({ err: (err as Error)?.message }, 'settle failed: the hot store is unreachable');
+      throw unavailable();
+    }
+    if (result.duplicate) return 0n;
+    if (!this.hot.durableSettle && result.entryId) await this.awaitCommit(result.entryId);
+    return cost;
+  }
+
+  /** Charges waiting for the store to come back. */
+  get pendingSettles(): number {
+    return this.retries.size;
+  }
+
+  async retryPending(): Promise<void> {
+    for (const [id, job] of this.retries) {
+      try {
+        await this.trySettle(job.res, job.cost, job.record);
+        this.retries.delete(id);
+      } catch {
+        break; // still down
+      }
+    }
+    this.opts.onRetryQueue?.(this.retries.size);
+    if (this.retries.size === 0 && this.retryTimer) {
+      clearInterval(this.retryTimer);
+      this.retryTimer = undefined;
+    }
+  }
+
+  /** Called at shutdown: one last try; what still cannot land is logged in full. */
+  async stop(): Promise<void> {
+    if (this.retries.size > 0) await this.retryPending();
+    if (this.retryTimer) clearInterval(this.retryTimer);
+    for (const { record } of this.retries.values()) {
+      if (record) this.opts.log?.error({ record: { ...record, costNano: String(record.costNano), officialCostNano: String(record.officialCostNano) } }, 'unsettled charge lost at shutdown');
+    }
+  }
+
+  private settleRequest(res: Reservation, cost: bigint, record?: OutboxRecord) {
+    const p = record && res.limits.spendNano !== null ? res.limits.spendPeriod : null;
+    return {
+      userId: res.userId,
+      reservationId: res.id,
+      cost,
+      keyId: res.keyId,
+      spendField: p ? spendField(res.keyId, p, record!.createdAt) : undefined,
+      spendFieldBefore: p ? previousSpendField(res.keyId, p, record!.createdAt) : undefined,
+      record,
+    };
+  }
+
+  private async awaitCommit(entryId: string): Promise<void> {
+    const ms = this.opts.commitWaitMs ?? 10_000;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.hot.whenCommitted(entryId),
+        new Promise((_, reject) => (timer = setTimeout(() => reject(unavailable()), ms))),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Load a user's account from one Postgres snapshot: the balance, the running total of
+   * committed charges (which tells the outbox's acknowledgements what the snapshot already
+   * holds) and the current-period spend of each capped key.
+   */
   async prime(userId: string): Promise<void> {
-    await this.beforePrime();
-    const [row] = await this.sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE id = ${userId}`;
-    await this.hot.primeBalance(userId, row ? row.balance_nano : 0n);
+    const now = new Date();
+    const snapshot = await this.sql.begin('isolation level repeatable read read only', async (tx) => {
+      const [u] = await tx<{ balance_nano: bigint; charged_nano: bigint }[]>`
+        SELECT balance_nano, charged_nano FROM users WHERE id = ${userId}`;
+      const keys = await tx<{ id: string; period: SpendPeriod }[]>`
+        SELECT id, spend_limit_period AS period FROM api_keys
+        WHERE user_id = ${userId} AND spend_limit_nano IS NOT NULL AND spend_limit_period IS NOT NULL`;
+      const keySpend: Record<string, bigint> = {};
+      for (const k of keys) {
+        const [{ spent }] = await tx<{ spent: bigint }[]>`
+          SELECT coalesce(sum(cost_nano), 0)::bigint AS spent FROM usage_records
+          WHERE user_id = ${userId} AND key_id = ${k.id} AND created_at >= ${periodStart(k.period, now)}`;
+        keySpend[spendField(k.id, k.period, now)] = spent;
+      }
+      return { balance: u?.balance_nano ?? 0n, charged: u?.charged_nano ?? 0n, keySpend };
+    });
+    await this.hot.primeBalance(userId, snapshot);
   }
 
-  /** Balance, live reservations and what is available, loading the balance if needed. */
+  /** Balance, live reservations and what is available, loading the account if needed. */
   async balance(userId: string): Promise<{ balance: bigint; reserved: bigint; available: bigint }> {
     let b = await this.hot.balance(userId);
     if (!b) {
@@ -72,4 +294,14 @@ export class Ledger {
     }
     return { ...b, available: b.balance - b.reserved };
   }
+}
+
+function keySpendError(limit: bigint, period: SpendPeriod, spent: bigint, amount: bigint, now: Date): GatewayError {
+  const end = periodEnd(period, now);
+  const scope = period === 'total' ? 'in total' : `per ${period} (UTC)`;
+  const message = `This key's spend limit of $${nanoToUsd(limit)} ${scope} is reached: $${nanoToUsd(spent)} spent or held, and this request may cost up to $${nanoToUsd(amount)}.`;
+  // A lifetime cap never frees up by waiting: say so to the SDKs, which retry 429s by default.
+  return end
+    ? new GatewayError('rate_limit', message, { code: 'key_spend_limit', retryAfter: Math.max(1, Math.ceil((end.getTime() - now.getTime()) / 1000)) })
+    : new GatewayError('rate_limit', message, { code: 'key_spend_limit', noRetry: true });
 }

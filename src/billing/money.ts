@@ -31,22 +31,34 @@ export function nanoToUsd(nano: bigint): string {
 }
 
 /**
- * Cost of a request: each token count at its own price (API.md §2). Prices are nano-USD per
- * million tokens, so the sum is exact; the one division rounds up to the next nano-dollar.
+ * Cost of a request: each token count at its own price (API.md §2), audio and one-hour cache
+ * writes at theirs, plus the searches the upstream ran. Prices are nano-USD per million tokens,
+ * so the sum is exact; the one division rounds up to the next nano-dollar. Past a long-context
+ * threshold the whole request is priced at the long-context prices, as Anthropic bills it.
  */
-export function costOf(usage: IRUsage, prices: Prices): bigint {
+export function costOf(usage: IRUsage, base: Prices): bigint {
+  const lc = base.longContext;
+  const p = lc && usage.input + usage.cacheRead + usage.cacheWrite > lc.threshold ? lc.prices : base;
+  const audioIn = BigInt(Math.min(usage.audioIn ?? 0, usage.input));
+  const audioOut = BigInt(Math.min(usage.audioOut ?? 0, usage.output));
+  const hour = BigInt(Math.min(usage.cacheWrite1h ?? 0, usage.cacheWrite));
   const total =
-    BigInt(usage.input) * prices.input +
-    BigInt(usage.cacheRead) * prices.cacheRead +
-    BigInt(usage.cacheWrite) * prices.cacheWrite +
-    BigInt(usage.output) * prices.output;
+    (BigInt(usage.input) - audioIn) * p.input +
+    audioIn * (p.audioIn ?? p.input) +
+    BigInt(usage.cacheRead) * p.cacheRead +
+    (BigInt(usage.cacheWrite) - hour) * p.cacheWrite +
+    hour * p.cacheWrite1h +
+    (BigInt(usage.output) - audioOut) * p.output +
+    audioOut * (p.audioOut ?? p.output) +
+    BigInt(usage.webSearches ?? 0) * base.perWebSearch * MILLION;
   return (total + MILLION - 1n) / MILLION;
 }
 
-/** The most a request can cost: every input token at the dearest input price, plus the full output budget. */
-export function worstCase(inputTokens: number, maxOutputTokens: number, prices: Prices): bigint {
-  let inputPrice = prices.input;
-  if (prices.cacheWrite > inputPrice) inputPrice = prices.cacheWrite;
-  const total = BigInt(inputTokens) * inputPrice + BigInt(maxOutputTokens) * prices.output;
-  return (total + MILLION - 1n) / MILLION;
+/**
+ * The most a request can cost: every input token at the dearest price an input token of it can
+ * be billed at, the whole output budget at the dearest output price, and what is priced per call.
+ */
+export function worstCase(inputTokens: number, outputTokens: number, inputPrice: bigint, outputPrice: bigint, extraNano = 0n): bigint {
+  const total = BigInt(inputTokens) * inputPrice + BigInt(outputTokens) * outputPrice;
+  return (total + MILLION - 1n) / MILLION + extraNano;
 }

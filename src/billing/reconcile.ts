@@ -1,6 +1,10 @@
-// The ledger invariant, as a check an operator (or a test) can run at any time:
-// for every user, balance = credited deposits − charged usage, to the nano-dollar.
+// The ledger invariants, as a check an operator (or a test) can run at any time:
+// - in Postgres, for every user: balance = credited deposits − charged usage, and the running
+//   total of charges equals the sum of the usage records, to the nano-dollar;
+// - in the hot store, for every loaded account: its balance = the Postgres balance − the charges
+//   it already carries that still wait in the outbox, and its reserved total = its live holds.
 
+import type { HotStore } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
 
 export interface ReconcileRow {
@@ -9,23 +13,81 @@ export interface ReconcileRow {
   balance_nano: bigint;
   credits_nano: bigint;
   charges_nano: bigint;
+  charged_nano: bigint;
+}
+
+export interface HotMismatch {
+  userId: string;
+  email: string;
+  /** What the hot balance should be: Postgres balance − accounted charges in the outbox. */
+  expected: bigint;
+  hot: bigint;
+  reserved: bigint;
+  holds: bigint;
 }
 
 export interface ReconcileReport {
   users: number;
   mismatches: ReconcileRow[];
+  /** Accounts compared with the hot store (0 when none was given). */
+  hotAccounts: number;
+  hotMismatches: HotMismatch[];
+  /** Records waiting in the outbox. */
+  outbox: number;
   ok: boolean;
 }
 
-export async function reconcile(sql: Sql): Promise<ReconcileReport> {
+export async function reconcile(sql: Sql, hot?: HotStore): Promise<ReconcileReport> {
   const rows = await sql<(ReconcileRow & { ok: boolean })[]>`
-    SELECT u.id AS user_id, u.email, u.balance_nano,
+    SELECT u.id AS user_id, u.email, u.balance_nano, u.charged_nano,
            coalesce(d.credits, 0)::bigint AS credits_nano,
            coalesce(c.charges, 0)::bigint AS charges_nano,
-           u.balance_nano = coalesce(d.credits, 0) - coalesce(c.charges, 0) AS ok
+           u.balance_nano = coalesce(d.credits, 0) - coalesce(c.charges, 0)
+             AND u.charged_nano = coalesce(c.charges, 0) AS ok
     FROM users u
     LEFT JOIN (SELECT user_id, sum(credit_nano) AS credits FROM deposits WHERE status = 'paid' GROUP BY user_id) d ON d.user_id = u.id
     LEFT JOIN (SELECT user_id, sum(cost_nano) AS charges FROM usage_records GROUP BY user_id) c ON c.user_id = u.id`;
   const mismatches = rows.filter((r) => !r.ok).map(({ ok: _ok, ...r }) => r);
-  return { users: rows.length, mismatches, ok: mismatches.length === 0 };
+  const report: ReconcileReport = { users: rows.length, mismatches, hotAccounts: 0, hotMismatches: [], outbox: 0, ok: mismatches.length === 0 };
+  if (!hot) return report;
+
+  const emails = new Map(rows.map((r) => [r.user_id, r.email]));
+  // Writers may commit between the Postgres reads and the hot snapshot: an account whose
+  // charged total moved across the snapshot is compared again.
+  let pending: Set<string> | undefined;
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const before = await pgBalances(sql);
+    const accounts = (await hot.snapshotAccounts()).filter((a) => !pending || pending.has(a.userId));
+    const after = await pgBalances(sql);
+    const unsettled = new Set<string>();
+    for (const a of accounts) {
+      const b = before.get(a.userId);
+      const c = after.get(a.userId);
+      if (!b || !c) continue; // the user was deleted
+      if (b.charged !== c.charged || b.balance !== c.balance) {
+        unsettled.add(a.userId);
+        continue;
+      }
+      if (!pending) report.hotAccounts++;
+      const expected = b.balance - a.pendingAccounted;
+      if (expected !== a.balance || a.reserved !== a.holds) {
+        report.hotMismatches.push({ userId: a.userId, email: emails.get(a.userId) ?? '', expected, hot: a.balance, reserved: a.reserved, holds: a.holds });
+      }
+    }
+    if (!pending) report.hotAccounts += unsettled.size;
+    pending = unsettled;
+    if (pending.size === 0) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  for (const userId of pending ?? []) {
+    report.hotMismatches.push({ userId, email: emails.get(userId) ?? '', expected: -1n, hot: -1n, reserved: 0n, holds: 0n });
+  }
+  report.outbox = await hot.outboxLength();
+  report.ok = report.ok && report.hotMismatches.length === 0;
+  return report;
+}
+
+async function pgBalances(sql: Sql): Promise<Map<string, { balance: bigint; charged: bigint }>> {
+  const rows = await sql<{ id: string; balance_nano: bigint; charged_nano: bigint }[]>`SELECT id, balance_nano, charged_nano FROM users`;
+  return new Map(rows.map((r) => [r.id, { balance: r.balance_nano, charged: r.charged_nano }]));
 }

@@ -4,8 +4,12 @@
 
 import type { IRContent, IRRequest } from '../dialects/ir.js';
 
-/** What an image is assumed to cost before the upstream says (a large tile set). */
-const IMAGE_TOKENS = 1600;
+/**
+ * What an image is assumed to cost before the upstream says: vendors scale images down to a
+ * bounded size, so an image costs at most a few thousand tokens however many bytes it has
+ * (Claude about 1,600; GPT-4.1's patches up to about 2,500).
+ */
+export const IMAGE_TOKENS = 2500;
 /** Role markers and separators per message, as vendors add them. */
 const PER_MESSAGE = 4;
 
@@ -33,14 +37,36 @@ export function requestText(ir: IRRequest): { text: string[]; images: number } {
 }
 
 /**
- * Upper-bound-ish input tokens: a token is rarely shorter than 3 UTF-8 bytes for Latin text,
- * and CJK characters are 3 bytes and about one token each.
+ * Upper-bound input tokens of a request body, from everything in it that is forwarded: every
+ * string (keys included: tool schemas, documents, unknown fields, all of it) at one token per 3
+ * UTF-8 bytes (a token is rarely shorter for Latin text; CJK characters are 3 bytes and about a
+ * token each), and IMAGE_TOKENS per image whatever its size. The body's depth is bounded before
+ * parsing (body-guard.ts), so the recursion is too.
  */
-export function estimateInputTokens(ir: IRRequest): number {
-  const { text, images } = requestText(ir);
+export function estimateBodyTokens(body: unknown): { tokens: number; oneHourCache: boolean } {
   let bytes = 0;
-  for (const t of text) bytes += Buffer.byteLength(t);
-  return Math.ceil(bytes / 3) + images * IMAGE_TOKENS + ir.messages.length * PER_MESSAGE + 8;
+  let images = 0;
+  let oneHourCache = false;
+  const visit = (x: unknown): void => {
+    if (typeof x === 'string') bytes += Buffer.byteLength(x);
+    else if (Array.isArray(x)) for (const item of x) visit(item);
+    else if (x !== null && typeof x === 'object') {
+      const o = x as Record<string, unknown>;
+      // An image's bytes are not its tokens: OpenAI image_url parts, Anthropic image blocks.
+      if ((o.type === 'image_url' && o.image_url) || (o.type === 'image' && o.source)) {
+        images++;
+        return;
+      }
+      // Anthropic cache breakpoints with a one-hour lifetime: their writes cost more.
+      if (o.type === 'ephemeral' && o.ttl === '1h') oneHourCache = true;
+      for (const k in o) {
+        bytes += k.length;
+        visit(o[k]);
+      }
+    }
+  };
+  visit(body);
+  return { tokens: Math.ceil(bytes / 3) + images * IMAGE_TOKENS + 8, oneHourCache };
 }
 
 // The tokenizer's tables cost ~70 MB per process and only the fallback paths need them.

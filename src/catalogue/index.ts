@@ -8,12 +8,23 @@ import type { DialectName } from '../dialects/dialect.js';
 import { EXAMPLE_CATALOGUE } from './example.js';
 import { CatalogueFileSchema, issuePath, type ModelEntry } from './schema.js';
 
+type Extras = NonNullable<ModelEntry['extras']>;
+
 /** Nano-USD per million tokens, so that prices like $0.0375/M stay integers. */
 export interface Prices {
   input: bigint;
   output: bigint;
   cacheRead: bigint;
   cacheWrite: bigint;
+  /** Cache writes with a one-hour lifetime (Anthropic charges them 2× input by default). */
+  cacheWrite1h: bigint;
+  /** Audio tokens in and out; absent: audio is not sold on this model. */
+  audioIn?: bigint;
+  audioOut?: bigint;
+  /** Nano-USD per web search (not per million). */
+  perWebSearch: bigint;
+  /** Past `threshold` input tokens, the whole request is priced at `prices`. */
+  longContext?: { threshold: number; prices: Prices };
 }
 
 export interface PricingJson {
@@ -26,6 +37,8 @@ export interface PricingJson {
 export interface Provider {
   id: string;
   dialect: DialectName;
+  /** OpenAI dialect: the field that carries the output cap (see the catalogue schema). */
+  maxTokensField: 'max_tokens' | 'max_completion_tokens' | 'both';
   /** The full URL requests are posted to. */
   endpoint: string;
   /** Base for other endpoints of the same vendor (count_tokens). */
@@ -53,6 +66,13 @@ export interface Model {
   officialPricing: Prices;
   pricingJson: PricingJson;
   officialPricingJson: PricingJson;
+  /** OpenAI `service_tier` values sold at their own prices. */
+  serviceTiers: Map<string, { pricing: Prices; officialPricing: Prices }>;
+  /** Web search: held for this many searches when a request does not bound them. */
+  webSearchMaxCalls: number;
+  /** Token-priced server tools the operator accepts (see the catalogue schema). */
+  serverTools: ReadonlySet<string>;
+  maxN?: number;
   routes: Route[];
 }
 
@@ -76,13 +96,25 @@ function pricingJson(p: ModelEntry['pricing']): PricingJson {
   return { input: p.input, output: p.output, cache_read: p.cache_read ?? p.input, cache_write: p.cache_write ?? p.input };
 }
 
-function prices(p: PricingJson): Prices {
-  return {
-    input: nanoPerMillion(p.input),
+function prices(p: PricingJson, extras: Extras | undefined, withLongContext = true): Prices {
+  const input = nanoPerMillion(p.input);
+  const out: Prices = {
+    input,
     output: nanoPerMillion(p.output),
     cacheRead: nanoPerMillion(p.cache_read),
     cacheWrite: nanoPerMillion(p.cache_write),
+    cacheWrite1h: extras?.cache_write_1h !== undefined ? nanoPerMillion(extras.cache_write_1h) : 2n * input,
+    // nanoPerMillion turns USD into nano-USD; a search is priced per call, not per million.
+    perWebSearch: extras?.web_search ? nanoPerMillion(extras.web_search.per_call) : 0n,
   };
+  if (extras?.audio) {
+    out.audioIn = nanoPerMillion(extras.audio.input);
+    out.audioOut = nanoPerMillion(extras.audio.output);
+  }
+  if (withLongContext && extras?.long_context) {
+    out.longContext = { threshold: extras.long_context.threshold, prices: prices(pricingJson(extras.long_context.pricing), extras, false) };
+  }
+  return out;
 }
 
 export function compileCatalogue(raw: unknown, source: string): Catalogue {
@@ -99,6 +131,8 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
     providers.set(p.id, {
       id: p.id,
       dialect: p.dialect,
+      // OpenAI's own API refuses max_tokens on its newer models; compatible vendors mostly honour only it.
+      maxTokensField: p.max_tokens_field ?? (new URL(base).hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens'),
       baseUrl: base,
       endpoint: p.dialect === 'openai' ? `${base}/chat/completions` : `${base}/v1/messages`,
       apiKeyEnv: p.api_key?.env,
@@ -115,6 +149,10 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
     });
     const pj = pricingJson(m.pricing);
     const oj = m.official_pricing ? pricingJson(m.official_pricing) : pj;
+    const tiers = new Map<string, { pricing: Prices; officialPricing: Prices }>();
+    for (const [tier, p] of Object.entries(m.extras?.service_tiers ?? {})) {
+      tiers.set(tier, { pricing: prices(pricingJson(p), m.extras), officialPricing: prices(pricingJson(p), m.extras) });
+    }
     models.set(m.id, {
       id: m.id,
       ownedBy: m.owned_by,
@@ -122,10 +160,14 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
       created: m.created ?? 0,
       contextWindow: m.context_window,
       maxOutputTokens: m.max_output_tokens,
-      pricing: prices(pj),
-      officialPricing: prices(oj),
+      pricing: prices(pj, m.extras),
+      officialPricing: prices(oj, m.extras),
       pricingJson: pj,
       officialPricingJson: oj,
+      serviceTiers: tiers,
+      webSearchMaxCalls: m.extras?.web_search?.max_calls ?? 5,
+      serverTools: new Set(m.extras?.server_tools ?? []),
+      maxN: m.max_n,
       routes,
     });
   });

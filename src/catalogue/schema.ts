@@ -16,6 +16,8 @@ const Secret = v.object({ env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_
 
 const Id = v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, 'must be 1-128 characters of letters, digits and ._:/-'));
 
+export const MAX_TOKENS_FIELDS = ['max_tokens', 'max_completion_tokens', 'both'] as const;
+
 export const ProviderSchema = v.object({
   id: Id,
   dialect: v.picklist(['openai', 'anthropic'], 'must be "openai" or "anthropic"'),
@@ -23,6 +25,38 @@ export const ProviderSchema = v.object({
   api_key: v.optional(Secret),
   /** Extra headers sent to this provider (e.g. an org id). Values may be secrets. */
   headers: v.optional(v.record(v.string(), v.union([v.string(), Secret]))),
+  /**
+   * OpenAI dialect: which field carries the output cap the gateway reserved for. OpenAI's own
+   * API takes `max_completion_tokens` (and refuses both at once); most compatible vendors honour
+   * only `max_tokens`; `both` sends the same value in both fields, for vendors that accept that.
+   */
+  max_tokens_field: v.optional(v.picklist(MAX_TOKENS_FIELDS, `must be one of ${MAX_TOKENS_FIELDS.join(', ')}`)),
+});
+
+const Usd = v.pipe(v.number('must be a number'), v.finite('must be finite'), v.minValue(0, 'must not be negative'), v.maxValue(1_000, 'is implausibly large'));
+
+/** Options that cost more than plain tokens. What a model does not list here is refused (400). */
+const Extras = v.object({
+  /** OpenAI `service_tier` values with their own prices (e.g. `priority`). */
+  service_tiers: v.optional(v.record(v.pipe(v.string(), v.regex(/^[a-z_]{1,32}$/, 'must be a tier name')), Pricing)),
+  /** Web search (OpenAI `web_search_options`, Anthropic's web_search server tool): USD per search. */
+  web_search: v.optional(v.object({
+    per_call: Usd,
+    /** Searches held for per request when the request does not bound them (`max_uses`). */
+    max_calls: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000)), 5),
+  })),
+  /** USD per million tokens written to the cache with a one-hour lifetime. */
+  cache_write_1h: v.optional(Price),
+  /** Anthropic's long-context pricing: past `threshold` input tokens, every token at `pricing`. */
+  long_context: v.optional(v.object({ threshold: v.pipe(v.number(), v.integer(), v.minValue(1)), pricing: Pricing })),
+  /** USD per million audio tokens, in and out. */
+  audio: v.optional(v.object({ input: Price, output: Price })),
+  /**
+   * Anthropic server-side tools and features billed by tokens only, that the operator accepts
+   * for this model: `web_fetch`, `code_execution` (with `container`), `mcp` (`mcp_servers`),
+   * `tool_search`. They run inside one request, so its input can outgrow the hold.
+   */
+  server_tools: v.optional(v.array(v.picklist(['web_fetch', 'code_execution', 'mcp', 'tool_search'], 'must be web_fetch, code_execution, mcp or tool_search'))),
 });
 
 export const ModelSchema = v.object({
@@ -34,6 +68,9 @@ export const ModelSchema = v.object({
   max_output_tokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 4096),
   pricing: Pricing,
   official_pricing: v.optional(Pricing),
+  extras: v.optional(Extras),
+  /** Most choices (`n`) one request may ask for; the gateway's MAX_N applies too. */
+  max_n: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(128))),
   routes: v.pipe(
     v.array(v.object({ provider: Id, model: v.pipe(v.string(), v.nonEmpty('must not be empty')) })),
     v.minLength(1, 'must list at least one route'),

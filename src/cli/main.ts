@@ -95,11 +95,16 @@ export async function run(argv: string[], out: (line: string) => void = console.
       });
     case 'reconcile':
       return withStores(config, async (s) => {
-        const report = await reconcile(s.sql);
+        const report = await reconcile(s.sql, s.hot);
         for (const m of report.mismatches) {
-          out(`MISMATCH ${m.email}: balance $${nanoToUsd(m.balance_nano)} ≠ credits $${nanoToUsd(m.credits_nano)} − charges $${nanoToUsd(m.charges_nano)}`);
+          out(`MISMATCH ${m.email}: balance $${nanoToUsd(m.balance_nano)} ≠ credits $${nanoToUsd(m.credits_nano)} − charges $${nanoToUsd(m.charges_nano)} (charged total $${nanoToUsd(m.charged_nano)})`);
         }
-        out(`${report.users} users checked, ${report.mismatches.length} mismatches`);
+        for (const m of report.hotMismatches) {
+          out(m.expected < 0n
+            ? `UNSTABLE ${m.email || m.userId}: its charges kept moving while being compared; run again when quieter`
+            : `HOT MISMATCH ${m.email || m.userId}: ${s.hot.kind} balance $${nanoToUsd(m.hot)} ≠ Postgres balance − charges waiting in the outbox = $${nanoToUsd(m.expected)}; reserved $${nanoToUsd(m.reserved)}, live holds $${nanoToUsd(m.holds)}`);
+        }
+        out(`${report.users} users checked, ${report.mismatches.length} mismatches; ${report.hotAccounts} hot accounts checked, ${report.hotMismatches.length} mismatches; ${report.outbox} usage records waiting in the outbox`);
         if (!report.ok) throw new CliError('the ledger does not reconcile');
       });
     default:

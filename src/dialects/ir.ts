@@ -60,6 +60,13 @@ export interface IRUsage {
   output: number;
   cacheRead: number;
   cacheWrite: number;
+  /** Of cacheWrite, tokens cached for an hour (priced apart). */
+  cacheWrite1h?: number;
+  /** Of input and output, audio tokens (priced apart). */
+  audioIn?: number;
+  audioOut?: number;
+  /** Server-side web searches the upstream ran. */
+  webSearches?: number;
 }
 
 export type IRStopReason =

@@ -1,12 +1,14 @@
-// One inference request, end to end (DESIGN.md "One request, end to end"):
-// auth → body → validate → catalogue → reserve → upstream (with fallback) → answer or
-// stream (pass-through or translated) → settle → usage record.
+// One inference request, end to end (docs/architecture.md, "One request"):
+// auth → balance check → body (shape limits, parse) → validate → catalogue → terms (prices,
+// caps, paid options, hold) → reserve → upstream (with fallback) → answer or stream
+// (pass-through or translated) → settle (charge and usage record) → final bytes.
 
 import { filter, tap, type Observable } from 'rxjs';
 import type { KeyIdentity } from '../accounts/keys.js';
-import { costOf, worstCase } from '../billing/money.js';
+import { costOf } from '../billing/money.js';
 import type { Reservation } from '../billing/ledger.js';
-import { estimateInputTokens, countTextTokens } from '../billing/tokens.js';
+import type { OutboxRecord } from '../store/hot.js';
+import { countRequestTokens, countTextTokens } from '../billing/tokens.js';
 import type { Model, Route } from '../catalogue/index.js';
 import { usageFromAnthropic } from '../dialects/anthropic-messages/usage.js';
 import type { RenderContext } from '../dialects/dialect.js';
@@ -22,10 +24,11 @@ import { encodeSSE, parseSSE } from '../stream/sse.js';
 import { streamToClient } from '../stream/to-client.js';
 import type { UpstreamCall } from '../upstream/router.js';
 import { errorMessageOf } from '../upstream/router.js';
+import { checkBodyShape } from './body-guard.js';
 import { chatPassThrough, messagesPassThrough, meterIR, StreamMeter } from './meter.js';
 import type { Surface } from './surfaces.js';
+import { requestTerms, type Terms } from './terms.js';
 
-const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
 const MAX_UPSTREAM_BODY = 64 * 1024 * 1024;
 
 export async function authenticate(gw: Gateway, ex: Exchange, surface: Surface): Promise<KeyIdentity> {
@@ -43,12 +46,23 @@ export async function authenticate(gw: Gateway, ex: Exchange, surface: Surface):
   return identity;
 }
 
-/** Reads the body (attached synchronously, as uWS requires) while the key is checked. */
-export async function authenticatedJson(gw: Gateway, ex: Exchange, surface: Surface): Promise<{ identity: KeyIdentity; body: unknown }> {
+/**
+ * The cheap checks first: the key, then (for calls that need money) the balance, while the
+ * body arrives (uWS wants its reader attached synchronously); only then is the body's shape
+ * checked and the body parsed. A zero-balance key costs a cached lookup, not a parse.
+ */
+export async function authenticatedJson(
+  gw: Gateway,
+  ex: Exchange,
+  surface: Surface,
+  needsFunds: (identity: KeyIdentity) => Promise<void>,
+): Promise<{ identity: KeyIdentity; body: unknown }> {
   const bodyPromise = ex.readBody(gw.config.MAX_BODY_BYTES);
   bodyPromise.catch(() => {});
   const identity = await authenticate(gw, ex, surface);
+  await needsFunds(identity);
   const raw = await bodyPromise;
+  await checkBodyShape(raw, { maxDepth: gw.config.MAX_JSON_DEPTH, maxContainers: gw.config.MAX_JSON_CONTAINERS });
   try {
     return { identity, body: JSON.parse(raw.toString('utf8')) };
   } catch {
@@ -72,17 +86,24 @@ function resolveSecret(v: string | { env: string }): string {
 }
 
 /** The upstream request for one route: pass-through when dialects match, translated otherwise. */
-function upstreamCall(route: Route, surface: Surface, ex: Exchange, ir: IRRequest, clientBody: Record<string, unknown>, maxOut: number): UpstreamCall {
+function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody: Record<string, unknown>, terms: Terms): UpstreamCall {
   const provider = route.provider;
   let body: Record<string, unknown>;
   if (provider.dialect === surface.dialect.name) {
-    // Same dialect: every field the client sent reaches the upstream untouched, bar the model.
+    // Same dialect: every field the client sent reaches the upstream untouched, bar the model
+    // and the output cap, which is exactly the one reserved for.
     body = { ...clientBody, model: route.model };
-    if (provider.dialect === 'openai' && ir.stream) {
-      body.stream_options = { ...(clientBody.stream_options as object | undefined), include_usage: true };
+    if (provider.dialect === 'openai') {
+      delete body.max_tokens;
+      delete body.max_completion_tokens;
+      if (provider.maxTokensField !== 'max_completion_tokens') body.max_tokens = terms.outputCap;
+      if (provider.maxTokensField !== 'max_tokens') body.max_completion_tokens = terms.outputCap;
+      if (ir.stream) body.stream_options = { ...(clientBody.stream_options as object | undefined), include_usage: true };
+    } else {
+      body.max_tokens = terms.outputCap;
     }
   } else {
-    body = DIALECTS[provider.dialect].buildRequest({ ...ir, maxTokens: ir.maxTokens ?? maxOut }, route.model);
+    body = DIALECTS[provider.dialect].buildRequest({ ...ir, maxTokens: terms.outputCap }, route.model);
   }
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -93,9 +114,8 @@ function upstreamCall(route: Route, surface: Surface, ex: Exchange, ir: IRReques
     if (key) headers.authorization = `Bearer ${key}`;
   } else {
     if (key) headers['x-api-key'] = key;
-    const fromClient = surface.name === 'messages';
-    headers['anthropic-version'] = (fromClient && ex.headers['anthropic-version']) || DEFAULT_ANTHROPIC_VERSION;
-    if (fromClient && ex.headers['anthropic-beta']) headers['anthropic-beta'] = ex.headers['anthropic-beta'];
+    headers['anthropic-version'] = terms.anthropicVersion;
+    if (terms.anthropicBetas) headers['anthropic-beta'] = terms.anthropicBetas;
   }
   for (const [k, v] of Object.entries(provider.headers)) headers[k.toLowerCase()] = resolveSecret(v);
   return { url: provider.endpoint, headers, body: JSON.stringify(body) };
@@ -117,25 +137,28 @@ interface Job {
   identity: KeyIdentity;
   model: Model;
   ir: IRRequest;
+  terms: Terms;
   reservation: Reservation;
   ctx: RenderContext;
+  /** The request went out to an upstream: from then on an abort still costs its input. */
+  sent: boolean;
 }
 
 export async function handleInference(gw: Gateway, ex: Exchange, surface: Surface): Promise<void> {
-  const { identity, body } = await authenticatedJson(gw, ex, surface);
+  const { identity, body } = await authenticatedJson(gw, ex, surface, (id) => gw.ledger.precheck(id));
   const ir = surface.dialect.parseRequest(body);
   const model = findModel(gw, ir.model);
-  const maxOut = ir.maxTokens ?? model.maxOutputTokens;
+  const terms = requestTerms(surface.name, body as Record<string, unknown>, model, ex.headers, gw.config);
   let reservation: Reservation;
   try {
-    reservation = await gw.ledger.reserve(identity.userId, worstCase(estimateInputTokens(ir), maxOut, model.pricing));
+    reservation = await gw.ledger.reserve(identity, terms.hold);
   } catch (err) {
     if (err instanceof GatewayError && err.kind === 'insufficient_balance') gw.metrics.reservationRefusals.inc();
     throw err;
   }
   let responseId: string | undefined;
   const job: Job = {
-    gw, ex, surface, identity, model, ir, reservation,
+    gw, ex, surface, identity, model, ir, terms, reservation, sent: false,
     ctx: {
       model: model.id,
       // Only translated answers carry an id of ours; pass-through ones keep the upstream's.
@@ -147,27 +170,47 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
       requestId: ex.requestId,
     },
   };
+  // A stream the client left is stopped (what it produced is billed); a whole answer is read
+  // to its end all the same, since the upstream bills it anyway, and billed as usage says.
   const abort = new AbortController();
-  ex.onAbort(() => abort.abort());
+  ex.onAbort(() => {
+    if (ir.stream) abort.abort();
+  });
   try {
-    const { route, response } = await gw.routes.forward(model, (r) => upstreamCall(r, surface, ex, ir, body as Record<string, unknown>, maxOut), abort.signal);
+    const build = (r: Route) => {
+      job.sent = true;
+      return upstreamCall(r, surface, ir, body as Record<string, unknown>, terms);
+    };
+    let answer;
+    try {
+      answer = await gw.routes.forward(model, build, abort.signal);
+    } catch (err) {
+      if (ex.aborted && job.sent) return await settleBeforeAnswer(job, { ...ZERO_USAGE, input: await countRequestTokens(ir) }, 499);
+      throw err;
+    }
+    const { route, response } = answer;
     if (response.status >= 400) throw clientErrorFromUpstream(response.status, await response.body.text().catch(() => ''));
     const upstreamDialect = route.provider.dialect;
     const contentType = String(response.headers['content-type'] ?? '');
     if (ir.stream && contentType.includes('text/event-stream')) await streamAnswer(job, upstreamDialect, response.body);
     else await wholeAnswer(job, upstreamDialect, response.body);
   } finally {
-    if (!reservation.settled) {
-      // Refused or failed before any answer: nothing was used.
-      await gw.ledger.settle(reservation, 0n).catch((err) => gw.log.error({ err }, 'releasing a reservation failed'));
-    }
+    // Refused or failed before any answer: nothing was used. If the store is down the release
+    // is retried (and the hold would expire by itself after RESERVATION_TTL_MS).
+    if (!reservation.settled) await gw.ledger.release(reservation);
   }
 }
 
-async function settleAndRecord(job: Job, usage: IRUsage, status: number, ttftMs: number | null): Promise<void> {
-  const { gw, model, identity, ex } = job;
-  const charged = await gw.ledger.settle(job.reservation, costOf(usage, model.pricing));
-  gw.usage.push({
+function usageRecord(job: Job, usage: IRUsage, status: number, ttftMs: number | null): OutboxRecord {
+  const { model, identity, ex, reservation, terms } = job;
+  const cost = costOf(usage, terms.pricing) + terms.feeNano;
+  const overrun = cost > reservation.amount;
+  if (overrun) {
+    job.gw.metrics.overruns.inc();
+    job.gw.log.warn({ requestId: ex.requestId, reserved: String(reservation.amount), cost: String(cost) }, 'cost went past the reservation; charged in full');
+  }
+  return {
+    settleId: reservation.id,
     userId: identity.userId,
     keyId: identity.keyId,
     requestId: ex.requestId,
@@ -179,12 +222,19 @@ async function settleAndRecord(job: Job, usage: IRUsage, status: number, ttftMs:
     completionTokens: usage.output,
     cachedTokens: usage.cacheRead,
     cacheWriteTokens: usage.cacheWrite,
-    costNano: charged,
-    officialCostNano: costOf(usage, model.officialPricing),
+    costNano: cost,
+    officialCostNano: costOf(usage, terms.officialPricing) + terms.feeNano,
     latencyMs: Math.round(performance.now() - ex.startedAt),
     ttftMs,
+    overrun,
     createdAt: new Date(),
-  });
+  };
+}
+
+/** Charge before the answer leaves: an answer that reached the client has its charge recorded. */
+async function settleBeforeAnswer(job: Job, usage: IRUsage, status: number): Promise<void> {
+  const record = usageRecord(job, usage, status, null);
+  await job.gw.ledger.settle(job.reservation, record.costNano, record);
 }
 
 /**
@@ -238,7 +288,8 @@ async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', bo
   try {
     text = await readUpstreamBody(body);
   } catch (err) {
-    if (ex.aborted) return settleAndRecord(job, ZERO_USAGE, 499, null);
+    // The upstream had the request: its input is billed whatever became of the answer.
+    if (ex.aborted) return settleBeforeAnswer(job, { ...ZERO_USAGE, input: await countRequestTokens(ir) }, 499);
     throw err instanceof GatewayError ? err : new GatewayError('upstream', 'The upstream connection failed while answering.');
   }
   let json: Record<string, any>;
@@ -271,8 +322,8 @@ async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', bo
     usage = answer.usage;
     out = JSON.stringify(surface.dialect.renderResponse(answer, job.ctx));
   }
-  if (!usage) usage = { ...ZERO_USAGE, input: estimateInputTokens(ir), output: await countTextTokens([text]) };
-  await settleAndRecord(job, usage, 200, null);
+  if (!usage) usage = { ...ZERO_USAGE, input: await countRequestTokens(ir), output: await countTextTokens([text]) };
+  await settleBeforeAnswer(job, usage, ex.aborted ? 499 : 200);
   ex.send(200, out, { 'content-type': 'application/json', ...idHeader(job) });
 }
 
@@ -295,23 +346,31 @@ async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', b
   ex.beginStream(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...idHeader(job) });
   gw.metrics.activeStreams.inc();
   let status = 200;
+  let outcome;
   try {
-    const outcome = await streamToClient(timed, ex, valve, gw.metrics);
-    if (outcome.aborted) status = 499;
-    else if (outcome.error !== undefined) {
-      status = 502;
-      gw.log.warn({ err: outcome.error, requestId: ex.requestId }, 'upstream stream failed');
-      ex.write(surface.dialect.errorEvent(new GatewayError('upstream', 'The upstream stream failed before the answer was complete.'), ex.requestId));
-      ex.end();
-    } else {
-      // An error reported inside the stream (already forwarded or translated to the client)
-      // still ends the stream cleanly; the record must say the answer failed all the same.
-      if (meter.failed) status = 502;
-      ex.end();
-    }
+    outcome = await streamToClient(timed, ex, valve, gw.metrics);
   } finally {
     gw.metrics.activeStreams.dec();
   }
+  let failure: GatewayError | undefined;
+  if (outcome.aborted) status = 499;
+  else if (outcome.error !== undefined) {
+    status = 502;
+    gw.log.warn({ err: outcome.error, requestId: ex.requestId }, 'upstream stream failed');
+    failure = new GatewayError('upstream', 'The upstream stream failed before the answer was complete.');
+  } else if (meter.failed) {
+    // An error reported inside the stream (already forwarded or translated to the client)
+    // still ends the stream cleanly; the record must say the answer failed all the same.
+    status = 502;
+  }
   const ttft = firstAt === undefined ? null : Math.round(firstAt - ex.startedAt);
-  await settleAndRecord(job, await meter.final(ir), status, ttft);
+  const record = usageRecord(job, await meter.final(ir), status, ttft);
+  // What was streamed is billed even if the store is down right now (retried until it lands);
+  // the final event goes out only once the charge is recorded.
+  const recorded = await gw.ledger.settleEventually(job.reservation, record.costNano, record);
+  if (!recorded && !outcome.aborted) failure ??= new GatewayError('unavailable', 'The gateway could not record this answer\'s usage; it will be billed when the store recovers.');
+  if (failure) ex.write(surface.dialect.errorEvent(failure, ex.requestId));
+  else for (const chunk of outcome.held) ex.write(chunk);
+  ex.end();
 }
+

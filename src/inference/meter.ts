@@ -7,7 +7,7 @@ import { usageFromAnthropic } from '../dialects/anthropic-messages/usage.js';
 import type { IRRequest, IRStreamEvent, IRUsage } from '../dialects/ir.js';
 import { usageFromOpenAI } from '../dialects/openai-chat/usage.js';
 import { countRequestTokens, countTextTokens } from '../billing/tokens.js';
-import type { SSEEvent } from '../stream/sse.js';
+import { markFinal, type SSEEvent } from '../stream/sse.js';
 
 const RAW_LIMIT = 64 * 1024;
 const TEXT_LIMIT = 256 * 1024;
@@ -85,7 +85,7 @@ export class StreamMeter {
   }
 }
 
-/** Text of an OpenAI chunk or an Anthropic content_block_delta, for counting. */
+/** Text of an OpenAI chunk (every choice of it) or an Anthropic content_block_delta, for counting. */
 function extractText(data: string, out: string[]) {
   let json: any;
   try {
@@ -93,12 +93,15 @@ function extractText(data: string, out: string[]) {
   } catch {
     return;
   }
-  const delta = json?.choices?.[0]?.delta;
-  if (delta) {
-    for (const s of [delta.content, delta.reasoning_content, delta.refusal]) if (typeof s === 'string') out.push(s);
-    for (const tc of delta.tool_calls ?? []) {
-      if (typeof tc?.function?.name === 'string') out.push(tc.function.name);
-      if (typeof tc?.function?.arguments === 'string') out.push(tc.function.arguments);
+  if (Array.isArray(json?.choices)) {
+    for (const choice of json.choices) {
+      const delta = choice?.delta;
+      if (!delta) continue;
+      for (const s of [delta.content, delta.reasoning_content, delta.refusal]) if (typeof s === 'string') out.push(s);
+      for (const tc of delta.tool_calls ?? []) {
+        if (typeof tc?.function?.name === 'string') out.push(tc.function.name);
+        if (typeof tc?.function?.arguments === 'string') out.push(tc.function.arguments);
+      }
     }
     return;
   }
@@ -116,18 +119,17 @@ const ERROR_KEY = /"error"\s*:/;
  */
 export function chatPassThrough(meter: StreamMeter, includeUsage: boolean): OperatorFunction<SSEEvent, Buffer | null> {
   return map((ev) => {
-    if (ev.data !== '[DONE]') {
-      if (USAGE_OBJECT.test(ev.data)) {
-        try {
-          const chunk = JSON.parse(ev.data) as { usage?: unknown; choices?: unknown[] };
-          meter.noteUsage(usageFromOpenAI(chunk.usage));
-          if (!includeUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
-        } catch {
-          // Not JSON: forwarded as is; the client sees what the upstream sent.
-        }
-      } else if (ERROR_KEY.test(ev.data) && isErrorChunk(ev.data)) meter.failed = true;
-      else meter.noteRaw(ev.data);
-    }
+    if (ev.data === '[DONE]') return markFinal(ev.raw);
+    if (USAGE_OBJECT.test(ev.data)) {
+      try {
+        const chunk = JSON.parse(ev.data) as { usage?: unknown; choices?: unknown[] };
+        meter.noteUsage(usageFromOpenAI(chunk.usage));
+        if (!includeUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
+      } catch {
+        // Not JSON: forwarded as is; the client sees what the upstream sent.
+      }
+    } else if (ERROR_KEY.test(ev.data) && isErrorChunk(ev.data)) meter.failed = true;
+    else meter.noteRaw(ev.data);
     return ev.raw;
   });
 }
@@ -156,6 +158,7 @@ export function messagesPassThrough(meter: StreamMeter): OperatorFunction<SSEEve
       }
     } else if (ev.event === 'content_block_delta') meter.noteRaw(ev.data);
     else if (ev.event === 'error') meter.failed = true;
+    else if (ev.event === 'message_stop') return markFinal(ev.raw);
     return ev.raw;
   });
 }

@@ -20,6 +20,7 @@ function renderWith(dialect: Dialect, extra: (ex: Exchange) => Record<string, st
     const { status, body } = dialect.errorResponse(err, ex.requestId);
     const headers = extra(ex);
     if (err.retryAfter !== undefined) headers['retry-after'] = String(err.retryAfter);
+    if (err.noRetry) headers['x-should-retry'] = 'false';
     ex.json(status, body, headers);
   };
 }

@@ -96,7 +96,8 @@ export class Exchange {
       let failed = false;
       this.onAbort(() => reject(new GatewayError('invalid_request', 'The client went away.')));
       this.res.onData((chunk, isLast) => {
-        if (failed) return;
+        // Once answered (a refusal before the body was needed), the rest is not kept.
+        if (failed || this.finished) return;
         size += chunk.byteLength;
         if (size > limit) {
           failed = true;

@@ -22,9 +22,14 @@ export function registerOps(router: Router, gw: Gateway): void {
     onError: plainError,
     handler: async (ex) => {
       const check = (p: Promise<unknown>) => withTimeout(p, 2000).then(() => 'ok', (err: Error) => `unreachable: ${err.message}`);
-      const [postgres, hot] = await Promise.all([check(gw.sql`SELECT 1`), check(gw.hot.ping())]);
+      const [postgres, hot, outbox] = await Promise.all([
+        check(gw.sql`SELECT 1`),
+        check(gw.hot.ping()),
+        withTimeout(gw.hot.outboxLength(), 2000).catch(() => null),
+      ]);
       const ready = postgres === 'ok' && hot === 'ok' && !gw.stopping;
-      ex.json(ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', postgres, [gw.hot.kind]: hot, stopping: gw.stopping });
+      // The outbox length says how far Postgres is behind (records waiting to be written).
+      ex.json(ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', postgres, [gw.hot.kind]: hot, outbox, stopping: gw.stopping });
     },
   });
 

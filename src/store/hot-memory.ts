@@ -1,80 +1,274 @@
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { SETTLED_MEMORY_MS, type HotStore, type ReserveResult, type SettleResult } from './hot.js';
+import {
+  SETTLED_MEMORY_MS,
+  type AckItem,
+  type HotAccountSnapshot,
+  type HotStore,
+  type OutboxEntry,
+  type PrimeSnapshot,
+  type ReserveRequest,
+  type ReserveResult,
+  type SettleRequest,
+  type SettleResult,
+} from './hot.js';
+
+interface Hold {
+  amount: bigint;
+  keyId: string;
+  expires: number;
+  settled?: boolean;
+}
 
 interface Account {
-  balance: bigint;
+  /** Absent until primed; holds can outlive it (forgetBalance), as on Redis. */
+  acct?: { bal: bigint; cbase: bigint; gen: string; fields: Map<string, bigint> };
   reserved: bigint;
-  /** reservation id → amount and expiry (ms); a settled id is kept a while, holding nothing. */
-  holds: Map<string, { amount: bigint; expires: number; settled?: boolean }>;
+  holds: Map<string, Hold>;
+  keyHeld: Map<string, bigint>;
+  /** Entries whose correction was applied (at most once each). */
+  fixed: Set<string>;
+  /** Charges committed and acknowledged while no account was loaded: entry → (charged after, cost, field). */
+  late: Map<string, { after: bigint; cost: bigint; field: string }>;
+}
+
+interface Pending {
+  entry: OutboxEntry;
+  consumer?: string;
+  committed: () => void;
+  done: Promise<void>;
 }
 
 /**
- * The in-process twin of the Redis store, for the single-process embedded default. One
- * event loop makes every method atomic, as Lua makes them on Redis.
+ * The in-process twin of the Redis store, for the single-process embedded default. One event
+ * loop makes every method atomic, as Lua makes them on Redis. Its outbox is only memory, so the
+ * ledger waits for each entry's commit to Postgres before answering (write-ahead): a crash can
+ * lose a hold, never an answered charge.
  */
 export class MemoryHotStore implements HotStore {
   readonly kind = 'memory';
-  private readonly accounts = new Map<string, Account>();
+  readonly durableSettle = false;
+  private readonly users = new Map<string, Account>();
   private readonly cache = new Map<string, { value: string; expires: number }>();
   private readonly hits = new Map<string, { count: number; expires: number }>();
   private readonly bus = new EventEmitter();
+  private readonly outbox = new Map<string, Pending>();
+  private seq = 0;
+  private wake?: () => void;
 
-  private sweep(acct: Account, now = Date.now()) {
-    for (const [id, hold] of acct.holds) {
+  private user(userId: string): Account {
+    let u = this.users.get(userId);
+    if (!u) {
+      u = { reserved: 0n, holds: new Map(), keyHeld: new Map(), fixed: new Set(), late: new Map() };
+      this.users.set(userId, u);
+    }
+    return u;
+  }
+
+  private release(u: Account, hold: Hold) {
+    if (hold.settled) return;
+    u.reserved -= hold.amount;
+    if (hold.keyId) u.keyHeld.set(hold.keyId, (u.keyHeld.get(hold.keyId) ?? 0n) - hold.amount);
+  }
+
+  private sweep(u: Account, now: number) {
+    for (const [id, hold] of u.holds) {
       if (hold.expires <= now) {
-        if (!hold.settled) acct.reserved -= hold.amount;
-        acct.holds.delete(id);
+        this.release(u, hold);
+        u.holds.delete(id);
       }
     }
   }
 
-  async reserve(userId: string, id: string, amount: bigint, ttlMs: number): Promise<ReserveResult> {
-    const acct = this.accounts.get(userId);
-    if (!acct) return { status: 'unknown', available: 0n };
-    const now = Date.now();
-    this.sweep(acct, now);
-    const available = acct.balance - acct.reserved;
-    if (amount > available) return { status: 'insufficient', available };
-    acct.holds.set(id, { amount, expires: now + ttlMs });
-    acct.reserved += amount;
-    return { status: 'ok', available: available - amount };
+  private rpmHit(bucket: string, limit: number, now: number): number | null {
+    if (limit <= 0) return null;
+    const { count } = this.countHit(`${bucket}:${Math.floor(now / 60_000)}`, 61, now);
+    return count > limit ? 60_000 - (now % 60_000) : null;
   }
 
-  async settle(userId: string, id: string, cost: bigint): Promise<SettleResult> {
-    const acct = this.accounts.get(userId);
-    if (!acct) return { known: false, charged: 0n };
+  async reserve(req: ReserveRequest): Promise<ReserveResult> {
     const now = Date.now();
-    this.sweep(acct, now);
-    const hold = acct.holds.get(id);
-    if (hold?.settled) return { known: true, charged: 0n };
-    if (hold) acct.reserved -= hold.amount;
-    let charged = cost > acct.balance ? acct.balance : cost;
-    if (charged < 0n) charged = 0n;
-    acct.balance -= charged;
-    // Remembered so that a repeat charges nothing (see SETTLED_MEMORY_MS).
-    acct.holds.set(id, { amount: 0n, expires: now + SETTLED_MEMORY_MS, settled: true });
-    return { known: true, charged };
+    const u = this.user(req.userId);
+    this.sweep(u, now);
+    if (req.outboxMax > 0 && this.outbox.size >= req.outboxMax) return { status: 'backlog' };
+    if (!u.acct) return { status: 'unknown' };
+    const wait = this.rpmHit(`rpm:${req.userId}:${req.keyId}`, req.rpmLimit, now);
+    if (wait !== null) return { status: 'rate_limited', retryAfterMs: wait };
+    if (req.spend) {
+      const used = (u.acct.fields.get(req.spend.field) ?? 0n) + (u.keyHeld.get(req.keyId) ?? 0n);
+      if (used + req.amount > req.spend.limit) return { status: 'key_limit', spent: used };
+    }
+    const available = u.acct.bal - u.reserved;
+    if (req.amount > available) return { status: 'insufficient', available };
+    u.holds.set(req.reservationId, { amount: req.amount, keyId: req.keyId, expires: now + req.ttlMs });
+    u.reserved += req.amount;
+    if (req.keyId) u.keyHeld.set(req.keyId, (u.keyHeld.get(req.keyId) ?? 0n) + req.amount);
+    return { status: 'ok', available: available - req.amount };
   }
 
-  async primeBalance(userId: string, balance: bigint) {
-    if (!this.accounts.has(userId)) this.accounts.set(userId, { balance, reserved: 0n, holds: new Map() });
+  async settle(req: SettleRequest): Promise<SettleResult> {
+    if (!req.record && req.cost !== 0n) throw new Error('a charge needs its usage record');
+    const now = Date.now();
+    const u = this.user(req.userId);
+    this.sweep(u, now);
+    const hold = u.holds.get(req.reservationId);
+    if (hold?.settled) return { duplicate: true };
+    if (hold) this.release(u, hold);
+    let generation = '';
+    if (u.acct) {
+      generation = u.acct.gen;
+      u.acct.bal -= req.cost;
+      if (req.spendField) {
+        if (req.spendFieldBefore && !u.acct.fields.has(req.spendField)) u.acct.fields.delete(req.spendFieldBefore);
+        u.acct.fields.set(req.spendField, (u.acct.fields.get(req.spendField) ?? 0n) + req.cost);
+      }
+    }
+    u.holds.set(req.reservationId, { amount: 0n, keyId: '', expires: now + SETTLED_MEMORY_MS, settled: true });
+    if (!req.record) return { duplicate: false };
+    const id = `${now}-${this.seq++}`;
+    let committed!: () => void;
+    const done = new Promise<void>((resolve) => (committed = resolve));
+    this.outbox.set(id, { entry: { id, record: req.record, generation, spendField: req.spendField ?? '' }, committed, done });
+    this.wake?.();
+    return { duplicate: false, entryId: id };
+  }
+
+  whenCommitted(entryId: string): Promise<void> {
+    return this.outbox.get(entryId)?.done ?? Promise.resolve();
+  }
+
+  async primeBalance(userId: string, s: PrimeSnapshot) {
+    const u = this.user(userId);
+    if (u.acct) return;
+    const acct = { bal: s.balance, cbase: s.charged, gen: randomUUID(), fields: new Map(Object.entries(s.keySpend)) };
+    u.acct = acct;
+    // Committed after the snapshot, acknowledged before this load: not in the snapshot.
+    for (const [id, l] of u.late) {
+      if (l.after > s.charged && !u.fixed.has(id)) {
+        u.fixed.add(id);
+        acct.bal -= l.cost;
+        if (l.field) acct.fields.set(l.field, (acct.fields.get(l.field) ?? 0n) + l.cost);
+      }
+    }
+    u.late.clear();
   }
 
   async credit(userId: string, amount: bigint) {
-    const acct = this.accounts.get(userId);
-    if (acct) acct.balance += amount;
+    const acct = this.users.get(userId)?.acct;
+    if (acct) acct.bal += amount;
   }
 
   async balance(userId: string) {
-    const acct = this.accounts.get(userId);
-    if (!acct) return null;
-    this.sweep(acct);
-    return { balance: acct.balance, reserved: acct.reserved };
+    const u = this.users.get(userId);
+    if (!u?.acct) return null;
+    this.sweep(u, Date.now());
+    return { balance: u.acct.bal, reserved: u.reserved };
   }
 
   async forgetBalance(userId: string) {
-    this.accounts.delete(userId);
+    const u = this.users.get(userId);
+    if (u) u.acct = undefined;
   }
+
+  async gate(userId: string, keyId: string, rpmLimit: number) {
+    const now = Date.now();
+    const u = this.user(userId);
+    this.sweep(u, now);
+    if (!u.acct) return 'unknown' as const;
+    const wait = this.rpmHit(`rpm:${userId}:${keyId}`, rpmLimit, now);
+    if (wait !== null) return { retryAfterMs: wait };
+    return u.acct.bal - u.reserved > 0n ? ('ok' as const) : ('insufficient' as const);
+  }
+
+  // ---- outbox ----
+
+  async readOutbox(consumer: string, count: number, blockMs: number): Promise<OutboxEntry[]> {
+    const take = (mine: boolean) => {
+      const out: OutboxEntry[] = [];
+      for (const p of this.outbox.values()) {
+        if (out.length >= count) break;
+        if (mine ? p.consumer === consumer : p.consumer === undefined) {
+          p.consumer = consumer;
+          out.push(p.entry);
+        }
+      }
+      return out;
+    };
+    const own = take(true);
+    if (own.length > 0) return own;
+    let fresh = take(false);
+    if (fresh.length === 0 && blockMs > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, blockMs);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.wake = done;
+      });
+      this.wake = undefined;
+      fresh = take(false);
+    }
+    return fresh;
+  }
+
+  async ackOutbox(items: AckItem[]): Promise<void> {
+    for (const it of items) {
+      const p = this.outbox.get(it.entry.id);
+      this.outbox.delete(it.entry.id);
+      const u = this.user(it.entry.record.userId);
+      const c = it.entry.record.costNano;
+      const kf = it.entry.spendField;
+      if (it.kind !== 'dropped') {
+        if (u.acct) {
+          let delta: bigint | undefined;
+          if (it.kind === 'duplicate') {
+            if (it.entry.generation === u.acct.gen) delta = c;
+          } else if (it.entry.generation !== u.acct.gen && u.acct.cbase < it.chargedAfter) delta = -c;
+          if (delta !== undefined && !u.fixed.has(it.entry.id)) {
+            u.fixed.add(it.entry.id);
+            u.acct.bal += delta;
+            if (kf) u.acct.fields.set(kf, (u.acct.fields.get(kf) ?? 0n) - delta);
+          }
+        } else if (it.kind !== 'duplicate') {
+          u.late.set(it.entry.id, { after: it.chargedAfter, cost: c, field: kf });
+        }
+      }
+      p?.committed();
+    }
+  }
+
+  async claimAbandoned(): Promise<number> {
+    return 0; // one process: nobody else to claim from
+  }
+
+  async heartbeat(): Promise<void> {}
+
+  async outboxLength(): Promise<number> {
+    return this.outbox.size;
+  }
+
+  async snapshotAccounts(): Promise<HotAccountSnapshot[]> {
+    const out: HotAccountSnapshot[] = [];
+    const now = Date.now();
+    for (const [userId, u] of this.users) {
+      if (!u.acct) continue;
+      this.sweep(u, now);
+      let holds = 0n;
+      for (const h of u.holds.values()) if (!h.settled) holds += h.amount;
+      let accounted = 0n;
+      let unaccounted = 0n;
+      for (const p of this.outbox.values()) {
+        if (p.entry.record.userId !== userId) continue;
+        if (p.entry.generation !== '' && p.entry.generation === u.acct.gen) accounted += p.entry.record.costNano;
+        else unaccounted += p.entry.record.costNano;
+      }
+      out.push({ userId, balance: u.acct.bal, reserved: u.reserved, holds, pendingAccounted: accounted, pendingUnaccounted: unaccounted });
+    }
+    return out;
+  }
+
+  // ---- cache, counters, pub/sub ----
 
   async getCached(key: string) {
     const entry = this.cache.get(key);
@@ -94,15 +288,20 @@ export class MemoryHotStore implements HotStore {
     this.cache.delete(key);
   }
 
-  async hit(bucket: string, windowS: number) {
-    const now = Date.now();
+  private countHit(bucket: string, windowS: number, now: number) {
     let entry = this.hits.get(bucket);
     if (!entry || entry.expires <= now) {
+      // Expired windows are dropped now and then, as Redis expires its keys.
+      if (this.hits.size > 10_000) for (const [k, e] of this.hits) if (e.expires <= now) this.hits.delete(k);
       entry = { count: 0, expires: now + windowS * 1000 };
       this.hits.set(bucket, entry);
     }
     entry.count += 1;
     return { count: entry.count, ttlS: Math.max(1, Math.ceil((entry.expires - now) / 1000)) };
+  }
+
+  async hit(bucket: string, windowS: number) {
+    return this.countHit(bucket, windowS, Date.now());
   }
   async resetHits(bucket: string) {
     this.hits.delete(bucket);
@@ -117,6 +316,7 @@ export class MemoryHotStore implements HotStore {
 
   async ping() {}
   async close() {
+    this.wake?.();
     this.bus.removeAllListeners();
   }
 }

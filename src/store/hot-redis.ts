@@ -1,66 +1,236 @@
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { SETTLED_MEMORY_MS, type HotStore, type ReserveResult, type SettleResult } from './hot.js';
+import {
+  decodeRecord,
+  encodeRecord,
+  SETTLED_MEMORY_MS,
+  type AckItem,
+  type HotAccountSnapshot,
+  type HotStore,
+  type OutboxEntry,
+  type PrimeSnapshot,
+  type ReserveRequest,
+  type ReserveResult,
+  type SettleRequest,
+  type SettleResult,
+} from './hot.js';
 
-// Reservation state per user: a hash id → amount, a sorted set id → expiry (ms), and the
-// running total. Lua keeps each operation one atomic round trip; expired reservations are
-// swept by the next operation that looks at the user, so a crash never strands money.
-// A settled id stays in the hash as SETTLED (holding nothing) for SETTLED_MEMORY_MS, so that a
-// repeated settle charges nothing; the sweep drops it like an expired hold.
-const SWEEP = `
+// Per user (one hash tag, so one slot): `acct` (hash: bal, cbase, gen, and the spend fields of
+// keys with a cap), `res` (hash: reservation id → "amount|keyId", or "settled" for a while after
+// its settle), `resx` (zset: id → expiry ms), `resv` (total held), `kheld` (hash: key → held).
+// Global: `outbox` (stream, consumer group `writers`), `epoch` (changes when Redis lost its
+// data), `writer:<name>` heartbeats. Each operation that reads and writes is one Lua script, so
+// it is atomic and one round trip; expired holds are swept by the next script that looks at
+// the user, so a crashed process never strands money.
+
+const GROUP = 'writers';
+
+/** Negation of a non-negative integer string (HINCRBY refuses "-0"). */
+const NEG = `
+local function neg(s) if s == '0' then return '0' end return '-' .. s end
+`;
+
+/** KEYS[2..5] = res, resx, resv, kheld. */
+const SWEEP = `${NEG}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function release(id, a)
+  if a and a ~= 'settled' then
+    local sep = string.find(a, '|', 1, true)
+    local amount = sep and string.sub(a, 1, sep - 1) or a
+    redis.call('DECRBY', KEYS[4], amount)
+    if sep and sep < #a then redis.call('HINCRBY', KEYS[5], string.sub(a, sep + 1), neg(amount)) end
+  end
+end
 local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
 for _, id in ipairs(expired) do
-  local a = redis.call('HGET', KEYS[2], id)
-  if a then
-    if a ~= 'settled' then redis.call('DECRBY', KEYS[4], a) end
-    redis.call('HDEL', KEYS[2], id)
-  end
+  release(id, redis.call('HGET', KEYS[2], id))
+  redis.call('HDEL', KEYS[2], id)
 end
 if #expired > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now) end
 `;
 
+/**
+ * KEYS: acct, res, resx, resv, kheld, rpm base, outbox.
+ * ARGV: id, amount, ttl, keyId, rpmLimit, spendLimit (-1 none), spendField, outboxMax.
+ */
 const RESERVE = `${SWEEP}
-local bal = redis.call('GET', KEYS[1])
-if not bal then return {-1, 0} end
-local available = tonumber(bal) - tonumber(redis.call('GET', KEYS[4]) or '0')
+local held = redis.call('HGET', KEYS[2], ARGV[1])
+if held then return {1, tonumber(redis.call('HGET', KEYS[1], 'bal') or '0') - tonumber(redis.call('GET', KEYS[4]) or '0')} end
+local outboxMax = tonumber(ARGV[8])
+if outboxMax > 0 and redis.call('XLEN', KEYS[7]) >= outboxMax then return {-3, 0} end
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+local rpm = tonumber(ARGV[5])
+if rpm > 0 then
+  local q = KEYS[6] .. ':' .. math.floor(now / 60000)
+  local n = redis.call('INCR', q)
+  if n == 1 then redis.call('PEXPIRE', q, 61000) end
+  if n > rpm then return {-2, 60000 - (now % 60000)} end
+end
 local amount = tonumber(ARGV[2])
+local limit = tonumber(ARGV[6])
+if limit >= 0 then
+  local used = tonumber(redis.call('HGET', KEYS[1], ARGV[7]) or '0') + tonumber(redis.call('HGET', KEYS[5], ARGV[4]) or '0')
+  if used + amount > limit then return {-4, used} end
+end
+local available = tonumber(redis.call('HGET', KEYS[1], 'bal')) - tonumber(redis.call('GET', KEYS[4]) or '0')
 if amount > available then return {0, available} end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. '|' .. ARGV[4])
 redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('INCRBY', KEYS[4], ARGV[2])
+if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[5], ARGV[4], ARGV[2]) end
 return {1, available - amount}
 `;
 
+/**
+ * KEYS: acct, res, resx, resv, kheld, outbox.
+ * ARGV: id, cost, settledMemoryMs, userId, spendField, spendFieldBefore, record.
+ */
 const SETTLE = `${SWEEP}
 local a = redis.call('HGET', KEYS[2], ARGV[1])
-if a == 'settled' then return {1, 0} end
+if a == 'settled' then return {0, '', ''} end
 if a then
+  release(ARGV[1], a)
   redis.call('HDEL', KEYS[2], ARGV[1])
   redis.call('ZREM', KEYS[3], ARGV[1])
-  redis.call('DECRBY', KEYS[4], a)
 end
-local bal = redis.call('GET', KEYS[1])
-if not bal then return {0, 0} end
-bal = tonumber(bal)
-local charge = tonumber(ARGV[2])
-if charge > bal then charge = bal end
-if charge < 0 then charge = 0 end
-redis.call('DECRBY', KEYS[1], charge)
+local gen = ''
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  gen = redis.call('HGET', KEYS[1], 'gen')
+  redis.call('HINCRBY', KEYS[1], 'bal', neg(ARGV[2]))
+  if ARGV[5] ~= '' then
+    if ARGV[6] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[5]) == 0 then redis.call('HDEL', KEYS[1], ARGV[6]) end
+    redis.call('HINCRBY', KEYS[1], ARGV[5], ARGV[2])
+  end
+end
+local eid = ''
+if ARGV[7] ~= '' then eid = redis.call('XADD', KEYS[6], '*', 'u', ARGV[4], 'c', ARGV[2], 'g', gen, 'kf', ARGV[5], 'r', ARGV[7]) end
 redis.call('HSET', KEYS[2], ARGV[1], 'settled')
 redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
-return {1, charge}
+return {1, eid, gen}
+`;
+
+/**
+ * KEYS: acct, fixed, late. ARGV: balance, charged, generation, then field/value pairs.
+ * `late` holds charges acknowledged while no account was loaded; those committed after the
+ * snapshot (charged after > the snapshot's total) are not in it, and are taken now.
+ */
+const PRIME = `${NEG}
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'bal', ARGV[1], 'cbase', ARGV[2], 'gen', ARGV[3])
+for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+local late = redis.call('HGETALL', KEYS[3])
+for i = 1, #late, 2 do
+  local v = late[i + 1]
+  local a = string.find(v, '|', 1, true)
+  local b = string.find(v, '|', a + 1, true)
+  local after, c, kf = string.sub(v, 1, a - 1), string.sub(v, a + 1, b - 1), string.sub(v, b + 1)
+  if tonumber(after) > tonumber(ARGV[2]) and redis.call('SADD', KEYS[2], late[i]) == 1 then
+    redis.call('EXPIRE', KEYS[2], 604800)
+    redis.call('HINCRBY', KEYS[1], 'bal', neg(c))
+    if kf ~= '' then redis.call('HINCRBY', KEYS[1], kf, c) end
+  end
+end
+redis.call('DEL', KEYS[3])
+return 1
+`;
+
+/**
+ * KEYS: outbox, then per account: acct, fixed, late. ARGV: item count, then per item: entry id,
+ * account index, cost, generation, spend field, kind (I/R/D/X), charged after.
+ * A correction is applied at most once per entry (the `fixed` set remembers it), whatever became
+ * of the stream meanwhile: a commit that straddles a flush still corrects the new account. A
+ * committed charge acknowledged while no account is loaded is left in `late` for the next load.
+ */
+const ACK = `${NEG}
+local n = tonumber(ARGV[1])
+for i = 0, n - 1 do
+  local b = 2 + i * 7
+  local eid, c, g, kf, kind, after = ARGV[b], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5], ARGV[b + 6]
+  redis.call('XACK', KEYS[1], '${GROUP}', eid)
+  redis.call('XDEL', KEYS[1], eid)
+  local ai = tonumber(ARGV[b + 1])
+  local acct, fixed, late = KEYS[ai * 3 - 1], KEYS[ai * 3], KEYS[ai * 3 + 1]
+  if kind ~= 'X' then
+    if redis.call('EXISTS', acct) == 1 then
+      local cur = redis.call('HGET', acct, 'gen')
+      local delta = nil
+      if kind == 'D' then
+        if g == cur then delta = c end
+      elseif g ~= cur and tonumber(redis.call('HGET', acct, 'cbase')) < tonumber(after) then
+        delta = neg(c)
+      end
+      if delta and redis.call('SADD', fixed, eid) == 1 then
+        redis.call('EXPIRE', fixed, 604800)
+        redis.call('HINCRBY', acct, 'bal', delta)
+        if kf ~= '' then redis.call('HINCRBY', acct, kf, delta == c and neg(c) or c) end
+      end
+    elseif kind ~= 'D' then
+      redis.call('HSET', late, eid, after .. '|' .. c .. '|' .. kf)
+      redis.call('EXPIRE', late, 604800)
+    end
+  end
+end
+return n
 `;
 
 const BALANCE = `${SWEEP}
-local bal = redis.call('GET', KEYS[1])
-if not bal then return nil end
-return {bal, redis.call('GET', KEYS[4]) or '0'}
+if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
+return {redis.call('HGET', KEYS[1], 'bal'), redis.call('GET', KEYS[4]) or '0'}
+`;
+
+/** KEYS: acct, res, resx, resv, kheld, rpm base. ARGV: rpmLimit. */
+const GATE = `${SWEEP}
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
+local rpm = tonumber(ARGV[1])
+if rpm > 0 then
+  local q = KEYS[6] .. ':' .. math.floor(now / 60000)
+  local n = redis.call('INCR', q)
+  if n == 1 then redis.call('PEXPIRE', q, 61000) end
+  if n > rpm then return {-2, 60000 - (now % 60000)} end
+end
+if tonumber(redis.call('HGET', KEYS[1], 'bal')) - tonumber(redis.call('GET', KEYS[4]) or '0') <= 0 then return {0, 0} end
+return {1, 0}
 `;
 
 const CREDIT = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('INCRBY', KEYS[1], ARGV[1]) end
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HINCRBY', KEYS[1], 'bal', ARGV[1]) end
 return nil
+`;
+
+/**
+ * KEYS: outbox, then per account: acct, res, resv. ARGV: user ids in the same order.
+ * One pass over the outbox, atomically with the accounts it is compared with.
+ */
+const SNAPSHOT = `
+local idx = {}
+local out = {}
+for i = 1, #ARGV do
+  local acct, res = KEYS[2 + (i - 1) * 3], KEYS[3 + (i - 1) * 3]
+  local holds = 0
+  local vals = redis.call('HVALS', res)
+  for _, a in ipairs(vals) do
+    if a ~= 'settled' then
+      local sep = string.find(a, '|', 1, true)
+      holds = holds + tonumber(sep and string.sub(a, 1, sep - 1) or a)
+    end
+  end
+  local row = {ARGV[i], redis.call('HGET', acct, 'bal') or '', redis.call('GET', KEYS[4 + (i - 1) * 3]) or '0', tostring(holds), 0, 0, redis.call('HGET', acct, 'gen') or ''}
+  out[i] = row
+  idx[ARGV[i]] = i
+end
+local entries = redis.call('XRANGE', KEYS[1], '-', '+')
+for _, e in ipairs(entries) do
+  local f = {}
+  for j = 1, #e[2], 2 do f[e[2][j]] = e[2][j + 1] end
+  local i = idx[f['u']]
+  if i then
+    if f['g'] ~= '' and f['g'] == out[i][7] then out[i][5] = out[i][5] + tonumber(f['c'])
+    else out[i][6] = out[i][6] + tonumber(f['c']) end
+  end
+end
+for i = 1, #out do out[i][5] = tostring(out[i][5]); out[i][6] = tostring(out[i][6]) end
+return out
 `;
 
 const HIT = `
@@ -71,69 +241,365 @@ return {n, redis.call('TTL', KEYS[1])}
 
 type Scripted = Redis & {
   arReserve(...args: string[]): Promise<[number, number]>;
-  arSettle(...args: string[]): Promise<[number, number]>;
+  arSettle(...args: string[]): Promise<[number, string, string]>;
+  arPrime(...args: string[]): Promise<number>;
+  arAck(...args: string[]): Promise<number>;
   arBalance(...args: string[]): Promise<[string, string] | null>;
+  arGate(...args: string[]): Promise<[number, number]>;
   arCredit(...args: string[]): Promise<number | null>;
+  arSnapshot(...args: string[]): Promise<string[][]>;
   arHit(...args: string[]): Promise<[number, number]>;
 };
 
+export interface RedisHotStoreOptions {
+  /** Time allowed to connect, and for each command: an unreachable Redis fails fast (503). */
+  timeoutMs?: number;
+}
+
+/** Stream ids `ms-seq` compared as numbers. */
+export function compareEntryIds(a: string, b: string): number {
+  const [am, as] = a.split('-');
+  const [bm, bs] = b.split('-');
+  const d = Number(am) - Number(bm);
+  return d !== 0 ? d : Number(as) - Number(bs);
+}
+
 export class RedisHotStore implements HotStore {
   readonly kind = 'redis';
+  readonly durableSettle = true;
   private readonly redis: Scripted;
   private sub?: Redis;
+  /** Blocking outbox reads get a connection of their own, so they never hold up the rest. */
+  private reader?: Redis;
   private readonly handlers = new Map<string, (message: string) => void>();
   /** Why the connection is down, if it is: more telling than "max retries reached". */
   private lastError?: Error;
+  private groupReady = false;
+  /**
+   * Settles this process made that the writers have not acknowledged yet. Redis is the durable
+   * copy; this one is for the day Redis loses its data (a flush, a restart without AOF): the
+   * new epoch is noticed and these are settled again (see `checkEpoch`).
+   */
+  private readonly retained = new Map<string, SettleRequest>();
+  private watchTimer?: NodeJS.Timeout;
+  private readonly outboxKey: string;
+  private readonly timeoutMs: number;
 
   constructor(
     private readonly url: string,
     private readonly prefix = 'ar:',
+    opts: RedisHotStoreOptions = {},
   ) {
-    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableAutoPipelining: true }) as Scripted;
-    this.redis.on('error', (err: Error) => {
-      // Reported through ping()/readyz; ioredis reconnects by itself.
-      this.lastError = err;
-    });
+    this.timeoutMs = opts.timeoutMs ?? 2000;
+    this.outboxKey = `${prefix}outbox`;
+    this.redis = this.connect() as Scripted;
     this.redis.on('ready', () => (this.lastError = undefined));
-    this.redis.defineCommand('arReserve', { numberOfKeys: 4, lua: RESERVE });
-    this.redis.defineCommand('arSettle', { numberOfKeys: 4, lua: SETTLE });
-    this.redis.defineCommand('arBalance', { numberOfKeys: 4, lua: BALANCE });
+    this.redis.defineCommand('arReserve', { numberOfKeys: 7, lua: RESERVE });
+    this.redis.defineCommand('arSettle', { numberOfKeys: 6, lua: SETTLE });
+    this.redis.defineCommand('arPrime', { numberOfKeys: 3, lua: PRIME });
+    this.redis.defineCommand('arAck', { lua: ACK });
+    this.redis.defineCommand('arBalance', { numberOfKeys: 5, lua: BALANCE });
+    this.redis.defineCommand('arGate', { numberOfKeys: 6, lua: GATE });
     this.redis.defineCommand('arCredit', { numberOfKeys: 1, lua: CREDIT });
+    this.redis.defineCommand('arSnapshot', { lua: SNAPSHOT });
     this.redis.defineCommand('arHit', { numberOfKeys: 1, lua: HIT });
   }
 
-  /** The {user} hash tag keeps one user's keys in one slot, should this run on Redis Cluster. */
-  private keys(userId: string): string[] {
+  private connect(extra: Record<string, unknown> = {}): Redis {
+    const r = new Redis(this.url, {
+      lazyConnect: false,
+      enableAutoPipelining: true,
+      connectTimeout: this.timeoutMs,
+      commandTimeout: this.timeoutMs,
+      // Queued commands fail once the connection has been down for a couple of retries, rather
+      // than waiting for it indefinitely: callers answer 503 and try again later.
+      maxRetriesPerRequest: 2,
+      retryStrategy: (times: number) => Math.min(50 * times, 1000),
+      // A command whose answer was lost with the connection may have run: sending it again
+      // could apply it twice. It fails instead, and the caller decides (settles are retried
+      // with their own idempotency, a request is answered 503).
+      autoResendUnfulfilledCommands: false,
+      ...extra,
+    });
+    r.on('error', (err: Error) => {
+      // Reported through ping()/readyz; ioredis reconnects by itself.
+      this.lastError = err;
+    });
+    return r;
+  }
+
+  /** The {user} hash tag keeps one user's keys in one slot. */
+  private userKeys(userId: string) {
     const p = `${this.prefix}{${userId}}`;
-    return [`${p}:bal`, `${p}:res`, `${p}:resx`, `${p}:resv`];
+    return { acct: `${p}:acct`, res: `${p}:res`, resx: `${p}:resx`, resv: `${p}:resv`, kheld: `${p}:kheld`, rpm: `${p}:rpm`, fixed: `${p}:fixed`, late: `${p}:late` };
   }
 
-  async reserve(userId: string, id: string, amount: bigint, ttlMs: number): Promise<ReserveResult> {
-    const [code, available] = await this.redis.arReserve(...this.keys(userId), id, amount.toString(), String(ttlMs));
-    return { status: code === 1 ? 'ok' : code === 0 ? 'insufficient' : 'unknown', available: BigInt(available) };
+  private sweepKeys(userId: string): string[] {
+    const k = this.userKeys(userId);
+    return [k.acct, k.res, k.resx, k.resv, k.kheld];
   }
 
-  async settle(userId: string, id: string, cost: bigint): Promise<SettleResult> {
-    const [known, charged] = await this.redis.arSettle(...this.keys(userId), id, cost.toString(), String(SETTLED_MEMORY_MS));
-    return { known: known === 1, charged: BigInt(charged) };
+  async reserve(req: ReserveRequest): Promise<ReserveResult> {
+    const k = this.userKeys(req.userId);
+    const [code, value] = await this.redis.arReserve(
+      ...this.sweepKeys(req.userId), `${k.rpm}:${req.keyId}`, this.outboxKey,
+      req.reservationId, req.amount.toString(), String(req.ttlMs), req.keyId, String(req.rpmLimit),
+      req.spend ? req.spend.limit.toString() : '-1', req.spend?.field ?? '', String(req.outboxMax),
+    );
+    switch (code) {
+      case 1: return { status: 'ok', available: BigInt(value) };
+      case 0: return { status: 'insufficient', available: BigInt(value) };
+      case -1: return { status: 'unknown' };
+      case -2: return { status: 'rate_limited', retryAfterMs: Number(value) };
+      case -4: return { status: 'key_limit', spent: BigInt(value) };
+      default: return { status: 'backlog' };
+    }
   }
 
-  async primeBalance(userId: string, balance: bigint): Promise<void> {
-    await this.redis.set(this.keys(userId)[0], balance.toString(), 'NX');
+  async settle(req: SettleRequest): Promise<SettleResult> {
+    if (!req.record && req.cost !== 0n) throw new Error('a charge needs its usage record');
+    const result = await this.runSettle(req);
+    if (result.entryId) this.retained.set(result.entryId, req);
+    return result;
+  }
+
+  private async runSettle(req: SettleRequest): Promise<SettleResult> {
+    const [ok, entryId] = await this.redis.arSettle(
+      ...this.sweepKeys(req.userId), this.outboxKey,
+      req.reservationId, req.cost.toString(), String(SETTLED_MEMORY_MS), req.userId,
+      req.spendField ?? '', req.spendFieldBefore ?? '', req.record ? encodeRecord(req.record) : '',
+    );
+    return ok === 1 ? { duplicate: false, entryId: entryId || undefined } : { duplicate: true };
+  }
+
+  async whenCommitted(): Promise<void> {
+    // Durable once appended (see durableSettle).
+  }
+
+  async primeBalance(userId: string, s: PrimeSnapshot): Promise<void> {
+    const fields: string[] = [];
+    for (const [f, v] of Object.entries(s.keySpend)) fields.push(f, v.toString());
+    const k = this.userKeys(userId);
+    await this.redis.arPrime(k.acct, k.fixed, k.late, s.balance.toString(), s.charged.toString(), randomUUID(), ...fields);
   }
 
   async credit(userId: string, amount: bigint): Promise<void> {
-    await this.redis.arCredit(this.keys(userId)[0], amount.toString());
+    await this.redis.arCredit(this.userKeys(userId).acct, amount.toString());
   }
 
   async balance(userId: string) {
-    const r = await this.redis.arBalance(...this.keys(userId));
+    const r = await this.redis.arBalance(...this.sweepKeys(userId));
     return r ? { balance: BigInt(r[0]), reserved: BigInt(r[1]) } : null;
   }
 
   async forgetBalance(userId: string): Promise<void> {
-    await this.redis.del(...this.keys(userId));
+    await this.redis.del(this.userKeys(userId).acct);
   }
+
+  async gate(userId: string, keyId: string, rpmLimit: number) {
+    const k = this.userKeys(userId);
+    const [code, value] = await this.redis.arGate(...this.sweepKeys(userId), `${k.rpm}:${keyId}`, String(rpmLimit));
+    if (code === 1) return 'ok' as const;
+    if (code === 0) return 'insufficient' as const;
+    if (code === -1) return 'unknown' as const;
+    return { retryAfterMs: Number(value) };
+  }
+
+  // ---- outbox ----
+
+  private async ensureGroup(): Promise<void> {
+    if (this.groupReady) return;
+    try {
+      // From 0: entries appended before any writer existed are drained too.
+      await this.redis.xgroup('CREATE', this.outboxKey, GROUP, '0', 'MKSTREAM');
+    } catch (err) {
+      if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
+    }
+    this.groupReady = true;
+  }
+
+  async readOutbox(consumer: string, count: number, blockMs: number): Promise<OutboxEntry[]> {
+    await this.ensureGroup();
+    // A blocking read must outlast its block; a link that went silent still fails, later.
+    this.reader ??= this.connect({ commandTimeout: Math.max(blockMs, 1000) + this.timeoutMs, enableAutoPipelining: false });
+    try {
+      // Own entries first: those read before a failed commit, or claimed from a dead writer.
+      let res = await this.reader.xreadgroup('GROUP', GROUP, consumer, 'COUNT', String(count), 'STREAMS', this.outboxKey, '0');
+      let { entries, deleted } = parseStream(res);
+      if (deleted.length > 0) await this.redis.xack(this.outboxKey, GROUP, ...deleted);
+      if (entries.length > 0) return entries;
+      // BLOCK 0 would wait forever: a non-blocking read is one without BLOCK.
+      res = blockMs > 0
+        ? await this.reader.xreadgroup('GROUP', GROUP, consumer, 'COUNT', String(count), 'BLOCK', String(blockMs), 'STREAMS', this.outboxKey, '>')
+        : await this.reader.xreadgroup('GROUP', GROUP, consumer, 'COUNT', String(count), 'STREAMS', this.outboxKey, '>');
+      ({ entries } = parseStream(res));
+      return entries;
+    } catch (err) {
+      // The group went with the data (a flush): make it again on the next read.
+      if (String((err as Error).message).includes('NOGROUP')) this.groupReady = false;
+      throw err;
+    }
+  }
+
+  async ackOutbox(items: AckItem[]): Promise<void> {
+    if (items.length === 0) return;
+    const accounts: string[] = [];
+    const index = new Map<string, number>();
+    const args: string[] = [String(items.length)];
+    for (const it of items) {
+      const k = this.userKeys(it.entry.record.userId);
+      let i = index.get(k.acct);
+      if (i === undefined) {
+        accounts.push(k.acct, k.fixed, k.late);
+        i = accounts.length / 3;
+        index.set(k.acct, i);
+      }
+      const kind = it.kind === 'inserted' ? 'I' : it.kind === 'redelivered' ? 'R' : it.kind === 'duplicate' ? 'D' : 'X';
+      args.push(it.entry.id, String(i), it.entry.record.costNano.toString(), it.entry.generation, it.entry.spendField, kind, it.chargedAfter.toString());
+    }
+    await this.redis.arAck(String(1 + accounts.length), this.outboxKey, ...accounts, ...args);
+  }
+
+  async claimAbandoned(consumer: string): Promise<number> {
+    await this.ensureGroup();
+    const consumers = (await this.redis.xinfo('CONSUMERS', this.outboxKey, GROUP)) as unknown[][];
+    let claimed = 0;
+    for (const c of consumers) {
+      const info = fieldsOf(c);
+      const name = String(info.name);
+      if (name === consumer) continue;
+      if ((await this.redis.exists(`${this.prefix}writer:${name}`)) === 1) continue;
+      if (Number(info.pending) > 0) {
+        const pending = (await this.redis.xpending(this.outboxKey, GROUP, '-', '+', 10_000, name)) as [string, string, number, number][];
+        const ids = pending.map((p) => p[0]);
+        for (let i = 0; i < ids.length; i += 500) {
+          const got = (await this.redis.xclaim(this.outboxKey, GROUP, consumer, 0, ...ids.slice(i, i + 500), 'JUSTID')) as string[];
+          claimed += got.length;
+        }
+      }
+      await this.redis.xgroup('DELCONSUMER', this.outboxKey, GROUP, name);
+    }
+    return claimed;
+  }
+
+  async heartbeat(consumer: string, ttlMs: number): Promise<void> {
+    await this.redis.set(`${this.prefix}writer:${consumer}`, '1', 'PX', ttlMs);
+  }
+
+  async outboxLength(): Promise<number> {
+    return this.redis.xlen(this.outboxKey);
+  }
+
+  async snapshotAccounts(): Promise<HotAccountSnapshot[]> {
+    const users: string[] = [];
+    let cursor = '0';
+    const re = new RegExp(`^${escapeRe(this.prefix)}\\{([^}]+)\\}:acct$`);
+    do {
+      const [next, keys] = await this.redis.scan(cursor, 'MATCH', `${this.prefix}{*}:acct`, 'COUNT', 1000);
+      cursor = next;
+      for (const k of keys) {
+        const m = re.exec(k);
+        if (m) users.push(m[1]);
+      }
+    } while (cursor !== '0');
+    if (users.length === 0) return [];
+    const keys: string[] = [this.outboxKey];
+    for (const u of users) {
+      const k = this.userKeys(u);
+      keys.push(k.acct, k.res, k.resv);
+    }
+    const rows = await this.redis.arSnapshot(String(keys.length), ...keys, ...users);
+    return rows
+      .filter((r) => r[1] !== '')
+      .map((r) => ({
+        userId: r[0],
+        balance: BigInt(r[1]),
+        reserved: BigInt(r[2]),
+        holds: BigInt(r[3]),
+        pendingAccounted: BigInt(r[4]),
+        pendingUnaccounted: BigInt(r[5]),
+      }));
+  }
+
+  // ---- surviving a Redis that lost data ----
+
+  /**
+   * Watches for Redis losing data: a restart (its run id changes; with AOF `everysec` the last
+   * second of writes may be gone) or a flush (the epoch key is gone). Then every charge this
+   * process settled that is neither in the outbox nor committed in Postgres (`committed` says
+   * which are) was lost, and is settled again. Otherwise, charges the writers acknowledged are
+   * forgotten. Called by the gateway, not by CLI commands.
+   */
+  async startWatching(opts: { intervalMs?: number; committed: (settleIds: string[]) => Promise<Set<string>>; onReplay?: (count: number) => void }): Promise<void> {
+    this.committed = opts.committed;
+    this.onReplay = opts.onReplay;
+    this.instance = await this.currentInstance();
+    this.watchTimer = setInterval(() => void this.watch().catch(() => {}), opts.intervalMs ?? 1000);
+    this.watchTimer.unref();
+  }
+
+  private committed?: (settleIds: string[]) => Promise<Set<string>>;
+  private onReplay?: (count: number) => void;
+  private instance?: string;
+
+  /** Which Redis this is: its run id and the epoch key (created if missing). */
+  private async currentInstance(): Promise<string> {
+    const info = await this.redis.info('server');
+    const runId = /run_id:(\w+)/.exec(info)?.[1] ?? '';
+    await this.redis.set(`${this.prefix}epoch`, randomUUID(), 'NX');
+    return `${runId}/${await this.redis.get(`${this.prefix}epoch`)}`;
+  }
+
+  /** One round of the watch: the cheap check while the instance is the same, the audit otherwise. */
+  async watch(): Promise<void> {
+    const before = await this.currentInstance();
+    if (before !== this.instance) {
+      await this.audit();
+      this.instance = before;
+      return;
+    }
+    if (this.retained.size === 0) return;
+    // Entries older than the oldest one still in the stream have all been acknowledged, unless
+    // the stream was lost in between: the instance is read again after the stream, and a change
+    // leaves everything for the audit of the next round.
+    const first = (await this.redis.xrange(this.outboxKey, '-', '+', 'COUNT', 1))[0]?.[0];
+    if ((await this.currentInstance()) !== before) return;
+    for (const id of [...this.retained.keys()]) if (first === undefined || compareEntryIds(id, first) < 0) this.retained.delete(id);
+  }
+
+  /** Settles again what is neither in the outbox nor in Postgres. */
+  async audit(): Promise<void> {
+    this.groupReady = false; // the group may have gone with the data
+    await this.ensureGroup();
+    if (this.retained.size === 0 || !this.committed) return;
+    const entries = [...this.retained];
+    const present = new Set<string>();
+    const pipeline = this.redis.pipeline();
+    for (const [id] of entries) pipeline.xrange(this.outboxKey, id, id);
+    const results = (await pipeline.exec()) ?? [];
+    results.forEach(([err, rows], i) => {
+      if (!err && Array.isArray(rows) && rows.length > 0) present.add(entries[i][0]);
+    });
+    const missing = entries.filter(([id]) => !present.has(id));
+    const done = await this.committed(missing.map(([, req]) => req.record!.settleId));
+    let replayed = 0;
+    for (const [id, req] of missing) {
+      if (!done.has(req.record!.settleId)) {
+        // Forgotten only once settled again: a failure here leaves it for the next audit.
+        const r = await this.runSettle(req);
+        if (r.entryId) this.retained.set(r.entryId, req);
+        replayed++;
+      }
+      this.retained.delete(id);
+    }
+    if (replayed > 0) this.onReplay?.(replayed);
+  }
+
+  get retainedCount(): number {
+    return this.retained.size;
+  }
+
+  // ---- cache, counters, pub/sub ----
 
   getCached(key: string) {
     return this.redis.get(`${this.prefix}c:${key}`);
@@ -161,7 +627,7 @@ export class RedisHotStore implements HotStore {
 
   async subscribe(channel: string, onMessage: (message: string) => void) {
     if (!this.sub) {
-      this.sub = new Redis(this.url, { lazyConnect: false });
+      this.sub = new Redis(this.url, { lazyConnect: false, connectTimeout: this.timeoutMs });
       this.sub.on('error', () => {});
       this.sub.on('message', (ch: string, msg: string) => this.handlers.get(ch)?.(msg));
     }
@@ -178,7 +644,9 @@ export class RedisHotStore implements HotStore {
   }
 
   async close() {
+    if (this.watchTimer) clearInterval(this.watchTimer);
     this.sub?.disconnect();
+    this.reader?.disconnect();
     const r = this.redis;
     // Closing a connection still being set up (QUIT or disconnect alike) leaves ioredis holding
     // the socket for 2 s, and a CLI command's process with it: let the setup finish, briefly.
@@ -198,4 +666,32 @@ export class RedisHotStore implements HotStore {
     if (r.status === 'ready') await r.quit().catch(() => r.disconnect());
     else r.disconnect();
   }
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** XINFO answers are flat [name, value, name, value…] lists. */
+function fieldsOf(list: unknown[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i + 1 < list.length; i += 2) out[String(list[i])] = list[i + 1];
+  return out;
+}
+
+type StreamReply = [string, [string, string[] | null][]][] | null;
+
+function parseStream(res: unknown): { entries: OutboxEntry[]; deleted: string[] } {
+  const out: OutboxEntry[] = [];
+  const deleted: string[] = [];
+  for (const [, entries] of (res as StreamReply) ?? []) {
+    for (const [id, fields] of entries) {
+      if (!fields) {
+        deleted.push(id); // deleted while pending: nothing left to write
+        continue;
+      }
+      const f: Record<string, string> = {};
+      for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]] = fields[i + 1];
+      out.push({ id, record: decodeRecord(f.r), generation: f.g ?? '', spendField: f.kf ?? '' });
+    }
+  }
+  return { entries: out, deleted };
 }

@@ -1,41 +1,183 @@
-// The hot store: balances and reservations, cached key lookups, rate-limit counters and
-// pub/sub. Redis in production; an in-process twin when REDIS_URL is absent. Both pass the
-// same contract suite (test/foundation/hot-contract.test.ts).
+// The hot store: balances, reservations and the usage outbox, cached key lookups, rate-limit
+// counters and pub/sub. Redis in production; an in-process twin when REDIS_URL is absent. Both
+// pass the same contract suite (test/foundation/hot-contract.test.ts).
+//
+// Money moves through it like this (docs/architecture.md, "Reservations and settlement"):
+// - a user's hot account holds `bal` = credits − every charge the hot store knows of; it is
+//   loaded ("primed") from a consistent Postgres snapshot (balance, charged total) the first
+//   time the user is seen, and carries a generation id that changes with each load;
+// - settle charges `bal` and appends the usage record to the outbox in the same atomic step;
+// - the outbox writer commits records to Postgres (idempotent on the settle id) and only then
+//   acknowledges them. The acknowledgement corrects `bal` for the two cases the settle could not
+//   know about: a record settled while no account was loaded (or under an older generation),
+//   and a record that turned out to be a duplicate of one already committed.
 
 /** How long a settled reservation id is remembered, so that a repeated settle charges nothing. */
 export const SETTLED_MEMORY_MS = 60_000;
 
-export interface ReserveResult {
-  /** `unknown` means the balance is not loaded yet: prime it from Postgres and retry. */
-  status: 'ok' | 'insufficient' | 'unknown';
-  /** Available balance after the call (nano-USD). */
-  available: bigint;
+export interface ReserveRequest {
+  userId: string;
+  reservationId: string;
+  amount: bigint;
+  ttlMs: number;
+  /** The key the request came with; its limits and its held amount are tracked per key. */
+  keyId: string;
+  /** Requests per minute allowed for the key (fixed one-minute windows); 0 = no limit. */
+  rpmLimit: number;
+  /** The key's spend cap for the current period, with the account field that counts it. */
+  spend?: { limit: bigint; field: string };
+  /** Refuse new work once this many usage records wait in the outbox (0 = no bound). */
+  outboxMax: number;
+}
+
+export type ReserveResult =
+  | { status: 'ok'; available: bigint }
+  | { status: 'insufficient'; available: bigint }
+  /** The account is not loaded yet: prime it from Postgres and retry. */
+  | { status: 'unknown' }
+  | { status: 'rate_limited'; retryAfterMs: number }
+  | { status: 'key_limit'; spent: bigint }
+  /** The outbox is full (Postgres has been unreachable for a while). */
+  | { status: 'backlog' };
+
+/** One usage record as it travels through the outbox; the writer turns it into a row. */
+export interface OutboxRecord {
+  /** The reservation id: unique per request, the idempotency key of the charge. */
+  settleId: string;
+  userId: string;
+  keyId: string | null;
+  requestId: string;
+  model: string;
+  surface: 'chat' | 'messages';
+  stream: boolean;
+  status: number;
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+  cacheWriteTokens: number;
+  /** The full cost: a charge is never capped or written off. */
+  costNano: bigint;
+  officialCostNano: bigint;
+  latencyMs: number;
+  ttftMs: number | null;
+  /** The cost went past what was reserved. */
+  overrun: boolean;
+  createdAt: Date;
+}
+
+export interface SettleRequest {
+  userId: string;
+  reservationId: string;
+  cost: bigint;
+  keyId: string | null;
+  /** Account field counting the key's spend this period (only for keys with a spend cap). */
+  spendField?: string;
+  /** The previous period's field, dropped when the new period's first charge lands. */
+  spendFieldBefore?: string;
+  /** The usage record; absent for a plain release (nothing was used, nothing is recorded). */
+  record?: OutboxRecord;
 }
 
 export interface SettleResult {
-  /** What was actually taken from the balance: the cost, capped so it never goes negative. */
+  /** The reservation was settled before (within SETTLED_MEMORY_MS): nothing charged now. */
+  duplicate: boolean;
+  /** Outbox entry id of the record, when one was written. */
+  entryId?: string;
+}
+
+/** A Postgres snapshot (one transaction) of what a user's hot account starts from. */
+export interface PrimeSnapshot {
+  balance: bigint;
+  /** Cumulative charges committed to Postgres (users.charged_nano) at the same instant. */
   charged: bigint;
-  /** False when the balance was not loaded (e.g. Redis restarted): nothing was taken here. */
-  known: boolean;
+  /** Spend of keys with a cap, in their current period: account field → nano-USD. */
+  keySpend: Record<string, bigint>;
+}
+
+export interface OutboxEntry {
+  id: string;
+  record: OutboxRecord;
+  /** Generation of the account that was charged at settle, '' if none was loaded. */
+  generation: string;
+  spendField: string;
+}
+
+/** How the writer's commit classified an entry, which decides the correction at ack. */
+export type CommitKind =
+  /** Inserted now. */
+  | 'inserted'
+  /** Already committed by this very entry (a redelivery after a crash before the ack). */
+  | 'redelivered'
+  /** The same charge was already committed from another entry. */
+  | 'duplicate'
+  /** Its user no longer exists: nothing to correct. */
+  | 'dropped';
+
+export interface AckItem {
+  entry: OutboxEntry;
+  kind: CommitKind;
+  /** users.charged_nano right after this record's row was committed (inserted / redelivered). */
+  chargedAfter: bigint;
+}
+
+export interface HotBalance {
+  balance: bigint;
+  reserved: bigint;
+}
+
+/** One loaded account, for reconciliation against Postgres. */
+export interface HotAccountSnapshot {
+  userId: string;
+  balance: bigint;
+  reserved: bigint;
+  /** Sum of the live holds, which must equal `reserved`. */
+  holds: bigint;
+  /** Charges in the outbox that this account's balance already carries. */
+  pendingAccounted: bigint;
+  /** Charges in the outbox that will reach the balance when acknowledged. */
+  pendingUnaccounted: bigint;
 }
 
 export interface HotStore {
   readonly kind: 'redis' | 'memory';
-  /** Atomically hold `amount` unless balance − reservations cannot cover it. */
-  reserve(userId: string, reservationId: string, amount: bigint, ttlMs: number): Promise<ReserveResult>;
   /**
-   * Atomically release the reservation and charge `cost`. Idempotent per reservation id: the
-   * settlement is remembered for SETTLED_MEMORY_MS, and a repeat within it charges nothing.
-   * A settle after the hold expired (the request outlived it) still charges, once.
+   * True when a settle is durable once it returns (Redis with AOF). False for the in-process
+   * store, whose outbox lives in memory: callers wait for the writer's commit (`whenCommitted`).
    */
-  settle(userId: string, reservationId: string, cost: bigint): Promise<SettleResult>;
-  /** Load the durable balance if none is held (SET NX semantics). */
-  primeBalance(userId: string, balance: bigint): Promise<void>;
-  /** Add a credit to a loaded balance; a balance not loaded will be primed from Postgres later. */
+  readonly durableSettle: boolean;
+
+  reserve(req: ReserveRequest): Promise<ReserveResult>;
+  /**
+   * Atomically releases the hold, charges `cost` to a loaded account (below zero if need be)
+   * and appends the record to the outbox. Idempotent per reservation id for SETTLED_MEMORY_MS.
+   */
+  settle(req: SettleRequest): Promise<SettleResult>;
+  /** Resolves when the outbox entry has been committed to Postgres (in-process store only). */
+  whenCommitted(entryId: string): Promise<void>;
+  /** Loads an account if none is loaded; a loaded one is left alone. */
+  primeBalance(userId: string, snapshot: PrimeSnapshot): Promise<void>;
+  /** Add a credit to a loaded account; an account not loaded will be primed from Postgres. */
   credit(userId: string, amount: bigint): Promise<void>;
-  /** Balance and live reservations (expired ones are released first), or null if not loaded. */
-  balance(userId: string): Promise<{ balance: bigint; reserved: bigint } | null>;
+  /** Balance and live holds (expired ones are released first), or null if not loaded. */
+  balance(userId: string): Promise<HotBalance | null>;
+  /** Drops a loaded account so that the next request loads it again (safe at any time). */
   forgetBalance(userId: string): Promise<void>;
+  /** count_tokens and other unbilled calls: counts against the key's rpm, needs a positive balance. */
+  gate(userId: string, keyId: string, rpmLimit: number): Promise<'ok' | 'unknown' | 'insufficient' | { retryAfterMs: number }>;
+
+  // ---- the outbox, drained by src/billing/outbox-writer.ts ----
+  /** Entries for `consumer`: its own unacknowledged ones first, then new ones (waiting up to blockMs). */
+  readOutbox(consumer: string, count: number, blockMs: number): Promise<OutboxEntry[]>;
+  /** Acknowledge committed entries and apply each one's balance correction, once per entry. */
+  ackOutbox(items: AckItem[]): Promise<void>;
+  /** Take over the unacknowledged entries of writers that stopped heartbeating. Returns how many. */
+  claimAbandoned(consumer: string): Promise<number>;
+  /** Says this writer is alive (entries of a writer without a heartbeat are claimed by others). */
+  heartbeat(consumer: string, ttlMs: number): Promise<void>;
+  /** Entries appended but not yet acknowledged. */
+  outboxLength(): Promise<number>;
+  /** Every loaded account with its outbox sums, read atomically. */
+  snapshotAccounts(): Promise<HotAccountSnapshot[]>;
 
   getCached(key: string): Promise<string | null>;
   /** With onlyIfAbsent, an existing live value wins (SET NX), so a tombstone cannot be overwritten. */
@@ -51,4 +193,14 @@ export interface HotStore {
 
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Outbox records travel as JSON: bigints as strings, the date as an ISO string. */
+export function encodeRecord(r: OutboxRecord): string {
+  return JSON.stringify({ ...r, costNano: r.costNano.toString(), officialCostNano: r.officialCostNano.toString(), createdAt: r.createdAt.toISOString() });
+}
+
+export function decodeRecord(text: string): OutboxRecord {
+  const o = JSON.parse(text);
+  return { ...o, costNano: BigInt(o.costNano), officialCostNano: BigInt(o.officialCostNano), createdAt: new Date(o.createdAt) };
 }

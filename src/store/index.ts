@@ -12,8 +12,8 @@ export interface Stores {
   close(): Promise<void>;
 }
 
-export function openHot(redisUrl: string | undefined, prefix?: string): HotStore {
-  return redisUrl ? new RedisHotStore(redisUrl, prefix) : new MemoryHotStore();
+export function openHot(redisUrl: string | undefined, prefix?: string, timeoutMs?: number): HotStore {
+  return redisUrl ? new RedisHotStore(redisUrl, prefix, { timeoutMs }) : new MemoryHotStore();
 }
 
 /** Host, port and path of a store URL: never its password. */
@@ -27,7 +27,7 @@ const unusable = (what: string, err: unknown) =>
   err instanceof StoreError ? err : new StoreError(`cannot use ${what}: ${(err as Error)?.message ?? String(err)}`);
 
 /** Opens both stores and brings the schema up to date. */
-export async function openStores(config: Pick<Config, 'DATABASE_URL' | 'REDIS_URL' | 'dataDir'> & { REDIS_PREFIX?: string }): Promise<Stores> {
+export async function openStores(config: Pick<Config, 'DATABASE_URL' | 'REDIS_URL' | 'dataDir'> & { REDIS_PREFIX?: string; REDIS_TIMEOUT_MS?: number }): Promise<Stores> {
   const sqlStore = await openSql({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
   try {
     await migrate(sqlStore.sql);
@@ -35,7 +35,7 @@ export async function openStores(config: Pick<Config, 'DATABASE_URL' | 'REDIS_UR
     await sqlStore.close().catch(() => {});
     throw unusable(config.DATABASE_URL ? `Postgres at ${where(config.DATABASE_URL)}` : `the embedded Postgres in ${config.dataDir}`, err);
   }
-  const hot = openHot(config.REDIS_URL, config.REDIS_PREFIX);
+  const hot = openHot(config.REDIS_URL, config.REDIS_PREFIX, config.REDIS_TIMEOUT_MS);
   try {
     // Checked now, so that an unreachable Redis stops start-up with one clear line instead of
     // failing every request (and every CLI command hanging on its retries).

@@ -81,3 +81,15 @@ export function parseSSE(): OperatorFunction<Uint8Array, SSEEvent> {
 export function encodeSSE(data: string, event?: string): Buffer {
   return Buffer.from(event === undefined ? `data: ${data}\n\n` : `event: ${event}\ndata: ${data}\n\n`);
 }
+
+// The event that ends an answer ([DONE], message_stop) is held back by the client writer until
+// the answer's charge is recorded: a client that received it was billed, whatever crashes next.
+const FINAL = new WeakSet<Buffer>();
+
+/** Marks `buf` as the final event of its stream; returns it. */
+export function markFinal(buf: Buffer): Buffer {
+  FINAL.add(buf);
+  return buf;
+}
+
+export const isFinal = (buf: Buffer): boolean => FINAL.has(buf);

@@ -5,6 +5,7 @@ import type { Observable } from 'rxjs';
 import type { Exchange } from '../server/exchange.js';
 import type { Metrics } from '../server/metrics.js';
 import type { Valve } from './readable.js';
+import { isFinal } from './sse.js';
 
 export interface StreamOutcome {
   /** The stream reached its end (complete), rather than an error or a client abort. */
@@ -13,6 +14,11 @@ export interface StreamOutcome {
   error?: unknown;
   /** Bytes written while the client's socket was full: what the gateway held for it. */
   maxBufferedBytes: number;
+  /**
+   * The final event (and anything after it), not written yet: the caller records the charge
+   * first, then writes these and ends the response.
+   */
+  held: Buffer[];
 }
 
 export function streamToClient(body: Observable<Buffer>, ex: Exchange, valve: Valve, metrics: Metrics): Promise<StreamOutcome> {
@@ -20,20 +26,25 @@ export function streamToClient(body: Observable<Buffer>, ex: Exchange, valve: Va
     let buffered = 0;
     let maxBuffered = 0;
     let settled = false;
-    const finish = (outcome: Omit<StreamOutcome, 'maxBufferedBytes'>) => {
+    const held: Buffer[] = [];
+    const finish = (outcome: Omit<StreamOutcome, 'maxBufferedBytes' | 'held'>) => {
       if (settled) return;
       settled = true;
-      resolve({ ...outcome, maxBufferedBytes: maxBuffered });
+      resolve({ ...outcome, maxBufferedBytes: maxBuffered, held });
     };
     const subscription = body.subscribe({
       next(chunk) {
+        if (held.length > 0 || isFinal(chunk)) {
+          held.push(chunk);
+          return;
+        }
         const ok = ex.write(chunk);
         if (valve.paused || !ok) {
           buffered += chunk.length;
           if (buffered > maxBuffered) {
             maxBuffered = buffered;
             metrics.noteBuffered(maxBuffered);
-                }
+          }
         }
         if (!ok && !valve.paused) {
           valve.pause();

@@ -57,3 +57,8 @@ export function isTimeout(err: unknown): boolean {
     (err as { code?: string })?.code === 'UND_ERR_CONNECT_TIMEOUT'
   );
 }
+
+/** A request undici refused to send (invalid header, method or body): nothing reached the upstream. */
+export function isInvalidRequest(err: unknown): boolean {
+  return err instanceof undiciErrors.InvalidArgumentError || (err as { code?: string })?.code === 'UND_ERR_INVALID_ARG';
+}

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { GatewayError, type ErrorKind } from '../errors.js';
 import type { Model, Route } from '../catalogue/index.js';
 import type { Metrics } from '../server/metrics.js';
-import { isTimeout, type UpstreamClient, type UpstreamResponse } from './client.js';
+import { isInvalidRequest, isTimeout, type UpstreamClient, type UpstreamResponse } from './client.js';
 import { sanitizeUpstreamMessage } from './sanitize.js';
 
 export interface UpstreamCall {
@@ -65,6 +65,9 @@ export class RouteSelector {
         response = await this.client.post(call.url, call.headers, call.body, signal);
       } catch (err) {
         if (signal.aborted) throw err;
+        // The request itself could not be sent (an invalid header value, say): the client's
+        // mistake, the same on every route; no route is to blame or to cool down.
+        if (isInvalidRequest(err)) throw new GatewayError('invalid_request', 'The request could not be sent upstream as it is (an invalid header or value).');
         const timeout = isTimeout(err);
         this.fail(route, timeout ? 'timeout' : 'connect_error', err);
         failures.push(

@@ -40,7 +40,7 @@ t.test('the balance drops by exactly the computed cost; cached tokens at the cac
   t.equal(usage.prompt_tokens_details.cached_tokens, usage.cached_tokens);
   const cost = expectedCost(usage);
   t.equal(before - (await hotBalance()), cost, 'hot balance charged the exact cost');
-  await gw.gw.usage.flush();
+  await gw.gw.outbox.drained();
   const [row] = await gw.gw.sql<{ cost_nano: bigint; cached_tokens: number; status: number }[]>`
     SELECT cost_nano, cached_tokens, status FROM usage_records WHERE user_id = ${user.userId} ORDER BY id DESC LIMIT 1`;
   t.equal(row.cost_nano, cost, 'usage record carries the same cost');

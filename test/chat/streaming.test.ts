@@ -30,7 +30,7 @@ const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: user.key, maxRetrie
 
 async function lastRecord(status?: number) {
   return eventually(async () => {
-    await gw.gw.usage.flush();
+    await gw.gw.outbox.drained();
     const row = await latest();
     return status === undefined || row?.status === status ? row : undefined;
   });

@@ -21,6 +21,7 @@ export const SCENARIO_NAMES = [
   'drop',
   'midstream_error',
   'replay',
+  'fill',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
@@ -158,6 +159,10 @@ export interface Plan {
   /** Wait before the status line. */
   headerDelayMs: number;
   ending: 'complete' | 'drop' | 'midstream_error';
+  /** OpenAI `n`: choices answered, each with all the blocks (outputTokens counts them all). */
+  choices: number;
+  /** Anthropic: searches run by the web_search server tool (one when the request offers it). */
+  webSearches: number;
 }
 
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -242,6 +247,9 @@ export function buildPlan(
     intervalMs: 0,
     headerDelayMs: 0,
     ending: 'complete',
+    choices: 1,
+    webSearches:
+      dialect === 'anthropic' && Array.isArray(body?.tools) && body.tools.some((x: any) => typeof x?.type === 'string' && x.type.startsWith('web_search_')) ? 1 : 0,
   };
   const arg = scenario.arg;
   switch (scenario.name) {
@@ -300,8 +308,18 @@ export function buildPlan(
       plan.blocks = [fixedRun('text', TEXT_WORDS.slice(0, 3))];
       plan.ending = 'midstream_error';
       break;
+    case 'fill': {
+      // A model that writes until its cap, honouring only `max_tokens` (as many OpenAI-compatible
+      // vendors do: `max_completion_tokens` is ignored), with `n` choices on the OpenAI dialect.
+      const cap = typeof body?.max_tokens === 'number' ? body.max_tokens : 16;
+      plan.blocks = [{ kind: 'text', count: Math.min(cap, 200_000), piece: () => 'w ' }];
+      plan.intervalMs = intArg(arg, 0);
+      plan.stopReason = 'max_tokens';
+      if (dialect === 'openai' && typeof body?.n === 'number' && body.n > 1) plan.choices = Math.min(body.n, 128);
+      break;
+    }
   }
-  plan.outputTokens = plan.blocks.reduce((n, b) => n + (b.kind === 'tool' ? b.args.length : b.count), 0);
+  plan.outputTokens = plan.choices * plan.blocks.reduce((n, b) => n + (b.kind === 'tool' ? b.args.length : b.count), 0);
   return plan;
 }
 

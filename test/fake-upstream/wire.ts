@@ -68,7 +68,7 @@ export function openaiCompletion(plan: Plan, ctx: WireContext): object {
     object: 'chat.completion',
     created: ctx.created,
     model: ctx.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: FINISH_REASON[plan.stopReason] }],
+    choices: Array.from({ length: plan.choices }, (_, index) => ({ index, message, logprobs: null, finish_reason: FINISH_REASON[plan.stopReason] })),
     usage: openaiUsage(plan),
     service_tier: 'default',
     system_fingerprint: 'fp_fakeupstream',
@@ -110,7 +110,20 @@ export function openaiStream(plan: Plan, ctx: WireContext): Segment[] {
     segs.push(`data: ${json(OPENAI_MIDSTREAM_ERROR)}\n\n`);
     return segs;
   }
-  segs.push(head + `{},"logprobs":null,"finish_reason":${json(FINISH_REASON[plan.stopReason])}}]${usageNull}}\n\n`);
+  // With n > 1 each text delta is repeated for every choice, and every choice gets its finish.
+  if (plan.choices > 1) {
+    const k = plan.choices;
+    for (let i = 0; i < segs.length; i++) {
+      const seg = segs[i]!;
+      if (typeof seg === 'object' && !Buffer.isBuffer(seg)) {
+        const run = seg;
+        segs[i] = { count: run.count * k, frame: (j) => String(run.frame(Math.floor(j / k))).replace('"choices":[{"index":0,', `"choices":[{"index":${j % k},`) };
+      }
+    }
+  }
+  for (let c = 0; c < plan.choices; c++) {
+    segs.push(head.replace('"choices":[{"index":0,', `"choices":[{"index":${c},`) + `{},"logprobs":null,"finish_reason":${json(FINISH_REASON[plan.stopReason])}}]${usageNull}}\n\n`);
+  }
   if (ctx.includeUsage) {
     segs.push(
       `data: {"id":${json(ctx.id)},"object":"chat.completion.chunk","created":${ctx.created},` +
@@ -140,6 +153,7 @@ function anthropicUsage(plan: Plan, outputTokens: number): Record<string, unknow
     cache_creation: { ephemeral_5m_input_tokens: plan.cacheCreation, ephemeral_1h_input_tokens: 0 },
     output_tokens: outputTokens,
     service_tier: 'standard',
+    ...(plan.webSearches > 0 ? { server_tool_use: { web_search_requests: plan.webSearches } } : {}),
   };
 }
 

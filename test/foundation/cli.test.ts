@@ -52,7 +52,7 @@ t.test('against Postgres and Redis', async (t) => {
   t.equal(await balance('x@example.test'), undefined, 'a refused command creates nothing');
 
   // The hot balance is loaded: a credit from another process must reach it.
-  const ledger = new Ledger(s.sql, s.hot, 60_000);
+  const ledger = new Ledger(s.sql, s.hot, { ttlMs: 60_000, outboxMax: 0 });
   const [{ id: opId }] = await s.sql<{ id: string }[]>`SELECT id FROM users WHERE email = 'op@example.test'`;
   t.equal((await ledger.balance(opId)).balance, 12_500_000_000n);
 
@@ -83,13 +83,20 @@ t.test('against Postgres and Redis', async (t) => {
 
   const ok = await runCli(['reconcile'], env);
   t.equal(ok.code, 0, ok.stderr);
-  t.equal(ok.stdout, '2 users checked, 0 mismatches\n');
+  t.equal(ok.stdout, '2 users checked, 0 mismatches; 1 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox\n', 'Postgres and the loaded hot account agree');
 
   await s.sql`UPDATE users SET balance_nano = balance_nano + 7 WHERE email = 'plain@example.test'`;
   const bad = await runCli(['reconcile'], env);
   failsWith(t, bad, /the ledger does not reconcile/, 'reconcile with a mismatch');
   t.match(bad.stdout, /MISMATCH plain@example\.test: balance \$0\.000000007 ≠ credits \$0\.000000000 − charges \$0\.000000000/);
   t.match(bad.stdout, /2 users checked, 1 mismatches/);
+
+  // The hot store is compared too: a hot balance that drifted from Postgres is reported.
+  await s.sql`UPDATE users SET balance_nano = balance_nano - 7 WHERE email = 'plain@example.test'`;
+  await s.hot.credit(opId, 5n);
+  const drift = await runCli(['reconcile'], env);
+  failsWith(t, drift, /the ledger does not reconcile/, 'reconcile with a hot mismatch');
+  t.match(drift.stdout, /HOT MISMATCH op@example\.test: redis balance \$12\.500000006 ≠ Postgres balance − charges waiting in the outbox = \$12\.500000001/);
 });
 
 t.test('unusable stores or port: exit 1 with one line, no password, no hang', async (t) => {
@@ -127,7 +134,7 @@ t.test('embedded default: first-start key, data directory lock, persistence', as
   t.ok(((await models.json()) as { data: unknown[] }).data.length > 0, 'models are listed');
   const ready = await fetch(`${first.url}/readyz`);
   t.equal(ready.status, 200);
-  t.same(await ready.json(), { status: 'ready', postgres: 'ok', memory: 'ok', stopping: false });
+  t.same(await ready.json(), { status: 'ready', postgres: 'ok', memory: 'ok', outbox: 0, stopping: false });
 
   const blocked = await runCli(['user', 'create', '--email', 'x@y'], env);
   failsWith(t, blocked, new RegExp(`the embedded database in ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by process ${first.proc.pid} \\(a running gateway\\)`), 'CLI while serving');
@@ -145,5 +152,5 @@ t.test('embedded default: first-start key, data directory lock, persistence', as
   // With the gateway gone the data directory is free for the CLI.
   const rec = await runCli(['reconcile'], env);
   t.equal(rec.code, 0, rec.stderr);
-  t.equal(rec.stdout, '1 users checked, 0 mismatches\n', 'the first-start user\'s credit reconciles');
+  t.equal(rec.stdout, '1 users checked, 0 mismatches; 0 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox\n', 'the first-start user\'s credit reconciles');
 });

@@ -4,7 +4,7 @@
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { HotStore } from '../../src/store/hot.js';
+import type { AckItem, HotStore, OutboxEntry, OutboxRecord, ReserveRequest, SettleRequest } from '../../src/store/hot.js';
 import { MemoryHotStore } from '../../src/store/hot-memory.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { waitFor } from '../helpers/child.js';
@@ -63,117 +63,300 @@ const IMPLS: Impl[] = [
 
 const user = () => randomUUID();
 
+/** Defaults for the calls the tests do not care to spell out. */
+const reserve = (store: HotStore, userId: string, id: string, amount: bigint, ttlMs = 60_000, extra: Partial<ReserveRequest> = {}) =>
+  store.reserve({ userId, reservationId: id, amount, ttlMs, keyId: 'k1', rpmLimit: 0, outboxMax: 0, ...extra });
+
+const prime = (store: HotStore, userId: string, balance: bigint, charged = 0n, keySpend: Record<string, bigint> = {}) =>
+  store.primeBalance(userId, { balance, charged, keySpend });
+
+function record(userId: string, settleId: string, cost: bigint): OutboxRecord {
+  return {
+    settleId, userId, keyId: null, requestId: `req_${settleId}`, model: 'm', surface: 'chat', stream: false, status: 200,
+    promptTokens: 1, completionTokens: 1, cachedTokens: 0, cacheWriteTokens: 0, costNano: cost, officialCostNano: cost,
+    latencyMs: 1, ttftMs: null, overrun: false, createdAt: new Date(),
+  };
+}
+
+const settle = (store: HotStore, userId: string, id: string, cost: bigint, extra: Partial<SettleRequest> = {}) =>
+  store.settle({ userId, reservationId: id, cost, keyId: 'k1', record: record(userId, id, cost), ...extra });
+
+/** Reads everything in the outbox as one consumer (non-blocking). */
+async function readAll(store: HotStore, consumer = 'c1'): Promise<OutboxEntry[]> {
+  return store.readOutbox(consumer, 1000, 10);
+}
+
+const ack = (store: HotStore, entries: OutboxEntry[], kind: AckItem['kind'] = 'inserted', chargedAfter = 0n) =>
+  store.ackOutbox(entries.map((entry) => ({ entry, kind, chargedAfter })));
+
 for (const impl of IMPLS) {
   t.test(impl.name, async (t) => {
     t.test('200 concurrent reservations against a balance covering exactly 20', async (t) => {
       const { store } = impl.open(t);
       const u = user();
-      await store.primeBalance(u, 20_000n);
+      await prime(store, u, 20_000n);
       const started = performance.now();
-      const results = await Promise.all(Array.from({ length: 200 }, (_, i) => store.reserve(u, `r${i}`, 1_000n, 60_000)));
+      const results = await Promise.all(Array.from({ length: 200 }, (_, i) => reserve(store, u, `r${i}`, 1_000n)));
       const ms = performance.now() - started;
       t.equal(results.filter((r) => r.status === 'ok').length, 20, 'exactly 20 granted');
       t.equal(results.filter((r) => r.status === 'insufficient').length, 180, 'the rest refused');
-      t.ok(results.every((r) => r.available >= 0n), 'available never below 0 in any answer');
-      const okAvail = results.filter((r) => r.status === 'ok').map((r) => r.available).sort((a, b) => (a < b ? -1 : 1));
+      const okAvail = results.flatMap((r) => (r.status === 'ok' ? [r.available] : [])).sort((a, b) => (a < b ? -1 : 1));
       t.same(okAvail, Array.from({ length: 20 }, (_, i) => BigInt(i * 1000)), 'each grant saw the balance the previous ones left');
       t.same(await store.balance(u), { balance: 20_000n, reserved: 20_000n }, 'balance untouched, all of it reserved');
       t.comment(`${impl.name}: 200 concurrent reserve() calls in ${ms.toFixed(1)} ms (${Math.round(200 / (ms / 1000))}/s)`);
     });
 
-    t.test('reserve: unknown balance, exact fit, one nano too many', async (t) => {
+    t.test('reserve: unknown account, exact fit, one nano too many', async (t) => {
       const { store } = impl.open(t);
       const u = user();
-      t.same(await store.reserve(u, 'a', 1n, 60_000), { status: 'unknown', available: 0n }, 'not loaded: unknown');
-      await store.primeBalance(u, 1_000n);
-      t.same(await store.reserve(u, 'b', 1_001n, 60_000), { status: 'insufficient', available: 1_000n });
-      t.same(await store.reserve(u, 'c', 1_000n, 60_000), { status: 'ok', available: 0n });
-      t.same(await store.reserve(u, 'd', 1n, 60_000), { status: 'insufficient', available: 0n });
-      t.same(await store.reserve(u, 'e', 0n, 60_000), { status: 'ok', available: 0n }, 'a zero hold always fits');
+      t.same(await reserve(store, u, 'a', 1n), { status: 'unknown' }, 'not loaded: unknown');
+      await prime(store, u, 1_000n);
+      t.same(await reserve(store, u, 'b', 1_001n), { status: 'insufficient', available: 1_000n });
+      t.same(await reserve(store, u, 'c', 1_000n), { status: 'ok', available: 0n });
+      t.same(await reserve(store, u, 'd', 1n), { status: 'insufficient', available: 0n });
+      t.same(await reserve(store, u, 'e', 0n), { status: 'ok', available: 0n }, 'a zero hold fits an empty balance');
     });
 
-    t.test('settle charges the exact cost and releases the rest', async (t) => {
+    t.test('settle charges the exact cost, releases the rest and appends the record', async (t) => {
       const { store } = impl.open(t);
       const u = user();
-      await store.primeBalance(u, 20_000n);
-      t.equal((await store.reserve(u, 'a', 5_000n, 60_000)).status, 'ok');
-      t.equal((await store.reserve(u, 'b', 3_000n, 60_000)).status, 'ok');
+      await prime(store, u, 20_000n);
+      t.equal((await reserve(store, u, 'a', 5_000n)).status, 'ok');
+      t.equal((await reserve(store, u, 'b', 3_000n)).status, 'ok');
       t.same(await store.balance(u), { balance: 20_000n, reserved: 8_000n });
-      t.same(await store.settle(u, 'a', 1_234n), { known: true, charged: 1_234n });
+      const s1 = await settle(store, u, 'a', 1_234n);
+      t.equal(s1.duplicate, false);
+      t.ok(s1.entryId, 'an outbox entry');
       t.same(await store.balance(u), { balance: 18_766n, reserved: 3_000n }, 'charged 1234, released the other 3766');
-      t.same(await store.settle(u, 'b', 0n), { known: true, charged: 0n });
-      t.same(await store.balance(u), { balance: 18_766n, reserved: 0n });
+      await store.settle({ userId: u, reservationId: 'b', cost: 0n, keyId: 'k1' });
+      t.same(await store.balance(u), { balance: 18_766n, reserved: 0n }, 'a release holds nothing any more');
+      t.equal(await store.outboxLength(), 1, 'a release records nothing');
+      const entries = await readAll(store);
+      t.equal(entries.length, 1);
+      t.equal(entries[0].id, s1.entryId);
+      t.equal(entries[0].record.costNano, 1_234n);
+      t.equal(entries[0].record.settleId, 'a');
+      t.type(entries[0].record.createdAt, Date);
+      t.not(entries[0].generation, '', 'charged to a loaded account: carries its generation');
+      await t.rejects(store.settle({ userId: u, reservationId: 'c', cost: 5n, keyId: 'k1' }), /needs its usage record/, 'a charge without its record is refused');
     });
 
-    t.test('settle is idempotent per reservation id', async (t) => {
+    t.test('settle is idempotent per reservation id; a late settle still charges, once', async (t) => {
       const { store } = impl.open(t);
       const u = user();
-      await store.primeBalance(u, 10_000n);
-      await store.reserve(u, 'once', 4_000n, 60_000);
-      t.same(await store.settle(u, 'once', 2_500n), { known: true, charged: 2_500n });
-      t.same(await store.settle(u, 'once', 2_500n), { known: true, charged: 0n }, 'the repeat charges nothing');
-      t.same(await store.settle(u, 'once', 9_000n), { known: true, charged: 0n }, 'whatever cost it names');
+      await prime(store, u, 10_000n);
+      await reserve(store, u, 'once', 4_000n);
+      t.equal((await settle(store, u, 'once', 2_500n)).duplicate, false);
+      t.same(await settle(store, u, 'once', 2_500n), { duplicate: true }, 'the repeat charges nothing');
+      t.same(await settle(store, u, 'once', 9_000n), { duplicate: true }, 'whatever cost it names');
       t.same(await store.balance(u), { balance: 7_500n, reserved: 0n });
-      // A settle that follows an expiry (the request outlived its hold) still charges, once.
-      await store.reserve(u, 'late', 1_000n, 30);
+      await reserve(store, u, 'late', 1_000n, 30);
       await sleep(80);
       t.same(await store.balance(u), { balance: 7_500n, reserved: 0n }, 'expired hold released');
-      t.same(await store.settle(u, 'late', 700n), { known: true, charged: 700n }, 'late settle charges the usage');
-      t.same(await store.settle(u, 'late', 700n), { known: true, charged: 0n }, 'once');
+      t.equal((await settle(store, u, 'late', 700n)).duplicate, false, 'late settle charges the usage');
+      t.same(await settle(store, u, 'late', 700n), { duplicate: true }, 'once');
       t.same(await store.balance(u), { balance: 6_800n, reserved: 0n }, 'nothing released twice');
+      t.equal(await store.outboxLength(), 2, 'one record per charge');
     });
 
-    t.test('settle of a cost above the balance is capped, never negative', async (t) => {
+    t.test('a cost above the hold and the balance is charged in full: the balance goes below zero', async (t) => {
       const { store } = impl.open(t);
       const u = user();
-      await store.primeBalance(u, 1_000n);
-      await store.reserve(u, 'a', 1_000n, 60_000);
-      t.same(await store.settle(u, 'a', 5_000n), { known: true, charged: 1_000n });
-      t.same(await store.balance(u), { balance: 0n, reserved: 0n });
-      t.same(await store.settle(u, 'never-reserved', 10n), { known: true, charged: 0n }, 'nothing left to take');
-      t.same(await store.balance(u), { balance: 0n, reserved: 0n });
-      t.same(await store.settle(user(), 'x', 10n), { known: false, charged: 0n }, 'unknown balance: nothing taken');
+      await prime(store, u, 1_000n);
+      await reserve(store, u, 'a', 1_000n);
+      await settle(store, u, 'a', 5_000n);
+      t.same(await store.balance(u), { balance: -4_000n, reserved: 0n }, 'nothing written off');
+      t.same(await reserve(store, u, 'b', 1n), { status: 'insufficient', available: -4_000n }, 'refused until a deposit');
+      t.equal((await reserve(store, u, 'c', 0n)).status, 'insufficient', 'even a zero hold, while in debt');
+      await store.credit(u, 4_001n);
+      t.same(await reserve(store, u, 'd', 1n), { status: 'ok', available: 0n }, 'the credit pays the debt first');
+    });
+
+    t.test('settle with no account loaded charges nothing here, records everything', async (t) => {
+      const { store } = impl.open(t);
+      const u = user();
+      const r = await settle(store, u, 'x', 10n);
+      t.equal(r.duplicate, false);
+      t.equal(await store.balance(u), null, 'no account appears');
+      const [entry] = await readAll(store);
+      t.equal(entry.generation, '', 'unaccounted: the acknowledgement will correct a later account');
+      t.equal(entry.record.costNano, 10n);
     });
 
     t.test('an expired reservation is released', async (t) => {
       const { store } = impl.open(t);
       const u = user();
-      await store.primeBalance(u, 1_000n);
+      await prime(store, u, 1_000n);
       const at = Date.now();
-      t.equal((await store.reserve(u, 'short', 1_000n, 50)).status, 'ok');
-      const blocked = await store.reserve(u, 'blocked', 1n, 60_000);
+      t.equal((await reserve(store, u, 'short', 1_000n, 50)).status, 'ok');
+      const blocked = await reserve(store, u, 'blocked', 1n);
       // On a loaded machine the second call may come after the 50 ms: only then may it pass.
       if (Date.now() - at < 45) t.equal(blocked.status, 'insufficient', 'held while alive');
       else t.comment('second call came too late to see the hold alive');
-      if (blocked.status === 'ok') await store.settle(u, 'blocked', 0n);
+      if (blocked.status === 'ok') await store.settle({ userId: u, reservationId: 'blocked', cost: 0n, keyId: 'k1' });
       await sleep(120);
       t.same(await store.balance(u), { balance: 1_000n, reserved: 0n }, 'balance() releases it');
-      t.equal((await store.reserve(u, 'again', 1_000n, 60_000)).status, 'ok', 'and the whole balance is available again');
+      t.equal((await reserve(store, u, 'again', 1_000n)).status, 'ok', 'and the whole balance is available again');
     });
 
-    t.test('credit only affects a loaded balance; primeBalance is SET NX; forget', async (t) => {
+    t.test('credit only affects a loaded account; prime is set-if-absent; forget', async (t) => {
       const { store } = impl.open(t);
       const u = user();
       await store.credit(u, 500n);
-      t.equal(await store.balance(u), null, 'credit to an unloaded balance does not create one');
-      await store.primeBalance(u, 100n);
-      await store.primeBalance(u, 999n);
+      t.equal(await store.balance(u), null, 'credit to an unloaded account does not create one');
+      await prime(store, u, 100n);
+      await prime(store, u, 999n);
       t.same(await store.balance(u), { balance: 100n, reserved: 0n }, 'the second prime is ignored');
       await store.credit(u, 50n);
       t.same(await store.balance(u), { balance: 150n, reserved: 0n });
+      await reserve(store, u, 'held', 20n);
       await store.forgetBalance(u);
       t.equal(await store.balance(u), null);
-      t.equal((await store.reserve(u, 'a', 1n, 1000)).status, 'unknown');
+      t.same(await reserve(store, u, 'a', 1n), { status: 'unknown' });
+      await prime(store, u, 150n);
+      t.same(await store.balance(u), { balance: 150n, reserved: 20n }, 'holds outlive a forgotten account');
     });
 
     t.test('amounts beyond 32 bits stay exact', async (t) => {
       const { store } = impl.open(t);
       const u = user();
       const big = 123_456_789_012_345n; // $123,456.789012345
-      await store.primeBalance(u, big);
-      t.same(await store.reserve(u, 'a', big - 1n, 60_000), { status: 'ok', available: 1n });
-      t.same(await store.settle(u, 'a', 1_000_000_000n), { known: true, charged: 1_000_000_000n });
+      await prime(store, u, big);
+      t.same(await reserve(store, u, 'a', big - 1n), { status: 'ok', available: 1n });
+      await settle(store, u, 'a', 1_000_000_000n);
       t.same(await store.balance(u), { balance: big - 1_000_000_000n, reserved: 0n });
+    });
+
+    t.test('requests per minute per key', async (t) => {
+      const { store } = impl.open(t);
+      const u = user();
+      await prime(store, u, 1_000_000n);
+      const results = [];
+      for (let i = 0; i < 5; i++) results.push(await reserve(store, u, `r${i}`, 1n, 60_000, { rpmLimit: 3 }));
+      // A window boundary may fall inside the loop on a slow machine: then more may pass.
+      const limited = results.filter((r) => r.status === 'rate_limited');
+      t.ok(limited.length >= 1 && limited.length <= 2, `the 4th and 5th are limited (${limited.length})`);
+      const wait = (limited[0] as { retryAfterMs: number }).retryAfterMs;
+      t.ok(wait > 0 && wait <= 60_000, `retry after the window (${wait} ms)`);
+      t.equal((await reserve(store, u, 'other-key', 1n, 60_000, { rpmLimit: 3, keyId: 'k2' })).status, 'ok', 'another key has its own count');
+      t.equal((await reserve(store, u, 'unlimited', 1n, 60_000)).status, 'ok', 'no limit, no count');
+      const gated = await store.gate(u, 'k1', 3);
+      t.ok(typeof gated === 'object' && gated.retryAfterMs > 0, 'count_tokens is limited with the same count');
+      t.equal(await store.gate(u, 'k3', 3), 'ok', 'a funded account passes the gate');
+      t.equal(await store.gate(user(), 'k1', 0), 'unknown', 'an unloaded account is unknown');
+      const poor = user();
+      await prime(store, poor, 0n);
+      t.equal(await store.gate(poor, 'k1', 0), 'insufficient', 'an empty balance does not pass');
+    });
+
+    t.test('spend cap per key: spent + held + this hold', async (t) => {
+      const { store } = impl.open(t);
+      const u = user();
+      await prime(store, u, 1_000_000n, 0n, { 'k:k1:2026-11-23': 400n });
+      const spend = { limit: 1_000n, field: 'k:k1:2026-11-23' };
+      t.same(await reserve(store, u, 'a', 500n, 60_000, { spend }), { status: 'ok', available: 999_500n });
+      t.same(await reserve(store, u, 'b', 101n, 60_000, { spend }), { status: 'key_limit', spent: 900n }, '400 spent + 500 held + 101 > 1000');
+      t.equal((await reserve(store, u, 'c', 100n, 60_000, { spend })).status, 'ok', 'exactly the cap fits');
+      await settle(store, u, 'a', 50n, { spendField: spend.field });
+      t.equal((await reserve(store, u, 'd', 450n, 60_000, { spend })).status, 'ok', 'settled: 450 spent + 100 held, 450 more fits');
+      t.equal((await reserve(store, u, 'e', 1n, 60_000, { spend })).status, 'key_limit');
+      // A new period: its field starts empty, and the first charge drops the old one.
+      const next = { limit: 1_000n, field: 'k:k1:2026-11-24' };
+      await settle(store, u, 'c', 10n, { spendField: next.field, spendFieldBefore: spend.field });
+      t.equal((await reserve(store, u, 'f', 1n, 60_000, { spend })).status, 'ok', 'the old period was dropped with its count');
+      t.same(await reserve(store, u, 'g', 600n, 60_000, { spend: next }), { status: 'key_limit', spent: 461n }, '10 spent + 450 + 1 held');
+    });
+
+    t.test('the outbox: consumers, redelivery, acknowledgement', async (t) => {
+      const { store } = impl.open(t);
+      const u = user();
+      await prime(store, u, 1_000_000n);
+      for (let i = 0; i < 5; i++) await settle(store, u, `s${i}`, BigInt(i + 1));
+      const first = await store.readOutbox('c1', 3, 10);
+      t.same(first.map((e) => e.record.settleId), ['s0', 's1', 's2'], 'in order, up to the count');
+      const second = await store.readOutbox('c2', 10, 10);
+      t.same(second.map((e) => e.record.settleId), ['s3', 's4'], 'another consumer gets the rest');
+      t.same((await store.readOutbox('c1', 10, 10)).map((e) => e.record.settleId), ['s0', 's1', 's2'], 'unacknowledged entries come back to their consumer first');
+      await ack(store, first);
+      t.equal(await store.outboxLength(), 2);
+      t.same(await store.readOutbox('c1', 10, 10), [], 'nothing new, nothing of its own left');
+      await ack(store, second);
+      t.equal(await store.outboxLength(), 0);
+      const started = Date.now();
+      t.same(await store.readOutbox('c1', 10, 150), [], 'an empty outbox blocks for the time asked');
+      t.ok(Date.now() - started >= 100, 'it waited');
+      const waiting = store.readOutbox('c1', 10, 5_000);
+      await sleep(30);
+      await settle(store, u, 'late', 1n);
+      t.same((await waiting).map((e) => e.record.settleId), ['late'], 'a blocked read wakes on a new entry');
+    });
+
+    t.test('acknowledgement corrections, once per entry', async (t) => {
+      const { store } = impl.open(t);
+      const u = user();
+      await prime(store, u, 1_000n, 5_000n);
+      await settle(store, u, 'a', 100n);
+      await settle(store, u, 'dup', 30n);
+      const [a, dup] = await readAll(store);
+      await ack(store, [a], 'inserted', 5_100n);
+      t.same(await store.balance(u), { balance: 870n, reserved: 0n }, 'an accounted entry: the settle already charged it');
+      await ack(store, [dup], 'duplicate');
+      t.same(await store.balance(u), { balance: 900n, reserved: 0n }, 'a duplicate of a committed charge is given back');
+      await ack(store, [dup], 'duplicate');
+      t.same(await store.balance(u), { balance: 900n, reserved: 0n }, 'only once');
+
+      // Settled while no account was loaded, then the account is loaded from a snapshot.
+      const v = user();
+      await settle(store, v, 'early', 40n);
+      await settle(store, v, 'seen', 25n);
+      const [early, seen] = await readAll(store);
+      await prime(store, v, 1_000n, 2_000n); // the snapshot: charged total 2000
+      await ack(store, [early], 'inserted', 2_040n);
+      t.same(await store.balance(v), { balance: 960n, reserved: 0n }, 'committed after the snapshot: taken now');
+      await ack(store, [seen], 'inserted', 1_990n);
+      t.same(await store.balance(v), { balance: 960n, reserved: 0n }, 'committed before the snapshot: already in it');
+
+      // An account forgotten and loaded again between the settle and the acknowledgement.
+      const w = user();
+      await prime(store, w, 1_000n, 0n);
+      await settle(store, w, 'x', 10n);
+      const [x] = await readAll(store);
+      await store.forgetBalance(w);
+      await prime(store, w, 1_000n, 0n); // the charge is not committed yet: not in the snapshot
+      await ack(store, [x], 'redelivered', 10n);
+      t.same(await store.balance(w), { balance: 990n, reserved: 0n }, 'an older generation is treated as unaccounted');
+      t.equal(await store.outboxLength(), 0);
+
+      // Acknowledged while no account is loaded, between a snapshot and the load it feeds.
+      const z = user();
+      await settle(store, z, 'z1', 11n);
+      await settle(store, z, 'z2', 22n);
+      const [z1, z2] = await readAll(store);
+      await ack(store, [z1], 'inserted', 511n); // committed after the snapshot below
+      await ack(store, [z2], 'inserted', 500n); // committed before it
+      await prime(store, z, 1_000n, 500n); // the snapshot: charged total 500, taken before z1's commit
+      t.same(await store.balance(z), { balance: 989n, reserved: 0n }, 'the late charge after the snapshot is taken at load, the other is in the snapshot');
+      await ack(store, [z1], 'redelivered', 511n);
+      t.same(await store.balance(z), { balance: 989n, reserved: 0n }, 'and only once, even if acknowledged again');
+      await store.forgetBalance(z);
+      await prime(store, z, 989n, 511n);
+      t.same(await store.balance(z), { balance: 989n, reserved: 0n }, 'a later load does not take it again');
+    });
+
+    t.test('snapshotAccounts: balances, holds and outbox sums in one read', async (t) => {
+      const { store } = impl.open(t);
+      const u = user();
+      const v = user();
+      await prime(store, u, 1_000n);
+      await reserve(store, u, 'h1', 100n);
+      await reserve(store, u, 'h2', 50n);
+      await settle(store, u, 'h1', 30n);
+      await settle(store, v, 'v1', 7n); // v not loaded: unaccounted
+      await prime(store, v, 500n);
+      await settle(store, v, 'v2', 3n);
+      const snap = new Map((await store.snapshotAccounts()).map((a) => [a.userId, a]));
+      t.same(snap.get(u), { userId: u, balance: 970n, reserved: 50n, holds: 50n, pendingAccounted: 30n, pendingUnaccounted: 0n });
+      t.same(snap.get(v), { userId: v, balance: 497n, reserved: 0n, holds: 0n, pendingAccounted: 3n, pendingUnaccounted: 7n });
     });
 
     t.test('hit() counts within a window', async (t) => {
@@ -243,7 +426,7 @@ t.test('Redis: prefixes keep gateways apart', async (t) => {
     await dropPrefix(p2);
   });
   const u = user();
-  await a.primeBalance(u, 10n);
+  await prime(a, u, 10n);
   t.equal(await b.balance(u), null);
   const got: string[] = [];
   await b.subscribe('ch', (m) => got.push(m));
@@ -262,7 +445,7 @@ t.test('Redis: reservation throughput (one connection, pipelined)', async (t) =>
     await dropPrefix(prefix);
   });
   const users = Array.from({ length: 100 }, user);
-  await Promise.all(users.map((u) => store.primeBalance(u, 1_000_000_000n)));
+  await Promise.all(users.map((u) => prime(store, u, 1_000_000_000n)));
   const n = 20_000;
   const started = performance.now();
   let done = 0;
@@ -271,7 +454,7 @@ t.test('Redis: reservation throughput (one connection, pipelined)', async (t) =>
     Array.from({ length: 200 }, async (_, w) => {
       for (let i = w; i < n; i += 200) {
         const u = users[i % users.length];
-        const r = await store.reserve(u, `r${i}`, 1_000n, 60_000);
+        const r = await reserve(store, u, `r${i}`, 1_000n);
         if (r.status === 'ok') done++;
       }
     }),
@@ -279,4 +462,62 @@ t.test('Redis: reservation throughput (one connection, pipelined)', async (t) =>
   const s = (performance.now() - started) / 1000;
   t.equal(done, n);
   t.comment(`Redis reserve(): ${n} calls, 200 in flight, in ${s.toFixed(2)} s = ${Math.round(n / s)}/s`);
+});
+
+t.test('Redis: the records of a writer that stopped are claimed by another', async (t) => {
+  const prefix = testRedisPrefix();
+  const store = new RedisHotStore(REDIS_URL, prefix);
+  t.teardown(async () => {
+    await store.close();
+    await dropPrefix(prefix);
+  });
+  const u = user();
+  await prime(store, u, 1_000n);
+  await settle(store, u, 'a', 1n);
+  await settle(store, u, 'b', 2n);
+  t.equal((await store.readOutbox('dead', 10, 10)).length, 2, 'read by a writer that then dies');
+  await store.heartbeat('alive', 5_000);
+  await store.heartbeat('dead', 50);
+  t.equal(await store.claimAbandoned('alive'), 0, 'not while its heartbeat lives');
+  await sleep(120);
+  t.equal(await store.claimAbandoned('alive'), 2, 'claimed once the heartbeat expired');
+  t.same((await store.readOutbox('alive', 10, 10)).map((e) => e.record.settleId), ['a', 'b'], 'and delivered to the claimer');
+  t.equal(await store.claimAbandoned('alive'), 0, 'the dead consumer is gone');
+});
+
+t.test('Redis: charges settled again after Redis lost data', async (t) => {
+  const prefix = testRedisPrefix();
+  const store = new RedisHotStore(REDIS_URL, prefix);
+  t.teardown(async () => {
+    await store.close();
+    await dropPrefix(prefix);
+  });
+  const inPostgres = new Set<string>();
+  let replayed = 0;
+  await store.startWatching({ intervalMs: 60_000, committed: async (ids) => new Set(ids.filter((id) => inPostgres.has(id))), onReplay: (n) => (replayed += n) });
+  const u = user();
+  await prime(store, u, 1_000n);
+  await reserve(store, u, 'a', 100n);
+  await settle(store, u, 'a', 60n);
+  await settle(store, u, 'b', 5n);
+  await settle(store, u, 'c', 7n);
+  const [a] = await store.readOutbox('w', 1, 10);
+  inPostgres.add('a'); // a writer committed 'a' and acknowledged it
+  await ack(store, [a], 'inserted', 60n);
+  t.equal(store.retainedCount, 3, 'kept until the watcher sees them acknowledged');
+  await store.watch();
+  t.equal(store.retainedCount, 2, 'the acknowledged one is forgotten');
+  t.equal(replayed, 0, 'nothing lost, nothing replayed');
+
+  const [b] = await store.readOutbox('w', 1, 10);
+  inPostgres.add('b'); // committed, but the data (and the acknowledgement) went before the ack
+  void b;
+  await dropPrefix(prefix); // what FLUSHALL, or a restart without AOF, does
+  await store.watch();
+  t.equal(replayed, 1, 'only what is neither in the outbox nor in Postgres is settled again');
+  const entries = await store.readOutbox('w2', 10, 10);
+  t.same(entries.map((e) => e.record.settleId), ['c'], 'back in the outbox');
+  t.equal(entries[0].generation, '', 'no account was loaded: the acknowledgement corrects the next one');
+  await store.watch();
+  t.equal(replayed, 1, 'a second round in the same instance replays nothing');
 });

@@ -4,6 +4,7 @@
 import t from 'tap';
 import { createHash } from 'node:crypto';
 import { createKey, generateKey, hashSecret, KeyResolver, listKeys, looksLikeKey } from '../../src/accounts/keys.js';
+import { NO_LIMITS } from '../../src/billing/key-limits.js';
 import { createVerifiedUser } from '../../src/accounts/users.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { childEnv, startServe } from '../helpers/child.js';
@@ -56,14 +57,14 @@ t.test('create, resolve, revoke; only the hash is stored', async (t) => {
 
   const resolver = new KeyResolver(stores.sql, stores.hot, 30_000);
   await resolver.start();
-  t.same(await resolver.resolve(created.key), { keyId: created.id, userId: alice.id });
-  t.same(await resolver.resolve(created.key), { keyId: created.id, userId: alice.id }, 'again, from the cache');
+  t.same(await resolver.resolve(created.key), { keyId: created.id, userId: alice.id, limits: NO_LIMITS });
+  t.same(await resolver.resolve(created.key), { keyId: created.id, userId: alice.id, limits: NO_LIMITS }, 'again, from the cache');
   t.equal(await resolver.resolve(generateKey().key), null, 'an unknown key');
   t.equal(await resolver.resolve('Bearer nonsense'), null, 'not a key at all');
   t.equal(await resolver.resolve(created.key.slice(0, -1) + (created.key.endsWith('a') ? 'b' : 'a')), null, 'one character off');
 
   t.equal(await resolver.revoke(bob.id, created.id), null, 'another user cannot revoke it');
-  t.same(await resolver.resolve(created.key), { keyId: created.id, userId: alice.id }, 'still live');
+  t.same(await resolver.resolve(created.key), { keyId: created.id, userId: alice.id, limits: NO_LIMITS }, 'still live');
 
   const revoked = await resolver.revoke(alice.id, created.id);
   t.equal(revoked?.id, created.id);

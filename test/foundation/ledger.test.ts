@@ -1,190 +1,299 @@
-// The ledger over real Postgres and Redis: reservations primed from Postgres, settlements
-// written in batches by the usage writer, and the invariant balance = credits − charges
-// holding to the nano-dollar, in Postgres and in the hot store alike.
+// The ledger over real Postgres and Redis: accounts primed from a Postgres snapshot, charges
+// settled into the outbox and written by the outbox writer, and the invariants holding to the
+// nano-dollar in Postgres and in the hot store alike (reconcile compares both).
 
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { createKey } from '../../src/accounts/keys.js';
 import { createVerifiedUser, creditUser } from '../../src/accounts/users.js';
-import { Ledger } from '../../src/billing/ledger.js';
+import { NO_LIMITS, spendField, type KeyLimits } from '../../src/billing/key-limits.js';
+import { Ledger, type Payer } from '../../src/billing/ledger.js';
+import { commitEntries, OutboxWriter } from '../../src/billing/outbox-writer.js';
 import { reconcile } from '../../src/billing/reconcile.js';
-import { UsageWriter, type UsageRecord } from '../../src/billing/usage-writer.js';
 import { GatewayError } from '../../src/errors.js';
+import type { OutboxRecord } from '../../src/store/hot.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { testStores } from '../helpers/stores.js';
 
 const silent = pino({ level: 'silent' });
+type Stores = Awaited<ReturnType<typeof testStores>>;
 
-const record = (userId: string, costNano: bigint, extra: Partial<UsageRecord> = {}): UsageRecord => ({
-  userId,
-  keyId: null,
-  requestId: `req_${randomUUID()}`,
-  model: 'm',
-  surface: 'chat',
-  stream: false,
-  status: 200,
-  promptTokens: 10,
-  completionTokens: 5,
-  cachedTokens: 0,
-  cacheWriteTokens: 0,
-  costNano,
-  officialCostNano: costNano,
-  latencyMs: 12,
-  ttftMs: null,
-  createdAt: new Date(),
-  ...extra,
-});
+const payer = (userId: string, keyId: string = randomUUID(), limits: KeyLimits = NO_LIMITS): Payer => ({ userId, keyId, limits });
 
-async function pgBalance(sql: Awaited<ReturnType<typeof testStores>>['sql'], userId: string): Promise<bigint> {
-  const [row] = await sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE id = ${userId}`;
+function record(userId: string, settleId: string, costNano: bigint, extra: Partial<OutboxRecord> = {}): OutboxRecord {
+  return {
+    settleId, userId, keyId: null, requestId: `req_${settleId}`, model: 'm', surface: 'chat', stream: false, status: 200,
+    promptTokens: 10, completionTokens: 5, cachedTokens: 0, cacheWriteTokens: 0, costNano, officialCostNano: costNano,
+    latencyMs: 12, ttftMs: null, overrun: false, createdAt: new Date(), ...extra,
+  };
+}
+
+const ledgerOf = (s: Stores) => new Ledger(s.sql, s.hot, { ttlMs: 60_000, outboxMax: 0 });
+const writerOf = (s: Stores, batchMax = 100) => new OutboxWriter(s.sql, s.hot, silent, { batchMax, pauseMs: 0 });
+
+async function pgBalance(s: Stores, userId: string): Promise<bigint> {
+  const [row] = await s.sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE id = ${userId}`;
   return row.balance_nano;
 }
 
-const credit = (s: Awaited<ReturnType<typeof testStores>>, userId: string, nano: bigint) =>
+const credit = (s: Stores, userId: string, nano: bigint) =>
   creditUser(s.sql, s.hot, userId, nano, { method: 'operator', amount: String(nano), currency: 'USD' });
+
+/** Reserve, then settle `cost` with its record. */
+async function charge(ledger: Ledger, p: Payer, hold: bigint, cost: bigint, extra: Partial<OutboxRecord> = {}) {
+  const res = await ledger.reserve(p, hold);
+  return ledger.settle(res, cost, record(p.userId, res.id, cost, { keyId: p.keyId, overrun: cost > hold, ...extra }));
+}
 
 t.test('reserve primes from Postgres and refuses with insufficient_balance', async (t) => {
   const s = await testStores(t);
   const user = await createVerifiedUser(s.sql, 'a@example.test');
   await credit(s, user.id, 1_000_000_000n);
   t.equal(await s.hot.balance(user.id), null, 'not loaded before the first request');
-  const ledger = new Ledger(s.sql, s.hot, 60_000);
+  const ledger = ledgerOf(s);
+  const p = payer(user.id);
 
-  const r1 = await ledger.reserve(user.id, 400_000_000n);
+  const r1 = await ledger.reserve(p, 400_000_000n);
   t.equal(r1.amount, 400_000_000n);
   t.same(await s.hot.balance(user.id), { balance: 1_000_000_000n, reserved: 400_000_000n }, 'primed from Postgres');
 
-  let caught: unknown;
-  try {
-    await ledger.reserve(user.id, 600_000_001n);
-  } catch (err) {
-    caught = err;
-  }
+  const caught = await ledger.reserve(p, 600_000_001n).then(() => null, (err: unknown) => err);
   t.type(caught, GatewayError);
   t.equal((caught as GatewayError).kind, 'insufficient_balance');
   t.equal((caught as GatewayError).status, 402);
   t.match((caught as GatewayError).message, /\$0\.600000001.*\$0\.600000000 is available/);
   t.same(await ledger.balance(user.id), { balance: 1_000_000_000n, reserved: 400_000_000n, available: 600_000_000n }, 'a refusal holds nothing');
 
-  const r2 = await ledger.reserve(user.id, 600_000_000n);
-  t.equal(await ledger.settle(r2, 100n), 100n);
-  t.equal(await ledger.settle(r2, 100n), 0n, 'settling twice takes nothing');
-  t.equal(r2.settled, true);
-  t.equal(await ledger.settle(r1, 0n), 0n);
+  const r2 = await ledger.reserve(p, 600_000_000n);
+  t.equal(await ledger.settle(r2, 100n, record(user.id, r2.id, 100n)), 100n);
+  t.equal(await ledger.settle(r2, 100n, record(user.id, r2.id, 100n)), 0n, 'settling twice takes nothing');
+  await ledger.release(r1);
   t.same(await ledger.balance(user.id), { balance: 999_999_900n, reserved: 0n, available: 999_999_900n });
+  t.equal(await s.hot.outboxLength(), 1, 'one record: the release wrote none');
 
-  // A user with no balance at all is refused, not errored.
   const poor = await createVerifiedUser(s.sql, 'poor@example.test');
-  const refused = await ledger.reserve(poor.id, 1n).then(() => null, (err: unknown) => err);
-  t.equal((refused as GatewayError | null)?.kind, 'insufficient_balance', 'refused');
-  t.same(await ledger.balance(poor.id), { balance: 0n, reserved: 0n, available: 0n });
-  // A zero-cost reservation fits even then.
-  const free = await ledger.reserve(poor.id, 0n);
-  t.equal(await ledger.settle(free, 0n), 0n);
+  const refused = await ledger.reserve(payer(poor.id), 1n).then(() => null, (err: unknown) => err);
+  t.equal((refused as GatewayError | null)?.kind, 'insufficient_balance', 'no balance: refused, not errored');
 });
 
-t.test('settlements through the usage writer reconcile to the nano-dollar', async (t) => {
+t.test('charges through the outbox reconcile to the nano-dollar, overruns included', async (t) => {
   const s = await testStores(t);
-  const ledger = new Ledger(s.sql, s.hot, 60_000);
-  const writer = new UsageWriter(s.sql, silent, 60_000, 7); // small batches: many transactions
+  const ledger = ledgerOf(s);
+  const writer = writerOf(s, 7); // small batches: many transactions
   const users = await Promise.all(['u1', 'u2', 'u3'].map((n) => createVerifiedUser(s.sql, `${n}@example.test`)));
   const keys = await Promise.all(users.map((u) => createKey(s.sql, u.id)));
-  // Credits in odd amounts, one of them in two deposits.
   await credit(s, users[0].id, 5_000_000_007n);
   await credit(s, users[1].id, 123_456_789n);
   await credit(s, users[1].id, 1n);
   await credit(s, users[2].id, 10_000n);
 
   const charged = new Map<string, bigint>();
-  const work = Array.from({ length: 120 }, async (_, i) => {
-    const u = users[i % 3];
-    const hold = 40_000_000n;
-    let res;
-    try {
-      res = await ledger.reserve(u.id, u === users[2] ? 1_000n : hold);
-    } catch {
-      return; // refused: nothing to settle
-    }
-    // Costs with odd nano amounts; user 3 asks for more than it has, so its charges get capped.
-    const cost = u === users[2] ? 3_333n : BigInt(1_000_003 * (i + 1));
-    const took = await ledger.settle(res, cost);
-    charged.set(u.id, (charged.get(u.id) ?? 0n) + took);
-    writer.push(record(u.id, took, { keyId: keys[i % 3].id }));
-  });
-  await Promise.all(work);
-  t.ok(writer.pending > 0);
-  await writer.flush();
-  t.equal(writer.pending, 0, 'everything written');
+  let overrunBy = 0n;
+  writer.start();
+  await Promise.all(
+    Array.from({ length: 120 }, async (_, i) => {
+      const u = users[i % 3];
+      // User 3 is served past its hold (an upstream that ignored the cap): charged in full.
+      const hold = u === users[2] ? 1_000n : 40_000_000n;
+      const cost = u === users[2] ? 4_000n : BigInt(1_000_003 * ((i % 30) + 1));
+      try {
+        const took = await charge(ledger, payer(u.id, keys[i % 3].id), hold, cost);
+        charged.set(u.id, (charged.get(u.id) ?? 0n) + took);
+        if (cost > hold) overrunBy += cost - hold;
+      } catch (err) {
+        if ((err as GatewayError).kind !== 'insufficient_balance') throw err;
+      }
+    }),
+  );
+  await writer.drained();
+  await writer.stop();
 
-  const report = await reconcile(s.sql);
-  t.equal(report.users, 3);
-  t.same(report.mismatches, [], 'no mismatches');
+  const report = await reconcile(s.sql, s.hot);
+  t.same(report.mismatches, [], 'Postgres reconciles');
+  t.same(report.hotMismatches, [], 'and the hot store with it');
+  t.equal(report.hotAccounts, 3);
   t.equal(report.ok, true);
   for (const [i, u] of users.entries()) {
     const hot = await s.hot.balance(u.id);
-    const pg = await pgBalance(s.sql, u.id);
-    t.equal(pg, hot?.balance, `user ${i + 1}: Postgres balance = hot balance (${pg})`);
+    t.equal(await pgBalance(s, u.id), hot?.balance, `user ${i + 1}: Postgres balance = hot balance`);
     t.equal(hot?.reserved, 0n, 'nothing left reserved');
     const [{ sum }] = await s.sql<{ sum: bigint }[]>`SELECT coalesce(sum(cost_nano), 0)::bigint AS sum FROM usage_records WHERE user_id = ${u.id}`;
-    t.equal(sum, charged.get(u.id) ?? 0n, 'the records hold what the hot store took');
+    t.equal(sum, charged.get(u.id) ?? 0n, 'the records hold every charge');
   }
-  t.equal(await pgBalance(s.sql, users[2].id), 0n, 'user 3 ran dry, never below zero');
+  const u3 = await pgBalance(s, users[2].id);
+  const u3Charges = charged.get(users[2].id)! / 4_000n;
+  t.equal(u3, 10_000n - charged.get(users[2].id)!, 'user 3: every charge taken in full');
+  t.ok(u3 < 0n, 'below zero');
+  t.ok(u3 >= -overrunBy, `but only by what went past the holds (${u3} ≥ −${overrunBy})`);
+  t.ok(u3Charges <= 10n, `no more answers than the balance could hold (${u3Charges})`);
+  const [{ overruns }] = await s.sql<{ overruns: number }[]>`SELECT count(*)::int AS overruns FROM usage_records WHERE overrun`;
+  t.equal(BigInt(overruns), u3Charges, 'each overrun is marked');
   const [{ used }] = await s.sql<{ used: number }[]>`SELECT count(*)::int AS used FROM api_keys WHERE last_used_at IS NOT NULL`;
   t.equal(used, 3, 'keys carry their last use');
-  await writer.stop();
 });
 
-t.test('the writer caps a charge at the Postgres balance', async (t) => {
+t.test('a crash between commit and acknowledgement writes nothing twice', async (t) => {
   const s = await testStores(t);
-  const writer = new UsageWriter(s.sql, silent, 60_000, 100);
-  const user = await createVerifiedUser(s.sql, 'capped@example.test');
-  const other = await createVerifiedUser(s.sql, 'other@example.test');
-  await credit(s, user.id, 100n);
-  await credit(s, other.id, 1_000n);
-  writer.push(record(user.id, 80n));
-  writer.push(record(user.id, 80n));
-  writer.push(record(user.id, 5n));
-  writer.push(record(randomUUID(), 50n)); // a user deleted meanwhile: dropped, not fatal
-  writer.push(record(other.id, 999n));
-  await writer.flush();
-  t.equal(writer.pending, 0);
-  const rows = await s.sql<{ cost_nano: bigint }[]>`SELECT cost_nano FROM usage_records WHERE user_id = ${user.id} ORDER BY id`;
-  t.same(rows.map((r) => r.cost_nano), [80n, 20n, 0n], 'capped at what was left, in order');
-  t.equal(await pgBalance(s.sql, user.id), 0n);
-  t.equal(await pgBalance(s.sql, other.id), 1n, 'the rest of the batch is written');
-  t.equal((await reconcile(s.sql)).ok, true, 'the ledger still reconciles');
+  const ledger = ledgerOf(s);
+  const user = await createVerifiedUser(s.sql, 'crash@example.test');
+  await credit(s, user.id, 1_000_000n);
+  for (let i = 0; i < 5; i++) await charge(ledger, payer(user.id), 1_000n, BigInt(100 + i));
+  const entries = await s.hot.readOutbox('crashed', 10, 10);
+  t.equal(entries.length, 5);
+  const first = await commitEntries(s.sql, entries);
+  t.same(first.map((i) => i.kind), ['inserted', 'inserted', 'inserted', 'inserted', 'inserted']);
+  // The writer dies here, before acknowledging. Another one claims and commits again.
+  const again = await commitEntries(s.sql, entries);
+  t.same(again.map((i) => i.kind), ['redelivered', 'redelivered', 'redelivered', 'redelivered', 'redelivered'], 'recognised as the same entries');
+  t.same(again.map((i) => i.chargedAfter), first.map((i) => i.chargedAfter), 'with the charged totals of the first commit');
+  await s.hot.ackOutbox(again);
+  const [{ n }] = await s.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM usage_records`;
+  t.equal(n, 5, 'five rows, not ten');
+  t.equal(await pgBalance(s, user.id), 1_000_000n - 510n);
+  t.same((await s.hot.balance(user.id))?.balance, 1_000_000n - 510n);
+  t.equal((await reconcile(s.sql, s.hot)).ok, true);
+});
 
-  // A tampered balance is reported.
-  await s.sql`UPDATE users SET balance_nano = balance_nano + 1 WHERE id = ${other.id}`;
-  const report = await reconcile(s.sql);
-  t.equal(report.ok, false);
-  t.same(report.mismatches.map((m) => ({ email: m.email, balance: m.balance_nano, credits: m.credits_nano, charges: m.charges_nano })), [
-    { email: 'other@example.test', balance: 2n, credits: 1_000n, charges: 999n },
-  ]);
+t.test('the same charge appended twice is committed once and refunded once in the hot store', async (t) => {
+  const s = await testStores(t);
+  const ledger = ledgerOf(s);
+  const user = await createVerifiedUser(s.sql, 'twice@example.test');
+  await credit(s, user.id, 1_000n);
+  const res = await ledger.reserve(payer(user.id), 500n);
+  const rec = record(user.id, res.id, 300n);
+  // A settle whose answer was lost (a timeout), retried after the settled-id memory expired.
+  await s.hot.settle({ userId: user.id, reservationId: res.id, cost: 300n, keyId: res.keyId, record: rec });
+  await s.hot.settle({ userId: user.id, reservationId: `${res.id}`.replace(/.$/, (c) => (c === '0' ? '1' : '0')), cost: 300n, keyId: res.keyId, record: rec });
+  t.equal((await s.hot.balance(user.id))?.balance, 400n, 'charged twice in the hot store for now');
+  const writer = writerOf(s);
+  writer.start();
+  await writer.drained();
+  await writer.stop();
+  t.equal((await s.hot.balance(user.id))?.balance, 700n, 'the duplicate is given back on acknowledgement');
+  t.equal(await pgBalance(s, user.id), 700n, 'one charge in Postgres');
+  t.same((await reconcile(s.sql, s.hot)).hotMismatches, []);
+});
+
+t.test('charges settled while no account was loaded reach the account exactly once', async (t) => {
+  const s = await testStores(t);
+  const ledger = ledgerOf(s);
+  const user = await createVerifiedUser(s.sql, 'late@example.test');
+  await credit(s, user.id, 10_000n);
+  const p = payer(user.id);
+  await ledger.balance(user.id);
+  const r1 = await ledger.reserve(p, 1_000n);
+  const r2 = await ledger.reserve(p, 1_000n);
+  // The account is dropped (a flush, a limit change) while two requests are in flight.
+  await s.hot.forgetBalance(user.id);
+  await ledger.settle(r1, 400n, record(user.id, r1.id, 400n));
+  await ledger.settle(r2, 300n, record(user.id, r2.id, 300n));
+  // One of them reaches Postgres before the account is loaded again, the other after.
+  const [e1] = await s.hot.readOutbox('w', 1, 10);
+  await s.hot.ackOutbox(await commitEntries(s.sql, [e1]));
+  await ledger.balance(user.id); // primed: the snapshot holds the first charge only
+  const writer = writerOf(s);
+  writer.start();
+  await writer.drained();
+  await writer.stop();
+  t.equal((await s.hot.balance(user.id))?.balance, 9_300n, 'both charges, each once');
+  t.equal(await pgBalance(s, user.id), 9_300n);
+  t.same((await reconcile(s.sql, s.hot)).hotMismatches, []);
+});
+
+t.test('a capped key: its period spend is loaded from Postgres with the account', async (t) => {
+  const s = await testStores(t);
+  const user = await createVerifiedUser(s.sql, 'capped@example.test');
+  await credit(s, user.id, 1_000_000n);
+  const key = await createKey(s.sql, user.id, 'capped');
+  await s.sql`UPDATE api_keys SET spend_limit_nano = 1000, spend_limit_period = 'day' WHERE id = ${key.id}`;
+  const limits: KeyLimits = { rpm: null, spendNano: 1_000n, spendPeriod: 'day' };
+  const ledger = ledgerOf(s);
+  const writer = writerOf(s);
+  writer.start();
+  await charge(ledger, payer(user.id, key.id, limits), 500n, 700n);
+  await writer.drained();
+  await s.hot.forgetBalance(user.id); // loaded again from Postgres
+  const err = await ledger.reserve(payer(user.id, key.id, limits), 301n).then(() => null, (e: unknown) => e);
+  t.equal((err as GatewayError).kind, 'rate_limit', 'spent 700 today: 301 more is over the 1000 cap');
+  t.equal((err as GatewayError).code, 'key_spend_limit');
+  t.ok((err as GatewayError).retryAfter! > 0 && (err as GatewayError).retryAfter! <= 86_400, 'retry when the day ends');
+  const ok = await ledger.reserve(payer(user.id, key.id, limits), 300n);
+  await ledger.release(ok);
+  await s.sql`UPDATE api_keys SET spend_limit_nano = 700, spend_limit_period = 'total' WHERE id = ${key.id}`;
+  await s.hot.forgetBalance(user.id);
+  const total = await ledger.reserve(payer(user.id, key.id, { rpm: null, spendNano: 700n, spendPeriod: 'total' }), 1n).then(() => null, (e: unknown) => e);
+  t.equal((total as GatewayError).code, 'key_spend_limit', 'the lifetime spend is loaded too');
+  t.equal((total as GatewayError).noRetry, true, 'a lifetime cap says not to retry');
+  t.equal((total as GatewayError).retryAfter, undefined);
+  t.equal(spendField(key.id, 'total', new Date()), `k:${key.id}:t`);
+  await writer.stop();
 });
 
 t.test('an unreachable hot store refuses with unavailable (503), not an internal error', async (t) => {
   const s = await testStores(t);
   const user = await createVerifiedUser(s.sql, 'down@example.test');
-  const down = new RedisHotStore('redis://127.0.0.1:1', 'down:');
+  const down = new RedisHotStore('redis://127.0.0.1:1', 'down:', { timeoutMs: 200 });
   t.teardown(() => down.close());
-  const ledger = new Ledger(s.sql, down, 60_000);
-  const err = await ledger.reserve(user.id, 1n).then(() => null, (e: unknown) => e);
+  const ledger = new Ledger(s.sql, down, { ttlMs: 60_000, outboxMax: 0 });
+  const started = Date.now();
+  const err = await ledger.reserve(payer(user.id), 1n).then(() => null, (e: unknown) => e);
   t.type(err, GatewayError);
   t.equal((err as GatewayError).kind, 'unavailable');
   t.equal((err as GatewayError).status, 503);
+  t.ok(Date.now() - started < 3000, 'quickly');
+  // A delivered answer's charge waits for the store instead of being lost.
+  const res = { id: randomUUID(), userId: user.id, keyId: 'k', limits: NO_LIMITS, amount: 10n, settled: false };
+  t.equal(await ledger.settleEventually(res, 5n, record(user.id, res.id, 5n)), false);
+  t.equal(ledger.pendingSettles, 1, 'kept for a retry');
+  await ledger.stop();
+});
+
+t.test('a full outbox refuses new requests with 503', async (t) => {
+  const s = await testStores(t);
+  const user = await createVerifiedUser(s.sql, 'full@example.test');
+  await credit(s, user.id, 1_000_000n);
+  const ledger = new Ledger(s.sql, s.hot, { ttlMs: 60_000, outboxMax: 3 });
+  for (let i = 0; i < 3; i++) await charge(ledger, payer(user.id), 10n, 1n);
+  const err = await ledger.reserve(payer(user.id), 10n).then(() => null, (e: unknown) => e);
+  t.equal((err as GatewayError).kind, 'unavailable');
+  t.match((err as GatewayError).message, /cannot record usage/);
+  const writer = writerOf(s);
+  writer.start();
+  await writer.drained();
+  await writer.stop();
+  t.ok(await ledger.reserve(payer(user.id), 10n), 'accepted again once drained');
 });
 
 t.test('creditUser: deposit and balance in Postgres, then the loaded hot balance', async (t) => {
   const s = await testStores(t);
   const user = await createVerifiedUser(s.sql, 'c@example.test');
-  const ledger = new Ledger(s.sql, s.hot, 60_000);
+  const ledger = ledgerOf(s);
   await ledger.balance(user.id); // loads 0
   const r = await credit(s, user.id, 2_500n);
   t.equal(r.balance, 2_500n);
   t.same(await s.hot.balance(user.id), { balance: 2_500n, reserved: 0n }, 'the loaded hot balance follows');
   const [d] = await s.sql<{ status: string; credit_nano: bigint }[]>`SELECT status, credit_nano FROM deposits WHERE id = ${r.depositId}`;
   t.same({ ...d }, { status: 'paid', credit_nano: 2_500n });
-  t.equal((await reconcile(s.sql)).ok, true);
+  t.equal((await reconcile(s.sql, s.hot)).ok, true);
+});
+
+t.test('reconcile reports a tampered balance, in Postgres and in the hot store', async (t) => {
+  const s = await testStores(t);
+  const user = await createVerifiedUser(s.sql, 'other@example.test');
+  await credit(s, user.id, 1_000n);
+  const ledger = ledgerOf(s);
+  await ledger.balance(user.id);
+  await s.sql`UPDATE users SET balance_nano = balance_nano + 1 WHERE id = ${user.id}`;
+  let report = await reconcile(s.sql, s.hot);
+  t.equal(report.ok, false);
+  t.same(report.mismatches.map((m) => ({ email: m.email, balance: m.balance_nano, credits: m.credits_nano, charges: m.charges_nano })), [
+    { email: 'other@example.test', balance: 1_001n, credits: 1_000n, charges: 0n },
+  ]);
+  t.same(report.hotMismatches.map((m) => [m.expected, m.hot]), [[1_001n, 1_000n]], 'the hot store disagrees with the tampered figure');
+  await s.sql`UPDATE users SET balance_nano = balance_nano - 1 WHERE id = ${user.id}`;
+  await s.hot.credit(user.id, 7n);
+  report = await reconcile(s.sql, s.hot);
+  t.same(report.mismatches, []);
+  t.same(report.hotMismatches.map((m) => [m.email, m.expected, m.hot]), [['other@example.test', 1_000n, 1_007n]], 'a hot balance that grew is caught');
 });

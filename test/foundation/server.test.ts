@@ -38,7 +38,7 @@ t.test('in-process gateway', async (t) => {
   t.test('/readyz with both stores', async (t) => {
     const res = await fetch(`${gw.url}/readyz`);
     t.equal(res.status, 200);
-    t.same(await res.json(), { status: 'ready', postgres: 'ok', redis: 'ok', stopping: false });
+    t.same(await res.json(), { status: 'ready', postgres: 'ok', redis: 'ok', outbox: 0, stopping: false });
   });
 
   t.test('body over MAX_BODY_BYTES: 413 in the surface\'s envelope', async (t) => {

@@ -5,7 +5,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import type { Test } from 'tap';
+/** What the helpers need of a tap Test: somewhere to register clean-up (the drills pass their own). */
+export interface Teardown {
+  teardown(fn: () => unknown): void;
+}
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -90,7 +93,7 @@ export interface ServeChild {
  * `node src/bin.js serve` on a free port; resolves once it prints that it is listening.
  * Killed (SIGKILL) at teardown if still running.
  */
-export async function startServe(t: Test, env: Record<string, string>, timeoutMs = 30_000): Promise<ServeChild> {
+export async function startServe(t: Teardown, env: Record<string, string>, timeoutMs = 30_000): Promise<ServeChild> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const proc = spawn(process.execPath, ['src/bin.js', 'serve'], {
     cwd: REPO_ROOT,

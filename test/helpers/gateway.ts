@@ -26,6 +26,9 @@ export const PRICES = {
   official_pricing: { input: 1.25, output: 2.5, cache_read: 0.125, cache_write: 1.5 },
 };
 
+/** What oa-model and an-model sell beyond tokens (fallback-model sells nothing extra). */
+export const EXTRAS = { web_search: { per_call: 0.01 } };
+
 /**
  * Providers `fake-openai` (OpenAI dialect) and `fake-anthropic` (Anthropic dialect) on the
  * fake upstream; models `oa-model` and `an-model` served by each, and `fallback-model` whose
@@ -40,8 +43,8 @@ export function testCatalogue({ upstream, extra }: CatalogueOptions) {
       ...(extra?.providers ?? []),
     ],
     models: [
-      { id: 'oa-model', owned_by: 'fake', context_window: 100000, max_output_tokens: 1000, ...PRICES, routes: [{ provider: 'fake-openai', model: 'upstream-oa' }] },
-      { id: 'an-model', owned_by: 'fake', context_window: 100000, max_output_tokens: 1000, ...PRICES, routes: [{ provider: 'fake-anthropic', model: 'upstream-an' }] },
+      { id: 'oa-model', owned_by: 'fake', context_window: 100000, max_output_tokens: 1000, ...PRICES, extras: EXTRAS, routes: [{ provider: 'fake-openai', model: 'upstream-oa' }] },
+      { id: 'an-model', owned_by: 'fake', context_window: 100000, max_output_tokens: 1000, ...PRICES, extras: EXTRAS, routes: [{ provider: 'fake-anthropic', model: 'upstream-an' }] },
       {
         id: 'fallback-model', owned_by: 'fake', max_output_tokens: 1000, ...PRICES,
         routes: [{ provider: 'dead', model: 'x' }, { provider: 'fake-openai', model: 'upstream-oa' }],

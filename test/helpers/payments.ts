@@ -103,7 +103,8 @@ export async function startPayments(t: Test, env: Record<string, string> = {}): 
       return r.json.balance_usd;
     },
     depositRows: (userId) => sql`SELECT id, status, credit_nano, external_id FROM deposits WHERE user_id = ${userId} ORDER BY created_at` as any,
-    reconciles: async () => (await reconcile(sql)).ok,
+    // Postgres (balance = credits − charges) and every loaded hot account against it.
+    reconciles: async () => (await reconcile(sql, s.gw.gw.hot)).ok,
   };
 }
 

@@ -226,7 +226,7 @@ t.test('an Anthropic client asking oa-model for thinking: the budget has no Open
   const echoed = JSON.parse(textOf(await client.messages.create({ model: 'oa-model', max_tokens: 2000, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: user1('[[echo]]') })));
   t.notOk('thinking' in echoed, 'not forwarded');
   t.notOk('reasoning_effort' in echoed);
-  t.equal(echoed.max_tokens, 2000);
+  t.equal(echoed.max_tokens, 1000, 'the cap, clamped to the model\'s max_output_tokens: what was reserved for');
 });
 
 t.test('both auth forms: x-api-key and Authorization: Bearer (apiKey and authToken)', async (t) => {
@@ -248,15 +248,18 @@ t.test('both auth forms: x-api-key and Authorization: Bearer (apiKey and authTok
   t.equal(fake.requests.length, 4, 'every form reached the upstream');
 });
 
-t.test('headers: anthropic-version and -beta forwarded, the provider key only', async (t) => {
+t.test('headers: anthropic-version and -beta forwarded by allow-list, the provider key only', async (t) => {
   fake.reset();
-  await client.messages.create({ model: 'an-model', max_tokens: 50, messages: user1('hi') }, { headers: { 'anthropic-beta': 'prompt-caching-2024-07-31,token-efficient-tools-2025-02-19', 'anthropic-version': '2025-04-01' } });
+  await client.messages.create({ model: 'an-model', max_tokens: 50, messages: user1('hi') }, { headers: { 'anthropic-beta': 'prompt-caching-2024-07-31,token-efficient-tools-2025-02-19,made-up-beta-2030-01-01' } });
   const sdk = fake.requests.at(-1)!;
-  t.equal(sdk.headers['anthropic-version'], '2025-04-01', 'the client\'s version forwarded');
+  t.equal(sdk.headers['anthropic-version'], '2026-10-21', 'the version this SDK sends is on the allow-list: forwarded');
+  t.equal(sdk.headers['anthropic-beta'], 'prompt-caching-2024-07-31,token-efficient-tools-2025-02-19', 'allowed betas forwarded, an unknown one dropped');
   const future = await fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': user.key, 'content-type': 'application/json', 'anthropic-version': '2099-01-01' }, body: JSON.stringify({ model: 'an-model', max_tokens: 50, messages: user1('hi') }) });
   t.equal(future.status, 200, 'any date is accepted');
-  t.equal(fake.requests.at(-1)!.headers['anthropic-version'], '2099-01-01', 'forwarded as sent');
-  t.equal(sdk.headers['anthropic-beta'], 'prompt-caching-2024-07-31,token-efficient-tools-2025-02-19');
+  t.equal(fake.requests.at(-1)!.headers['anthropic-version'], '2023-06-01', 'one not on the allow-list is replaced by the default');
+  const older = await fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': user.key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: JSON.stringify({ model: 'an-model', max_tokens: 50, messages: user1('hi') }) });
+  t.equal(older.status, 200);
+  t.equal(fake.requests.at(-1)!.headers['anthropic-version'], '2023-06-01');
 
   const bare = await fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': user.key, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'an-model', max_tokens: 50, messages: user1('hi') }) });
   t.equal(bare.status, 200);
@@ -317,4 +320,9 @@ t.test('Anthropic server tools have no OpenAI counterpart: dropped, with a tool_
   // The same request to an Anthropic upstream keeps its server tool.
   const an = JSON.parse(textOf(await client.messages.create({ ...params, model: 'an-model' })));
   t.same(an.tools, params.tools);
+  // A model whose catalogue entry does not price web search refuses the tool, naming it.
+  const refused = await client.messages.create({ ...params, model: 'fallback-model' }).then(() => null, (e: unknown) => e);
+  t.type(refused, Anthropic.BadRequestError);
+  const error = (refused as InstanceType<typeof Anthropic.BadRequestError>).error as { error: { message: string } };
+  t.match(error.error.message, /^tools\.0\.type: The web_search server tool costs more than plain tokens and is not offered on "fallback-model"/);
 });

@@ -38,7 +38,7 @@ interface Row {
   official_cost_nano: bigint;
 }
 async function rows(): Promise<Row[]> {
-  await gw.gw.usage.flush();
+  await gw.gw.outbox.drained();
   return gw.gw.sql<Row[]>`
     SELECT request_id, model, surface, stream, status, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, cost_nano, official_cost_nano
     FROM usage_records WHERE user_id = ${user.userId} ORDER BY id`;
@@ -185,7 +185,7 @@ t.test('count_tokens: exact from an Anthropic upstream, estimated otherwise, nev
   t.same(sent.body, { ...body, model: 'upstream-an' }, 'the request as sent, model mapped');
   t.equal(sent.headers['x-api-key'], process.env.FAKE_ANTHROPIC_KEY);
   t.equal(sent.headers['anthropic-beta'], 'token-counting-2024-11-01');
-  t.equal(sent.headers['anthropic-version'], '2025-04-01', 'the client\'s version forwarded');
+  t.equal(sent.headers['anthropic-version'], '2023-06-01', 'a version date the gateway does not know is replaced by the default');
   t.notMatch(JSON.stringify(sent.headers), user.key, 'never the client key');
 
   const raw = await postJson(`${gw.url}/v1/messages/count_tokens`, body, { 'x-api-key': user.key });

@@ -8,7 +8,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { Observable, type OperatorFunction } from 'rxjs';
-import { encodeSSE } from '../../stream/sse.js';
+import { encodeSSE, markFinal } from '../../stream/sse.js';
 import type { RenderContext } from '../dialect.js';
 import type { IRBlockStart, IRDelta, IRStreamEvent, IRUsage } from '../ir.js';
 import { errorPayload } from './errors.js';
@@ -232,7 +232,7 @@ class Encoder {
     this.closeAll(out);
     if (!this.stopped) this.stop(out, null, null, undefined);
     this.ended = true;
-    out.push(event('message_stop', {}));
+    out.push(markFinal(event('message_stop', {})));
   }
 }
 

@@ -1,7 +1,7 @@
 // IR events → the chat surface's `chat.completion.chunk` stream.
 
 import { Observable, type OperatorFunction } from 'rxjs';
-import { encodeSSE } from '../../stream/sse.js';
+import { encodeSSE, markFinal } from '../../stream/sse.js';
 import type { RenderContext } from '../dialect.js';
 import type { IRStopReason, IRStreamEvent, IRUsage } from '../ir.js';
 import { ZERO_USAGE } from '../ir.js';
@@ -9,7 +9,7 @@ import { errorBody } from './errors.js';
 import { finishReasonFromIR } from './shared.js';
 import { usageToOpenAI } from './usage.js';
 
-const DONE = Buffer.from('data: [DONE]\n\n');
+const DONE = markFinal(Buffer.from('data: [DONE]\n\n'));
 
 export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent, Buffer> {
   return (source) =>

@@ -3,7 +3,8 @@ import type { IRUsage } from '../ir.js';
 interface OpenAIUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number | null; cache_write_tokens?: number | null } | null;
+  prompt_tokens_details?: { cached_tokens?: number | null; cache_write_tokens?: number | null; audio_tokens?: number | null } | null;
+  completion_tokens_details?: { audio_tokens?: number | null } | null;
   /** DeepSeek's name for the cached part of prompt_tokens. */
   prompt_cache_hit_tokens?: number | null;
 }
@@ -15,12 +16,17 @@ export function usageFromOpenAI(u: unknown): IRUsage | null {
   const prompt = num(usage.prompt_tokens);
   const cacheRead = num(usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens);
   const cacheWrite = num(usage.prompt_tokens_details?.cache_write_tokens);
-  return {
+  const out: IRUsage = {
     input: Math.max(0, prompt - cacheRead - cacheWrite),
     output: num(usage.completion_tokens),
     cacheRead,
     cacheWrite,
   };
+  const audioIn = num(usage.prompt_tokens_details?.audio_tokens);
+  const audioOut = num(usage.completion_tokens_details?.audio_tokens);
+  if (audioIn > 0) out.audioIn = audioIn;
+  if (audioOut > 0) out.audioOut = audioOut;
+  return out;
 }
 
 /** IR → the chat surface's usage object (with `cached_tokens` at top level too, per API.md §1). */

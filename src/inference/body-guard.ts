@@ -1,0 +1,65 @@
+// Structural limits on an inference body, checked on the raw bytes before JSON.parse, so that a
+// body built to be expensive (hundreds of thousands of tiny messages, deep nesting) is refused
+// for the price of one pass over its bytes instead of costing a parse, a validation and a
+// translation. The limits are named in the error.
+
+import { GatewayError } from '../errors.js';
+
+export interface BodyLimits {
+  /** Deepest nesting of objects and arrays. */
+  maxDepth: number;
+  /** Objects and arrays in the whole body (messages, content parts, tools, schema nodes). */
+  maxContainers: number;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJ = 0x7b;
+const OPEN_ARR = 0x5b;
+const CLOSE_OBJ = 0x7d;
+const CLOSE_ARR = 0x5d;
+
+/** Work done between two yields to the event loop: bytes scanned, plus a cost per string. */
+const SLICE = 1 << 20;
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Throws a 400 naming the limit when `body` nests deeper or holds more containers than allowed.
+ * A large body is scanned in slices with the event loop free in between, so other requests
+ * (and /healthz) are not held up by it.
+ */
+export async function checkBodyShape(body: Buffer, limits: BodyLimits): Promise<void> {
+  let depth = 0;
+  let containers = 0;
+  let work = 0;
+  let inString = false;
+  let i = 0;
+  while (i < body.length) {
+    if (inString) {
+      // Jump from quote to quote; only the backslashes right before a quote matter.
+      const q = body.indexOf(QUOTE, i);
+      if (q === -1) return; // unterminated: JSON.parse reports it
+      let backslashes = 0;
+      for (let j = q - 1; body[j] === BACKSLASH; j--) backslashes++;
+      if (backslashes % 2 === 0) inString = false;
+      work += q - i + 64;
+      i = q + 1;
+    } else {
+      const c = body[i++]!;
+      work++;
+      if (c === QUOTE) inString = true;
+      else if (c === OPEN_OBJ || c === OPEN_ARR) {
+        if (++depth > limits.maxDepth) {
+          throw new GatewayError('invalid_request', `The request body nests objects and arrays more than ${limits.maxDepth} levels deep (MAX_JSON_DEPTH).`, { code: 'body_too_deep' });
+        }
+        if (++containers > limits.maxContainers) {
+          throw new GatewayError('invalid_request', `The request body holds more than ${limits.maxContainers} objects and arrays (MAX_JSON_CONTAINERS).`, { code: 'body_too_complex' });
+        }
+      } else if (c === CLOSE_OBJ || c === CLOSE_ARR) depth--;
+    }
+    if (work >= SLICE) {
+      work = 0;
+      await yieldToLoop();
+    }
+  }
+}

@@ -1,0 +1,192 @@
+// The terms of one inference request, settled before it is forwarded: which prices apply (a
+// service tier may change them), the output cap the upstream is sent and the number of choices,
+// the options that cost more than tokens (refused unless the model's catalogue entry prices
+// them), the Anthropic headers that may be forwarded, and the hold: an upper bound of what the
+// upstream can bill for all of it.
+
+import type { Config } from '../config.js';
+import type { Model, Prices } from '../catalogue/index.js';
+import { worstCase } from '../billing/money.js';
+import { estimateBodyTokens } from '../billing/tokens.js';
+import { GatewayError } from '../errors.js';
+
+export interface Terms {
+  pricing: Prices;
+  officialPricing: Prices;
+  /** Output tokens per choice: what the upstream is told, and what was reserved for. */
+  outputCap: number;
+  n: number;
+  /** Charged per request on top of the tokens (OpenAI `web_search_options`). */
+  feeNano: bigint;
+  /** The worst-case cost reserved before forwarding. */
+  hold: bigint;
+  /** For Anthropic upstreams. */
+  anthropicVersion: string;
+  anthropicBetas?: string;
+}
+
+type Body = Record<string, unknown>;
+type Limits = Pick<Config, 'MAX_N' | 'MAX_MESSAGES' | 'ANTHROPIC_VERSIONS' | 'ANTHROPIC_BETAS'>;
+
+const refuse = (param: string, message: string) => new GatewayError('invalid_request', message, { param, code: 'unsupported_option' });
+
+/** The field is named in the message too: the Anthropic envelope has no `param`. */
+const notSold = (param: string, what: string, model: Model) =>
+  refuse(param, `${param}: ${what} costs more than plain tokens and is not offered on "${model.id}" by this gateway.`);
+
+/** RFC 9110 token characters: what a comma-separated header item may hold. */
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Anthropic tools that run on the client (priced as tokens); other typed tools run server-side. */
+const CLIENT_TOOL = /^(?:custom|bash_\d+|text_editor_\d+|computer_\d+|memory_\d+)$/;
+
+const SERVER_TOOL_FAMILY: [RegExp, string][] = [
+  [/^web_fetch_/, 'web_fetch'],
+  [/^code_execution_/, 'code_execution'],
+  [/^tool_search_tool_/, 'tool_search'],
+  [/^mcp_toolset$/, 'mcp'],
+];
+
+/** Betas that enable a server-side feature: forwarded only where the model sells it. */
+const FEATURE_BETAS: [RegExp, string][] = [
+  [/^web-fetch-/, 'web_fetch'],
+  [/^code-execution-/, 'code_execution'],
+  [/^mcp-client-/, 'mcp'],
+  [/^advanced-tool-use-/, 'tool_search'],
+];
+
+const max = (...xs: bigint[]) => xs.reduce((a, b) => (b > a ? b : a));
+
+export function requestTerms(
+  surface: 'chat' | 'messages',
+  body: Body,
+  model: Model,
+  headers: Record<string, string>,
+  limits: Limits,
+): Terms {
+  const messages = body.messages;
+  if (Array.isArray(messages) && messages.length > limits.MAX_MESSAGES) {
+    throw new GatewayError('invalid_request', `The request has ${messages.length} messages; at most ${limits.MAX_MESSAGES} are accepted (MAX_MESSAGES).`, { param: 'messages', code: 'too_many_messages' });
+  }
+  const { tokens: inputTokens, oneHourCache } = estimateBodyTokens(body);
+  let pricing = model.pricing;
+  let officialPricing = model.officialPricing;
+  let n = 1;
+  let outputCap: number;
+  let extraOutput = 0;
+  let feeNano = 0n;
+  let holdFees = 0n;
+  let audioIn = false;
+  let audioOut = false;
+  let anthropicVersion = limits.ANTHROPIC_VERSIONS[0]!;
+  let anthropicBetas: string | undefined;
+
+  if (surface === 'chat') {
+    // Every cap the client named binds; none: the model's maximum. The upstream gets exactly this.
+    const caps = [body.max_completion_tokens, body.max_tokens].filter((x): x is number => typeof x === 'number');
+    outputCap = Math.min(model.maxOutputTokens, ...caps);
+    if (body.n !== undefined && body.n !== null) {
+      const allowed = Math.min(limits.MAX_N, model.maxN ?? limits.MAX_N);
+      if (typeof body.n !== 'number' || !Number.isInteger(body.n) || body.n < 1) throw refuse('n', "Invalid 'n': must be a whole number of at least 1.");
+      if (body.n > allowed) throw refuse('n', `Invalid 'n': at most ${allowed} choices per request on "${model.id}".`);
+      n = body.n;
+    }
+    const tier = body.service_tier;
+    if (tier !== undefined && tier !== null && tier !== 'auto' && tier !== 'default' && tier !== 'flex') {
+      const sold = typeof tier === 'string' ? model.serviceTiers.get(tier) : undefined;
+      if (!sold) throw notSold('service_tier', `service_tier ${JSON.stringify(tier)}`, model);
+      ({ pricing, officialPricing } = sold);
+    }
+    if (body.web_search_options !== undefined && body.web_search_options !== null) {
+      if (pricing.perWebSearch === 0n) throw notSold('web_search_options', 'Web search', model);
+      feeNano += pricing.perWebSearch;
+    }
+    const modalities = Array.isArray(body.modalities) ? body.modalities : [];
+    if (modalities.includes('audio') || (body.audio !== undefined && body.audio !== null)) {
+      if (pricing.audioOut === undefined) throw notSold(body.audio ? 'audio' : 'modalities', 'Audio output', model);
+      audioOut = true;
+    }
+    if (Array.isArray(messages)) {
+      messages.forEach((m, i) => {
+        const content = (m as Body | null)?.content;
+        if (!Array.isArray(content)) return;
+        content.forEach((part, j) => {
+          if ((part as Body | null)?.type !== 'input_audio') return;
+          if (pricing.audioIn === undefined) throw notSold(`messages[${i}].content[${j}]`, 'Audio input', model);
+          audioIn = true;
+        });
+      });
+    }
+    // A predicted output's rejected tokens are billed as output, beyond the cap.
+    const prediction = body.prediction;
+    if (prediction !== undefined && prediction !== null) extraOutput = estimateBodyTokens(prediction).tokens;
+  } else {
+    outputCap = Math.min(model.maxOutputTokens, typeof body.max_tokens === 'number' ? body.max_tokens : model.maxOutputTokens);
+    const tools = Array.isArray(body.tools) ? (body.tools as (Body | null)[]) : [];
+    tools.forEach((tool, i) => {
+      const type = tool?.type;
+      if (type === undefined || type === null || (typeof type === 'string' && CLIENT_TOOL.test(type))) return;
+      const param = `tools.${i}.type`;
+      if (typeof type === 'string' && type.startsWith('web_search_')) {
+        if (pricing.perWebSearch === 0n) throw notSold(param, 'The web_search server tool', model);
+        const uses = typeof tool?.max_uses === 'number' && tool.max_uses > 0 ? tool.max_uses : model.webSearchMaxCalls;
+        holdFees += pricing.perWebSearch * BigInt(uses);
+        return;
+      }
+      const family = typeof type === 'string' ? SERVER_TOOL_FAMILY.find(([re]) => re.test(type))?.[1] : undefined;
+      if (!family || !model.serverTools.has(family)) throw notSold(param, `The server tool ${JSON.stringify(type)}`, model);
+    });
+    if (body.mcp_servers !== undefined && body.mcp_servers !== null && !model.serverTools.has('mcp')) throw notSold('mcp_servers', 'Remote MCP servers', model);
+    if (body.container !== undefined && body.container !== null && !model.serverTools.has('code_execution')) throw notSold('container', 'A code execution container', model);
+
+    ({ version: anthropicVersion, betas: anthropicBetas } = anthropicHeaders(headers, model, limits));
+  }
+
+  // What one input token can be billed at, at worst: long-context prices once the request may be
+  // long enough, cache writes (one-hour ones if asked for), audio if sent.
+  const lc = pricing.longContext;
+  const p = lc && inputTokens > lc.threshold ? lc.prices : pricing;
+  const inputPrice = max(p.input, p.cacheWrite, oneHourCache ? p.cacheWrite1h : 0n, audioIn ? p.audioIn! : 0n);
+  const outputPrice = max(p.output, audioOut ? p.audioOut! : 0n);
+  const hold = worstCase(inputTokens, outputCap * n + extraOutput, inputPrice, outputPrice, feeNano + holdFees);
+  return { pricing, officialPricing, outputCap, n, feeNano, hold, anthropicVersion, anthropicBetas };
+}
+
+/**
+ * What a messages-surface client's Anthropic headers become upstream: any valid version date is
+ * accepted and replaced by a known one when the gateway was not built against it; betas are kept
+ * when allowed (priced ones only where the model sells them); invalid values are a 400.
+ */
+export function anthropicHeaders(headers: Record<string, string>, model: Model, limits: Pick<Limits, 'ANTHROPIC_VERSIONS' | 'ANTHROPIC_BETAS'>): { version: string; betas?: string } {
+  let version = limits.ANTHROPIC_VERSIONS[0]!;
+  const sent = headers['anthropic-version']?.trim();
+  if (sent !== undefined) {
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(sent)) {
+      throw new GatewayError('invalid_request', `anthropic-version: ${JSON.stringify(sent.slice(0, 40))} is not a version date like 2023-06-01.`, { param: 'anthropic-version' });
+    }
+    if (limits.ANTHROPIC_VERSIONS.includes(sent)) version = sent;
+  }
+  const beta = headers['anthropic-beta'];
+  return { version, betas: beta === undefined ? undefined : allowedBetas(beta, model, limits.ANTHROPIC_BETAS) };
+}
+
+/** The anthropic-beta values that may be forwarded: allowed ones, and priced ones the model sells. */
+function allowedBetas(header: string, model: Model, allowList: readonly string[]): string | undefined {
+  const kept: string[] = [];
+  for (const raw of header.split(',')) {
+    const beta = raw.trim();
+    if (beta === '') continue;
+    if (!TOKEN.test(beta)) {
+      throw new GatewayError('invalid_request', `anthropic-beta: ${JSON.stringify(beta.slice(0, 60))} is not a valid beta name.`, { param: 'anthropic-beta' });
+    }
+    if (/^context-1m-/.test(beta)) {
+      if (!model.pricing.longContext) throw notSold('anthropic-beta', `The ${beta} beta (long-context pricing)`, model);
+      kept.push(beta);
+      continue;
+    }
+    const feature = FEATURE_BETAS.find(([re]) => re.test(beta))?.[1];
+    if (feature ? model.serverTools.has(feature) : allowList.includes(beta)) kept.push(beta);
+    // Anything else is dropped: a beta the gateway does not know may change what is billed.
+  }
+  return kept.length > 0 ? kept.join(',') : undefined;
+}
