@@ -4,6 +4,7 @@
 import * as v from 'valibot';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { PaymentConfigError, paymentSettings, type PaymentSettings } from './payments/settings.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -36,6 +37,27 @@ const url = (name: string, protocols: string[]) =>
       }, `${name} must be a URL starting with ${protocols.map((p) => p + '//').join(' or ')}`),
     ),
   );
+
+/** Decimal text (no sign, no exponent): rates, fees and USD limits. Kept as text; src/payments parses it exactly. */
+const decimal = (name: string, def: string | undefined, maxDecimals: number, example: string) =>
+  v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.regex(new RegExp(`^\\d{1,15}(\\.\\d{1,${maxDecimals}})?$`), `${name} must be a decimal number with at most ${maxDecimals} decimals, e.g. ${example}`),
+    ),
+    def,
+  );
+
+/** A secret: never echoed back in an error (see SECRETS). */
+const secret = (name: string, minLength: number) =>
+  v.optional(v.pipe(v.string(), v.trim(), v.minLength(minLength, `${name} must be at least ${minLength} characters`)));
+
+const flag = (name: string) =>
+  v.pipe(v.optional(v.picklist(['true', 'false'], `${name} must be true or false`), 'false'), v.transform((s) => s === 'true'));
+
+/** Variables whose value must not appear in a start-up error. */
+const SECRETS = new Set(['MIDTRANS_SERVER_KEY', 'QRIS_NOTIFY_SECRET', 'EPUSDT_TOKEN']);
 
 /** A comma-separated list; each item must match `item`. */
 const list = (name: string, def: string, item: RegExp, what: string) =>
@@ -107,6 +129,30 @@ const ENV = {
   LOGIN_MAX_ATTEMPTS: int('LOGIN_MAX_ATTEMPTS', 10, 1, 10_000),
   LOGIN_WINDOW_S: int('LOGIN_WINDOW_S', 900, 1, 86_400),
   SESSION_TTL_S: int('SESSION_TTL_S', 7 * 86_400, 60, 365 * 86_400),
+  DEPOSIT_EXPIRY_S: int('DEPOSIT_EXPIRY_S', 900, 1, 7 * 86_400),
+  DEPOSIT_MAX_OPEN: int('DEPOSIT_MAX_OPEN', 5, 1, 1000),
+  QRIS_MODE: v.optional(v.picklist(['midtrans', 'merchant'], 'QRIS_MODE must be midtrans or merchant')),
+  IDR_PER_USD: decimal('IDR_PER_USD', undefined, 9, '16250'),
+  QRIS_FEE_PCT: decimal('QRIS_FEE_PCT', '0', 9, '0.7'),
+  QRIS_MIN_IDR: int('QRIS_MIN_IDR', 10_000, 1, 1_000_000_000_000),
+  QRIS_MAX_IDR: int('QRIS_MAX_IDR', 10_000_000, 1, 1_000_000_000_000),
+  MIDTRANS_URL: url('MIDTRANS_URL', ['http:', 'https:']),
+  MIDTRANS_SERVER_KEY: secret('MIDTRANS_SERVER_KEY', 8),
+  QRIS_STATIC_PAYLOAD: v.optional(v.pipe(v.string(), v.trim())),
+  QRIS_NOTIFY_SECRET: secret('QRIS_NOTIFY_SECRET', 16),
+  EPUSDT_URL: url('EPUSDT_URL', ['http:', 'https:']),
+  EPUSDT_TOKEN: secret('EPUSDT_TOKEN', 8),
+  EPUSDT_MIN_USD: decimal('EPUSDT_MIN_USD', '1', 2, '5'),
+  EPUSDT_MAX_USD: decimal('EPUSDT_MAX_USD', '10000', 2, '1000'),
+  EPUSDT_FIAT_USD: flag('EPUSDT_FIAT_USD'),
+  USDT_PER_USD: decimal('USDT_PER_USD', '1', 9, '1.002'),
+  EPUSDT_TRADE_TYPES: v.optional(
+    v.pipe(
+      v.string(),
+      v.trim(),
+      v.regex(/^[a-z0-9]+\.[a-z0-9]+(,[a-z0-9]+\.[a-z0-9]+)*$/, 'EPUSDT_TRADE_TYPES must be a comma-separated list such as usdt.trc20,usdc.solana'),
+    ),
+  ),
 };
 
 export const ENV_DOCS: Record<keyof typeof ENV, string> = {
@@ -125,7 +171,7 @@ export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   UPSTREAM_IDLE_TIMEOUT_MS: 'Longest silence inside an upstream answer body (default 120000).',
   UPSTREAM_CONNECTIONS: 'Keep-alive connections per upstream origin (default 1024).',
   ROUTE_COOLDOWN_MS: 'How long a failing route is skipped (default 30000).',
-  PUBLIC_URL: 'Public base URL, used in verification links (default http://localhost:PORT).',
+  PUBLIC_URL: 'Public base URL: verification links, payment notification URLs {PUBLIC_URL}/api/payments/{provider}/notify, checkout redirects (default http://localhost:PORT).',
   SHUTDOWN_TIMEOUT_MS: 'On SIGTERM, how long in-flight requests may take to finish (default 15000).',
   KEY_CACHE_TTL_MS: 'In-process cache of key lookups (default 30000; revocations are pushed at once anyway).',
   RESERVATION_TTL_MS: 'A balance reservation left by a crashed process expires after this (default 1800000).',
@@ -145,6 +191,24 @@ export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   LOGIN_MAX_ATTEMPTS: 'Failed logins allowed per email and per client address in the window (default 10).',
   LOGIN_WINDOW_S: 'Login rate-limit window in seconds (default 900).',
   SESSION_TTL_S: 'Dashboard session lifetime in seconds (default 604800).',
+  DEPOSIT_EXPIRY_S: 'How long a deposit invoice can be paid, in seconds (default 900); then the sweeper marks it expired.',
+  DEPOSIT_MAX_OPEN: 'Unpaid, unexpired deposits a user may have open at once (default 5); past it, 429.',
+  QRIS_MODE: 'QRIS deposits: "midtrans" (Midtrans Core API charge) or "merchant" (own static QRIS made dynamic). Unset: QRIS off.',
+  IDR_PER_USD: 'Rupiah per USD of credit, fixed on each QRIS deposit at creation (required for QRIS), e.g. 16250.',
+  QRIS_FEE_PCT: 'Percent of a QRIS deposit kept as a fee, taken off the credit (default 0).',
+  QRIS_MIN_IDR: 'Smallest QRIS deposit in rupiah (default 10000).',
+  QRIS_MAX_IDR: 'Largest QRIS deposit in rupiah (default 10000000).',
+  MIDTRANS_URL: 'Midtrans API base (default https://api.midtrans.com; sandbox: https://api.sandbox.midtrans.com).',
+  MIDTRANS_SERVER_KEY: 'Midtrans server key: authenticates charges and verifies notification signatures (required for QRIS_MODE=midtrans).',
+  QRIS_STATIC_PAYLOAD: 'The merchant\'s static QRIS text (required for QRIS_MODE=merchant); checked at start (TLV, static, IDR, CRC).',
+  QRIS_NOTIFY_SECRET: 'HMAC-SHA256 secret of /api/payments/qris/notify (16+ characters). Unset: only `airouter deposit confirm` confirms.',
+  EPUSDT_URL: 'epusdt server base; the gateway appends /api/v1/order/create-transaction. With EPUSDT_TOKEN, enables USDT/USDC deposits.',
+  EPUSDT_TOKEN: 'epusdt merchant API token: signs orders and verifies notifications.',
+  EPUSDT_MIN_USD: 'Smallest epusdt deposit in USD (default 1).',
+  EPUSDT_MAX_USD: 'Largest epusdt deposit in USD (default 10000).',
+  EPUSDT_FIAT_USD: 'true when the epusdt server takes fiat=USD and converts itself; else amounts are sent as USDT at USDT_PER_USD (default false).',
+  USDT_PER_USD: 'USDT asked per USD of credit when EPUSDT_FIAT_USD is false (default 1), rounded up to the cent.',
+  EPUSDT_TRADE_TYPES: 'Coins/networks a user may pick (sent as trade_type), e.g. usdt.trc20,usdc.solana; the first is the default. Unset: no trade_type sent.',
 };
 
 const EnvSchema = v.object(ENV);
@@ -156,6 +220,8 @@ export interface Config extends Env {
   publicUrl: string;
   embeddedSql: boolean;
   embeddedHot: boolean;
+  /** The deposit methods this configuration enables, with their parameters. */
+  payments: PaymentSettings;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -171,18 +237,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const name = String(issue.path?.[0]?.key ?? 'environment');
     const got = picked[name];
     const message = issue.message.startsWith(name) ? issue.message : `${name}: ${issue.message}`;
-    throw new ConfigError(`Invalid environment: ${message}${got === undefined ? '' : ` (got ${JSON.stringify(got)})`}`);
+    const echo = got === undefined || SECRETS.has(name) ? '' : ` (got ${JSON.stringify(got)})`;
+    throw new ConfigError(`Invalid environment: ${message}${echo}`);
   }
   const e = result.output;
   const embeddedSql = !e.DATABASE_URL;
   const embeddedHot = !e.REDIS_URL;
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT || 8080}`).replace(/\/+$/, '');
+  let payments: PaymentSettings;
+  try {
+    payments = paymentSettings(e, publicUrl);
+  } catch (err) {
+    if (err instanceof PaymentConfigError) throw new ConfigError(`Invalid environment: ${err.message}`);
+    throw err;
+  }
   return {
     ...e,
     // The embedded stores live inside one process, so they cannot be shared by workers.
     WORKERS: embeddedSql || embeddedHot ? 1 : e.WORKERS,
     dataDir: path.resolve(e.DATA_DIR),
-    publicUrl: (e.PUBLIC_URL ?? `http://localhost:${e.PORT || 8080}`).replace(/\/+$/, ''),
+    publicUrl,
     embeddedSql,
     embeddedHot,
+    payments,
   };
 }

@@ -9,6 +9,9 @@ import { Ledger } from './billing/ledger.js';
 import { OutboxWriter } from './billing/outbox-writer.js';
 import { registerInference } from './inference/routes.js';
 import { registerDashboard } from './dashboard/routes.js';
+import { registerPayments } from './payments/routes.js';
+import { Payments } from './payments/service.js';
+import { startSweeper } from './payments/sweeper.js';
 import { Metrics } from './server/metrics.js';
 import { exposeToCluster } from './server/cluster-metrics.js';
 import { registerOps } from './server/ops.js';
@@ -33,6 +36,7 @@ export interface Gateway {
   outbox: OutboxWriter;
   metrics: Metrics;
   routes: RouteSelector;
+  payments: Payments;
   startedAt: number;
   stopping: boolean;
 }
@@ -83,6 +87,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
     outbox,
     metrics,
     routes: new RouteSelector(upstream, config.ROUTE_COOLDOWN_MS, metrics, log),
+    payments: new Payments(stores.sql, stores.hot, log, config.payments),
     startedAt: Date.now(),
     stopping: false,
   };
@@ -95,17 +100,21 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
     });
   }
   gw.outbox.start();
+  for (const reason of config.payments.disabled) log.warn(`deposits: ${reason}`);
+  const stopSweeper = startSweeper(stores.sql, log, config.payments.expiryS);
 
   const app = uws.App();
   const router = new Router(app, log, metrics);
   registerOps(router, gw);
   registerInference(router, gw);
   registerDashboard(router, gw);
+  registerPayments(router, gw);
 
   const listenSocket = await new Promise<us_listen_socket | false>((resolve) => {
     app.listen(config.HOST, config.PORT, (socket) => resolve(socket || false));
   });
   if (!listenSocket) {
+    stopSweeper();
     await gw.outbox.stop();
     await upstream.close();
     if (ownStores) await stores.close();
@@ -136,6 +145,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
           router.closeAll();
           await router.idle(2000);
         }
+        stopSweeper();
         // Open streams have finished (or were cut at the timeout): their charges are in the
         // outbox; write what this process can before it goes.
         await gw.ledger.stop();

@@ -1,3 +1,4 @@
+import type postgres from 'postgres';
 import type { Sql } from '../store/sql.js';
 import type { HotStore } from '../store/hot.js';
 import { hashPassword } from './passwords.js';
@@ -41,10 +42,34 @@ export async function createVerifiedUser(sql: Sql, email: string, password?: str
   return row;
 }
 
+/** A transaction on the pool (what `sql.begin` hands its callback). */
+export type Tx = postgres.TransactionSql<{ bigint: bigint }>;
+
 /**
- * Credit a user: a paid deposit row and the balance, in one transaction, then the hot
- * balance. Postgres first, so a crash in between leaves the hot copy low, never high.
+ * The one way money enters a balance. `record` writes why (a paid deposit row) inside the
+ * transaction that raises users.balance_nano, and says whom to credit and how much; returning
+ * null credits nothing. After the commit, the hot balance. Postgres first, so a crash in
+ * between leaves the hot copy low, never high.
  */
+export async function creditBalance<T>(
+  sql: Sql,
+  hot: HotStore,
+  record: (tx: Tx) => Promise<{ userId: string; creditNano: bigint; result: T } | null>,
+): Promise<{ result: T; userId: string; creditNano: bigint; balance: bigint } | null> {
+  const done = (await sql.begin(async (tx) => {
+    const r = await record(tx);
+    if (!r) return null;
+    const [u] = await tx<{ balance_nano: bigint }[]>`
+      UPDATE users SET balance_nano = balance_nano + ${r.creditNano.toString()}::bigint WHERE id = ${r.userId} RETURNING balance_nano`;
+    // Delivered on commit to gateways whose hot store is in-process (see watchCredits).
+    await tx`SELECT pg_notify(${CREDIT_CHANNEL}, ${`${process.pid}:${r.userId}:${r.creditNano}`})`;
+    return { ...r, balance: u.balance_nano };
+  })) as { result: T; userId: string; creditNano: bigint; balance: bigint } | null;
+  if (done) await hot.credit(done.userId, done.creditNano);
+  return done;
+}
+
+/** An operator credit: a deposit row recorded as paid at once, and the balance. */
 export async function creditUser(
   sql: Sql,
   hot: HotStore,
@@ -52,18 +77,13 @@ export async function creditUser(
   creditNano: bigint,
   deposit: { method: string; amount: string; currency: string; externalId?: string; details?: Record<string, unknown> },
 ): Promise<{ depositId: string; balance: bigint }> {
-  const result = await sql.begin(async (tx) => {
+  const done = await creditBalance(sql, hot, async (tx) => {
     const [d] = await tx<{ id: string }[]>`
       INSERT INTO deposits (user_id, method, status, amount, currency, credit_nano, external_id, details, paid_at)
       VALUES (${userId}, ${deposit.method}, 'paid', ${deposit.amount}, ${deposit.currency}, ${creditNano.toString()},
               ${deposit.externalId ?? null}, ${tx.json((deposit.details ?? {}) as never)}, now())
       RETURNING id`;
-    const [u] = await tx<{ balance_nano: bigint }[]>`
-      UPDATE users SET balance_nano = balance_nano + ${creditNano.toString()}::bigint WHERE id = ${userId} RETURNING balance_nano`;
-    // Delivered on commit to gateways whose hot store is in-process (see watchCredits).
-    await tx`SELECT pg_notify(${CREDIT_CHANNEL}, ${`${process.pid}:${userId}:${creditNano}`})`;
-    return { depositId: d.id, balance: u.balance_nano };
+    return { userId, creditNano, result: d.id };
   });
-  await hot.credit(userId, creditNano);
-  return result as { depositId: string; balance: bigint };
+  return { depositId: done!.result, balance: done!.balance };
 }

@@ -5,6 +5,8 @@ import { createKey } from '../accounts/keys.js';
 import { createVerifiedUser, creditUser, findUserByEmail } from '../accounts/users.js';
 import { nanoToUsd, usdToNano } from '../billing/money.js';
 import { reconcile } from '../billing/reconcile.js';
+import { markPaid } from '../payments/deposits.js';
+import { asDepositId } from '../payments/notify.js';
 import { CatalogueError } from '../catalogue/index.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createLogger } from '../log.js';
@@ -18,6 +20,7 @@ const USAGE = `usage: airouter <command>
   user create --email E [--password P] [--balance-usd N]
   user credit --email E --usd N
   key create --email E [--name N]                    prints the key as the last line
+  deposit confirm ID [--reference R]                 mark a pending or expired deposit paid and credit it
   reconcile                                          check balance = credits − charges for every user`;
 
 export class CliError extends Error {}
@@ -59,6 +62,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     return;
   }
   const config = loadConfig();
+  if (words[0] === 'deposit' && words[1] === 'confirm') return confirmDeposit(config, words.slice(2), flags, out);
   switch (command) {
     case 'serve':
       // Loaded only here: the other commands need none of the server.
@@ -106,6 +110,27 @@ export async function run(argv: string[], out: (line: string) => void = console.
     default:
       throw new CliError(`unknown command "${command}"\n${USAGE}`);
   }
+}
+
+/**
+ * For payments no notification confirms (own-merchant QRIS seen in the bank statement, a
+ * notification that never arrived): the same state machine as the notifications, so a deposit
+ * is credited once whoever confirms it first.
+ */
+async function confirmDeposit(config: Config, ids: string[], flags: Record<string, string>, out: (line: string) => void): Promise<void> {
+  if (ids.length !== 1) throw new CliError('usage: airouter deposit confirm ID [--reference R]');
+  const id = asDepositId(ids[0]);
+  if (!id) throw new CliError(`${JSON.stringify(ids[0])} is not a deposit id`);
+  const reference = flags.reference && flags.reference !== 'true' ? flags.reference : null;
+  return withStores(config, async (s) => {
+    const o = await markPaid(s.sql, s.hot, id, { provider: null, reference, by: 'operator confirm' });
+    if (o.kind === 'missing') throw new CliError(`no deposit ${id}`);
+    if (o.kind === 'unchanged') throw new CliError(`deposit ${id} is already paid (at ${o.deposit.paid_at?.toISOString()}); nothing credited`);
+    if (o.kind === 'refused') throw new CliError(`deposit ${id} not confirmed: ${o.reason}`);
+    const [u] = await s.sql<{ email: string }[]>`SELECT email FROM users WHERE id = ${o.deposit.user_id}`;
+    const d = o.deposit;
+    out(`confirmed deposit ${d.id} (${d.method}, ${d.amount} ${d.currency}${o.previous === 'expired' ? ', after it had expired' : ''}): credited $${nanoToUsd(d.credit_nano)} to ${u?.email}; balance $${nanoToUsd(o.balance)}`);
+  });
 }
 
 export async function main(argv: string[]): Promise<void> {

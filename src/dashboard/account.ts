@@ -8,6 +8,7 @@ import type { Exchange } from '../server/exchange.js';
 import { CURSOR_AT_SQL, encodeCursor } from './cursor.js';
 import type { Reply } from './http.js';
 import { DepositsQuery, parseQuery } from './schemas.js';
+import { sweepExpired } from '../payments/deposits.js';
 import { requireSession } from './sessions.js';
 import { and, rangeConditions, type Fragment } from './usage.js';
 
@@ -81,6 +82,8 @@ export function accountHandlers(gw: Gateway) {
   async function deposits(ex: Exchange): Promise<Reply> {
     const { userId } = await requireSession(gw, ex);
     const q = parseQuery(DepositsQuery, ex.query);
+    // The sweeper runs every few seconds; the owner sees an expiry at once.
+    await sweepExpired(sql, userId);
     const where: Fragment[] = [sql`user_id = ${userId}`, ...rangeConditions(sql, q)];
     // Newest first, ties by id ascending: the order of the deposits_user index.
     if (q.cursor) {

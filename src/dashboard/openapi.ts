@@ -57,6 +57,24 @@ const session = {
   required: ['user_id', 'token', 'expires_at'],
 };
 
+const deposit = {
+  id: { type: 'string', format: 'uuid' },
+  method: { type: 'string' },
+  status: { type: 'string', enum: ['pending', 'paid', 'expired', 'failed'] },
+  amount: { type: 'string', description: 'Amount to pay in the deposit currency, decimal string' },
+  currency: { type: 'string' },
+  credit_usd: money('Credited (or to be credited) to the balance'),
+  created_at: instant('Creation time'),
+  paid_at: nullableInstant('When it was paid'),
+};
+const depositDetail = {
+  ...deposit,
+  expires_at: nullableInstant('When an unpaid invoice expires'),
+  qr_string: { type: ['string', 'null'], description: 'While pending, for QRIS' },
+  qr_png: { type: ['string', 'null'], description: 'While pending, for QRIS: PNG data URL' },
+  payment_url: { type: ['string', 'null'], description: 'While pending, for epusdt' },
+};
+
 export function openApiDocument(publicUrl: string) {
   return {
     openapi: '3.1.0',
@@ -64,7 +82,7 @@ export function openApiDocument(publicUrl: string) {
       title: 'airouter dashboard API',
       version: '1',
       description:
-        'Accounts, sessions, service keys, usage and balance. JSON in and out. Money is a decimal string of USD with nine decimals; ' +
+        'Accounts, sessions, service keys, usage, balance and deposits. JSON in and out. Money is a decimal string of USD with nine decimals; ' +
         'prices are JSON numbers in USD per million tokens. Errors: {"error":{"code","message"}}.',
     },
     servers: [{ url: `${publicUrl}/api/dashboard` }],
@@ -265,6 +283,79 @@ export function openApiDocument(publicUrl: string) {
           },
         },
       },
+      '/deposits/{id}': {
+        get: {
+          summary: 'One of your deposits: poll its status, or show a pending one\'s QR or checkout link again',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
+          responses: { '200': ok('The deposit', ref('DepositDetail')), ...errors(401, 404) },
+        },
+      },
+      '/deposit/info': {
+        get: {
+          summary: 'The deposit methods this gateway offers, with their public parameters',
+          description: 'Only methods whose configuration is complete are listed.',
+          responses: {
+            '200': ok('Methods', { type: 'object', properties: { methods: { type: 'array', items: ref('DepositMethod') } }, required: ['methods'] }),
+            ...errors(401),
+          },
+        },
+      },
+      '/topup/qris': {
+        post: {
+          summary: 'Open a QRIS invoice in rupiah',
+          description:
+            'Rate, fee and expiry are fixed now. With an own-merchant QRIS code the amount to pay is amount_idr plus a small suffix (1-999) that tells open invoices apart; ' +
+            'amount_idr in the answer is what to pay, and the credit is computed from it. Past DEPOSIT_MAX_OPEN open invoices, 429.',
+          requestBody: { required: true, content: json({ type: 'object', properties: { amount_idr: { type: ['integer', 'string'], description: 'Whole rupiah' } }, required: ['amount_idr'] }) },
+          responses: {
+            '201': ok('Invoice opened', {
+              type: 'object',
+              properties: {
+                id: { type: 'string', format: 'uuid' },
+                status: { const: 'pending' },
+                amount_idr: { type: 'integer', description: 'Rupiah to pay' },
+                credit_usd: money('Credited when paid'),
+                qr_string: { type: 'string', description: 'The QRIS payload (EMVCo text)' },
+                qr_png: { type: 'string', pattern: '^data:image/png;base64,', description: 'The same as a PNG data URL' },
+                expires_at: instant('Pay before this'),
+              },
+              required: ['id', 'status', 'amount_idr', 'credit_usd', 'qr_string', 'qr_png', 'expires_at'],
+            }),
+            ...errors(400, 401, 404, 413, 429, 502),
+          },
+        },
+      },
+      '/deposit/epusdt/create': {
+        post: {
+          summary: 'Open a hosted USDT/USDC checkout',
+          description: 'Pay on payment_url. Past DEPOSIT_MAX_OPEN open invoices, 429.',
+          requestBody: {
+            required: true,
+            content: json({
+              type: 'object',
+              properties: {
+                amount_usd: { type: ['number', 'string'], description: 'USD of credit, at most 2 decimals' },
+                token: { type: 'string', description: 'One of deposit/info\'s tokens (e.g. usdt.trc20); default the first' },
+              },
+              required: ['amount_usd'],
+            }),
+          },
+          responses: {
+            '201': ok('Checkout opened', {
+              type: 'object',
+              properties: {
+                id: { type: 'string', format: 'uuid' },
+                status: { const: 'pending' },
+                amount_usd: money('Credited when paid'),
+                payment_url: { type: 'string', description: 'The hosted checkout page' },
+                expires_at: instant('Pay before this'),
+              },
+              required: ['id', 'status', 'amount_usd', 'payment_url', 'expires_at'],
+            }),
+            ...errors(400, 401, 404, 413, 429, 502),
+          },
+        },
+      },
       '/openapi.json': {
         get: { summary: 'This document', security: [], responses: { '200': ok('OpenAPI 3.1', { type: 'object' }) } },
       },
@@ -315,19 +406,22 @@ export function openApiDocument(publicUrl: string) {
           },
           required: ['id', 'created_at', 'model', 'key_id', 'surface', 'stream', 'status', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'cost_usd', 'official_cost_usd', 'latency_ms', 'ttft_ms'],
         },
-        Deposit: {
+        Deposit: { type: 'object', properties: deposit, required: Object.keys(deposit) },
+        DepositDetail: { type: 'object', properties: depositDetail, required: Object.keys(depositDetail) },
+        DepositMethod: {
           type: 'object',
           properties: {
-            id: { type: 'string', format: 'uuid' },
-            method: { type: 'string' },
-            status: { type: 'string', enum: ['pending', 'paid', 'expired', 'failed'] },
-            amount: { type: 'string', description: 'Amount in the deposit currency, decimal string' },
-            currency: { type: 'string' },
-            credit_usd: money('Credited (or to be credited) to the balance'),
-            created_at: instant('Creation time'),
-            paid_at: nullableInstant('When it was paid'),
+            id: { type: 'string', enum: ['qris', 'epusdt'], description: 'qris: POST /topup/qris; epusdt: POST /deposit/epusdt/create' },
+            currency: { type: 'string', description: 'Currency of the amount asked for (IDR for qris, USD for epusdt)' },
+            min: { type: 'string', description: 'Smallest amount, decimal string in currency' },
+            max: { type: 'string', description: 'Largest amount, decimal string in currency' },
+            rate: { type: 'string', description: 'qris: rupiah per USD of credit; epusdt: pay_currency units per USD' },
+            fee_pct: { type: 'string', description: 'Percent taken off the credit' },
+            expiry_s: int('Seconds an invoice stays payable'),
+            pay_currency: { type: 'string', description: 'epusdt: what the checkout asks for (USD when the server converts itself)' },
+            tokens: { type: 'array', items: { type: 'string' }, description: 'epusdt: the coins/networks one may pick (token); empty: no choice' },
           },
-          required: ['id', 'method', 'status', 'amount', 'currency', 'credit_usd', 'created_at', 'paid_at'],
+          required: ['id', 'currency', 'min', 'max', 'rate', 'fee_pct', 'expiry_s'],
         },
       },
       responses: {
@@ -337,12 +431,13 @@ export function openApiDocument(publicUrl: string) {
         },
         ...Object.fromEntries(
           [
-            [400, 'Invalid input (codes: invalid_json, invalid_request, invalid_range, invalid_cursor, invalid_token, token_used, token_expired)'],
+            [400, 'Invalid input (codes: invalid_json, invalid_request, invalid_range, invalid_cursor, invalid_token, token_used, token_expired, amount_out_of_range)'],
             [401, 'No session, an invalid or expired one (unauthorized, invalid_session), or wrong credentials (invalid_credentials)'],
-            [404, 'Not found, or not yours (not_found)'],
+            [404, 'Not found, or not yours (not_found); a deposit method that is not enabled (method_disabled)'],
             [409, 'Conflict (already_verified, too_many_keys)'],
             [413, 'Body too large (request_too_large)'],
-            [429, 'Too many attempts (too_many_attempts); see retry-after'],
+            [429, 'Too many attempts (too_many_attempts), too many open deposits (too_many_open_deposits), no free QRIS amount (no_free_amount); see retry-after'],
+            [502, 'The payment provider did not open the invoice (provider_error); nothing was charged'],
           ].map(([status, description]) => [
             `E${status}`,
             {

@@ -2,6 +2,7 @@ import type { Gateway } from '../gateway.js';
 import type { Router } from '../server/router.js';
 import { accountHandlers } from './account.js';
 import { authHandlers } from './auth.js';
+import { depositHandlers } from './deposits.js';
 import { notFound } from './errors.js';
 import { dashRoute, PREFIX } from './http.js';
 import { keyHandlers } from './keys.js';
@@ -16,6 +17,7 @@ export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = 
   const keys = keyHandlers(gw);
   const usage = usageHandlers(gw);
   const account = accountHandlers(gw);
+  const deposits = depositHandlers(gw);
   const openapi = JSON.stringify(openApiDocument(gw.config.publicUrl));
 
   const unknown = async (ex: { method: string; path: string }): Promise<never> => {
@@ -43,6 +45,10 @@ export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = 
   route('get', '/catalog', 'catalog', account.catalogue);
   route('get', '/balance', 'balance', account.balance);
   route('get', '/deposits', 'deposits', account.deposits);
+  route('get', '/deposits/*', 'deposit', deposits.one);
+  route('get', '/deposit/info', 'deposit_info', deposits.info);
+  route('post', '/topup/qris', 'topup_qris', deposits.topupQris);
+  route('post', '/deposit/epusdt/create', 'deposit_epusdt_create', deposits.epusdtCreate);
   route('get', '/openapi.json', 'openapi', async () => ({ status: 200, json: openapi, headers: { 'cache-control': 'public, max-age=300' } }));
 
   dashRoute(router, gw, { method: 'any', path: `${PREFIX}/*`, name: 'dashboard_unknown', handler: unknown });

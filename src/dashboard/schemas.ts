@@ -4,6 +4,7 @@
 import * as v from 'valibot';
 import { badRequest } from './errors.js';
 import { decodeCursor, type Cursor, type CursorKind } from './cursor.js';
+import { usdCents } from '../payments/amounts.js';
 
 export const LIMITS = {
   email: 254,
@@ -62,6 +63,27 @@ export const LoginBody = v.object({ email: Email, password: AnyPassword }, 'must
 export const CreateKeyBody = v.object({ name: v.optional(v.nullable(KeyName)) }, 'must be a JSON object');
 
 export const Uuid = v.pipe(v.string(), v.maxLength(36), v.uuid());
+
+// Deposit amounts: a JSON number or its decimal text, compared and converted exactly later.
+const WholeRupiah = v.pipe(
+  v.union([v.pipe(v.number(), v.safeInteger()), v.pipe(v.string(), v.trim(), v.regex(/^\d{1,15}$/))], 'must be a whole number of rupiah'),
+  v.transform((x) => BigInt(x)),
+);
+const UsdAmount = v.pipe(
+  v.union([v.number(), v.pipe(v.string(), v.trim(), v.maxLength(32))], 'must be a USD amount'),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const cents = usdCents(dataset.value);
+    if (cents === null) {
+      addIssue({ message: 'must be a USD amount with at most 2 decimals, e.g. 25 or "25.50"' });
+      return NEVER;
+    }
+    return cents;
+  }),
+);
+const TradeType = v.pipe(v.string('must be a string'), v.maxLength(64, 'must be at most 64 characters'));
+
+export const TopupQrisBody = v.object({ amount_idr: WholeRupiah }, 'must be a JSON object');
+export const EpusdtCreateBody = v.object({ amount_usd: UsdAmount, token: v.optional(TradeType) }, 'must be a JSON object');
 
 // ---- query strings ----------------------------------------------------------------------
 

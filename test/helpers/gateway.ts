@@ -10,7 +10,7 @@ import { createVerifiedUser, creditUser } from '../../src/accounts/users.js';
 import { nanoToUsd, usdToNano } from '../../src/billing/money.js';
 import { loadConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import { openStores } from '../../src/store/index.js';
 import { REDIS_URL, testDatabase, testRedisPrefix, uniqueName } from './stores.js';
 
@@ -66,7 +66,7 @@ export interface TestGateway extends RunningGateway {
 
 export async function startTestGateway(
   t: Test,
-  opts: { upstream: string; env?: Record<string, string>; catalogue?: unknown; embedded?: boolean },
+  opts: { upstream: string; env?: Record<string, string>; catalogue?: unknown; embedded?: boolean; log?: Logger },
 ): Promise<TestGateway> {
   const dir = mkdtempSync(path.join(tmpdir(), 'airouter-test-'));
   const configPath = path.join(dir, 'gateway.config.json');
@@ -87,7 +87,7 @@ export async function startTestGateway(
     env.REDIS_PREFIX ??= testRedisPrefix();
   }
   const config = loadConfig(env);
-  const log = createLogger(config.LOG_LEVEL);
+  const log = opts.log ?? createLogger(config.LOG_LEVEL);
   const stores = await openStores(config);
   const running = await startGateway(config, log, stores);
   t.teardown(() => running.stop());
