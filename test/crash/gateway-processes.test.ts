@@ -30,5 +30,8 @@ t.test('kill -9 of a worker, then of the primary, under load', async (t) => {
   t.equal(p.duplicates, 0);
   t.equal(p.reconcile.ok, true, 'the ledger reconciles');
   t.ok(p.recoveryMs !== null && p.recoveryMs < 30_000, `serving again after the restart (${p.recoveryMs} ms)`);
+  const failures = new Map<string, number>();
+  for (const o of p.outcomes) if (!o.complete) failures.set(`${o.status} ${o.error?.slice(0, 80)}`, (failures.get(`${o.status} ${o.error?.slice(0, 80)}`) ?? 0) + 1);
+  t.comment(JSON.stringify([...failures].slice(0, 5)));
   t.comment(JSON.stringify({ worker: { ...w, outcomes: undefined, reconcile: undefined }, primary: { ...p, outcomes: undefined, reconcile: undefined } }));
 });

@@ -18,6 +18,8 @@ async function run(rig: DrillRig, name: string, fault: () => Promise<Record<stri
   const during = await fault();
   const faultEnd = Date.now();
   await sleep(afterMs);
+  // A loaded machine may take longer than afterMs to serve again: that is measured, not cut off.
+  for (const deadline = Date.now() + 20_000; load.recoveredAfter(faultEnd) === null && Date.now() < deadline;) await sleep(100);
   const outcomes = await load.stop();
   return { ...(await rig.verify(name, outcomes, faultEnd, load, { partialBilled })), during, outcomes };
 }
