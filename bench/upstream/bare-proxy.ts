@@ -58,20 +58,22 @@ app.post('/*', (res, req) => {
         const type = String(up.headers['content-type'] ?? 'application/json');
         res.cork(() => res.writeStatus(status).writeHeader('content-type', type));
         // Bytes through as they come, the socket's backpressure pausing the upstream.
-        up.body.on('data', (b: Buffer) => {
-          if (aborted) return;
-          let ok = true;
-          res.cork(() => (ok = res.write(b)));
-          if (!ok) {
-            up.body.pause();
-            res.onWritable(() => {
-              up.body.resume();
-              return true;
-            });
-          }
+        up.body.consume({
+          data: (b) => {
+            if (aborted) return;
+            let ok = true;
+            res.cork(() => (ok = res.write(b)));
+            if (!ok) {
+              up.body.pause();
+              res.onWritable(() => {
+                up.body.resume();
+                return true;
+              });
+            }
+          },
+          end: () => !aborted && res.cork(() => res.end()),
+          error: () => !aborted && res.close(),
         });
-        up.body.on('end', () => !aborted && res.cork(() => res.end()));
-        up.body.on('error', () => !aborted && res.close());
       },
       () => !aborted && res.cork(() => res.writeStatus('502 Bad Gateway').end()),
     );

@@ -19,9 +19,10 @@ import { GatewayError } from '../errors.js';
 import type { Gateway } from '../gateway.js';
 import type { Exchange } from '../server/exchange.js';
 import { keepAlive } from '../stream/keep-alive.js';
-import { fromReadable, Valve } from '../stream/readable.js';
+import { fromUpstream, Valve } from '../stream/valve.js';
 import { encodeSSE, parseSSE } from '../stream/sse.js';
 import { streamToClient } from '../stream/to-client.js';
+import { BodyTooLargeError, type UpstreamBody } from '../upstream/client.js';
 import type { UpstreamCall } from '../upstream/router.js';
 import { errorMessageOf } from '../upstream/router.js';
 import { checkBodyShape } from './body-guard.js';
@@ -172,10 +173,8 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
   };
   // A stream the client left is stopped (what it produced is billed); a whole answer is read
   // to its end all the same, since the upstream bills it anyway, and billed as usage says.
-  const abort = new AbortController();
-  ex.onAbort(() => {
-    if (ir.stream) abort.abort();
-  });
+  const abort = ir.stream ? new AbortController() : undefined;
+  if (abort) ex.onAbort(() => abort.abort());
   try {
     const build = (r: Route) => {
       job.sent = true;
@@ -183,7 +182,7 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
     };
     let answer;
     try {
-      answer = await gw.routes.forward(model, build, abort.signal);
+      answer = await gw.routes.forward(model, build, abort?.signal);
     } catch (err) {
       if (ex.aborted && job.sent) return await settleBeforeAnswer(job, { ...ZERO_USAGE, input: await countRequestTokens(ir) }, 499);
       throw err;
@@ -245,10 +244,12 @@ function idHeader(job: Job): Record<string, string> {
   return job.surface.name === 'messages' ? { 'request-id': job.ex.requestId } : {};
 }
 
-async function readUpstreamBody(body: { text(): Promise<string> }): Promise<string> {
-  const text = await body.text();
-  if (text.length > MAX_UPSTREAM_BODY) throw new GatewayError('upstream', 'The upstream answer is too large.');
-  return text;
+async function readUpstreamBody(body: UpstreamBody): Promise<string> {
+  try {
+    return await body.text(MAX_UPSTREAM_BODY);
+  } catch (err) {
+    throw err instanceof BodyTooLargeError ? new GatewayError('upstream', 'The upstream answer is too large.') : err;
+  }
 }
 
 const USAGE_KEY = /"usage"\s*:\s*\{/g;
@@ -282,7 +283,7 @@ function fillUsage(u: Partial<IRUsage> | null): IRUsage | null {
   return u ? { ...ZERO_USAGE, ...u } : null;
 }
 
-async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', body: { text(): Promise<string> }): Promise<void> {
+async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', body: UpstreamBody): Promise<void> {
   const { ex, surface, ir } = job;
   let text: string;
   try {
@@ -327,11 +328,11 @@ async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', bo
   ex.send(200, out, { 'content-type': 'application/json', ...idHeader(job) });
 }
 
-async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', body: import('node:stream').Readable): Promise<void> {
+async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', body: UpstreamBody): Promise<void> {
   const { gw, ex, surface, ir, ctx } = job;
   const valve = new Valve();
   const meter = new StreamMeter();
-  const events = fromReadable(body, valve).pipe(parseSSE());
+  const events = fromUpstream(body, valve).pipe(parseSSE());
   let out: Observable<Buffer>;
   if (upstreamDialect === surface.dialect.name) {
     out = upstreamDialect === 'openai'

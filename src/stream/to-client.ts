@@ -4,7 +4,7 @@
 import type { Observable } from 'rxjs';
 import type { Exchange } from '../server/exchange.js';
 import type { Metrics } from '../server/metrics.js';
-import type { Valve } from './readable.js';
+import type { Valve } from './valve.js';
 import { isFinal } from './sse.js';
 
 export interface StreamOutcome {

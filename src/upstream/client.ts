@@ -1,12 +1,16 @@
 // One keep-alive connection pool per upstream origin (undici Agent), shared by every request.
+// Answers come through undici's dispatch handler API rather than `request()`: no Readable per
+// response, the bytes go from the parser to whoever consumes them, and backpressure is the
+// dispatch controller's own pause and resume.
 
-import { Agent, errors as undiciErrors } from 'undici';
-import type { Readable } from 'node:stream';
+import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+
+export type UpstreamHeaders = Record<string, string | string[] | undefined>;
 
 export interface UpstreamResponse {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Readable & { text(): Promise<string>; json(): Promise<unknown> };
+  headers: UpstreamHeaders;
+  body: UpstreamBody;
 }
 
 export interface UpstreamTimeouts {
@@ -14,6 +18,138 @@ export interface UpstreamTimeouts {
   firstByteMs: number;
   idleMs: number;
   connections: number;
+}
+
+/** What consumes an answer's body, chunk by chunk. */
+export interface BodySink {
+  data(chunk: Buffer): void;
+  end(): void;
+  error(err: Error): void;
+}
+
+/** Chunks that arrived before anyone consumed them; past this the connection is paused. */
+const EARLY_BYTES = 1 << 20;
+
+class BodyTooLarge extends Error {}
+
+/**
+ * One upstream exchange: the dispatch handler, and the answer's body for its consumer. Chunks
+ * that arrive before a consumer attaches (they can come in the same read as the headers) wait
+ * here.
+ */
+export class UpstreamBody implements Dispatcher.DispatchHandler {
+  private controller?: Dispatcher.DispatchController;
+  private sink?: BodySink;
+  private early: Buffer[] = [];
+  private earlyBytes = 0;
+  private ended = false;
+  private failure?: Error;
+  private answered = false;
+  private heldByUs = false;
+
+  constructor(
+    private readonly onAnswer: (status: number, headers: UpstreamHeaders) => void,
+    private readonly onFailure: (err: Error) => void,
+    signal: AbortSignal | undefined,
+  ) {
+    // The signal covers the wait for an answer; after that, whoever consumes the body decides.
+    signal?.addEventListener('abort', () => {
+      if (!this.answered) this.cancel(signal.reason);
+    }, { once: true });
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: UpstreamHeaders): void {
+    if (status < 200) return;
+    this.answered = true;
+    this.onAnswer(status, headers);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.sink) {
+      this.sink.data(chunk);
+      return;
+    }
+    this.early.push(chunk);
+    this.earlyBytes += chunk.length;
+    if (this.earlyBytes > EARLY_BYTES && !controller.paused) {
+      this.heldByUs = true;
+      controller.pause();
+    }
+  }
+
+  onResponseEnd(): void {
+    this.ended = true;
+    this.sink?.end();
+  }
+
+  onResponseError(controller: Dispatcher.DispatchController, err: Error): void {
+    if (!this.answered) {
+      this.onFailure(err);
+      return;
+    }
+    this.failure = err;
+    this.sink?.error(err);
+  }
+
+  /** Hands the body to `sink`: what already arrived first, then the rest as it comes. */
+  consume(sink: BodySink): void {
+    this.sink = sink;
+    const early = this.early;
+    this.early = [];
+    for (const chunk of early) sink.data(chunk);
+    if (this.heldByUs) {
+      this.heldByUs = false;
+      this.controller?.resume();
+    }
+    if (this.failure) sink.error(this.failure);
+    else if (this.ended) sink.end();
+  }
+
+  /** Stop reading from the upstream (the client cannot take more for now). */
+  pause(): void {
+    this.controller?.pause();
+  }
+
+  resume(): void {
+    this.controller?.resume();
+  }
+
+  /** Abandons the exchange: the upstream request is aborted if it is still going. */
+  cancel(reason?: unknown): void {
+    if (this.ended || this.failure) return;
+    this.controller?.abort(reason instanceof Error ? reason : new undiciErrors.RequestAbortedError());
+  }
+
+  /** The whole body as text; past `limit` bytes the exchange is abandoned and this rejects. */
+  text(limit = Number.MAX_SAFE_INTEGER): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      this.consume({
+        data: (chunk) => {
+          size += chunk.length;
+          if (size > limit) {
+            this.cancel(new BodyTooLarge());
+            return;
+          }
+          chunks.push(chunk);
+        },
+        end: () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8')),
+        error: (err) => reject(err instanceof BodyTooLarge ? new BodyTooLargeError(limit) : err),
+      });
+    });
+  }
+}
+
+/** An upstream answer longer than the caller's limit. */
+export class BodyTooLargeError extends Error {
+  constructor(readonly limit: number) {
+    super(`The upstream answer is larger than ${limit} bytes.`);
+  }
 }
 
 export class UpstreamClient {
@@ -30,17 +166,33 @@ export class UpstreamClient {
     });
   }
 
-  async post(url: string, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<UpstreamResponse> {
-    const { origin } = new URL(url);
-    const res = await this.agent.request({
-      origin,
-      path: url.slice(origin.length),
-      method: 'POST',
-      headers,
-      body,
-      signal,
+  /** Resolves once the upstream's status and headers are in; the body follows through `body`. */
+  post(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<UpstreamResponse> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      let origin: string;
+      let path: string;
+      try {
+        ({ origin } = new URL(url));
+        path = url.slice(origin.length);
+      } catch (err) {
+        reject(new undiciErrors.InvalidArgumentError(String((err as Error).message)));
+        return;
+      }
+      const handler: UpstreamBody = new UpstreamBody(
+        (status, h) => resolve({ status, headers: h, body: handler }),
+        reject,
+        signal,
+      );
+      try {
+        this.agent.dispatch({ origin, path, method: 'POST', headers, body }, handler);
+      } catch (err) {
+        reject(err);
+      }
     });
-    return { status: res.statusCode, headers: res.headers, body: res.body as UpstreamResponse['body'] };
   }
 
   close(): Promise<void> {

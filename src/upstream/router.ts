@@ -49,10 +49,10 @@ export class RouteSelector {
     return warm.concat(cool);
   }
 
-  async forward(model: Model, build: (route: Route) => UpstreamCall, signal: AbortSignal): Promise<Answer> {
+  async forward(model: Model, build: (route: Route) => UpstreamCall, signal?: AbortSignal): Promise<Answer> {
     const failures: Failure[] = [];
     for (const route of this.order(model)) {
-      if (signal.aborted) break;
+      if (signal?.aborted) break;
       const keyEnv = route.provider.apiKeyEnv;
       if (keyEnv && !process.env[keyEnv]) {
         failures.push({ kind: 'upstream', message: `Provider "${route.provider.id}" has no API key: set ${keyEnv} in the gateway's environment.` });
@@ -64,7 +64,7 @@ export class RouteSelector {
       try {
         response = await this.client.post(call.url, call.headers, call.body, signal);
       } catch (err) {
-        if (signal.aborted) throw err;
+        if (signal?.aborted) throw err;
         // The request itself could not be sent (an invalid header value, say): the client's
         // mistake, the same on every route; no route is to blame or to cool down.
         if (isInvalidRequest(err)) throw new GatewayError('invalid_request', 'The request could not be sent upstream as it is (an invalid header or value).');
