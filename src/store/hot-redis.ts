@@ -14,6 +14,7 @@ import {
   type SettleRequest,
   type SettleResult,
 } from './hot.js';
+import { Batcher, batchedScript } from './batch.js';
 
 // Per user (one hash tag, so one slot): `acct` (hash: bal, cbase, gen, and the spend fields of
 // keys with a cap), `res` (hash: reservation id → "amount|keyId", or "settled" for a while after
@@ -245,8 +246,8 @@ return {n, redis.call('TTL', KEYS[1])}
 `;
 
 type Scripted = Redis & {
-  arReserve(...args: string[]): Promise<[number, number]>;
-  arSettle(...args: string[]): Promise<[number, string, string]>;
+  arReserve(...args: string[]): Promise<[number, number][]>;
+  arSettle(...args: string[]): Promise<[number, string, string][]>;
   arPrime(...args: string[]): Promise<number>;
   arAck(...args: string[]): Promise<number>;
   arBalance(...args: string[]): Promise<[string, string] | null>;
@@ -259,6 +260,22 @@ type Scripted = Redis & {
 export interface RedisHotStoreOptions {
   /** Time allowed to connect, and for each command: an unreachable Redis fails fast (503). */
   timeoutMs?: number;
+}
+
+interface ScriptCall {
+  keys: string[];
+  args: string[];
+}
+
+/** A batch of calls as one script call: the key count, every call's keys, then their arguments. */
+function joinCalls(calls: ScriptCall[]): string[] {
+  const keys: string[] = [];
+  const args: string[] = [];
+  for (const c of calls) {
+    keys.push(...c.keys);
+    args.push(...c.args);
+  }
+  return [String(keys.length), ...keys, ...args];
 }
 
 /** Stream ids `ms-seq` compared as numbers. */
@@ -289,6 +306,8 @@ export class RedisHotStore implements HotStore {
   private watchTimer?: NodeJS.Timeout;
   private readonly outboxKey: string;
   private readonly timeoutMs: number;
+  private readonly reserves = new Batcher<ScriptCall, [number, number]>((calls) => this.redis.arReserve(...joinCalls(calls)));
+  private readonly settles = new Batcher<ScriptCall, [number, string, string]>((calls) => this.redis.arSettle(...joinCalls(calls)));
 
   constructor(
     private readonly url: string,
@@ -299,8 +318,8 @@ export class RedisHotStore implements HotStore {
     this.outboxKey = `${prefix}outbox`;
     this.redis = this.connect() as Scripted;
     this.redis.on('ready', () => (this.lastError = undefined));
-    this.redis.defineCommand('arReserve', { numberOfKeys: 7, lua: RESERVE });
-    this.redis.defineCommand('arSettle', { numberOfKeys: 6, lua: SETTLE });
+    this.redis.defineCommand('arReserve', { lua: batchedScript(RESERVE, 7, 8) });
+    this.redis.defineCommand('arSettle', { lua: batchedScript(SETTLE, 6, 7) });
     this.redis.defineCommand('arPrime', { numberOfKeys: 3, lua: PRIME });
     this.redis.defineCommand('arAck', { lua: ACK });
     this.redis.defineCommand('arBalance', { numberOfKeys: 5, lua: BALANCE });
@@ -346,11 +365,13 @@ export class RedisHotStore implements HotStore {
 
   async reserve(req: ReserveRequest): Promise<ReserveResult> {
     const k = this.userKeys(req.userId);
-    const [code, value] = await this.redis.arReserve(
-      ...this.sweepKeys(req.userId), `${k.rpm}:${req.keyId}`, this.outboxKey,
-      req.reservationId, req.amount.toString(), String(req.ttlMs), req.keyId, String(req.rpmLimit),
-      req.spend ? req.spend.limit.toString() : '-1', req.spend?.field ?? '', String(req.outboxMax),
-    );
+    const [code, value] = await this.reserves.call({
+      keys: [...this.sweepKeys(req.userId), `${k.rpm}:${req.keyId}`, this.outboxKey],
+      args: [
+        req.reservationId, req.amount.toString(), String(req.ttlMs), req.keyId, String(req.rpmLimit),
+        req.spend ? req.spend.limit.toString() : '-1', req.spend?.field ?? '', String(req.outboxMax),
+      ],
+    });
     switch (code) {
       case 1: return { status: 'ok', available: BigInt(value) };
       case 0: return { status: 'insufficient', available: BigInt(value) };
@@ -369,11 +390,13 @@ export class RedisHotStore implements HotStore {
   }
 
   private async runSettle(req: SettleRequest): Promise<SettleResult> {
-    const [ok, entryId] = await this.redis.arSettle(
-      ...this.sweepKeys(req.userId), this.outboxKey,
-      req.reservationId, req.cost.toString(), String(SETTLED_MEMORY_MS), req.userId,
-      req.spendField ?? '', req.spendFieldBefore ?? '', req.record ? encodeRecord(req.record) : '',
-    );
+    const [ok, entryId] = await this.settles.call({
+      keys: [...this.sweepKeys(req.userId), this.outboxKey],
+      args: [
+        req.reservationId, req.cost.toString(), String(SETTLED_MEMORY_MS), req.userId,
+        req.spendField ?? '', req.spendFieldBefore ?? '', req.record ? encodeRecord(req.record) : '',
+      ],
+    });
     return ok === 1 ? { duplicate: false, entryId: entryId || undefined } : { duplicate: true };
   }
 
