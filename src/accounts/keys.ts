@@ -104,6 +104,7 @@ const UNKNOWN_TTL_MS = 5_000;
 export class KeyResolver {
   private readonly local = new Map<string, { identity: KeyIdentity; expires: number }>();
   private readonly unknown = new Map<string, number>();
+  private readonly hashes = new Map<string, string>();
   /** Revocations heard so far: a lookup that overlapped one must not cache what it read. */
   private revocations = 0;
 
@@ -125,7 +126,13 @@ export class KeyResolver {
 
   async resolve(key: string): Promise<KeyIdentity | null> {
     if (!looksLikeKey(key)) return null;
-    const hash = hashSecret(key);
+    // A digest per request showed in profiles; the same few keys come back all the time.
+    let hash = this.hashes.get(key);
+    if (hash === undefined) {
+      if (this.hashes.size > 100_000) this.hashes.clear();
+      hash = hashSecret(key);
+      this.hashes.set(key, hash);
+    }
     const now = Date.now();
     const hit = this.local.get(hash);
     if (hit && hit.expires > now) return hit.identity;

@@ -196,11 +196,25 @@ export interface HotStore {
 }
 
 /** Outbox records travel as JSON: bigints as strings, the date as an ISO string. */
+// Positional: the record is written once per request and read once, and the field names were
+// most of its bytes. Version 1 leads so that the layout can change.
 export function encodeRecord(r: OutboxRecord): string {
-  return JSON.stringify({ ...r, costNano: r.costNano.toString(), officialCostNano: r.officialCostNano.toString(), createdAt: r.createdAt.toISOString() });
+  return JSON.stringify([
+    1, r.settleId, r.userId, r.keyId, r.requestId, r.model, r.surface, r.stream ? 1 : 0, r.status,
+    r.promptTokens, r.completionTokens, r.cachedTokens, r.cacheWriteTokens, r.costNano.toString(),
+    r.officialCostNano.toString(), r.latencyMs, r.ttftMs, r.overrun ? 1 : 0, r.createdAt.getTime(),
+  ]);
 }
 
 export function decodeRecord(text: string): OutboxRecord {
   const o = JSON.parse(text);
-  return { ...o, costNano: BigInt(o.costNano), officialCostNano: BigInt(o.officialCostNano), createdAt: new Date(o.createdAt) };
+  if (!Array.isArray(o)) {
+    // Written by a version before the positional layout, still in the stream.
+    return { ...o, costNano: BigInt(o.costNano), officialCostNano: BigInt(o.officialCostNano), createdAt: new Date(o.createdAt) };
+  }
+  return {
+    settleId: o[1], userId: o[2], keyId: o[3], requestId: o[4], model: o[5], surface: o[6], stream: o[7] === 1, status: o[8],
+    promptTokens: o[9], completionTokens: o[10], cachedTokens: o[11], cacheWriteTokens: o[12], costNano: BigInt(o[13]),
+    officialCostNano: BigInt(o[14]), latencyMs: o[15], ttftMs: o[16], overrun: o[17] === 1, createdAt: new Date(o[18]),
+  };
 }
