@@ -332,7 +332,9 @@ export class RedisHotStore implements HotStore {
   private connect(extra: Record<string, unknown> = {}): Redis {
     const r = new Redis(this.url, {
       lazyConnect: false,
-      enableAutoPipelining: true,
+      // Reserves and settles are batched per turn already (batch.ts); an automatic pipeline per
+      // turn on top of that cost more than the write it saved.
+      enableAutoPipelining: false,
       connectTimeout: this.timeoutMs,
       commandTimeout: this.timeoutMs,
       // Queued commands fail once the connection has been down for a couple of retries, rather
