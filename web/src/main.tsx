@@ -51,7 +51,7 @@ function Header() {
         <span class="spacer" />
         <label class="lang">
           <span class="sr">{t('lang.label')}</span>
-          <select aria-label={t('lang.label')} value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value as Lang)}>
+          <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value as Lang)}>
             {LANGS.map((l) => <option key={l.id} value={l.id}>{l.name}</option>)}
           </select>
         </label>
