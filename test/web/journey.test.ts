@@ -19,6 +19,14 @@ import { newEmail, verifyLinkToken } from '../helpers/dashboard.js';
 import { eventually } from '../helpers/http.js';
 import { chat, decodeQrPng, QRIS_NOTIFY_SECRET, startPayments, STATIC_QRIS } from '../helpers/payments.js';
 
+// Callbacks given to page.evaluate run in the page. The test process has no DOM types, so the
+// little those callbacks touch is declared here.
+interface PageElement { outerHTML: string; getBoundingClientRect(): { right: number }; closest(selector: string): unknown }
+interface PageCanvas { width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } }
+declare const document: { documentElement: { lang: string; scrollWidth: number }; querySelectorAll(selector: string): Iterable<PageElement>; querySelector(selector: string): unknown };
+declare const localStorage: { getItem(key: string): string | null };
+declare const window: { notReloaded?: boolean };
+
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => p && existsSync(p));
 const SHOTS = path.join(REPO_ROOT, '.tap', 'screenshots');
 const SIZES = { phone: { width: 390, height: 844 }, desktop: { width: 1280, height: 800 } };
@@ -70,7 +78,7 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
       await page.setViewportSize(viewport);
       await page.waitForTimeout(150);
       const unlabelled = await page.$$eval('input:not([type=hidden]), select', (els) =>
-        els.filter((e) => (e as HTMLInputElement).labels?.length === 0 && !e.getAttribute('aria-label')).map((e) => e.outerHTML),
+        els.filter((e) => (e as unknown as { labels: { length: number } | null }).labels?.length === 0 && !e.getAttribute('aria-label')).map((e) => e.outerHTML),
       );
       t.same(unlabelled, [], `${name}: every input has a label`);
       if (size === 'phone') {
@@ -150,7 +158,8 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
 
   await nav('Usage');
   const row = page.getByTestId('usage-table').locator('tbody tr');
-  await row.first().waitFor();
+  // The key's name comes from the key list, loaded beside the log.
+  await row.first().getByText('browser').waitFor();
   t.equal(await row.count(), 1, 'one request in the log');
   t.match(await row.first().innerText(), /oa-model\s+browser\s+\d+\s+\d+\s+\$0\.0000\d+\s+200/, 'model, key name, tokens, cost, status');
   await page.getByLabel('Model').selectOption('an-model');
@@ -168,7 +177,7 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   const chartPng = await page.locator('.chart canvas').screenshot();
   t.ok(pictureStats(chartPng).stdev > 5, 'the chart is drawn');
   const bars = await page.evaluate(() => {
-    const c = document.querySelector('.chart canvas') as HTMLCanvasElement;
+    const c = document.querySelector('.chart canvas') as PageCanvas;
     const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
     let green = 0;
     for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && d[i + 1] > d[i] + 40 && d[i + 1] > d[i + 2]) green++;
@@ -207,7 +216,7 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   await shoot('topup');
 
   // The merchant's watcher confirms the payment; the open page follows without a reload.
-  await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
+  await page.evaluate(() => (window.notReloaded = true));
   const before = (await api('GET', '/balance', { token: session! })).json.balance_usd;
   const note = JSON.stringify({ deposit_id: depositId, amount_idr: Number(invoice.amount), reference: 'RRN-BROWSER-1' });
   const paid = await s.notify('qris', note, { 'x-signature': qrisSignature(note, QRIS_NOTIFY_SECRET) });
@@ -217,7 +226,7 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   await page.getByTestId('deposit-status').getByText('Paid').waitFor();
   t.equal(await page.getByTestId('deposit-message').innerText(), `Paid. Your balance is now ${usd2(after)}.`, 'paid, with the new balance');
   t.equal(await page.getByTestId('header-balance').innerText(), `Balance: ${usd2(after)}`, 'the header follows');
-  t.ok(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded), 'no reload happened');
+  t.ok(await page.evaluate(() => window.notReloaded), 'no reload happened');
   await shoot('topup-paid');
 
   await nav('Deposits');

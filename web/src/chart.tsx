@@ -12,6 +12,9 @@ export interface DayPoint {
   tokens: number;
 }
 
+/** Room for the longest tick label (sub-cent spends have many digits). */
+const labelWidth = (_u: uPlot, values: string[] | null) => 18 + 7 * Math.max(3, ...(values ?? []).map((v) => v.length));
+
 export default function DayChart({ points, labels }: { points: DayPoint[]; labels: { spend: string; tokens: string } }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -31,8 +34,8 @@ export default function DayChart({ points, labels }: { points: DayPoint[]; label
         ],
         axes: [
           {},
-          { scale: 'usd', values: (_u, vals) => vals.map((v) => `$${+v.toPrecision(3)}`), size: 64 },
-          { scale: 'tok', side: 1, grid: { show: false }, size: 56 },
+          { scale: 'usd', values: (_u, vals) => vals.map((v) => `$${+v.toPrecision(3)}`), size: labelWidth },
+          { scale: 'tok', side: 1, grid: { show: false }, size: labelWidth },
         ],
       },
       data,

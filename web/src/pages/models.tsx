@@ -25,8 +25,12 @@ export function ModelTable({ models }: { models: Model[] }) {
             <tr key={m.id}>
               <th scope="row">
                 {m.display_name}
-                <br />
-                <code>{m.id}</code>
+                {m.display_name !== m.id && (
+                  <>
+                    <br />
+                    <code>{m.id}</code>
+                  </>
+                )}
               </th>
               <td class="num">{m.context_window ? num(lang, m.context_window) : '—'}</td>
               <td class="num">{price(lang, m.pricing.input)}</td>
