@@ -4,6 +4,7 @@
 import * as v from 'valibot';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { PaymentConfigError, paymentSettings, type PaymentSettings } from './payments/settings.js';
 
 export class ConfigError extends Error {
@@ -80,6 +81,9 @@ export const DEFAULT_BETAS = [
   'token-counting-2024-11-01',
 ];
 
+/** Where `npm ci` and `npm start` build the dashboard (web/build.ts). */
+const DEFAULT_WEB_DIR = fileURLToPath(new URL('../web/dist', import.meta.url));
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** name → [schema, one-line documentation]. The README table is written from the same list. */
@@ -99,6 +103,7 @@ const ENV = {
   REDIS_PREFIX: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9:_.-]{0,64}$/, 'REDIS_PREFIX must be up to 64 characters of letters, digits and :_.-')), 'ar:'),
   DATA_DIR: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('DATA_DIR must not be empty')), './data'),
   GATEWAY_CONFIG: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('GATEWAY_CONFIG must not be empty'))),
+  WEB_DIR: v.optional(v.pipe(v.string(), v.trim())),
   LOG_LEVEL: v.optional(
     v.picklist(LOG_LEVELS, `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`),
     'info',
@@ -164,6 +169,7 @@ export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   REDIS_PREFIX: 'Prefix of every Redis key and channel (default "ar:"), so gateways can share a Redis.',
   DATA_DIR: 'Where the embedded Postgres keeps its files (default ./data).',
   GATEWAY_CONFIG: 'Providers and models JSON file (default ./gateway.config.json when present, else the built-in example catalogue).',
+  WEB_DIR: 'The built web dashboard served at / (default web/dist in the package, built by npm ci and npm start). A folder without a build: no dashboard, a warning at start.',
   LOG_LEVEL: 'pino level: fatal, error, warn, info (default), debug, trace, silent.',
   MAX_BODY_BYTES: 'Largest accepted request body (default 16 MiB); larger gets 413.',
   UPSTREAM_CONNECT_TIMEOUT_MS: 'Time to open a connection to an upstream (default 5000).',
@@ -217,6 +223,8 @@ export type Env = v.InferOutput<typeof EnvSchema>;
 export interface Config extends Env {
   /** Resolved absolute DATA_DIR. */
   dataDir: string;
+  /** Resolved absolute WEB_DIR. */
+  webDir: string;
   publicUrl: string;
   embeddedSql: boolean;
   embeddedHot: boolean;
@@ -256,6 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // The embedded stores live inside one process, so they cannot be shared by workers.
     WORKERS: embeddedSql || embeddedHot ? 1 : e.WORKERS,
     dataDir: path.resolve(e.DATA_DIR),
+    webDir: e.WEB_DIR ? path.resolve(e.WEB_DIR) : DEFAULT_WEB_DIR,
     publicUrl,
     embeddedSql,
     embeddedHot,

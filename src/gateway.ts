@@ -16,6 +16,7 @@ import { Metrics } from './server/metrics.js';
 import { exposeToCluster } from './server/cluster-metrics.js';
 import { registerOps } from './server/ops.js';
 import { Router } from './server/router.js';
+import { registerStatic } from './server/static.js';
 import { loadUws, type us_listen_socket } from './server/uws.js';
 import { openStores, type Stores } from './store/index.js';
 import type { HotStore } from './store/hot.js';
@@ -109,6 +110,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
   registerInference(router, gw);
   registerDashboard(router, gw);
   registerPayments(router, gw);
+  registerStatic(router, config.webDir, log);
 
   const listenSocket = await new Promise<us_listen_socket | false>((resolve) => {
     app.listen(config.HOST, config.PORT, (socket) => resolve(socket || false));

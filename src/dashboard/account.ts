@@ -65,6 +65,11 @@ export function accountHandlers(gw: Gateway) {
     return { status: 200, body: catalog(gw.catalogue.current) };
   }
 
+  /** The same list for the landing page, before anyone has an account. */
+  async function publicCatalogue(): Promise<Reply> {
+    return { status: 200, body: catalog(gw.catalogue.current), headers: { 'cache-control': 'public, max-age=60' } };
+  }
+
   async function balance(ex: Exchange): Promise<Reply> {
     const { userId } = await requireSession(gw, ex);
     const b = await gw.ledger.balance(userId);
@@ -117,5 +122,5 @@ export function accountHandlers(gw: Gateway) {
     };
   }
 
-  return { catalogue, balance, deposits };
+  return { catalogue, publicCatalogue, balance, deposits };
 }

@@ -11,7 +11,7 @@ import { openApiDocument } from './openapi.js';
 import { publicStatsHandler } from './public-stats.js';
 import { usageHandlers } from './usage.js';
 
-/** The dashboard API (API.md §3) and GET /api/public/stats. */
+/** The dashboard API (API.md §3), GET /api/public/stats and GET /api/public/models. */
 export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = createMailer(gw.config, gw.log)): void {
   const auth = authHandlers(gw, mailer);
   const keys = keyHandlers(gw);
@@ -55,5 +55,6 @@ export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = 
   dashRoute(router, gw, { method: 'any', path: PREFIX, name: 'dashboard_unknown', handler: unknown });
 
   dashRoute(router, gw, { method: 'get', path: '/api/public/stats', name: 'public_stats', handler: publicStatsHandler(gw) });
+  dashRoute(router, gw, { method: 'get', path: '/api/public/models', name: 'public_models', handler: account.publicCatalogue });
   dashRoute(router, gw, { method: 'any', path: '/api/public/*', name: 'public_unknown', handler: unknown });
 }

@@ -6,7 +6,8 @@ import { gatewayMetrics } from './cluster-metrics.js';
 import type { Exchange } from './exchange.js';
 import { GatewayError } from '../errors.js';
 
-const plainError = (ex: Exchange, err: GatewayError) => ex.json(err.status, { error: { code: err.kind, message: err.message } });
+/** `{"error":{"code","message"}}`: the envelope of the paths outside the API surfaces. */
+export const plainError = (ex: Exchange, err: GatewayError) => ex.json(err.status, { error: { code: err.kind, message: err.message } });
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())]);

@@ -1,0 +1,302 @@
+// The dashboard in a real browser (Debian's Chromium driven by playwright-core) against a real
+// gateway on real Postgres and Redis, the fake upstream and the payment fakes: sign up from
+// the mailed link, make a key, see a request in the usage log and the chart, top up by QRIS
+// and watch it turn paid without a reload, revoke the key. Every page is photographed at phone
+// and desktop sizes (under .tap/screenshots) and the pictures are checked to show something.
+
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PNG } from 'pngjs';
+import { chromium, type Page } from 'playwright-core';
+import t from 'tap';
+import { creditUser } from '../../src/accounts/users.js';
+import { usdToNano } from '../../src/billing/money.js';
+import { qrisSignature } from '../../src/payments/qris/signature.js';
+import { buildWeb } from '../../web/build.js';
+import { REPO_ROOT } from '../helpers/child.js';
+import { newEmail, verifyLinkToken } from '../helpers/dashboard.js';
+import { eventually } from '../helpers/http.js';
+import { chat, decodeQrPng, QRIS_NOTIFY_SECRET, startPayments, STATIC_QRIS } from '../helpers/payments.js';
+
+// Callbacks given to page.evaluate run in the page. The test process has no DOM types, so the
+// little those callbacks touch is declared here.
+interface PageElement { outerHTML: string; getBoundingClientRect(): { right: number }; closest(selector: string): unknown }
+interface PageCanvas { width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } }
+declare const document: { documentElement: { lang: string; scrollWidth: number }; querySelectorAll(selector: string): Iterable<PageElement>; querySelector(selector: string): unknown };
+declare const localStorage: { getItem(key: string): string | null };
+declare const window: { notReloaded?: boolean };
+
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => p && existsSync(p));
+const SHOTS = path.join(REPO_ROOT, '.tap', 'screenshots');
+const SIZES = { phone: { width: 390, height: 844 }, desktop: { width: 1280, height: 800 } };
+
+/** Spread of the pixels' brightness: a blank or single-colour picture has (nearly) none. */
+function pictureStats(png: Buffer): { stdev: number; colours: number } {
+  const img = PNG.sync.read(png);
+  let sum = 0;
+  let sq = 0;
+  const colours = new Set<number>();
+  const n = img.width * img.height;
+  for (let i = 0; i < img.data.length; i += 4) {
+    const l = 0.2126 * img.data[i] + 0.7152 * img.data[i + 1] + 0.0722 * img.data[i + 2];
+    sum += l;
+    sq += l * l;
+    if (colours.size < 1000) colours.add((img.data[i] << 16) | (img.data[i + 1] << 8) | img.data[i + 2]);
+  }
+  const mean = sum / n;
+  return { stdev: Math.sqrt(Math.max(0, sq / n - mean * mean)), colours: colours.size };
+}
+
+const usd2 = (v: string) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(v));
+
+t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI ? 'no Chromium binary (apt-get install chromium)' : false }, async (t) => {
+  const webDir = path.join(mkdtempSync(path.join(tmpdir(), 'airouter-web-')), 'dist');
+  await buildWeb(webDir);
+  const s = await startPayments(t, { QRIS_MODE: 'merchant', QRIS_STATIC_PAYLOAD: STATIC_QRIS, QRIS_NOTIFY_SECRET, EPUSDT_MIN_USD: '1', WEB_DIR: webDir });
+  const { api, gw } = s;
+  mkdirSync(SHOTS, { recursive: true });
+
+  const browser = await chromium.launch({ executablePath: CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  t.teardown(() => browser.close());
+  const context = await browser.newContext({ viewport: SIZES.desktop, locale: 'en-US', timezoneId: 'UTC' });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  // Failed API calls are logged by Chromium as "Failed to load resource"; those are expected
+  // (the bad-input cases). Anything else (a CSP refusal, an exception) is a fault.
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) problems.push(`console: ${m.text()}`);
+  });
+
+  const alertText = () => page.locator('[role=alert]').first().innerText();
+
+  /** Both sizes: labelled inputs, no sideways scrolling on a phone, a picture with content. */
+  async function shoot(name: string) {
+    for (const [size, viewport] of Object.entries(SIZES)) {
+      await page.setViewportSize(viewport);
+      await page.waitForTimeout(150);
+      const unlabelled = await page.$$eval('input:not([type=hidden]), select', (els) =>
+        els.filter((e) => (e as unknown as { labels: { length: number } | null }).labels?.length === 0 && !e.getAttribute('aria-label')).map((e) => e.outerHTML),
+      );
+      t.same(unlabelled, [], `${name}: every input has a label`);
+      if (size === 'phone') {
+        const wide = await page.evaluate((w) => {
+          const past = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w + 1 && !e.closest('.scroll, nav'));
+          return { width: document.documentElement.scrollWidth, past: past.slice(0, 3).map((e) => e.outerHTML.slice(0, 120)) };
+        }, viewport.width);
+        t.ok(wide.width <= viewport.width, `${name}: fits a phone's width (${wide.width}px)`, { past: wide.past });
+      }
+      const png = await page.screenshot({ fullPage: true });
+      writeFileSync(path.join(SHOTS, `${name}-${size}.png`), png);
+      const stats = pictureStats(png);
+      t.ok(stats.stdev > 12 && stats.colours > 16, `${name} at ${size}: not blank (brightness spread ${stats.stdev.toFixed(1)}, ${stats.colours} colours)`);
+    }
+    await page.setViewportSize(SIZES.desktop);
+  }
+
+  const nav = (name: string) => page.getByRole('navigation').getByRole('link', { name, exact: true }).click();
+
+  // Landing: public figures and the models with prices.
+  await page.goto(gw.url);
+  await page.getByRole('cell', { name: '−20%' }).first().waitFor();
+  t.ok(await page.getByText('oa-model', { exact: true }).isVisible(), 'the model list');
+  t.match(await page.locator('.figures').first().innerText(), /models\s+3\b/, 'public stats');
+  await shoot('landing');
+
+  // Sign up: a bad email gets the API's own words.
+  await page.getByRole('link', { name: 'Create an account' }).click();
+  await page.waitForURL('**/signup');
+  const badEmail = await api('POST', '/register', { body: { email: 'not-an-email' } });
+  await page.getByLabel('Email address').fill('not-an-email');
+  await page.getByRole('button', { name: 'Send me the link' }).click();
+  t.equal(await alertText(), badEmail.json.error.message, `bad email: "${badEmail.json.error.message}"`);
+  await shoot('signup');
+  const email = newEmail();
+  await page.getByLabel('Email address').fill(email);
+  await page.getByRole('button', { name: 'Send me the link' }).click();
+  await page.getByText(`we sent a link to ${email}`).waitFor();
+
+  // The link from the mail opens the page where the password is set.
+  const { link, token } = verifyLinkToken((await s.sink.take(email)).raw);
+  t.ok(link.startsWith(`${gw.url}/verify?token=`), 'the mailed link points at the dashboard');
+  await page.goto(link);
+  const shortPassword = await api('POST', '/verify', { body: { token: 'x'.repeat(43), password: 'short' } });
+  await page.getByLabel('New password').fill('short');
+  await page.getByLabel('Repeat the password').fill('short');
+  await page.getByRole('button', { name: 'Set password and continue' }).click();
+  t.equal(await alertText(), shortPassword.json.error.message, `short password: "${shortPassword.json.error.message}"`);
+  await shoot('verify');
+  const password = 'a browser-chosen password';
+  await page.getByLabel('New password').fill(password);
+  await page.getByLabel('Repeat the password').fill(password);
+  await page.getByRole('button', { name: 'Set password and continue' }).click();
+  await page.waitForURL('**/overview');
+  const session = await page.evaluate(() => localStorage.getItem('airouter.session'));
+  t.match(session, /^ars_/, 'the session is kept in localStorage');
+  t.equal((await api('POST', '/verify', { body: { token, password } })).status, 400, 'the link was used up');
+  await page.getByTestId('balance').waitFor();
+  t.equal(await page.getByTestId('balance').innerText(), '$0.00', 'a new account starts empty');
+
+  // A key, shown once.
+  await nav('Keys');
+  await page.getByLabel('Key name (optional)').fill('browser');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const key = await page.getByTestId('new-key').innerText();
+  t.match(key, /^ar-[0-9A-Za-z]{40}$/, 'the new key is shown');
+  await page.getByRole('button', { name: 'Copy' }).click();
+  await page.getByRole('button', { name: 'Copied' }).waitFor();
+  await shoot('keys');
+
+  // Some credit from the operator (as `airouter user credit` gives), then a request with the key.
+  const userId = (await api('GET', '/balance', { token: session! })).status === 200 ? (await gw.gw.sql<{ id: string }[]>`SELECT id FROM users WHERE email = ${email}`)[0].id : '';
+  await creditUser(gw.gw.sql, gw.gw.hot, userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  t.equal(await chat(gw.url, key), 200, 'a chat completion with the new key');
+  const logged = await eventually(async () => (await api('GET', '/usage?range=24h', { token: session! })).json.data[0], 5000);
+  t.ok(logged, 'the request reached the usage log');
+
+  await nav('Usage');
+  const row = page.getByTestId('usage-table').locator('tbody tr');
+  // The key's name comes from the key list, loaded beside the log.
+  await row.first().getByText('browser').waitFor();
+  t.equal(await row.count(), 1, 'one request in the log');
+  t.match(await row.first().innerText(), /oa-model\s+browser\s+\d+\s+\d+\s+\$0\.0000\d+\s+200/, 'model, key name, tokens, cost, status');
+  await page.getByLabel('Model').selectOption('an-model');
+  await page.getByText('Nothing here yet.').waitFor();
+  t.pass('the model filter narrows the log');
+  await page.getByLabel('Model').selectOption('oa-model');
+  await row.first().waitFor();
+  await shoot('usage');
+
+  await nav('Overview');
+  await page.getByTestId('requests').waitFor();
+  t.equal(await page.getByTestId('requests').innerText(), '1', 'the request counted');
+  t.equal(await page.getByTestId('tokens').innerText(), String(logged.prompt_tokens + logged.completion_tokens));
+  await page.locator('.chart canvas').waitFor();
+  const chartPng = await page.locator('.chart canvas').screenshot();
+  t.ok(pictureStats(chartPng).stdev > 5, 'the chart is drawn');
+  const bars = await page.evaluate(() => {
+    const c = document.querySelector('.chart canvas') as PageCanvas;
+    const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
+    let green = 0;
+    for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && d[i + 1] > d[i] + 40 && d[i + 1] > d[i + 2]) green++;
+    return green;
+  });
+  t.ok(bars > 20, `today's spend is a bar on the chart (${bars} bar pixels)`);
+  await shoot('overview');
+
+  await nav('Models');
+  await page.locator('tbody tr').first().waitFor();
+  t.equal(await page.locator('tbody tr').count(), 3, 'the catalogue');
+  await shoot('catalogue');
+
+  // Top up by QRIS: an amount under the minimum gets the API's words, then a QR code.
+  await nav('Top up');
+  await page.getByLabel('QRIS (IDR)').check();
+  const tooSmall = await api('POST', '/topup/qris', { token: session!, body: { amount_idr: '5000' } });
+  t.equal(tooSmall.status, 400);
+  await page.getByLabel('Amount in rupiah').fill('5000');
+  await page.getByRole('button', { name: 'Show QR code' }).click();
+  t.equal(await alertText(), tooSmall.json.error.message, `amount under the minimum: "${tooSmall.json.error.message}"`);
+  await page.getByLabel('Amount in rupiah').fill('50000');
+  t.match(await page.getByText('Buys about').innerText(), /\$3\.08/, 'the credit it buys, while typing');
+  await page.getByRole('button', { name: 'Show QR code' }).click();
+  await page.waitForURL('**/topup?deposit=*');
+  const depositId = new URL(page.url()).searchParams.get('deposit')!;
+  const invoice = (await api('GET', `/deposits/${depositId}`, { token: session! })).json;
+  const qrSrc = await page.getByRole('img', { name: /QRIS code to pay/ }).getAttribute('src');
+  t.equal(decodeQrPng(qrSrc!), invoice.qr_string, 'the QR image on the page decodes to the invoice');
+  t.equal(await page.getByTestId('pay-amount').innerText(), `IDR ${Number(invoice.amount).toLocaleString('en-US')}`.replace('IDR ', 'IDR\u00a0'), 'the exact amount to pay');
+  t.match(await page.getByTestId('countdown').innerText(), /^1[45]:\d\d$/, 'a countdown to expiry');
+  t.equal(await page.getByTestId('deposit-status').innerText(), 'Pending');
+  const c1 = await page.getByTestId('countdown').innerText();
+  await page.waitForTimeout(1100);
+  t.not(await page.getByTestId('countdown').innerText(), c1, 'the countdown runs');
+  await shoot('topup');
+
+  // The merchant's watcher confirms the payment; the open page follows without a reload.
+  await page.evaluate(() => (window.notReloaded = true));
+  const before = (await api('GET', '/balance', { token: session! })).json.balance_usd;
+  const note = JSON.stringify({ deposit_id: depositId, amount_idr: Number(invoice.amount), reference: 'RRN-BROWSER-1' });
+  const paid = await s.notify('qris', note, { 'x-signature': qrisSignature(note, QRIS_NOTIFY_SECRET) });
+  t.equal(paid.status, 200, 'the notification is accepted');
+  const after = (await api('GET', '/balance', { token: session! })).json.balance_usd;
+  t.equal(usdToNano(after) - usdToNano(before), usdToNano(invoice.credit_usd), 'credited');
+  await page.getByTestId('deposit-status').getByText('Paid').waitFor();
+  t.equal(await page.getByTestId('deposit-message').innerText(), `Paid. Your balance is now ${usd2(after)}.`, 'paid, with the new balance');
+  t.equal(await page.getByTestId('header-balance').innerText(), `Balance: ${usd2(after)}`, 'the header follows');
+  t.ok(await page.evaluate(() => window.notReloaded), 'no reload happened');
+  await shoot('topup-paid');
+
+  await nav('Deposits');
+  const dep = page.getByTestId('deposits-table').locator('tbody tr');
+  await dep.first().waitFor();
+  t.match(await dep.first().innerText(), new RegExp(`QRIS\\s+IDR\\s${Number(invoice.amount).toLocaleString('en-US')}\\s+${usd2(invoice.credit_usd).replace('$', '\\$')}\\s+Paid`), 'the deposit in the history');
+  await shoot('deposits');
+
+  // USDT/USDC: an amount, then the provider's hosted checkout page.
+  await nav('Top up');
+  await page.getByLabel('USDT / USDC').check();
+  const tooLittle = await api('POST', '/deposit/epusdt/create', { token: session!, body: { amount_usd: '0.5' } });
+  await page.getByLabel('Amount in USD').fill('0.5');
+  await page.getByRole('button', { name: 'Continue to payment' }).click();
+  t.equal(await alertText(), tooLittle.json.error.message, `USD amount under the minimum: "${tooLittle.json.error.message}"`);
+  await page.getByLabel('Amount in USD').fill('5');
+  await page.getByRole('button', { name: 'Continue to payment' }).click();
+  await page.waitForURL(`${s.epusdt.url}/pay/checkout-counter/*`);
+  t.match(await page.locator('body').innerText(), /Send 5(\.\d+)? USDT/, 'the hosted checkout page');
+  await page.goBack();
+  await page.waitForURL('**/topup?deposit=*');
+  await page.getByRole('link', { name: 'Open the checkout page' }).waitFor();
+  t.equal(await page.getByTestId('deposit-status').innerText(), 'Pending', 'back: the open USDT invoice');
+
+  // Revoke, after being asked; the key is refused from then on.
+  await nav('Keys');
+  await page.getByRole('button', { name: 'Revoke' }).click();
+  await page.getByText('Revoke browser? Requests with it will be refused.').waitFor();
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  t.equal(await chat(gw.url, key), 200, 'cancelled: the key still works');
+  await page.getByRole('button', { name: 'Revoke' }).click();
+  await page.getByRole('button', { name: 'Yes, revoke' }).click();
+  await page.getByText('Revoked', { exact: true }).waitFor();
+  t.ok(await eventually(async () => (await chat(gw.url, key)) === 401, 2000), 'the revoked key is refused');
+
+  // Bahasa Indonesia, kept across a reload; a reload keeps the session too.
+  await page.getByLabel('Language').selectOption('id');
+  await page.getByRole('navigation').getByRole('link', { name: 'Ringkasan' }).waitFor();
+  t.equal(await page.evaluate(() => document.documentElement.lang), 'id');
+  await page.reload();
+  await page.getByRole('heading', { name: 'Kunci API' }).waitFor();
+  t.pass('a reload stays logged in, in the chosen language');
+  await shoot('keys-id');
+  await page.getByLabel('Bahasa').selectOption('en');
+
+  // Log out drops the session; private pages then ask to log in.
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.waitForURL(`${gw.url}/`);
+  t.equal(await page.evaluate(() => localStorage.getItem('airouter.session')), null, 'logout drops the session');
+  await page.goto(`${gw.url}/usage`);
+  await page.waitForURL('**/login?next=%2Fusage');
+  await page.getByLabel('Email address').fill(email);
+  await page.getByLabel('Password').fill('wrong password');
+  await page.getByRole('button', { name: 'Log in' }).click();
+  const wrong = await alertText();
+  t.match(wrong, /password/i, `a wrong password: "${wrong}"`);
+  await shoot('login');
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.waitForURL('**/usage');
+  await page.getByTestId('header-balance').waitFor();
+  t.pass('logged in again, back where it was going');
+
+  // A session ended elsewhere: the next call gets 401, the page drops the token and says so.
+  const current = await page.evaluate(() => localStorage.getItem('airouter.session'));
+  t.equal((await api('POST', '/logout', { token: current! })).status, 204);
+  await nav('Deposits');
+  await page.waitForURL('**/login?next=%2Fdeposits');
+  await page.getByText('Your session has ended. Please log in again.').waitFor();
+  t.equal(await page.evaluate(() => localStorage.getItem('airouter.session')), null, 'a 401 drops the session');
+
+  t.same(problems, [], 'no script errors and no content-security refusals');
+});

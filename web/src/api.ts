@@ -1,0 +1,94 @@
+// The only way the dashboard talks to the gateway: JSON over fetch, the session token from
+// localStorage, and every failure turned into an ApiError carrying the API's own message.
+
+const TOKEN_KEY = 'airouter.session';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const session = {
+  get: (): string | null => localStorage.getItem(TOKEN_KEY),
+  set: (token: string) => localStorage.setItem(TOKEN_KEY, token),
+  drop: () => localStorage.removeItem(TOKEN_KEY),
+};
+
+let onSessionLost: () => void = () => {};
+/** Called once a request with a session got 401: the session is gone (expired, logged out elsewhere). */
+export const whenSessionLost = (fn: () => void) => {
+  onSessionLost = fn;
+};
+
+async function call<T>(method: string, url: string, body?: unknown): Promise<T> {
+  const token = session.get();
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let res: Response;
+  try {
+    res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new ApiError(0, 'network', '');
+  }
+  if (res.status === 204) return undefined as T;
+  const json = await res.json().catch(() => undefined);
+  if (!res.ok) {
+    if (res.status === 401 && token) {
+      session.drop();
+      onSessionLost();
+    }
+    const err = json?.error;
+    throw new ApiError(res.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${res.status}`);
+  }
+  return json as T;
+}
+
+export const api = {
+  get: <T>(path: string) => call<T>('GET', `/api/dashboard${path}`),
+  post: <T>(path: string, body?: unknown) => call<T>('POST', `/api/dashboard${path}`, body ?? {}),
+  del: <T>(path: string) => call<T>('DELETE', `/api/dashboard${path}`),
+  pub: <T>(path: string) => call<T>('GET', `/api/public${path}`),
+};
+
+/** `?a=1&b=2` from the defined entries. */
+export function qs(params: Record<string, string | number | undefined | null>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+// The answers' shapes (docs/api.md, Dashboard API).
+export interface Session { user_id: string; token: string; expires_at: string }
+export interface Balance { currency: string; balance_usd: string; reserved_usd: string; available_usd: string }
+export interface Prices { input: number; output: number; cache_read?: number; cache_write?: number }
+export interface Model {
+  id: string; display_name: string; owned_by: string; context_window: number | null; max_output_tokens: number;
+  pricing: Prices; official_pricing: Prices; discount_pct: number;
+}
+export interface Key { id: string; name: string | null; prefix: string; created_at: string; last_used_at: string | null; revoked_at: string | null }
+export interface NewKey { id: string; name: string | null; key: string; prefix: string; created_at: string }
+export interface UsageRow {
+  id: string; created_at: string; model: string; key_id: string | null; surface: string; stream: boolean; status: number;
+  prompt_tokens: number; completion_tokens: number; cached_tokens: number; cost_usd: string; official_cost_usd: string;
+  latency_ms: number; ttft_ms: number | null;
+}
+export interface Totals {
+  requests: number; prompt_tokens: number; completion_tokens: number; cached_tokens: number; total_tokens: number;
+  cost_usd: string; official_cost_usd: string; saved_usd: string;
+}
+export interface Stats extends Totals { by_model: (Totals & { model: string })[]; by_day: (Totals & { day: string })[] }
+export interface Page<T> { data: T[]; next_cursor: string | null }
+export interface Deposit {
+  id: string; method: string; status: 'pending' | 'paid' | 'expired' | 'failed'; amount: string; currency: string;
+  credit_usd: string; created_at: string; paid_at: string | null;
+}
+export interface DepositDetail extends Deposit { expires_at: string; qr_string: string | null; qr_png: string | null; payment_url: string | null }
+export interface Method { id: string; currency: string; min: string; max: string; rate: string; fee_pct: string; expiry_s: number; pay_currency?: string; tokens?: string[] }
+export interface PublicStats { models: number; requests_24h: number; tokens_24h: number; requests_total: number; tokens_total: number; uptime_s: number }

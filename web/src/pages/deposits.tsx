@@ -1,0 +1,56 @@
+// Deposit history, newest first; an open invoice links back to its QR code and status.
+
+import { useState } from 'preact/hooks';
+import { api, qs, type Deposit, type Page } from '../api.js';
+import { dateTime, money, usd } from '../format.js';
+import { ErrorText, Link, Scroll, Section, StatusBadge, useApp, useLoad } from '../ui.js';
+
+export function Deposits() {
+  const { t, lang } = useApp();
+  const [cursor, setCursor] = useState<string | null>(null);
+  const [earlier, setEarlier] = useState<Deposit[]>([]);
+  const page = useLoad(() => api.get<Page<Deposit>>(`/deposits${qs({ limit: 50, cursor })}`), [cursor]);
+  const rows = [...earlier, ...(page.data?.data ?? [])];
+  const more = () => {
+    setEarlier(rows);
+    setCursor(page.data!.next_cursor);
+  };
+  return (
+    <Section title={t('deposits.title')} wide page>
+      <ErrorText error={page.error} />
+      {page.data && rows.length === 0 && <p class="muted">{t('common.none')}</p>}
+      {rows.length > 0 && (
+        <Scroll>
+          <table data-testid="deposits-table">
+            <thead>
+              <tr>
+                <th scope="col">{t('deposits.date')}</th>
+                <th scope="col">{t('deposits.method')}</th>
+                <th scope="col" class="num">{t('deposits.amount')}</th>
+                <th scope="col" class="num">{t('deposits.credit')}</th>
+                <th scope="col">{t('deposits.status')}</th>
+                <th scope="col">{t('deposits.paidAt')}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((d) => (
+                <tr key={d.id}>
+                  <td>{dateTime(lang, d.created_at)}</td>
+                  <td>{d.method === 'qris' ? 'QRIS' : d.method === 'epusdt' ? 'USDT/USDC' : d.method}</td>
+                  <td class="num">{money(lang, d.amount, d.currency)}</td>
+                  <td class="num" title={d.credit_usd}>{usd(lang, d.credit_usd)}</td>
+                  <td>
+                    <StatusBadge status={d.status} />{' '}
+                    {d.status === 'pending' && <Link href={`/topup?deposit=${d.id}`}>{t('deposits.open')}</Link>}
+                  </td>
+                  <td>{dateTime(lang, d.paid_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </Scroll>
+      )}
+      {page.data?.next_cursor && <button type="button" class="secondary" onClick={more}>{t('common.more')}</button>}
+    </Section>
+  );
+}

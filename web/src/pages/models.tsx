@@ -1,0 +1,47 @@
+// The model table, shared by the landing page (public list) and the catalogue page.
+
+import type { Model } from '../api.js';
+import { num, price } from '../format.js';
+import { Scroll, useApp } from '../ui.js';
+
+export function ModelTable({ models }: { models: Model[] }) {
+  const { t, lang } = useApp();
+  return (
+    <Scroll>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">{t('models.model')}</th>
+            <th scope="col" class="num">{t('models.context')}</th>
+            <th scope="col" class="num">{t('models.input')}</th>
+            <th scope="col" class="num">{t('models.output')}</th>
+            <th scope="col" class="num">{t('models.cacheRead')}</th>
+            <th scope="col" class="num">{t('models.official')}</th>
+            <th scope="col" class="num">{t('models.discount')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          {models.map((m) => (
+            <tr key={m.id}>
+              <th scope="row">
+                {m.display_name}
+                {m.display_name !== m.id && (
+                  <>
+                    <br />
+                    <code>{m.id}</code>
+                  </>
+                )}
+              </th>
+              <td class="num">{m.context_window ? num(lang, m.context_window) : '—'}</td>
+              <td class="num">{price(lang, m.pricing.input)}</td>
+              <td class="num">{price(lang, m.pricing.output)}</td>
+              <td class="num">{price(lang, m.pricing.cache_read)}</td>
+              <td class="num muted">{price(lang, m.official_pricing.input)} / {price(lang, m.official_pricing.output)}</td>
+              <td class="num">{m.discount_pct > 0 ? <span class="badge paid">−{m.discount_pct}%</span> : '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Scroll>
+  );
+}
