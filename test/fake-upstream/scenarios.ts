@@ -11,6 +11,7 @@ export const SCENARIO_NAMES = [
   'long',
   'tools',
   'parallel_tools',
+  'tool_round',
   'cached',
   'thinking',
   'max_tokens',
@@ -321,6 +322,13 @@ export function buildPlan(
   }
   plan.outputTokens = plan.choices * plan.blocks.reduce((n, b) => n + (b.kind === 'tool' ? b.args.length : b.count), 0);
   return plan;
+}
+
+/** The conversation's last turn hands back a tool's result (Anthropic tool_result block, OpenAI tool message). */
+function endsWithToolResult(body: any, dialect: Dialect): boolean {
+  const last = Array.isArray(body?.messages) ? body.messages.at(-1) : undefined;
+  if (dialect === 'openai') return last?.role === 'tool';
+  return last?.role === 'user' && Array.isArray(last.content) && last.content.some((b: any) => b?.type === 'tool_result');
 }
 
 /** The full text of a run, for non-streamed answers. */
