@@ -53,7 +53,16 @@ export interface Route {
   model: string;
   /** provider/model, the unit of cool-down. */
   key: string;
+  /**
+   * The model reasons, so a translated request carries the client's reasoning level to it
+   * (`reasoning_effort`, or an Anthropic thinking budget). Models that do not reason refuse
+   * those fields, and clients such as Claude Code send them on every request.
+   */
+  reasoning: boolean;
 }
+
+/** Models known to take reasoning controls, when the catalogue does not say: OpenAI's o-series and gpt-5, Claude 3.7 and 4+. */
+export const REASONING_MODEL = /(?:^|\/)(?:o\d|gpt-5|claude-(?:3-7-|(?:opus|sonnet|haiku)-4|[4-9]))/i;
 
 export interface Model {
   id: string;
@@ -145,7 +154,7 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
     const routes = m.routes.map((r, j) => {
       const provider = providers.get(r.provider);
       if (!provider) throw new CatalogueError(`${source}: models[${i}].routes[${j}].provider "${r.provider}" is not a listed provider`);
-      return { provider, model: r.model, key: `${provider.id}/${r.model}` };
+      return { provider, model: r.model, key: `${provider.id}/${r.model}`, reasoning: r.reasoning ?? REASONING_MODEL.test(r.model) };
     });
     const pj = pricingJson(m.pricing);
     const oj = m.official_pricing ? pricingJson(m.official_pricing) : pj;

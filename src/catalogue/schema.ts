@@ -72,7 +72,12 @@ export const ModelSchema = v.object({
   /** Most choices (`n`) one request may ask for; the gateway's MAX_N applies too. */
   max_n: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(128))),
   routes: v.pipe(
-    v.array(v.object({ provider: Id, model: v.pipe(v.string(), v.nonEmpty('must not be empty')) })),
+    v.array(v.object({
+      provider: Id,
+      model: v.pipe(v.string(), v.nonEmpty('must not be empty')),
+      /** The upstream model takes reasoning controls (see REASONING_MODEL in catalogue/index.ts for the default). */
+      reasoning: v.optional(v.boolean('must be true or false')),
+    })),
     v.minLength(1, 'must list at least one route'),
   ),
 });

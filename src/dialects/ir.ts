@@ -16,7 +16,8 @@ export type IRContent =
   | { type: 'tool_result'; toolUseId: string; content: string | IRContent[]; isError?: boolean };
 
 export interface IRMessage {
-  role: 'user' | 'assistant';
+  /** `system`: an instruction at its place in the conversation (Anthropic's mid-conversation system message). */
+  role: 'user' | 'assistant' | 'system';
   content: IRContent[];
 }
 
@@ -32,6 +33,8 @@ export type IRToolChoice =
   | { type: 'none' }
   | { type: 'required' }
   | { type: 'tool'; name: string };
+
+export type IRReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high';
 
 export interface IRRequest {
   model: string;
@@ -50,6 +53,11 @@ export interface IRRequest {
   includeUsage: boolean;
   /** Anthropic extended thinking budget, when the client asked for thinking. */
   thinking?: { budgetTokens: number };
+  /**
+   * How hard the model should reason: OpenAI `reasoning_effort`, Anthropic `output_config.effort`
+   * or adaptive thinking. Only forwarded to routes whose model reasons (catalogue `reasoning`).
+   */
+  reasoningEffort?: IRReasoningEffort;
   /** End-user id (`user` / `metadata.user_id`). */
   user?: string;
 }

@@ -87,10 +87,13 @@ function resolveSecret(v: string | { env: string }): string {
 }
 
 /** The upstream request for one route: pass-through when dialects match, translated otherwise. */
-function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody: Record<string, unknown>, terms: Terms): UpstreamCall {
+function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody: Record<string, unknown>, terms: Terms, query: string): UpstreamCall {
   const provider = route.provider;
   let body: Record<string, unknown>;
+  let url = provider.endpoint;
   if (provider.dialect === surface.dialect.name) {
+    // The query string too (Claude Code's `?beta=true`): it is the vendor's to read.
+    if (query !== '') url += (url.includes('?') ? '&' : '?') + query;
     // Same dialect: every field the client sent reaches the upstream untouched, bar the model
     // and the output cap, which is exactly the one reserved for.
     body = { ...clientBody, model: route.model };
@@ -104,7 +107,8 @@ function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody:
       body.max_tokens = terms.outputCap;
     }
   } else {
-    body = DIALECTS[provider.dialect].buildRequest({ ...ir, maxTokens: terms.outputCap }, route.model);
+    const reasoningEffort = route.reasoning ? ir.reasoningEffort : undefined;
+    body = DIALECTS[provider.dialect].buildRequest({ ...ir, maxTokens: terms.outputCap, reasoningEffort }, route.model);
   }
   const headers: Record<string, string> = {
     'content-type': 'application/json',
@@ -119,7 +123,7 @@ function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody:
     if (terms.anthropicBetas) headers['anthropic-beta'] = terms.anthropicBetas;
   }
   for (const [k, v] of Object.entries(provider.headers)) headers[k.toLowerCase()] = resolveSecret(v);
-  return { url: provider.endpoint, headers, body: JSON.stringify(body) };
+  return { url, headers, body: JSON.stringify(body) };
 }
 
 /** An upstream's own 4xx answer (after fallback was ruled out) as the client's error. */
@@ -178,7 +182,7 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
   try {
     const build = (r: Route) => {
       job.sent = true;
-      return upstreamCall(r, surface, ir, body as Record<string, unknown>, terms);
+      return upstreamCall(r, surface, ir, body as Record<string, unknown>, terms, ex.rawQuery);
     };
     let answer;
     try {

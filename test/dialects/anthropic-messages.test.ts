@@ -692,6 +692,7 @@ t.test('parseRequest: a full request', async (t) => {
     stream: true,
     includeUsage: false,
     thinking: { budgetTokens: 1500 },
+    reasoningEffort: 'low',
     user: 'u-42',
   };
   t.same(ir, want);
@@ -700,6 +701,39 @@ t.test('parseRequest: a full request', async (t) => {
   t.equal(dialect.parseRequest({ ...base, thinking: { type: 'adaptive' } }).thinking, undefined);
   t.equal(dialect.parseRequest(base).stream, false);
   t.same(dialect.parseRequest({ ...base, system: 'S' }).system, ['S']);
+});
+
+t.test('parseRequest: lenient where the vendor decides (issue 15)', async (t) => {
+  const ir = dialect.parseRequest({
+    ...base,
+    system: [{ type: 'text', text: 'S' }, { type: 'future_block', data: 1 }],
+    messages: [
+      { role: 'user', content: 'hi' },
+      { role: 'system', content: [{ type: 'text', text: 'Mid.' }, { type: 'future_block' }] },
+      { role: 'critic', content: 'not a known role' },
+      { role: 'assistant', content: [{ type: 'future_block' }, { type: 'text', text: 'ok' }] },
+    ],
+    tool_choice: { type: 'future_choice', disable_parallel_tool_use: true },
+    context_management: { edits: [{ type: 'clear_thinking_20251015' }] },
+  });
+  t.same(ir.system, ['S'], 'non-text system blocks stay out of the IR');
+  t.same(ir.messages, [
+    { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+    { role: 'system', content: [{ type: 'text', text: 'Mid.' }] },
+    { role: 'assistant', content: [{ type: 'text', text: 'ok' }] },
+  ], 'the system message keeps its place; an unknown role has no IR form');
+  t.equal(ir.toolChoice, undefined, 'an unknown tool choice maps to nothing');
+  t.equal(ir.parallelToolCalls, false);
+
+  const effort = (extra: object) => dialect.parseRequest({ ...base, ...extra }).reasoningEffort;
+  t.equal(effort({ thinking: { type: 'adaptive' } }), 'high', 'adaptive: Anthropic\'s default effort');
+  t.equal(effort({ thinking: { type: 'adaptive' }, output_config: { effort: 'low' } }), 'low', 'an explicit effort wins');
+  t.equal(effort({ output_config: { effort: 'max' } }), 'high');
+  t.equal(effort({ output_config: { effort: 'medium' } }), 'medium');
+  t.equal(effort({ output_config: { effort: 'unheard-of' } }), undefined);
+  t.equal(effort({ thinking: { type: 'enabled', budget_tokens: 8000 } }), 'medium');
+  t.equal(effort({ thinking: { type: 'enabled', budget_tokens: 20000 } }), 'high');
+  t.equal(effort({ thinking: { type: 'disabled' } }), undefined);
 });
 
 t.test('parseRequest: the recorded SDK requests', async (t) => {
@@ -723,7 +757,7 @@ t.test('parseRequest: validation errors name the field', async (t) => {
     [{ ...base, max_tokens: 1.5 }, 'max_tokens:'],
     [{ ...base, model: '' }, 'model:'],
     [{ ...base, messages: [] }, 'messages: at least one message is required'],
-    [{ ...base, messages: [{ role: 'system', content: 'x' }] }, 'messages.0.role:'],
+    [{ ...base, messages: [{ role: 5, content: 'x' }] }, 'messages.0.role:'],
     [{ ...base, messages: [{ role: 'user' }] }, 'messages.0.content: Field required'],
     [{ ...base, messages: [{ role: 'user', content: 5 }] }, 'messages.0.content:'],
     [{ ...base, messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'text', text: 1 }] }] }, 'messages.1.content.0.text:'],
@@ -732,7 +766,8 @@ t.test('parseRequest: validation errors name the field', async (t) => {
     [{ ...base, messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f' }] }] }, 'messages.0.content.0.input: Field required'],
     [{ ...base, messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text' }] }] }] }, 'messages.0.content.0.content.0.text: Field required'],
     [{ ...base, messages: [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'x' }] }] }, 'messages.0.content.0.signature: Field required'],
-    [{ ...base, system: [{ type: 'image' }] }, 'system.0.type:'],
+    [{ ...base, system: [{ text: 'no type' }] }, 'system.0.type: Field required'],
+    [{ ...base, messages: [{ role: 'system', content: [{ type: 'text', text: 2 }] }] }, 'messages.0.content.0.text:'],
     [{ ...base, system: 7 }, 'system:'],
     [{ ...base, temperature: 1.5 }, 'temperature:'],
     [{ ...base, top_p: -1 }, 'top_p:'],
@@ -740,7 +775,8 @@ t.test('parseRequest: validation errors name the field', async (t) => {
     [{ ...base, stop_sequences: 'STOP' }, 'stop_sequences:'],
     [{ ...base, tools: [{ name: 'f' }] }, 'tools.0.input_schema: Field required'],
     [{ ...base, tool_choice: { type: 'tool' } }, 'tool_choice.name: Field required'],
-    [{ ...base, tool_choice: { type: 'sometimes' } }, 'tool_choice.type:'],
+    [{ ...base, tool_choice: { type: 5 } }, 'tool_choice.type:'],
+    [{ ...base, output_config: { effort: 3 } }, 'output_config.effort:'],
     [{ ...base, thinking: { type: 'enabled', budget_tokens: 100 } }, 'thinking.budget_tokens:'],
     [{ ...base, thinking: { type: 'enabled' } }, 'thinking.budget_tokens: Field required'],
     [{ ...base, metadata: { user_id: 5 } }, 'metadata.user_id:'],
@@ -895,6 +931,24 @@ t.test('buildRequest: parameters', async (t) => {
   t.same(dialect.buildRequest({ ...irBase, messages, maxTokens: 3000, thinking: { budgetTokens: 5000 } }, 'up').thinking, { type: 'enabled', budget_tokens: 2999 });
   t.notOk('thinking' in dialect.buildRequest({ ...irBase, messages, maxTokens: 1000, thinking: { budgetTokens: 5000 } }, 'up'));
   t.notOk('thinking' in dialect.buildRequest({ ...irBase, messages, tools, toolChoice: { type: 'required' }, maxTokens: 8000, thinking: { budgetTokens: 2000 } }, 'up'));
+  // A reasoning effort (OpenAI client) becomes a budget inside max_tokens; none and minimal, no thinking.
+  t.same(dialect.buildRequest({ ...irBase, messages, maxTokens: 30000, reasoningEffort: 'medium' }, 'up').thinking, { type: 'enabled', budget_tokens: 8192 });
+  t.same(dialect.buildRequest({ ...irBase, messages, maxTokens: 10000, reasoningEffort: 'high' }, 'up').thinking, { type: 'enabled', budget_tokens: 9999 });
+  t.notOk('thinking' in dialect.buildRequest({ ...irBase, messages, maxTokens: 30000, reasoningEffort: 'minimal' }, 'up'));
+});
+
+t.test('buildRequest: a mid-conversation system message joins the system prompt', async (t) => {
+  const body = dialect.buildRequest({
+    ...irBase,
+    system: ['First.'],
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+      { role: 'system', content: [{ type: 'text', text: 'Later.' }] },
+      { role: 'user', content: [{ type: 'text', text: 'more' }] },
+    ],
+  }, 'up');
+  t.equal(body.system, 'First.\n\nLater.');
+  t.same(body.messages, [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'text', text: 'more' }] }]);
 });
 
 t.test('buildRequest ∘ parseRequest keeps an Anthropic conversation', async (t) => {

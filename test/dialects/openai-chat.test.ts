@@ -852,6 +852,33 @@ t.test('buildRequest turns the IR into an upstream body', async (t) => {
   t.strictSame(plain.messages, [{ role: 'user', content: 'hi' }]);
   t.equal(openaiChat.buildRequest({ ...minimal, maxTokens: 5 }, 'gpt-5-mini').max_completion_tokens, 5);
   t.equal(openaiChat.buildRequest({ ...minimal, maxTokens: 5 }, 'deepseek-chat').max_tokens, 5);
+  t.notOk('reasoning_effort' in plain);
+  t.equal(openaiChat.buildRequest({ ...minimal, reasoningEffort: 'high' }, 'o3-mini').reasoning_effort, 'high');
+  // A mid-conversation system message (Anthropic client) stays at its place; an empty one is left out.
+  const placed = openaiChat.buildRequest({
+    ...minimal,
+    system: ['S'],
+    messages: [
+      minimal.messages[0]!,
+      { role: 'system', content: [{ type: 'text', text: 'Mid' }, { type: 'text', text: 'dle' }] },
+      { role: 'system', content: [] },
+      { role: 'assistant', content: [{ type: 'text', text: 'A' }] },
+    ],
+  }, 'gpt-4o');
+  t.strictSame(placed.messages, [
+    { role: 'system', content: 'S' },
+    { role: 'user', content: 'hi' },
+    { role: 'system', content: 'Mid\ndle' },
+    { role: 'assistant', content: 'A' },
+  ]);
+});
+
+t.test('parseRequest reads reasoning_effort (known levels only)', async (t) => {
+  for (const level of ['none', 'minimal', 'low', 'medium', 'high'] as const) {
+    t.equal(openaiChat.parseRequest({ ...baseBody(), reasoning_effort: level }).reasoningEffort, level);
+  }
+  t.equal(openaiChat.parseRequest({ ...baseBody(), reasoning_effort: 'xhigh' }).reasoningEffort, undefined);
+  t.equal(openaiChat.parseRequest({ ...baseBody(), reasoning_effort: null }).reasoningEffort, undefined);
 });
 
 t.test('a chat request survives parseRequest → buildRequest', async (t) => {

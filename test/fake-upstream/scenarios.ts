@@ -11,6 +11,7 @@ export const SCENARIO_NAMES = [
   'long',
   'tools',
   'parallel_tools',
+  'tool_round',
   'cached',
   'thinking',
   'max_tokens',
@@ -276,6 +277,16 @@ export function buildPlan(
       plan.stopReason = 'tool_use';
       break;
     }
+    case 'tool_round': {
+      // One round of an agent loop: call a tool, then answer in words once its result is back.
+      if (endsWithToolResult(body, dialect)) break;
+      const colon = (arg ?? '').indexOf(':');
+      const name = (colon < 0 ? arg : arg!.slice(0, colon)) || firstToolName(body) || 'get_weather';
+      const args: object = colon < 0 ? { city: 'Paris' } : JSON.parse(arg!.slice(colon + 1));
+      plan.blocks = [toolCall(name, args)];
+      plan.stopReason = 'tool_use';
+      break;
+    }
     case 'cached':
       plan.cacheRead = Math.floor(plan.promptTokens * 0.8);
       plan.cacheCreation = 10;
@@ -321,6 +332,20 @@ export function buildPlan(
   }
   plan.outputTokens = plan.choices * plan.blocks.reduce((n, b) => n + (b.kind === 'tool' ? b.args.length : b.count), 0);
   return plan;
+}
+
+/** The first tool the request declares, in either dialect's shape. */
+function firstToolName(body: any): string | undefined {
+  const tool = Array.isArray(body?.tools) ? body.tools[0] : undefined;
+  const name = tool?.function?.name ?? tool?.name;
+  return typeof name === 'string' ? name : undefined;
+}
+
+/** The conversation's last turn hands back a tool's result (Anthropic tool_result block, OpenAI tool message). */
+function endsWithToolResult(body: any, dialect: Dialect): boolean {
+  const last = Array.isArray(body?.messages) ? body.messages.at(-1) : undefined;
+  if (dialect === 'openai') return last?.role === 'tool';
+  return last?.role === 'user' && Array.isArray(last.content) && last.content.some((b: any) => b?.type === 'tool_result');
 }
 
 /** The full text of a run, for non-streamed answers. */

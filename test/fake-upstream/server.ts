@@ -37,6 +37,8 @@ export type { Dialect, ScenarioName } from './scenarios.js';
 export interface RecordedRequest {
   method: string;
   path: string;
+  /** The query string, without `?` ('' when none). */
+  query: string;
   headers: Record<string, string | string[] | undefined>;
   /** Parsed JSON, or the raw text when it is not JSON. */
   body: any;
@@ -127,7 +129,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         malformed = true;
       }
     }
-    if (record) requests.push({ method, path: pathname, headers: req.headers, body, at: Date.now() });
+    if (record) requests.push({ method, path: pathname, query: q < 0 ? '' : url.slice(q + 1), headers: req.headers, body, at: Date.now() });
 
     const dialect: Dialect = pathname.startsWith('/v1/messages') ? 'anthropic' : 'openai';
     const route = `${method} ${pathname}`;

@@ -172,7 +172,7 @@ t.test('validation and malformed JSON → invalid_request_error', async (t) => {
   for (const body of [
     { model: 'an-model', max_tokens: 10, messages: [] },
     { model: 'an-model', max_tokens: 0, messages: msg('hi') },
-    { model: 'an-model', max_tokens: 10, messages: [{ role: 'system', content: 'x' }] },
+    { model: 'an-model', max_tokens: 10, messages: [{ role: 7, content: 'x' }] },
     { model: 'oa-model', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'text' }] }] },
   ]) {
     envelope(t, await raw(body), 400, 'invalid_request_error');

@@ -2,7 +2,7 @@
 
 import * as v from 'valibot';
 import { GatewayError } from '../../errors.js';
-import type { IRContent, IRMessage, IRRequest, IRTool, IRToolChoice } from '../ir.js';
+import type { IRContent, IRMessage, IRReasoningEffort, IRRequest, IRTool, IRToolChoice } from '../ir.js';
 import { blockFromWire, blockToWire } from './blocks.js';
 
 type Wire = Record<string, unknown>;
@@ -13,26 +13,20 @@ type Wire = Record<string, unknown>;
 /** Content and tools are only checked for shape here; each entry is then checked by its type. */
 const Entry = v.looseObject({});
 
+// Lenient on purpose: a same-dialect route forwards the body as sent, so only what the gateway
+// reads itself is checked (the model, the cap it reserves for, the parts it counts and maps);
+// new roles, block types, tool choices and top-level fields reach the vendor, which judges them.
 const RequestSchema = v.looseObject({
   model: v.pipe(v.string(), v.minLength(1, 'Input should be a non-empty string')),
   max_tokens: v.pipe(v.number(), v.integer(), v.minValue(1)),
   messages: v.pipe(
-    v.array(v.looseObject({ role: v.picklist(['user', 'assistant']), content: v.unknown() })),
+    v.array(v.looseObject({ role: v.string(), content: v.unknown() })),
     v.minLength(1, 'at least one message is required'),
   ),
   system: v.optional(v.unknown()),
   tools: v.nullish(v.array(Entry)),
   tool_choice: v.nullish(
-    v.variant('type', [
-      v.looseObject({ type: v.literal('auto'), disable_parallel_tool_use: v.nullish(v.boolean()) }),
-      v.looseObject({ type: v.literal('any'), disable_parallel_tool_use: v.nullish(v.boolean()) }),
-      v.looseObject({ type: v.literal('none') }),
-      v.looseObject({
-        type: v.literal('tool'),
-        name: v.pipe(v.string(), v.minLength(1)),
-        disable_parallel_tool_use: v.nullish(v.boolean()),
-      }),
-    ]),
+    v.looseObject({ type: v.string(), name: v.nullish(v.string()), disable_parallel_tool_use: v.nullish(v.boolean()) }),
   ),
   stop_sequences: v.nullish(v.array(v.string())),
   temperature: v.nullish(v.pipe(v.number(), v.minValue(0), v.maxValue(1))),
@@ -42,8 +36,11 @@ const RequestSchema = v.looseObject({
   stream: v.nullish(v.boolean()),
   // Any type is let through so that new modes keep working on Anthropic upstreams.
   thinking: v.nullish(v.looseObject({ type: v.string() })),
+  output_config: v.nullish(v.looseObject({ effort: v.nullish(v.string()) })),
   metadata: v.nullish(v.looseObject({ user_id: v.nullish(v.string()) })),
 });
+
+const NamedChoice = v.looseObject({ name: v.pipe(v.string(), v.minLength(1)) });
 
 const EnabledThinking = v.looseObject({ budget_tokens: v.pipe(v.number(), v.integer(), v.minValue(1024)) });
 
@@ -52,8 +49,6 @@ const CustomTool = v.looseObject({
   description: v.nullish(v.string()),
   input_schema: v.looseObject({}),
 });
-
-const SystemBlock = v.looseObject({ type: v.literal('text'), text: v.string() });
 
 const TypedBlock = v.looseObject({ type: v.string() });
 const ImageBlock = v.looseObject({ source: v.looseObject({ type: v.string() }) });
@@ -139,11 +134,43 @@ function parseContent(content: unknown, path: string): IRContent[] {
   return out;
 }
 
+/** The system prompt's text; blocks of other types are the vendor's business and stay out of the IR. */
 function parseSystem(system: unknown): string[] {
   if (system === undefined || system === null) return [];
   if (typeof system === 'string') return system === '' ? [] : [system];
   if (!Array.isArray(system)) throw invalid('system', 'Input should be a string or an array of text blocks');
-  return system.map((b, i) => check(SystemBlock, b, `system.${i}`).text).filter((t) => t !== '');
+  return textOf(parseContent(system, 'system'));
+}
+
+function textOf(blocks: IRContent[]): string[] {
+  return blocks.flatMap((b) => (b.type === 'text' && b.text !== '' ? [b.text] : []));
+}
+
+/**
+ * user and assistant turns map as they are; a system message in the middle of the conversation
+ * keeps its text and its place; a role the gateway does not know has no counterpart in another
+ * dialect and only reaches an Anthropic upstream.
+ */
+function parseMessage(m: { role: string; content: unknown }, path: string): IRMessage | null {
+  if (m.role === 'user' || m.role === 'assistant') return { role: m.role, content: parseContent(m.content, `${path}.content`) };
+  if (m.role !== 'system') return null;
+  return { role: 'system', content: textOf(parseContent(m.content, `${path}.content`)).map((text) => ({ type: 'text', text })) };
+}
+
+/** OpenAI's levels for Anthropic's: `max` has no level above `high` there. */
+const EFFORTS: Record<string, IRReasoningEffort> = { low: 'low', medium: 'medium', high: 'high', max: 'high' };
+
+/**
+ * How hard the client wants the model to think. An explicit effort wins; a thinking budget is
+ * read as a level (Anthropic's own guidance: a few thousand tokens for light work, tens of
+ * thousands for hard problems); adaptive thinking without an effort runs at Anthropic's
+ * default effort, high.
+ */
+function reasoningEffort(effort: string | null | undefined, thinking: { type: string } | null | undefined, budget: number | undefined): IRReasoningEffort | undefined {
+  if (typeof effort === 'string' && EFFORTS[effort]) return EFFORTS[effort];
+  if (budget !== undefined) return budget < 4096 ? 'low' : budget < 16384 ? 'medium' : 'high';
+  if (thinking?.type === 'adaptive') return 'high';
+  return undefined;
 }
 
 /**
@@ -167,10 +194,9 @@ export function parseRequest(body: unknown): IRRequest {
   if (!isObject(body)) throw invalid('', 'Request body must be a JSON object');
   const req = check(RequestSchema, body, '');
 
-  const messages: IRMessage[] = req.messages.map((m, i) => ({
-    role: m.role,
-    content: parseContent(m.content, `messages.${i}.content`),
-  }));
+  const messages = req.messages
+    .map((m, i) => parseMessage(m, `messages.${i}`))
+    .filter((m): m is IRMessage => m !== null);
 
   const ir: IRRequest = {
     model: req.model,
@@ -185,22 +211,24 @@ export function parseRequest(body: unknown): IRRequest {
 
   const choice = req.tool_choice;
   if (choice) {
-    let tc: IRToolChoice;
+    let tc: IRToolChoice | undefined;
     if (choice.type === 'any') tc = { type: 'required' };
-    else if (choice.type === 'tool') tc = { type: 'tool', name: choice.name };
-    else tc = { type: choice.type };
-    ir.toolChoice = tc;
-    if ('disable_parallel_tool_use' in choice && choice.disable_parallel_tool_use === true) ir.parallelToolCalls = false;
+    else if (choice.type === 'tool') tc = { type: 'tool', name: check(NamedChoice, choice, 'tool_choice').name };
+    else if (choice.type === 'auto' || choice.type === 'none') tc = { type: choice.type };
+    if (tc) ir.toolChoice = tc;
+    if (choice.disable_parallel_tool_use === true) ir.parallelToolCalls = false;
   }
 
   if (req.stop_sequences && req.stop_sequences.length > 0) ir.stop = req.stop_sequences;
   if (typeof req.temperature === 'number') ir.temperature = req.temperature;
   if (typeof req.top_p === 'number') ir.topP = req.top_p;
 
-  // Only an explicit budget maps; adaptive thinking leaves the budget to the upstream.
+  // Only an explicit budget maps to a budget; adaptive thinking leaves it to the upstream.
   if (req.thinking?.type === 'enabled') {
     ir.thinking = { budgetTokens: check(EnabledThinking, req.thinking, 'thinking').budget_tokens };
   }
+  const effort = reasoningEffort(req.output_config?.effort, req.thinking, ir.thinking?.budgetTokens);
+  if (effort) ir.reasoningEffort = effort;
 
   const userId = req.metadata?.user_id;
   if (typeof userId === 'string' && userId !== '') ir.user = userId;
@@ -215,6 +243,12 @@ const MIN_THINKING_BUDGET = 1024;
 /** Stands in for the user turn Anthropic wants first when a conversation opens with the assistant. */
 const OPENING_USER_TEXT = '.';
 
+/**
+ * A reasoning effort as a thinking budget (OpenAI client → Anthropic upstream). Thinking tokens
+ * are output tokens inside max_tokens, so the budget never raises what was reserved for.
+ */
+const THINKING_BUDGETS: Record<IRReasoningEffort, number | undefined> = { none: undefined, minimal: undefined, low: 2048, medium: 8192, high: 24576 };
+
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
 
 /**
@@ -225,6 +259,7 @@ const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x
 function buildMessages(messages: IRMessage[]): { role: 'user' | 'assistant'; content: Wire[] }[] {
   const turns: { role: 'user' | 'assistant'; content: Wire[] }[] = [];
   for (const m of messages) {
+    if (m.role === 'system') continue;
     const content = m.content.map((b) => blockToWire(b, true)).filter((b): b is Wire => b !== null);
     if (content.length === 0) continue;
     const last = turns.at(-1);
@@ -278,7 +313,10 @@ export function buildRequest(ir: IRRequest, upstreamModel: string): Record<strin
   const messages = buildMessages(ir.messages);
   const body: Record<string, unknown> = { model: upstreamModel, max_tokens: maxTokens, messages };
 
-  const system = ir.system.filter((s) => s !== '');
+  // Mid-conversation instructions join the system prompt: not every Anthropic model or account
+  // takes a system message among the turns.
+  const inline = ir.messages.filter((m) => m.role === 'system').flatMap((m) => m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])));
+  const system = [...ir.system, ...inline].filter((s) => s !== '');
   if (system.length > 0) body.system = system.join('\n\n');
 
   let tools = (ir.tools ?? []).map(wireTool);
@@ -309,8 +347,9 @@ export function buildRequest(ir: IRRequest, upstreamModel: string): Record<strin
   // temperature 1 only, top_p ≥ 0.95. Rather than fail, the request keeps what the client
   // most likely depends on: forced tools over thinking, thinking over sampling tweaks.
   let thinking = false;
-  if (ir.thinking && toolChoice?.type !== 'any' && toolChoice?.type !== 'tool') {
-    const budget = Math.min(Math.floor(ir.thinking.budgetTokens), maxTokens - 1);
+  const wanted = ir.thinking?.budgetTokens ?? (ir.reasoningEffort ? THINKING_BUDGETS[ir.reasoningEffort] : undefined);
+  if (wanted && toolChoice?.type !== 'any' && toolChoice?.type !== 'tool') {
+    const budget = Math.min(Math.floor(wanted), maxTokens - 1);
     if (budget >= MIN_THINKING_BUDGET) {
       body.thinking = { type: 'enabled', budget_tokens: budget };
       thinking = true;

@@ -139,6 +139,7 @@ const ChatRequest = v.looseObject({
   parallel_tool_calls: v.nullish(bool()),
   stream_options: v.nullish(v.looseObject({ include_usage: v.nullish(bool()) }, 'must be an object')),
   user: v.nullish(str()),
+  reasoning_effort: v.nullish(str()),
 });
 
 type ChatRequestBody = v.InferOutput<typeof ChatRequest>;
@@ -205,6 +206,9 @@ export function parseRequest(body: unknown): IRRequest {
   if (typeof req.stop === 'string') ir.stop = [req.stop];
   else if (Array.isArray(req.stop) && req.stop.length > 0) ir.stop = req.stop;
   if (req.user != null) ir.user = req.user;
+  // Levels OpenAI adds later have no thinking budget to become on Anthropic; they stay unmapped.
+  const effort = req.reasoning_effort;
+  if (effort === 'none' || effort === 'minimal' || effort === 'low' || effort === 'medium' || effort === 'high') ir.reasoningEffort = effort;
   return ir;
 }
 
@@ -337,7 +341,8 @@ type OpenAIMessage = Record<string, unknown>;
 export function buildRequest(ir: IRRequest, upstreamModel: string): Record<string, unknown> {
   const messages: OpenAIMessage[] = ir.system.map((content) => ({ role: 'system', content }));
   for (const msg of ir.messages) {
-    messages.push(...(msg.role === 'user' ? userToOpenAI(msg.content) : assistantToOpenAI(msg.content)));
+    if (msg.role === 'system') messages.push(...systemToOpenAI(msg.content));
+    else messages.push(...(msg.role === 'user' ? userToOpenAI(msg.content) : assistantToOpenAI(msg.content)));
   }
 
   const body: Record<string, unknown> = { model: upstreamModel, messages };
@@ -372,7 +377,14 @@ export function buildRequest(ir: IRRequest, upstreamModel: string): Record<strin
   // again when the client did not want it.
   if (ir.stream) body.stream_options = { include_usage: true };
   if (ir.user !== undefined) body.user = ir.user;
+  if (ir.reasoningEffort !== undefined) body.reasoning_effort = ir.reasoningEffort;
   return body;
+}
+
+/** A mid-conversation instruction stays a system message at its place. */
+function systemToOpenAI(content: IRContent[]): OpenAIMessage[] {
+  const text = content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('\n');
+  return text === '' ? [] : [{ role: 'system', content: text }];
 }
 
 function imageUrl(c: Extract<IRContent, { type: 'image' }>): string {

@@ -1,0 +1,224 @@
+// `npm run test:clients`: the real CLIs against the gateway, opt-in (it downloads them).
+// Installs @anthropic-ai/claude-code and opencode-ai into a temporary prefix, starts the fake
+// upstream and a gateway on the embedded stores, and runs each CLI once per case: one prompt
+// answered in text and one tool round (the fake upstream calls the CLI's file-search tool, then
+// answers in text once the result is back), each through an Anthropic-dialect and an
+// OpenAI-dialect model. Prints pass/fail per case; exits non-zero if any case failed.
+//
+//   npm run test:clients [-- --only claude|opencode] [--keep: leave the temp dir, with what the upstream received]
+//   CLAUDE_CODE_VERSION / OPENCODE_VERSION pin the versions (default: latest).
+
+import { execFile, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { createKey } from '../../src/accounts/keys.js';
+import { createVerifiedUser, creditUser } from '../../src/accounts/users.js';
+import { nanoToUsd, usdToNano } from '../../src/billing/money.js';
+import { loadConfig } from '../../src/config.js';
+import { startGateway } from '../../src/gateway.js';
+import { createLogger } from '../../src/log.js';
+import { startFakeUpstream, TEXT_ANSWER, type RecordedRequest } from '../fake-upstream/server.js';
+
+const args = process.argv.slice(2);
+const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
+const keep = args.includes('--keep');
+const RUN_TIMEOUT_MS = 180_000;
+
+const root = mkdtempSync(path.join(tmpdir(), 'airouter-clients-'));
+const prefix = path.join(root, 'cli');
+const home = path.join(root, 'home');
+const project = path.join(root, 'project');
+for (const dir of [prefix, home, project]) mkdirSync(dir, { recursive: true });
+writeFileSync(path.join(project, 'README.md'), '# A project for the client run\n');
+
+function say(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+// ------------------------------------------------------------------------- install the CLIs
+
+const packages = [
+  `@anthropic-ai/claude-code@${process.env.CLAUDE_CODE_VERSION ?? 'latest'}`,
+  `opencode-ai@${process.env.OPENCODE_VERSION ?? 'latest'}`,
+];
+say(`installing ${packages.join(', ')} into ${prefix}`);
+await promisify(execFile)('npm', ['i', '--prefix', prefix, '--no-audit', '--no-fund', ...packages], { maxBuffer: 16 * 1024 * 1024 });
+const bin = (name: string) => path.join(prefix, 'node_modules', '.bin', name);
+const version = async (name: string) => (await promisify(execFile)(bin(name), ['--version'])).stdout.trim();
+say(`claude ${await version('claude')}, opencode ${await version('opencode')}`);
+
+// ------------------------------------------------------------------ fake upstream and gateway
+
+const fake = await startFakeUpstream();
+
+/**
+ * Per CLI and dialect, a model answering in text and one running a tool round with the CLI's
+ * own file-search tool (the upstream model name picks the fake's scenario).
+ */
+const TOOL = { claude: 'Glob', opencode: 'glob' } as const;
+type Cli = keyof typeof TOOL;
+const DIALECTS = ['anthropic', 'openai'] as const;
+const modelId = (cli: Cli, dialect: string, kind: 'text' | 'tools') => `${cli}-${dialect}-${kind}`;
+const models = (Object.keys(TOOL) as Cli[]).flatMap((cli) =>
+  DIALECTS.flatMap((dialect) =>
+    (['text', 'tools'] as const).map((kind) => ({
+      id: modelId(cli, dialect, kind),
+      context_window: 200000,
+      max_output_tokens: 64000,
+      pricing: { input: 1, output: 2 },
+      routes: [{
+        provider: `fake-${dialect}`,
+        model: kind === 'text' ? 'text' : `tool_round:${TOOL[cli]}:{"pattern":"*.md"}`,
+        reasoning: true,
+      }],
+    })),
+  ),
+);
+const catalogue = {
+  providers: [
+    { id: 'fake-openai', dialect: 'openai', base_url: `${fake.url}/v1` },
+    { id: 'fake-anthropic', dialect: 'anthropic', base_url: fake.url },
+  ],
+  models,
+};
+const cataloguePath = path.join(root, 'gateway.config.json');
+writeFileSync(cataloguePath, JSON.stringify(catalogue));
+
+const config = loadConfig({
+  PORT: '0',
+  HOST: '127.0.0.1',
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  GATEWAY_CONFIG: cataloguePath,
+  DATA_DIR: path.join(root, 'data'),
+});
+const log = createLogger(config.LOG_LEVEL);
+const gateway = await startGateway(config, log);
+const stores = gateway.stores;
+const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
+const account = await createVerifiedUser(stores.sql, 'clients@localhost', 'correct horse battery staple');
+const credit = usdToNano('100');
+await creditUser(stores.sql, stores.hot, account.id, credit, { method: 'operator', amount: nanoToUsd(credit), currency: 'USD' });
+const key = (await createKey(stores.sql, account.id, 'clients')).key;
+say(`gateway ${gatewayUrl}, fake upstream ${fake.url}`);
+
+// ------------------------------------------------------------------------------- the cases
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function run(command: string, argv: string[], env: Record<string, string>): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(command, argv, {
+      cwd: project,
+      // A home of its own: nothing from this machine's CLI settings, nothing left behind in them.
+      env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_DATA_HOME: path.join(home, '.local/share'), XDG_CACHE_HOME: path.join(home, '.cache'), TERM: 'dumb', CI: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Requests the fake upstream received during `fn`. */
+async function recording(fn: () => Promise<Run>): Promise<{ out: Run; requests: RecordedRequest[] }> {
+  const from = fake.requests.length;
+  const out = await fn();
+  return { out, requests: fake.requests.slice(from) };
+}
+
+/** A request that handed a tool's result back: the second half of a tool round. */
+function carriesToolResult(r: RecordedRequest): boolean {
+  const last = r.body?.messages?.at(-1);
+  if (last?.role === 'tool') return true;
+  return Array.isArray(last?.content) && last.content.some((b: any) => b?.type === 'tool_result');
+}
+
+function claude(model: string, prompt: string): Promise<Run> {
+  return run(bin('claude'), ['-p', prompt, '--model', model, '--allowedTools', TOOL.claude, '--max-turns', '4'], {
+    ANTHROPIC_BASE_URL: gatewayUrl,
+    ANTHROPIC_API_KEY: key,
+    ANTHROPIC_MODEL: model,
+    // Its background calls go to the "small fast" model; here that is the same catalogue model.
+    ANTHROPIC_SMALL_FAST_MODEL: model,
+    ANTHROPIC_DEFAULT_HAIKU_MODEL: model,
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+  });
+}
+
+function opencode(model: string, prompt: string): Promise<Run> {
+  const config = {
+    $schema: 'https://opencode.ai/config.json',
+    autoupdate: false,
+    share: 'disabled',
+    model: `airouter/${model}`,
+    small_model: `airouter/${model}`,
+    provider: {
+      airouter: {
+        npm: '@ai-sdk/openai-compatible',
+        name: 'airouter',
+        options: { baseURL: `${gatewayUrl}/v1`, apiKey: key, includeUsage: true },
+        models: Object.fromEntries(models.map((m) => [m.id, { name: m.id, tool_call: true }])),
+      },
+    },
+  };
+  writeFileSync(path.join(project, 'opencode.json'), JSON.stringify(config, null, 2));
+  return run(bin('opencode'), ['run', '-m', `airouter/${model}`, prompt], {
+    OPENCODE_DISABLE_AUTOUPDATE: '1',
+    OPENCODE_DISABLE_MODELS_FETCH: '1',
+    OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+  });
+}
+
+const RUNNERS: Record<Cli, (model: string, prompt: string) => Promise<Run>> = { claude, opencode };
+const results: { name: string; ok: boolean; why: string }[] = [];
+
+for (const cli of Object.keys(TOOL) as Cli[]) {
+  if (only && only !== cli) continue;
+  for (const dialect of DIALECTS) {
+    for (const kind of ['text', 'tools'] as const) {
+      const name = `${cli} · ${dialect}-dialect model · ${kind === 'text' ? 'say hi' : 'one tool round'}`;
+      const prompt = kind === 'text' ? 'say hi' : 'list the markdown files here';
+      const started = Date.now();
+      const { out, requests } = await recording(() => RUNNERS[cli](modelId(cli, dialect, kind), prompt));
+      const problems: string[] = [];
+      if (out.code !== 0) problems.push(`exit code ${out.code}`);
+      if (!out.stdout.includes(TEXT_ANSWER)) problems.push('the answer is not on stdout');
+      if (requests.length === 0) problems.push('nothing reached the upstream');
+      if (kind === 'tools' && !requests.some(carriesToolResult)) problems.push('no request carried the tool result back');
+      const ok = problems.length === 0;
+      results.push({ name, ok, why: problems.join('; ') });
+      say(`${ok ? 'PASS' : 'FAIL'}  ${name}  (${((Date.now() - started) / 1000).toFixed(1)} s, ${requests.length} upstream requests)`);
+      if (!ok) {
+        say(`      ${problems.join('; ')}`);
+        const tail = (s: string) => s.trim().split('\n').slice(-8).map((l) => `      | ${l}`).join('\n');
+        if (out.stdout.trim()) say(`      stdout:\n${tail(out.stdout)}`);
+        if (out.stderr.trim()) say(`      stderr:\n${tail(out.stderr)}`);
+      }
+    }
+  }
+}
+
+await gateway.stop();
+await fake.close();
+if (keep) {
+  // What the upstream received, to compare with test/fixtures/clients/.
+  writeFileSync(path.join(root, 'upstream-requests.json'), JSON.stringify(fake.requests, null, 1));
+  say(`kept ${root} (upstream-requests.json: what the upstream received)`);
+} else rmSync(root, { recursive: true, force: true });
+const failed = results.filter((r) => !r.ok).length;
+say(`${results.length - failed}/${results.length} passed`);
+process.exit(failed === 0 ? 0 : 1);
