@@ -31,7 +31,8 @@ function decodeParam(s: string): string {
 export class Exchange {
   readonly method: string;
   readonly path: string;
-  private readonly rawQuery: string;
+  /** The query string as sent, percent-escapes and all. */
+  readonly rawQuery: string;
   private parsedQuery?: URLSearchParams;
   readonly headers: Record<string, string> = {};
   readonly params: string[] = [];
