@@ -39,17 +39,34 @@ async function passwordMatches(password: string, stored: string | null): Promise
 }
 
 /**
- * Counts one event in each bucket; refuses once any bucket went past `max` in its window.
- * Counting before the work (not after a failure) means a burst of parallel guesses is held to
- * the limit too.
+ * The client as the limits count it: an IPv4 address, or the /64 network of an IPv6 one (one
+ * subscriber commonly holds a whole /64, and would otherwise have 2^64 addresses to rotate).
  */
-async function limit(gw: Gateway, buckets: string[], what: string): Promise<void> {
-  const max = gw.config.LOGIN_MAX_ATTEMPTS;
-  const hits = await Promise.all(buckets.map((b) => gw.hot.hit(b, gw.config.LOGIN_WINDOW_S)));
-  const over = hits.filter((h) => h.count > max);
-  if (over.length > 0) {
-    const wait = Math.max(...over.map((h) => h.ttlS));
-    throw tooManyAttempts(wait, `Too many ${what}; try again in ${wait} seconds.`);
+export function clientOf(address: string): string {
+  if (!address.includes(':') || address.includes('.')) return address;
+  const [head, tail] = address.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail === undefined ? [] : tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  const n = groups.map((g) => parseInt(g || '0', 16));
+  // An IPv4 client on a dual-stack socket (::ffff:a.b.c.d written in hex) is that IPv4 address.
+  if (n.slice(0, 5).every((x) => x === 0) && n[5] === 0xffff) return `${n[6] >> 8}.${n[6] & 255}.${n[7] >> 8}.${n[7] & 255}`;
+  return `${n.slice(0, 4).map((x) => x.toString(16)).join(':')}::/64`;
+}
+
+/** How many times LOGIN_MAX_ATTEMPTS one email may fail from all addresses together. */
+export const EMAIL_FACTOR = 10;
+
+/**
+ * Counts one event in each bucket in turn, and refuses at the first that went past its limit in
+ * the window. Counting before the work (not after a failure) holds a burst of parallel guesses
+ * to the limit too; stopping at the first refusal keeps a flood that is already refused by its
+ * address out of the wider buckets behind it.
+ */
+async function limit(gw: Gateway, buckets: [name: string, max: number][], what: string): Promise<void> {
+  for (const [name, max] of buckets) {
+    const hit = await gw.hot.hit(name, gw.config.LOGIN_WINDOW_S);
+    if (hit.count > max) throw tooManyAttempts(hit.ttlS, `Too many ${what}; try again in ${hit.ttlS} seconds.`);
   }
 }
 
@@ -65,7 +82,8 @@ export function authHandlers(gw: Gateway, mailer: Mailer) {
     const raw = readJson(ex);
     const { email } = parseBody(RegisterBody, await raw);
     // Each request may send a mail: bounded per inbox and per client, like logins.
-    await limit(gw, [`register:e:${emailTag(email)}`, `register:a:${ex.remoteAddress}`], 'signup requests');
+    const max = gw.config.LOGIN_MAX_ATTEMPTS;
+    await limit(gw, [[`register:a:${clientOf(ex.remoteAddress)}`, max], [`register:e:${emailTag(email)}`, max]], 'signup requests');
 
     await gw.sql`INSERT INTO users (email) VALUES (${email}) ON CONFLICT (email) DO NOTHING`;
     const [user] = await gw.sql<{ id: string; verified: boolean; has_password: boolean }[]>`
@@ -120,14 +138,20 @@ export function authHandlers(gw: Gateway, mailer: Mailer) {
   async function login(ex: Exchange): Promise<Reply> {
     const raw = readJson(ex);
     const { email, password } = parseBody(LoginBody, await raw);
-    const emailBucket = `login:e:${emailTag(email)}`;
-    await limit(gw, [emailBucket, `login:a:${ex.remoteAddress}`], 'sign-in attempts');
+    // Per address, per address and email, and per email alone at a much higher threshold: a
+    // flood from one address (or a few) cannot lock the owner out from their own.
+    const max = gw.config.LOGIN_MAX_ATTEMPTS;
+    const tag = emailTag(email);
+    const client = clientOf(ex.remoteAddress);
+    const pairBucket = `login:ae:${client}:${tag}`;
+    const emailBucket = `login:e:${tag}`;
+    await limit(gw, [[`login:a:${client}`, max], [pairBucket, max], [emailBucket, max * EMAIL_FACTOR]], 'sign-in attempts');
 
     const user = await findUserByEmail(gw.sql, email);
     const ok = (await passwordMatches(password, user?.password_hash ?? null)) && !!user?.email_verified_at;
     if (!ok || !user) throw unauthorized('invalid_credentials', 'Wrong email or password.');
-    // Knowing the password clears that account's count; the address keeps its own.
-    await gw.hot.resetHits(emailBucket);
+    // Knowing the password clears that account's counts; the address keeps its own.
+    await Promise.all([gw.hot.resetHits(emailBucket), gw.hot.resetHits(pairBucket)]);
     return { status: 200, body: await openSession(gw.sql, user.id, gw.config.SESSION_TTL_S) };
   }
 
