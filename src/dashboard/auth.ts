@@ -1,7 +1,7 @@
 // Signup (register → mailed link → verify), login and logout.
 //
 // Nothing here tells a caller whether an email has an account: register answers the same 202
-// either way (the mailbox owner learns the rest), and login runs the KDF even when there is no
+// either way, before looking (the mailbox owner learns the rest), and login runs the KDF even when there is no
 // password to check, so an unknown email is not answered measurably faster.
 
 import { createHash } from 'node:crypto';
@@ -73,34 +73,40 @@ async function limit(gw: Gateway, buckets: [name: string, max: number][], what: 
 export function authHandlers(gw: Gateway, mailer: Mailer) {
   // Ready before the first login, so that one is not slower either.
   dummy().catch(() => {});
-  const sendInBackground = (mail: Parameters<Mailer['send']>[0]) => {
-    // Not awaited: how long the SMTP server takes must not show in the answer, for any email.
-    mailer.send(mail).catch((err: unknown) => gw.log.error({ err, subject: mail.subject }, 'sending mail failed'));
-  };
 
-  async function register(ex: Exchange): Promise<Reply> {
-    const raw = readJson(ex);
-    const { email } = parseBody(RegisterBody, await raw);
-    // Each request may send a mail: bounded per inbox and per client, like logins.
-    const max = gw.config.LOGIN_MAX_ATTEMPTS;
-    await limit(gw, [[`register:a:${clientOf(ex.remoteAddress)}`, max], [`register:e:${emailTag(email)}`, max]], 'signup requests');
-
+  /**
+   * Everything /register does past validation and its rate limit, run after the answer went
+   * out: an unknown email costs two inserts, a known one none, and the SMTP server's pace is
+   * its own; none of that may show in how long the answer takes.
+   */
+  async function completeSignup(email: string): Promise<void> {
     await gw.sql`INSERT INTO users (email) VALUES (${email}) ON CONFLICT (email) DO NOTHING`;
     const [user] = await gw.sql<{ id: string; verified: boolean; has_password: boolean }[]>`
       SELECT id, email_verified_at IS NOT NULL AS verified, password_hash IS NOT NULL AS has_password
       FROM users WHERE email = ${email}`;
     if (user.verified && user.has_password) {
       // An existing account is left exactly as it is; its owner is only told someone tried.
-      sendInBackground(alreadyRegisteredMail(email, `${gw.config.publicUrl}/login`));
-    } else {
-      // Unverified, or created by an operator without a password: the link lets the
-      // mailbox owner choose one. Earlier links stay valid until used or expired.
-      const token = randomToken();
-      await gw.sql`
-        INSERT INTO email_tokens (token_hash, user_id, expires_at)
-        VALUES (${hashSecret(token)}, ${user.id}, now() + make_interval(secs => ${EMAIL_TOKEN_TTL_S}))`;
-      sendInBackground(verificationMail(email, `${gw.config.publicUrl}/verify?token=${token}`));
+      await mailer.send(alreadyRegisteredMail(email, `${gw.config.publicUrl}/login`));
+      return;
     }
+    // Unverified, or created by an operator without a password: the link lets the mailbox
+    // owner choose one. Earlier links stay valid until used or expired.
+    const token = randomToken();
+    await gw.sql`
+      INSERT INTO email_tokens (token_hash, user_id, expires_at)
+      VALUES (${hashSecret(token)}, ${user.id}, now() + make_interval(secs => ${EMAIL_TOKEN_TTL_S}))`;
+    await mailer.send(verificationMail(email, `${gw.config.publicUrl}/verify?token=${token}`));
+  }
+
+  async function register(ex: Exchange): Promise<Reply> {
+    const raw = readJson(ex);
+    const { email } = parseBody(RegisterBody, await raw);
+    // Each request may send a mail: bounded per client and per inbox, like logins.
+    const max = gw.config.LOGIN_MAX_ATTEMPTS;
+    await limit(gw, [[`register:a:${clientOf(ex.remoteAddress)}`, max], [`register:e:${emailTag(email)}`, max]], 'signup requests');
+    setImmediate(() => {
+      completeSignup(email).catch((err: unknown) => gw.log.error({ err, email: emailTag(email) }, 'signup after the answer failed'));
+    });
     return { status: 202, body: { status: 'verification_sent' } };
   }
 
