@@ -194,7 +194,7 @@ export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   PING_INTERVAL_MS: 'Messages-surface streams send a ping after this much silence (default 10000).',
   SMTP_URL: 'SMTP server for verification mail (smtp:// or smtps://). Absent: the link is logged.',
   MAIL_FROM: 'Sender of verification mail.',
-  LOGIN_MAX_ATTEMPTS: 'Failed logins allowed per email and per client address in the window (default 10).',
+  LOGIN_MAX_ATTEMPTS: 'Failed logins allowed per client address and per address and email in the window (default 10); per email from all addresses together, ten times as many. Signups: this many per address and per email.',
   LOGIN_WINDOW_S: 'Login rate-limit window in seconds (default 900).',
   SESSION_TTL_S: 'Dashboard session lifetime in seconds (default 604800).',
   DEPOSIT_EXPIRY_S: 'How long a deposit invoice can be paid, in seconds (default 900); then the sweeper marks it expired.',

@@ -78,19 +78,31 @@ export interface KeyRow {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  rpm_limit: number | null;
+  spend_limit_nano: bigint | null;
+  spend_limit_period: SpendPeriod | null;
 }
 
-export async function createKey(sql: Sql, userId: string, name = ''): Promise<KeyRow & { key: string }> {
+/** What a key's owner may change; an absent field is left as it is, null removes a limit. */
+export interface KeyChanges {
+  name?: string;
+  rpm?: number | null;
+  /** Cap and period go together: null removes the cap. */
+  spend?: { nano: bigint; period: SpendPeriod } | null;
+}
+
+export async function createKey(sql: Sql, userId: string, name = '', limits: Omit<KeyChanges, 'name'> = {}): Promise<KeyRow & { key: string }> {
   const { key, hash, prefix } = generateKey();
   const [row] = await sql<KeyRow[]>`
-    INSERT INTO api_keys (user_id, name, key_hash, prefix) VALUES (${userId}, ${name}, ${hash}, ${prefix})
-    RETURNING id, name, prefix, created_at, last_used_at, revoked_at`;
+    INSERT INTO api_keys (user_id, name, key_hash, prefix, rpm_limit, spend_limit_nano, spend_limit_period)
+    VALUES (${userId}, ${name}, ${hash}, ${prefix}, ${limits.rpm ?? null}, ${limits.spend?.nano ?? null}, ${limits.spend?.period ?? null})
+    RETURNING id, name, prefix, created_at, last_used_at, revoked_at, rpm_limit, spend_limit_nano, spend_limit_period`;
   return { ...row, key };
 }
 
 export function listKeys(sql: Sql, userId: string): Promise<KeyRow[]> {
   return sql<KeyRow[]>`
-    SELECT id, name, prefix, created_at, last_used_at, revoked_at FROM api_keys
+    SELECT id, name, prefix, created_at, last_used_at, revoked_at, rpm_limit, spend_limit_nano, spend_limit_period FROM api_keys
     WHERE user_id = ${userId} ORDER BY created_at DESC, id`;
 }
 
@@ -178,6 +190,27 @@ export class KeyResolver {
     await this.hot.setCached(`key:${row.key_hash}`, REVOKED, SHARED_CACHE_MS);
     await this.hot.publish(REVOKE_CHANNEL, row.key_hash);
     return { id: row.id, revoked_at: row.revoked_at };
+  }
+
+  /**
+   * Change a key of this user (name, limits); null when no such key is theirs. The key's new
+   * limits hold in every process from the answer on.
+   */
+  async update(userId: string, keyId: string, changes: KeyChanges): Promise<KeyRow | null> {
+    const setRpm = changes.rpm !== undefined;
+    const setSpend = changes.spend !== undefined;
+    const [row] = await this.sql<(KeyRow & { key_hash: string })[]>`
+      UPDATE api_keys SET
+        name = coalesce(${changes.name ?? null}, name),
+        rpm_limit = CASE WHEN ${setRpm} THEN ${changes.rpm ?? null}::integer ELSE rpm_limit END,
+        spend_limit_nano = CASE WHEN ${setSpend} THEN ${changes.spend?.nano ?? null}::bigint ELSE spend_limit_nano END,
+        spend_limit_period = CASE WHEN ${setSpend} THEN ${changes.spend?.period ?? null}::text ELSE spend_limit_period END
+      WHERE id = ${keyId} AND user_id = ${userId}
+      RETURNING id, name, prefix, created_at, last_used_at, revoked_at, rpm_limit, spend_limit_nano, spend_limit_period, key_hash`;
+    if (!row) return null;
+    if ((setRpm || setSpend) && row.revoked_at === null) await this.changed(row.key_hash, userId);
+    const { key_hash: _, ...key } = row;
+    return key;
   }
 
   /** After a key's limits changed in Postgres: every process reads them again. */

@@ -1,7 +1,7 @@
 // Signup (register → mailed link → verify), login and logout.
 //
 // Nothing here tells a caller whether an email has an account: register answers the same 202
-// either way (the mailbox owner learns the rest), and login runs the KDF even when there is no
+// either way, before looking (the mailbox owner learns the rest), and login runs the KDF even when there is no
 // password to check, so an unknown email is not answered measurably faster.
 
 import { createHash } from 'node:crypto';
@@ -39,50 +39,74 @@ async function passwordMatches(password: string, stored: string | null): Promise
 }
 
 /**
- * Counts one event in each bucket; refuses once any bucket went past `max` in its window.
- * Counting before the work (not after a failure) means a burst of parallel guesses is held to
- * the limit too.
+ * The client as the limits count it: an IPv4 address, or the /64 network of an IPv6 one (one
+ * subscriber commonly holds a whole /64, and would otherwise have 2^64 addresses to rotate).
  */
-async function limit(gw: Gateway, buckets: string[], what: string): Promise<void> {
-  const max = gw.config.LOGIN_MAX_ATTEMPTS;
-  const hits = await Promise.all(buckets.map((b) => gw.hot.hit(b, gw.config.LOGIN_WINDOW_S)));
-  const over = hits.filter((h) => h.count > max);
-  if (over.length > 0) {
-    const wait = Math.max(...over.map((h) => h.ttlS));
-    throw tooManyAttempts(wait, `Too many ${what}; try again in ${wait} seconds.`);
+export function clientOf(address: string): string {
+  if (!address.includes(':') || address.includes('.')) return address;
+  const [head, tail] = address.toLowerCase().split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail === undefined ? [] : tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  const n = groups.map((g) => parseInt(g || '0', 16));
+  // An IPv4 client on a dual-stack socket (::ffff:a.b.c.d written in hex) is that IPv4 address.
+  if (n.slice(0, 5).every((x) => x === 0) && n[5] === 0xffff) return `${n[6] >> 8}.${n[6] & 255}.${n[7] >> 8}.${n[7] & 255}`;
+  return `${n.slice(0, 4).map((x) => x.toString(16)).join(':')}::/64`;
+}
+
+/** How many times LOGIN_MAX_ATTEMPTS one email may fail from all addresses together. */
+export const EMAIL_FACTOR = 10;
+
+/**
+ * Counts one event in each bucket in turn, and refuses at the first that went past its limit in
+ * the window. Counting before the work (not after a failure) holds a burst of parallel guesses
+ * to the limit too; stopping at the first refusal keeps a flood that is already refused by its
+ * address out of the wider buckets behind it.
+ */
+async function limit(gw: Gateway, buckets: [name: string, max: number][], what: string): Promise<void> {
+  for (const [name, max] of buckets) {
+    const hit = await gw.hot.hit(name, gw.config.LOGIN_WINDOW_S);
+    if (hit.count > max) throw tooManyAttempts(hit.ttlS, `Too many ${what}; try again in ${hit.ttlS} seconds.`);
   }
 }
 
 export function authHandlers(gw: Gateway, mailer: Mailer) {
   // Ready before the first login, so that one is not slower either.
   dummy().catch(() => {});
-  const sendInBackground = (mail: Parameters<Mailer['send']>[0]) => {
-    // Not awaited: how long the SMTP server takes must not show in the answer, for any email.
-    mailer.send(mail).catch((err: unknown) => gw.log.error({ err, subject: mail.subject }, 'sending mail failed'));
-  };
 
-  async function register(ex: Exchange): Promise<Reply> {
-    const raw = readJson(ex);
-    const { email } = parseBody(RegisterBody, await raw);
-    // Each request may send a mail: bounded per inbox and per client, like logins.
-    await limit(gw, [`register:e:${emailTag(email)}`, `register:a:${ex.remoteAddress}`], 'signup requests');
-
+  /**
+   * Everything /register does past validation and its rate limit, run after the answer went
+   * out: an unknown email costs two inserts, a known one none, and the SMTP server's pace is
+   * its own; none of that may show in how long the answer takes.
+   */
+  async function completeSignup(email: string): Promise<void> {
     await gw.sql`INSERT INTO users (email) VALUES (${email}) ON CONFLICT (email) DO NOTHING`;
     const [user] = await gw.sql<{ id: string; verified: boolean; has_password: boolean }[]>`
       SELECT id, email_verified_at IS NOT NULL AS verified, password_hash IS NOT NULL AS has_password
       FROM users WHERE email = ${email}`;
     if (user.verified && user.has_password) {
       // An existing account is left exactly as it is; its owner is only told someone tried.
-      sendInBackground(alreadyRegisteredMail(email, `${gw.config.publicUrl}/login`));
-    } else {
-      // Unverified, or created by an operator without a password: the link lets the
-      // mailbox owner choose one. Earlier links stay valid until used or expired.
-      const token = randomToken();
-      await gw.sql`
-        INSERT INTO email_tokens (token_hash, user_id, expires_at)
-        VALUES (${hashSecret(token)}, ${user.id}, now() + make_interval(secs => ${EMAIL_TOKEN_TTL_S}))`;
-      sendInBackground(verificationMail(email, `${gw.config.publicUrl}/verify?token=${token}`));
+      await mailer.send(alreadyRegisteredMail(email, `${gw.config.publicUrl}/login`));
+      return;
     }
+    // Unverified, or created by an operator without a password: the link lets the mailbox
+    // owner choose one. Earlier links stay valid until used or expired.
+    const token = randomToken();
+    await gw.sql`
+      INSERT INTO email_tokens (token_hash, user_id, expires_at)
+      VALUES (${hashSecret(token)}, ${user.id}, now() + make_interval(secs => ${EMAIL_TOKEN_TTL_S}))`;
+    await mailer.send(verificationMail(email, `${gw.config.publicUrl}/verify?token=${token}`));
+  }
+
+  async function register(ex: Exchange): Promise<Reply> {
+    const raw = readJson(ex);
+    const { email } = parseBody(RegisterBody, await raw);
+    // Each request may send a mail: bounded per client and per inbox, like logins.
+    const max = gw.config.LOGIN_MAX_ATTEMPTS;
+    await limit(gw, [[`register:a:${clientOf(ex.remoteAddress)}`, max], [`register:e:${emailTag(email)}`, max]], 'signup requests');
+    setImmediate(() => {
+      completeSignup(email).catch((err: unknown) => gw.log.error({ err, email: emailTag(email) }, 'signup after the answer failed'));
+    });
     return { status: 202, body: { status: 'verification_sent' } };
   }
 
@@ -120,14 +144,20 @@ export function authHandlers(gw: Gateway, mailer: Mailer) {
   async function login(ex: Exchange): Promise<Reply> {
     const raw = readJson(ex);
     const { email, password } = parseBody(LoginBody, await raw);
-    const emailBucket = `login:e:${emailTag(email)}`;
-    await limit(gw, [emailBucket, `login:a:${ex.remoteAddress}`], 'sign-in attempts');
+    // Per address, per address and email, and per email alone at a much higher threshold: a
+    // flood from one address (or a few) cannot lock the owner out from their own.
+    const max = gw.config.LOGIN_MAX_ATTEMPTS;
+    const tag = emailTag(email);
+    const client = clientOf(ex.remoteAddress);
+    const pairBucket = `login:ae:${client}:${tag}`;
+    const emailBucket = `login:e:${tag}`;
+    await limit(gw, [[`login:a:${client}`, max], [pairBucket, max], [emailBucket, max * EMAIL_FACTOR]], 'sign-in attempts');
 
     const user = await findUserByEmail(gw.sql, email);
     const ok = (await passwordMatches(password, user?.password_hash ?? null)) && !!user?.email_verified_at;
     if (!ok || !user) throw unauthorized('invalid_credentials', 'Wrong email or password.');
-    // Knowing the password clears that account's count; the address keeps its own.
-    await gw.hot.resetHits(emailBucket);
+    // Knowing the password clears that account's counts; the address keeps its own.
+    await Promise.all([gw.hot.resetHits(emailBucket), gw.hot.resetHits(pairBucket)]);
     return { status: 200, body: await openSession(gw.sql, user.id, gw.config.SESSION_TTL_S) };
   }
 

@@ -11,6 +11,56 @@ export const PREFIX = '/api/dashboard';
 /** Dashboard bodies are a few short fields; anything near this size is not a real client. */
 const MAX_BODY_BYTES = 64 * 1024;
 
+// Postgres refuses NUL in text and lone UTF-16 surrogates cannot be stored as UTF-8 at all:
+// either would fail deep in a query as a 500, so every string is checked here, once, for
+// every route.
+// eslint-disable-next-line no-control-regex
+const INVALID_TEXT = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const INVALID_TEXT_MESSAGE = 'contains a NUL character or invalid Unicode';
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Every name and value of the query string: well-formed percent-encoded UTF-8, no NUL. */
+export function checkQueryText(rawQuery: string): void {
+  if (rawQuery === '') return;
+  for (const pair of rawQuery.split('&')) {
+    const eq = pair.indexOf('=');
+    const name = eq < 0 ? pair : pair.slice(0, eq);
+    let decodedName: string;
+    let decoded: string;
+    try {
+      decodedName = decodeURIComponent(name.replace(/\+/g, ' '));
+      decoded = decodeURIComponent(pair.replace(/\+/g, ' '));
+    } catch {
+      throw badRequest('invalid_text', `Query parameter "${safeName(name)}" is not valid percent-encoded UTF-8.`);
+    }
+    if (INVALID_TEXT.test(decoded)) throw badRequest('invalid_text', `Query parameter "${safeName(decodedName)}" ${INVALID_TEXT_MESSAGE}.`);
+  }
+}
+
+/** A parameter name quoted back: short, and without the characters that made it invalid. */
+const safeName = (name: string) => name.replace(/[^\w.-]/g, '?').slice(0, 50);
+
+/** Every string of a parsed body, object keys included; the path of the first bad one. */
+function invalidTextPath(value: unknown): string | undefined {
+  // Iterative: a body may nest as deep as its size allows.
+  const stack: [unknown, string][] = [[value, '']];
+  while (stack.length > 0) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (INVALID_TEXT.test(v)) return path;
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => stack.push([item, path ? `${path}.${i}` : String(i)]));
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, item] of Object.entries(v)) {
+        const at = path ? `${path}.${k}` : k;
+        if (INVALID_TEXT.test(k)) return at;
+        stack.push([item, at]);
+      }
+    }
+  }
+  return undefined;
+}
+
 /**
  * Starts reading the body at once: uWS only lets a handler attach its data callback during the
  * synchronous part of the call. An empty body reads as `{}` so that optional-only bodies
@@ -18,7 +68,12 @@ const MAX_BODY_BYTES = 64 * 1024;
  */
 export function readJson(ex: Exchange): Promise<unknown> {
   const p = ex.readBody(MAX_BODY_BYTES).then((raw) => {
-    const text = raw.toString('utf8');
+    let text: string;
+    try {
+      text = utf8.decode(raw);
+    } catch {
+      throw badRequest('invalid_text', 'The request body is not valid UTF-8.');
+    }
     if (text.trim() === '') return {};
     let value: unknown;
     try {
@@ -27,6 +82,8 @@ export function readJson(ex: Exchange): Promise<unknown> {
       throw badRequest('invalid_json', 'The request body is not valid JSON.');
     }
     if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badRequest('invalid_request', 'The request body must be a JSON object.');
+    const bad = invalidTextPath(value);
+    if (bad !== undefined) throw badRequest('invalid_text', `"${safeName(bad)}" ${INVALID_TEXT_MESSAGE}.`);
     return value;
   });
   // The handler may fail (bad session) before it awaits the body.
@@ -51,8 +108,9 @@ export function dashRoute(
     path: def.path,
     name: def.name,
     onError: renderDashboardError,
-    handler: (ex) =>
-      def.handler(ex).then(
+    handler: (ex) => {
+      checkQueryText(ex.rawQuery);
+      return def.handler(ex).then(
         (reply) => {
           const headers = { 'cache-control': 'no-store', ...reply.headers };
           if (reply.status === 204) ex.send(204, '', headers);
@@ -67,6 +125,7 @@ export function dashRoute(
           }
           throw err;
         },
-      ),
+      );
+    },
   });
 }

@@ -37,8 +37,8 @@ export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = 
   // decodeURIComponent that throws (and aborts the process) on a malformed %-escape. A
   // wildcard route has no parameters; the handler reads the id from the path itself.
   dashRoute(router, gw, {
-    method: 'any', path: `${PREFIX}/keys/*`, name: 'dashboard_keys_revoke',
-    handler: (ex) => (ex.method === 'DELETE' ? keys.revoke(ex) : unknown(ex)),
+    method: 'any', path: `${PREFIX}/keys/*`, name: 'dashboard_key',
+    handler: (ex) => (ex.method === 'DELETE' ? keys.revoke(ex) : ex.method === 'PATCH' ? keys.update(ex) : unknown(ex)),
   });
   route('get', '/usage', 'usage', usage.list);
   route('get', '/usage-stats', 'usage_stats', usage.stats);

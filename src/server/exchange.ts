@@ -31,7 +31,7 @@ function decodeParam(s: string): string {
 export class Exchange {
   readonly method: string;
   readonly path: string;
-  /** The query string as sent (no `?`): same-dialect routes forward it. */
+  /** The query string as sent (no `?`, percent-escapes and all): same-dialect routes forward it. */
   readonly rawQuery: string;
   private parsedQuery?: URLSearchParams;
   readonly headers: Record<string, string> = {};

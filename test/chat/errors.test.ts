@@ -64,6 +64,15 @@ t.test('upstream 400 is the client\'s fault: relayed as 400 with its message', a
   t.ok(err.message.length > 0);
 });
 
+t.test('an upstream error quoting secrets and addresses reaches the client scrubbed', async (t) => {
+  const leaky = 'rejected sk-proj-AbCdEfGhIjKlMnOp_qr from db-7.prod.internal via [2001:db8::5]:443 with ' +
+    'Basic dXNlcjpwYXNzd29yZA== and eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2ln and AKIAIOSFODNN7EXAMPLE';
+  const r = await postJson(`${gw.url}/v1/chat/completions`, { model: 'oa-model', messages: msg(`${leaky} [[error:400:echo]]`) }, { authorization: `Bearer ${user.key}` });
+  t.equal(r.status, 400);
+  t.match(r.json.error.message, /^rejected \[redacted\] from \[host\] via \[address\]/, 'the upstream\'s message, scrubbed');
+  for (const secret of ['sk-proj', 'db-7', '2001:db8', 'dXNlcjpw', 'eyJzdWIi', 'AKIAIOSF']) t.notOk(r.text.includes(secret), `no ${secret}`);
+});
+
 t.test('upstream credential failures never leak the provider key or address', async (t) => {
   const r = await postJson(`${gw.url}/v1/chat/completions`, { model: 'oa-model', messages: msg('[[error:401]]') }, { authorization: `Bearer ${user.key}` });
   t.equal(r.status, 502);

@@ -16,7 +16,7 @@ t.test('openapi document', async (t) => {
   t.equal(doc.servers[0].url, 'https://dash.example.test/api/dashboard');
 
   const routes = [
-    'post /register', 'post /verify', 'post /login', 'post /logout', 'get /keys', 'post /keys', 'delete /keys/{id}', 'get /usage', 'get /usage-stats',
+    'post /register', 'post /verify', 'post /login', 'post /logout', 'get /keys', 'post /keys', 'patch /keys/{id}', 'delete /keys/{id}', 'get /usage', 'get /usage-stats',
     'get /catalog', 'get /balance', 'get /deposits', 'get /deposits/{id}', 'get /deposit/info', 'post /topup/qris', 'post /deposit/epusdt/create', 'get /openapi.json',
   ];
   const documented = Object.entries(doc.paths).flatMap(([p, ops]: [string, any]) => Object.keys(ops).map((m) => `${m} ${p}`));
@@ -26,7 +26,8 @@ t.test('openapi document', async (t) => {
   const u = await signUp(s);
   await creditUser(gw.gw.sql, gw.gw.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
   const key = (await api('POST', '/keys', { token: u.session, body: { name: 'k' } }));
-  await api('POST', '/keys', { token: u.session });
+  const limited = await api('POST', '/keys', { token: u.session, body: { rpm_limit: 5, spend_limit_usd: '1.5', spend_limit_period: 'week' } });
+  const patched = await api('PATCH', `/keys/${limited.json.id}`, { token: u.session, body: { rpm_limit: null, spend_limit_usd: 2, spend_limit_period: 'day' } });
   await gw.gw.sql`INSERT INTO usage_records (user_id, key_id, request_id, model, surface, stream, status, prompt_tokens, completion_tokens, cost_nano, official_cost_nano, ttft_ms)
                   VALUES (${u.userId}, ${key.json.id}, 'r1', 'oa-model', 'chat', true, 200, 10, 5, 123, 456, 42),
                          (${u.userId}, NULL, 'r2', 'an-model', 'messages', false, 499, 0, 0, 0, 0, NULL)`;
@@ -54,6 +55,10 @@ t.test('openapi document', async (t) => {
     ['/topup/qris', 'post', await api('POST', '/topup/qris', { token: u.session, body: { amount_idr: 50000 } })],
     ['/deposit/epusdt/create', 'post', await api('POST', '/deposit/epusdt/create', { token: u.session, body: { amount_usd: 'ten' } })],
     ['/deposits/{id}', 'get', await api('GET', '/deposits/00000000-0000-4000-8000-000000000000', { token: u.session })],
+    ['/keys', 'post', limited],
+    ['/keys/{id}', 'patch', patched],
+    ['/keys/{id}', 'patch', await api('PATCH', `/keys/${limited.json.id}`, { token: u.session, body: { rpm_limit: 0 } })],
+    ['/keys/{id}', 'patch', await api('PATCH', '/keys/00000000-0000-4000-8000-000000000000', { token: u.session, body: {} })],
   ];
   for (const [p, m, r] of live) {
     t.same(answerErrors(doc, p, m, r), [], `${m} ${p} ${r.status} is documented and fits its schema`);
@@ -65,4 +70,7 @@ t.test('openapi document', async (t) => {
   t.same(live[14][2].json, { methods: [] }, 'no method is listed without its configuration');
   t.equal(live[15][2].json.error.code, 'method_disabled');
   t.equal(live[16][2].status, 400);
+  t.match(patched.json, { rpm_limit: null, spend_limit_usd: '2.000000000', spend_limit_period: 'day' });
+  t.equal(live[20][2].status, 400, 'a bad limit');
+  t.equal(live[21][2].status, 404, 'no such key');
 });

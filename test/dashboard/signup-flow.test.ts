@@ -6,6 +6,7 @@ import { request } from 'undici';
 import { PRICES } from '../helpers/gateway.js';
 import { eventually } from '../helpers/http.js';
 import { mailText, newEmail, startDashboard, verifyLinkToken } from '../helpers/dashboard.js';
+import { captureLog } from '../helpers/payments.js';
 
 const nanoPerMillion = (usdPerMillion: number) => BigInt(Math.round(usdPerMillion * 1e9));
 const nanoToUsd = (n: bigint) => `${n / 1_000_000_000n}.${(n % 1_000_000_000n).toString().padStart(9, '0')}`;
@@ -73,7 +74,7 @@ t.test('signup, login, key, inference, usage', async (t) => {
   const listed = await api('GET', '/keys', { token: session });
   t.equal(listed.status, 200);
   t.equal(listed.json.data.length, 1);
-  t.same(Object.keys(listed.json.data[0]).sort(), ['created_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at']);
+  t.same(Object.keys(listed.json.data[0]).sort(), ['created_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'rpm_limit', 'spend_limit_period', 'spend_limit_usd']);
   t.notOk(listed.text.includes(created.json.key), 'the secret is never listed');
 
   // One plain request and one with cached prompt tokens, so every price is exercised.
@@ -198,6 +199,43 @@ t.test('register for an existing account changes nothing and tells the owner', a
   t.equal(after.password_hash, before.password_hash);
   t.equal((await s.api('POST', '/login', { body: { email: u.email, password: 'correct horse battery staple' } })).status, 200);
   await s.sink.take(fresh);
+});
+
+t.test('register answers before any database work: known and unknown emails alike, both mailed', async (t) => {
+  const logs = captureLog();
+  const s = await startDashboard(t, {}, logs.log);
+  const u = await s.gw.user('1');
+  const fresh = newEmail();
+  const same = (r: { status: number; headers: Record<string, unknown>; text: string }) => ({
+    status: r.status,
+    text: r.text,
+    headers: Object.fromEntries(Object.entries(r.headers).filter(([k]) => !['date', 'x-request-id'].includes(k))),
+  });
+  const known = await s.api('POST', '/register', { body: { email: u.email } });
+  const unknown = await s.api('POST', '/register', { body: { email: fresh } });
+  t.same(same(known), same(unknown), 'status, headers and body alike');
+  t.equal(known.status, 202);
+  t.match(mailText((await s.sink.take(u.email)).raw), /already has one/, 'the owner is told');
+  t.ok(verifyLinkToken((await s.sink.take(fresh)).raw).token, 'the newcomer gets a link');
+
+  // With Postgres failing, the answer is the same 202: nothing was looked up before it.
+  const original = s.gw.gw.sql;
+  s.gw.gw.sql = new Proxy(original, {
+    apply() {
+      const err: any = new Error('write CONNECTION_CLOSED');
+      err.code = 'CONNECTION_CLOSED';
+      return Promise.reject(err);
+    },
+  });
+  t.teardown(() => {
+    s.gw.gw.sql = original;
+  });
+  const during = await s.api('POST', '/register', { body: { email: newEmail() } });
+  t.same(same(during), same(unknown), 'answered alike while the database is away');
+  const logged = await eventually(() => logs.lines.find((l) => l.msg === 'signup after the answer failed'), 3000);
+  s.gw.gw.sql = original;
+  t.ok(logged, 'the failure after the answer is logged');
+  t.equal(logged?.level, 50, 'as an error');
 });
 
 t.test('an operator-made account without a password can set one by signing up', async (t) => {

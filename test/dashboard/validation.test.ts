@@ -99,6 +99,43 @@ t.test('bad input anywhere is a 4xx with the envelope', async (t) => {
   t.equal((await api('GET', '/balance', { token })).status, 200);
 });
 
+t.test('NUL and invalid Unicode in any query parameter or body string: 400 invalid_text, never a 500', async (t) => {
+  const s = await startDashboard(t, { LOGIN_MAX_ATTEMPTS: '1000' });
+  const { api, gw } = s;
+  const token = (await signUp(s)).session;
+  const refused = (what: string, r: ApiResponse) => {
+    t.equal(r.status, 400, `${what}: status (${r.text.slice(0, 120)})`);
+    t.ok(isEnvelope(r), `${what}: envelope`);
+    t.equal(r.json?.error?.code, 'invalid_text', `${what}: code`);
+  };
+  refused('usage?model=%00', await api('GET', '/usage?model=%00', { token }));
+  t.match((await api('GET', '/usage?model=%00', { token })).json.error.message, /Query parameter "model"/, 'names the parameter');
+  for (const q of ['model=a%00b', 'unknown=%00', '%00=1', 'model=%ED%A0%80', 'model=%FF', 'model=%E0%A4%A', 'from=2025-01-01%00']) {
+    refused(`usage?${q}`, await api('GET', `/usage?${q}`, { token }));
+  }
+  refused('usage-stats', await api('GET', '/usage-stats?range=7d%00', { token }));
+  refused('a route that reads no query', await api('GET', '/balance?x=%00', { token }));
+  refused('without a session too', await api('GET', '/catalog?x=%00'));
+
+  refused('register email', await api('POST', '/register', { body: { email: 'a\u0000@b.co' } }));
+  refused('login password, lone surrogate', await api('POST', '/login', { body: '{"email":"a@b.co","password":"abc\\ud800def"}' }));
+  refused('a low surrogate alone', await api('POST', '/login', { body: '{"email":"a@b.co","password":"\\udc00abcdefgh"}' }));
+  refused('an object key', await api('POST', '/keys', { token, body: { 'na\u0000me': 'x' } }));
+  refused('an unknown nested field', await api('POST', '/keys', { token, body: { name: 'ok', extra: [{ deep: ['fine', 'bad\u0000'] }] } }));
+  const r = await request(`${gw.url}/api/dashboard/register`, {
+    method: 'POST', headers: { 'content-type': 'application/json' },
+    body: Buffer.concat([Buffer.from('{"email":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('@b.co"}')]),
+  });
+  const text = await r.body.text();
+  refused('invalid UTF-8 bytes', { status: r.statusCode, headers: r.headers, text, json: JSON.parse(text) });
+
+  // Valid text outside ASCII is fine, in queries and bodies.
+  t.equal((await api('GET', '/usage?model=caf%C3%A9%F0%9F%94%91', { token })).status, 200, 'é and an emoji in a query');
+  const named = await api('POST', '/keys', { token, body: { name: 'clé 🔑' } });
+  t.equal(named.status, 201, 'a surrogate pair in a body');
+  t.equal(named.json.name, 'clé 🔑');
+});
+
 t.test('a store outage is a 503 in the envelope, not a 500', async (t) => {
   const s = await startDashboard(t);
   const u = await signUp(s);

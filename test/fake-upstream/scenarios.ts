@@ -95,6 +95,13 @@ export function countPromptTokens(body: unknown, dialect: Dialect): number {
   return Math.max(1, Math.ceil(chars / 4));
 }
 
+/** Every piece of prompt text, directives removed, joined by spaces. */
+export function promptText(body: any, dialect: Dialect): string {
+  const pieces: string[] = [];
+  forEachPromptText(body, dialect, (text) => pieces.push(text.replace(DIRECTIVE, '').trim()));
+  return pieces.filter((p) => p !== '').join(' ');
+}
+
 /**
  * Header, then a `[[directive]]` in the prompt, then the model name, then `text`. Among several
  * directives the last one wins, so the newest turn of a conversation decides.

@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import {
   buildPlan,
   countPromptTokens,
+  promptText,
   randomId,
   selectScenario,
   type Dialect,
@@ -157,7 +158,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       if (selected.name === 'error') return sendError(res, errorResponse(dialect, errorStatus(selected)));
       return sendJson(res, 200, { input_tokens: countPromptTokens(body, 'anthropic') });
     }
-    if (selected.name === 'error') return sendError(res, errorResponse(dialect, errorStatus(selected)));
+    if (selected.name === 'error') return sendError(res, errorResponse(dialect, errorStatus(selected), errorEcho(selected, body, dialect)));
     if (selected.name === 'replay') return replay(selected.arg ?? '', dialect, res);
     return answer(buildPlan({ name: selected.name, arg: selected.arg }, body, dialect), body, dialect, req, res);
   }
@@ -451,8 +452,13 @@ function presentsBadKey(req: IncomingMessage): boolean {
 }
 
 function errorStatus(s: Scenario): number {
-  const n = Number(s.arg);
+  const n = Number(s.arg?.split(':')[0]);
   return Number.isInteger(n) && n >= 400 && n <= 599 ? n : 500;
+}
+
+/** `error:STATUS:echo`: the error message is the prompt text, as vendors quote what they refuse. */
+function errorEcho(s: Scenario, body: unknown, dialect: Dialect): string | undefined {
+  return s.arg?.split(':')[1] === 'echo' ? promptText(body, dialect) : undefined;
 }
 
 /** Waits on a timer that dies with the connection, so an aborted request leaves nothing behind. */
