@@ -2,7 +2,6 @@
 // is on only when its settings are complete; a method asked for but incomplete is off, with the
 // reason kept for a warning at start. Values that are present but wrong stop start-up.
 
-import type { Env } from '../config.js';
 import { compareDecimal, parseDecimal, usdCents, usdToPayCents, type Decimal } from './amounts.js';
 import { checkStaticPayload, QrisError } from './qris/emv.js';
 
@@ -47,7 +46,32 @@ export function notifyUrl(publicUrl: string, provider: string): string {
   return `${publicUrl}/api/payments/${provider}/notify`;
 }
 
-export function paymentSettings(e: Env, publicUrl: string): PaymentSettings {
+/**
+ * The payment variables as src/config.ts has validated them (declared here, not imported, so
+ * that configuration depends on payments and not the other way round).
+ */
+export interface PaymentEnv {
+  DEPOSIT_EXPIRY_S: number;
+  DEPOSIT_MAX_OPEN: number;
+  QRIS_MODE?: 'midtrans' | 'merchant';
+  IDR_PER_USD?: string;
+  QRIS_FEE_PCT?: string;
+  QRIS_MIN_IDR: number;
+  QRIS_MAX_IDR: number;
+  MIDTRANS_URL?: string;
+  MIDTRANS_SERVER_KEY?: string;
+  QRIS_STATIC_PAYLOAD?: string;
+  QRIS_NOTIFY_SECRET?: string;
+  EPUSDT_URL?: string;
+  EPUSDT_TOKEN?: string;
+  EPUSDT_MIN_USD?: string;
+  EPUSDT_MAX_USD?: string;
+  EPUSDT_FIAT_USD: boolean;
+  USDT_PER_USD?: string;
+  EPUSDT_TRADE_TYPES?: string;
+}
+
+export function paymentSettings(e: PaymentEnv, publicUrl: string): PaymentSettings {
   const disabled: string[] = [];
   const decimal = (name: string, text: string) => parseDecimal(text) ?? fail(`${name} is not a decimal number`);
 
