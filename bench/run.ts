@@ -7,6 +7,7 @@
 // the gateway, prints tables, and writes bench/reports/<timestamp>.{json,md}. Exits non-zero if
 // a scenario could not run, the gateway crashed, or the report is malformed; never for speed.
 
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import path from 'node:path';
@@ -33,6 +34,10 @@ const say = (msg: string) => process.stderr.write(`[bench ${elapsed()}s] ${msg}\
 const MAX_FAILURE_SHARE = 0.01;
 /** "A few chunks": what the slow-reader target allows the gateway to hold for one client. */
 const FEW_CHUNKS = 4;
+
+/** The gateway's METRICS_TOKEN for this run: /metrics on the public port needs it. */
+const METRICS_TOKEN = randomBytes(24).toString('hex');
+const OPERATOR = { authorization: `Bearer ${METRICS_TOKEN}` };
 
 interface Bench {
   opts: Options;
@@ -491,14 +496,14 @@ async function scenarioSlowReader(b: Bench): Promise<ScenarioOutcome> {
   // Direct first: how much the kernel's socket buffers alone hold for a reader that stopped.
   const direct = await slowReaders(b, 'direct', b.fake, {}, 'bench-upstream');
   const metricAttempts = b.workers * 8;
-  const mBefore = await scrapeMax(b.gateway.url, metricAttempts);
+  const mBefore = await scrapeMax(b.gateway.url, metricAttempts, OPERATOR);
   const bufferedBefore = mBefore.get('airouter_stream_buffered_bytes_max') ?? null;
   // Let the previous scenarios' garbage settle so the growth below is this scenario's.
   await sleep(opts.quick ? 300 : 1000);
   const win = new UsageWindow(b.gateway.sampler, 100);
   const gw = await slowReaders(b, 'gateway', b.gateway.url, { authorization: `Bearer ${b.key}` }, BENCH_MODEL, () => `gateway RSS ${mb(win.last.rssBytes)} MB`);
   const u = win.finish();
-  const mAfter = await scrapeMax(b.gateway.url, metricAttempts);
+  const mAfter = await scrapeMax(b.gateway.url, metricAttempts, OPERATOR);
   for (const [name, r] of [['direct', direct], ['gateway', gw]] as const) {
     if (r.completed < opts.slowReaders) failures.push(`${name}: ${opts.slowReaders - r.completed} of ${opts.slowReaders} slow readers did not get a whole answer (${r.firstError ?? 'no detail'})`);
   }
@@ -825,6 +830,7 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
     GATEWAY_CONFIG: catalogue,
     LOG_LEVEL: 'warn',
     SHUTDOWN_TIMEOUT_MS: '3000',
+    METRICS_TOKEN,
     // One upstream connection per concurrent stream: the default pool (1024) would queue the rest.
     UPSTREAM_CONNECTIONS: String(maxPerWorker),
   };

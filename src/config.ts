@@ -58,7 +58,7 @@ const flag = (name: string) =>
   v.pipe(v.optional(v.picklist(['true', 'false'], `${name} must be true or false`), 'false'), v.transform((s) => s === 'true'));
 
 /** Variables whose value must not appear in a start-up error. */
-const SECRETS = new Set(['MIDTRANS_SERVER_KEY', 'QRIS_NOTIFY_SECRET', 'EPUSDT_TOKEN']);
+const SECRETS = new Set(['MIDTRANS_SERVER_KEY', 'QRIS_NOTIFY_SECRET', 'EPUSDT_TOKEN', 'METRICS_TOKEN']);
 
 /** A comma-separated list; each item must match `item`. */
 const list = (name: string, def: string, item: RegExp, what: string) =>
@@ -129,6 +129,8 @@ const ENV = {
   ANTHROPIC_BETAS: list('ANTHROPIC_BETAS', DEFAULT_BETAS.join(','), /^[A-Za-z0-9._-]{1,100}$/, 'beta names'),
   REDIS_TIMEOUT_MS: int('REDIS_TIMEOUT_MS', 2000, 50, 60_000),
   PING_INTERVAL_MS: int('PING_INTERVAL_MS', 10_000, 100, 600_000),
+  METRICS_TOKEN: secret('METRICS_TOKEN', 16),
+  OPS_PORT: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\d+$/, 'OPS_PORT must be a whole number'), v.transform(Number), v.minValue(1, 'OPS_PORT must be at least 1'), v.maxValue(65535, 'OPS_PORT must be at most 65535'))),
   SMTP_URL: url('SMTP_URL', ['smtp:', 'smtps:']),
   MAIL_FROM: v.optional(v.string(), 'airouter <no-reply@localhost>'),
   LOGIN_MAX_ATTEMPTS: int('LOGIN_MAX_ATTEMPTS', 10, 1, 10_000),
@@ -192,6 +194,8 @@ export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   ANTHROPIC_BETAS: 'anthropic-beta values forwarded (comma-separated; default: the betas that change no price, Claude Code\'s included); others are dropped, and priced ones need the model\'s catalogue entry.',
   REDIS_TIMEOUT_MS: 'Time allowed to connect to Redis and for each command; past it a request gets 503 (default 2000).',
   PING_INTERVAL_MS: 'Messages-surface streams send a ping after this much silence (default 10000).',
+  METRICS_TOKEN: 'Bearer token (16+ characters) for GET /metrics and the details of GET /readyz on the public port. Unset: /metrics there is 403 and /readyz gives its status only.',
+  OPS_PORT: 'Port on 127.0.0.1 serving /healthz, /readyz with details and /metrics without a token (every worker shares it). Unset: no such listener.',
   SMTP_URL: 'SMTP server for verification mail (smtp:// or smtps://). Absent: the link is logged.',
   MAIL_FROM: 'Sender of verification mail.',
   LOGIN_MAX_ATTEMPTS: 'Failed logins allowed per client address and per address and email in the window (default 10); per email from all addresses together, ten times as many. Signups: this many per address and per email.',

@@ -25,6 +25,8 @@ import type { Sql } from './store/sql.js';
 import { UpstreamClient } from './upstream/client.js';
 import { RouteSelector } from './upstream/router.js';
 
+const OPS_HOST = '127.0.0.1';
+
 export interface Gateway {
   config: Config;
   log: Logger;
@@ -112,16 +114,25 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
   registerPayments(router, gw);
   registerStatic(router, config.webDir, log);
 
-  const listenSocket = await new Promise<us_listen_socket | false>((resolve) => {
-    app.listen(config.HOST, config.PORT, (socket) => resolve(socket || false));
-  });
-  if (!listenSocket) {
+  const listen = (on: typeof app, host: string, port: number) =>
+    new Promise<us_listen_socket | false>((resolve) => on.listen(host, port, (socket) => resolve(socket || false)));
+  const listenSocket = await listen(app, config.HOST, config.PORT);
+  // The operator's listener: loopback only, so it needs no token (src/server/ops.ts).
+  let opsSocket: us_listen_socket | false | undefined;
+  if (listenSocket && config.OPS_PORT !== undefined) {
+    const opsApp = uws.App();
+    registerOps(new Router(opsApp, log, metrics), gw, true);
+    opsSocket = await listen(opsApp, OPS_HOST, config.OPS_PORT);
+    if (!opsSocket) uws.us_listen_socket_close(listenSocket);
+  }
+  if (!listenSocket || opsSocket === false) {
     stopSweeper();
     await gw.outbox.stop();
     await upstream.close();
     if (ownStores) await stores.close();
     // A ConfigError, so that the command line reports it as the one line it is.
-    throw new ConfigError(`cannot listen on ${config.HOST}:${config.PORT} (port in use?)`);
+    const where = listenSocket ? `${OPS_HOST}:${config.OPS_PORT}` : `${config.HOST}:${config.PORT}`;
+    throw new ConfigError(`cannot listen on ${where} (port in use?)`);
   }
   const port = uws.us_socket_local_port(listenSocket);
   log.info({ port, host: config.HOST, catalogue: catalogue.current.source, models: catalogue.current.list.length }, 'gateway listening');
@@ -141,6 +152,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
       stopped ??= (async () => {
         gw.stopping = true;
         uws.us_listen_socket_close(listenSocket);
+        if (opsSocket) uws.us_listen_socket_close(opsSocket);
         const idle = await router.idle(config.SHUTDOWN_TIMEOUT_MS);
         if (!idle) {
           log.warn({ inflight: router.inflight }, 'shutdown timeout: closing the remaining connections');

@@ -73,11 +73,11 @@ export function parseProm(text: string): Map<string, number> {
  * across workers, so with enough attempts every worker answers at least once; nothing in the
  * default metrics tells workers apart, so gauges and counters are per-worker maxima.
  */
-export async function scrapeMax(base: string, attempts: number): Promise<Map<string, number>> {
+export async function scrapeMax(base: string, attempts: number, headers: Record<string, string> = {}): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (let i = 0; i < attempts; i++) {
     try {
-      const { status, text } = await fetchText(`${base}/metrics`, { timeoutMs: 5000 });
+      const { status, text } = await fetchText(`${base}/metrics`, { timeoutMs: 5000, headers });
       if (status !== 200) continue;
       for (const [k, v] of parseProm(text)) if (!(out.get(k)! >= v)) out.set(k, v);
     } catch {

@@ -1,5 +1,10 @@
 // Operations endpoints: liveness, readiness (both stores reachable), Prometheus metrics.
+//
+// Metrics and the details of readiness (store errors, the outbox length) are for the operator:
+// on the public port they need METRICS_TOKEN as a bearer token; on OPS_PORT, which listens on
+// 127.0.0.1 only, they are served as they are.
 
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Gateway } from '../gateway.js';
 import type { Router } from './router.js';
 import { gatewayMetrics } from './cluster-metrics.js';
@@ -7,13 +12,32 @@ import type { Exchange } from './exchange.js';
 import { GatewayError } from '../errors.js';
 
 /** `{"error":{"code","message"}}`: the envelope of the paths outside the API surfaces. */
-export const plainError = (ex: Exchange, err: GatewayError) => ex.json(err.status, { error: { code: err.kind, message: err.message } });
+export const plainError = (ex: Exchange, err: GatewayError) => {
+  const headers: Record<string, string> = err.status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+  ex.json(err.status, { error: { code: err.kind, message: err.message } }, headers);
+};
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())]);
 }
 
-export function registerOps(router: Router, gw: Gateway): void {
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+type Access = 'granted' | 'no_token' | 'wrong_token' | 'not_configured';
+
+/** Whether this request may see operator details; `ops` is the OPS_PORT listener. */
+function operatorAccess(gw: Gateway, ex: Exchange, ops: boolean): Access {
+  if (ops) return 'granted';
+  const expected = gw.config.METRICS_TOKEN;
+  if (!expected) return 'not_configured';
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(ex.headers.authorization ?? '');
+  if (!m) return 'no_token';
+  // Digests first: equal lengths for timingSafeEqual, and no early exit on the first difference.
+  return timingSafeEqual(digest(m[1]), digest(expected)) ? 'granted' : 'wrong_token';
+}
+
+/** `ops`: the routes of the OPS_PORT listener, where no token is asked for. */
+export function registerOps(router: Router, gw: Gateway, ops = false): void {
   router.add({ method: 'get', path: '/healthz', name: 'healthz', onError: plainError, handler: (ex) => ex.json(200, { status: 'ok' }) });
 
   router.add({
@@ -29,8 +53,11 @@ export function registerOps(router: Router, gw: Gateway): void {
         withTimeout(gw.hot.outboxLength(), 2000).catch(() => null),
       ]);
       const ready = postgres === 'ok' && hot === 'ok' && !gw.stopping;
+      const status = ready ? 'ready' : 'unavailable';
+      // Store errors name internal hosts: a load balancer needs the status code, nothing more.
+      if (operatorAccess(gw, ex, ops) !== 'granted') return ex.json(ready ? 200 : 503, { status });
       // The outbox length says how far Postgres is behind (records waiting to be written).
-      ex.json(ready ? 200 : 503, { status: ready ? 'ready' : 'unavailable', postgres, [gw.hot.kind]: hot, outbox, stopping: gw.stopping });
+      ex.json(ready ? 200 : 503, { status, postgres, [gw.hot.kind]: hot, outbox, stopping: gw.stopping });
     },
   });
 
@@ -52,6 +79,14 @@ export function registerOps(router: Router, gw: Gateway): void {
     name: 'metrics',
     onError: plainError,
     handler: async (ex) => {
+      switch (operatorAccess(gw, ex, ops)) {
+        case 'not_configured':
+          throw new GatewayError('permission', 'Metrics are served on OPS_PORT, or here with METRICS_TOKEN; neither is configured.');
+        case 'no_token':
+          throw new GatewayError('authentication', 'Send METRICS_TOKEN as "Authorization: Bearer <token>".');
+        case 'wrong_token':
+          throw new GatewayError('permission', 'Wrong metrics token.');
+      }
       const text = await gatewayMetrics(gw.metrics.registry);
       ex.send(200, text, { 'content-type': gw.metrics.registry.contentType });
     },

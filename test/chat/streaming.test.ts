@@ -85,7 +85,7 @@ t.test('a slow reader keeps the gateway buffer bounded while the upstream is pau
   await sleep(3000);
   clearInterval(reader);
   const stats = fake.streams.at(-1)!;
-  const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+  const metrics = await gw.metrics();
   const buffered = Number(/airouter_stream_buffered_bytes_max (\d+)/.exec(metrics)?.[1]);
   t.ok(stats.backpressureEvents > 0, 'the upstream saw backpressure (paused)');
   t.ok(stats.bytesWritten < CHUNKS * 1024, `the upstream produced ${stats.bytesWritten} of ${CHUNKS * 1024} bytes`);

@@ -1,6 +1,7 @@
 // The crash drills: each runs a load against a rig, breaks something under it, repairs it, and
 // reports what was answered, what was recorded and how long the gateway took to recover.
 
+import { OPERATOR } from '../helpers/http.js';
 import { DrillRig, sleep, type DrillResult, type Outcome } from './rig.js';
 
 const CLIENTS = 32;
@@ -69,7 +70,7 @@ export function postgresCut(rig: DrillRig, ms = 20_000) {
     const cutAt = Date.now();
     rig.pgProxy.cut('reset');
     await sleep(Math.min(2000, ms / 2));
-    const readyz = await fetch(`${rig.gateway.url}/readyz`);
+    const readyz = await fetch(`${rig.gateway.url}/readyz`, { headers: OPERATOR });
     const ready = { status: readyz.status, body: await readyz.json() };
     await sleep(ms - (Date.now() - cutAt));
     rig.pgProxy.restore();

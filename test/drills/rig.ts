@@ -19,6 +19,7 @@ import type { Sql } from '../../src/store/sql.js';
 import { startFakeUpstream, type FakeUpstream } from '../fake-upstream/server.js';
 import { childEnv, startServe, waitFor, type ServeChild, type Teardown } from '../helpers/child.js';
 import { testCatalogue } from '../helpers/gateway.js';
+import { METRICS_TOKEN } from '../helpers/http.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { ADMIN_URL, uniqueName } from '../helpers/stores.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
@@ -192,6 +193,7 @@ export class DrillRig {
       USAGE_FLUSH_MS: '20',
       REDIS_TIMEOUT_MS: '1000',
       SHUTDOWN_TIMEOUT_MS: '5000',
+      METRICS_TOKEN,
       ...this.opts.extraEnv,
     });
   }

@@ -11,6 +11,7 @@ import { createVerifiedUser, creditUser } from '../../src/accounts/users.js';
 import { startFakeUpstream } from '../fake-upstream/server.js';
 import { childEnv, startServe, waitFor } from '../helpers/child.js';
 import { startTestGateway, testCatalogue } from '../helpers/gateway.js';
+import { OPERATOR } from '../helpers/http.js';
 import { REDIS_URL, testStores } from '../helpers/stores.js';
 
 t.test('in-process gateway', async (t) => {
@@ -36,7 +37,7 @@ t.test('in-process gateway', async (t) => {
   });
 
   t.test('/readyz with both stores', async (t) => {
-    const res = await fetch(`${gw.url}/readyz`);
+    const res = await fetch(`${gw.url}/readyz`, { headers: OPERATOR });
     t.equal(res.status, 200);
     t.same(await res.json(), { status: 'ready', postgres: 'ok', redis: 'ok', outbox: 0, stopping: false });
   });
@@ -127,7 +128,7 @@ t.test('in-process gateway', async (t) => {
   });
 
   t.test('/metrics: Prometheus text', async (t) => {
-    const res = await fetch(`${gw.url}/metrics`);
+    const res = await fetch(`${gw.url}/metrics`, { headers: OPERATOR });
     t.equal(res.status, 200);
     t.match(res.headers.get('content-type'), /^text\/plain/);
     const text = await res.text();

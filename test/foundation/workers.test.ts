@@ -1,7 +1,7 @@
-// WORKERS > 1: processes share the port, and /metrics speaks for all of them.
+// WORKERS > 1: processes share the port (and OPS_PORT), and /metrics speaks for all of them.
 import t from 'tap';
 import http from 'node:http';
-import { childEnv, startServe } from '../helpers/child.js';
+import { childEnv, freePort, startServe } from '../helpers/child.js';
 import { REDIS_URL, testDatabase, testRedisPrefix } from '../helpers/stores.js';
 
 /** One request on a fresh connection, so the kernel may hand it to any worker. */
@@ -17,13 +17,14 @@ function getFresh(url: string): Promise<{ status: number; body: string }> {
   });
 }
 
-t.test('two workers serve one port; /metrics sums over both', async (t) => {
-  const env = childEnv({ DATABASE_URL: await testDatabase(t), REDIS_URL, REDIS_PREFIX: testRedisPrefix(), WORKERS: '2' });
+t.test('two workers serve one port; /metrics on OPS_PORT sums over both', async (t) => {
+  const opsPort = await freePort();
+  const env = childEnv({ DATABASE_URL: await testDatabase(t), REDIS_URL, REDIS_PREFIX: testRedisPrefix(), WORKERS: '2', OPS_PORT: String(opsPort) });
   const serve = await startServe(t, env, 60_000);
   t.match(serve.stdout(), /with 2 workers/);
   const N = 24;
   for (let i = 0; i < N; i++) t.equal((await getFresh(`${serve.url}/healthz`)).status, 200);
-  const metrics = (await getFresh(`${serve.url}/metrics`)).body;
+  const metrics = (await getFresh(`http://127.0.0.1:${opsPort}/metrics`)).body;
   const line = metrics.split('\n').find((l) => l.startsWith('airouter_http_requests_total{') && l.includes('route="healthz"') && l.includes('status="200"'));
   t.equal(Number(line?.split(' ').at(-1)), N, 'every worker\'s requests are counted');
   const { code } = await serve.stop('SIGTERM');

@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { openStores } from '../../src/store/index.js';
+import { METRICS_TOKEN, OPERATOR } from './http.js';
 import { REDIS_URL, testDatabase, testRedisPrefix, uniqueName } from './stores.js';
 
 export interface CatalogueOptions {
@@ -60,6 +61,8 @@ process.env.FAKE_ANTHROPIC_KEY ??= 'sk-ant-fake-provider-key-0002';
 export interface TestGateway extends RunningGateway {
   url: string;
   configPath: string;
+  /** GET /metrics as the operator. */
+  metrics(): Promise<string>;
   /** A verified user with this balance and one key. */
   user(balanceUsd?: string): Promise<{ userId: string; email: string; key: string; keyId: string }>;
 }
@@ -79,6 +82,7 @@ export async function startTestGateway(
     ROUTE_COOLDOWN_MS: '0',
     USAGE_FLUSH_MS: '20',
     DATA_DIR: path.join(dir, 'data'),
+    METRICS_TOKEN,
     ...opts.env,
   };
   if (!opts.embedded) {
@@ -89,12 +93,17 @@ export async function startTestGateway(
   const config = loadConfig(env);
   const log = opts.log ?? createLogger(config.LOG_LEVEL);
   const stores = await openStores(config);
-  const running = await startGateway(config, log, stores);
+  const running = await startGateway(config, log, stores).catch(async (err: unknown) => {
+    // A gateway that did not start leaves the stores to whoever opened them.
+    await stores.close();
+    throw err;
+  });
   t.teardown(() => running.stop());
   return {
     ...running,
     url: `http://127.0.0.1:${running.port}`,
     configPath,
+    metrics: async () => (await fetch(`http://127.0.0.1:${running.port}/metrics`, { headers: OPERATOR })).text(),
     async user(balanceUsd = '10') {
       const email = `${uniqueName('u')}@example.test`;
       const u = await createVerifiedUser(stores.sql, email, 'correct horse battery staple');

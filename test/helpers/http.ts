@@ -33,4 +33,8 @@ export async function eventually<T>(fn: () => Promise<T> | T, timeoutMs = 3000, 
   }
 }
 
+/** The METRICS_TOKEN test gateways run with, and the header that presents it. */
+export const METRICS_TOKEN = 'test-metrics-token-0123456789';
+export const OPERATOR = { authorization: `Bearer ${METRICS_TOKEN}` };
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -123,7 +123,7 @@ t.test('anthropic-beta with a control character: a 400, and no route cools down'
   t.equal(fake.requests.length, 0, 'nothing reached the upstream');
   const other = await post('/v1/messages', b.key, body);
   t.equal(other.status, 200, 'another user is served');
-  const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+  const metrics = await gw.metrics();
   t.notMatch(metrics, /airouter_upstream_attempts_total\{route="fake-anthropic\/upstream-an",outcome="(?:connect_error|timeout)"\}/, 'no route failure was recorded');
 });
 

@@ -86,7 +86,7 @@ t.test('an upstream that ignores the cap: the overrun is charged in full and mar
   t.equal(rows[0].completion_tokens, 500, 'the upstream wrote 500 tokens for a cap of 1');
   t.ok(rows[0].overrun, 'the record says so');
   t.equal(rows[0].cost_nano, priced(rows[0]), 'charged in full, nothing written off');
-  const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+  const metrics = await gw.metrics();
   t.match(metrics, /airouter_billing_overruns_total [1-9]/, 'counted');
 });
 
