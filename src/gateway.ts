@@ -2,6 +2,7 @@
 // lifecycle (listen, SIGHUP reload, graceful stop).
 
 import type { Logger } from 'pino';
+import type { Gateway } from './services.js';
 import { CatalogueHolder } from './catalogue/index.js';
 import { ConfigError, type Config } from './config.js';
 import { KeyResolver } from './accounts/keys.js';
@@ -27,22 +28,6 @@ import { RouteSelector } from './upstream/router.js';
 
 const OPS_HOST = '127.0.0.1';
 
-export interface Gateway {
-  config: Config;
-  log: Logger;
-  sql: Sql;
-  hot: HotStore;
-  catalogue: CatalogueHolder;
-  keys: KeyResolver;
-  ledger: Ledger;
-  /** Drains the usage outbox into Postgres. */
-  outbox: OutboxWriter;
-  metrics: Metrics;
-  routes: RouteSelector;
-  payments: Payments;
-  startedAt: number;
-  stopping: boolean;
-}
 
 export interface RunningGateway {
   gw: Gateway;

@@ -3,7 +3,7 @@
 
 import { nanoToUsd } from '../billing/money.js';
 import type { Catalogue, Model } from '../catalogue/index.js';
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import { CURSOR_AT_SQL, encodeCursor } from './cursor.js';
 import type { Reply } from './http.js';

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { hashSecret } from '../accounts/keys.js';
 import { hashPassword, verifyPassword } from '../accounts/passwords.js';
 import { findUserByEmail } from '../accounts/users.js';
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import { badRequest, conflict, tooManyAttempts, unauthorized } from './errors.js';
 import { readJson, type Reply } from './http.js';

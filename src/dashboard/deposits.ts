@@ -2,7 +2,7 @@
 // deposit read back (to poll its status, or show its QR again).
 
 import * as v from 'valibot';
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../services.js';
 import { DepositError } from '../payments/deposits.js';
 import type { Exchange } from '../server/exchange.js';
 import { DashboardError, notFound } from './errors.js';

@@ -1,7 +1,7 @@
 // Plumbing shared by the dashboard routes: JSON bodies, the envelope, store outages.
 
 import { GatewayError } from '../errors.js';
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Router } from '../server/router.js';
 import { badRequest, DashboardError, isStoreOutage, renderDashboardError } from './errors.js';

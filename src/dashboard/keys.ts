@@ -2,7 +2,7 @@
 
 import { createKey, listKeys, type KeyRow } from '../accounts/keys.js';
 import { nanoToUsd } from '../billing/money.js';
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import * as v from 'valibot';
 import { conflict, notFound } from './errors.js';

@@ -3,7 +3,7 @@
 // figures stay cheap however long usage_records grows; only the partial hour at the start of
 // the rolling 24 h window is counted from the raw rows.
 
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Reply } from './http.js';
 

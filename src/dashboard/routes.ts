@@ -1,4 +1,4 @@
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../services.js';
 import type { Router } from '../server/router.js';
 import { accountHandlers } from './account.js';
 import { authHandlers } from './auth.js';

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type postgres from 'postgres';
 import { hashSecret } from '../accounts/keys.js';
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../services.js';
 import { bearer, type Exchange } from '../server/exchange.js';
 import type { Sql } from '../store/sql.js';
 import { unauthorized } from './errors.js';

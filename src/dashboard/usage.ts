@@ -6,7 +6,7 @@
 
 import type postgres from 'postgres';
 import { nanoToUsd } from '../billing/money.js';
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Sql } from '../store/sql.js';
 import { CURSOR_AT_SQL, encodeCursor } from './cursor.js';

@@ -4,7 +4,7 @@
 
 import { countRequestTokens } from '../billing/tokens.js';
 import { GatewayError } from '../errors.js';
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import { authenticatedJson, findModel } from './handle.js';
 import { MESSAGES } from './surfaces.js';

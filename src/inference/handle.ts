@@ -16,7 +16,7 @@ import { DIALECTS } from '../dialects/index.js';
 import { ZERO_USAGE, type IRRequest, type IRUsage } from '../dialects/ir.js';
 import { usageFromOpenAI, usageToOpenAI } from '../dialects/openai-chat/usage.js';
 import { GatewayError } from '../errors.js';
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import { keepAlive } from '../stream/keep-alive.js';
 import { fromUpstream, Valve } from '../stream/valve.js';

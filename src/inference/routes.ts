@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors.js';
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Router } from '../server/router.js';
 import { handleCountTokens } from './count-tokens.js';

@@ -2,7 +2,7 @@
 // signature over the raw body. Each refusal is logged with its reason; the acknowledgement is
 // what the provider expects (epusdt: the body `ok`; the others: any 2xx).
 
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../services.js';
 import { GatewayError } from '../errors.js';
 import { isStoreOutage } from '../dashboard/errors.js';
 import type { Exchange } from '../server/exchange.js';

@@ -5,7 +5,7 @@
 // 127.0.0.1 only, they are served as they are.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Gateway } from '../gateway.js';
+import type { Gateway } from '../services.js';
 import type { Router } from './router.js';
 import { gatewayMetrics } from './cluster-metrics.js';
 import type { Exchange } from './exchange.js';
