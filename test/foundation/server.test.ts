@@ -102,8 +102,9 @@ t.test('in-process gateway', async (t) => {
       t.equal(body.error.type, 'invalid_request_error');
       t.match(body.error.message, p);
     }
-    // Outside /v1 too: a JSON 404, not a dropped connection (`/` is the web dashboard's).
-    for (const p of ['/nope', '/healthz/extra']) {
+    // Outside /v1 too: a JSON 404, not a dropped connection. (`/` is the web dashboard's:
+    // test/web/static.test.ts.)
+    for (const p of ['/nope', '/healthz/extra', '/favicon.ico']) {
       const res = await fetch(`${gw.url}${p}`);
       t.equal(res.status, 404, p);
       t.same(await res.json(), { error: { code: 'not_found', message: `No such endpoint: GET ${p}.` } });

@@ -149,18 +149,22 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   await page.getByRole('button', { name: 'Copied' }).waitFor();
   await shoot('keys');
 
-  // Some credit from the operator (as `airouter user credit` gives), then a request with the key.
-  const userId = (await api('GET', '/balance', { token: session! })).status === 200 ? (await gw.gw.sql<{ id: string }[]>`SELECT id FROM users WHERE email = ${email}`)[0].id : '';
+  // Some credit from the operator (as `airouter user credit` gives), then requests with the key.
+  const [{ id: userId }] = await gw.gw.sql<{ id: string }[]>`SELECT id FROM users WHERE email = ${email}`;
   await creditUser(gw.gw.sql, gw.gw.hot, userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
   t.equal(await chat(gw.url, key), 200, 'a chat completion with the new key');
-  const logged = await eventually(async () => (await api('GET', '/usage?range=24h', { token: session! })).json.data[0], 5000);
-  t.ok(logged, 'the request reached the usage log');
+  t.equal(await chat(gw.url, key), 200, 'and another');
+  const logged: { id: string; prompt_tokens: number; completion_tokens: number }[] = await eventually(async () => {
+    const data = (await api('GET', '/usage?range=24h', { token: session! })).json.data;
+    return data.length === 2 ? data : undefined;
+  }, 5000);
+  t.ok(logged, 'the requests reached the usage log');
 
   await nav('Usage');
   const row = page.getByTestId('usage-table').locator('tbody tr');
   // The key's name comes from the key list, loaded beside the log.
   await row.first().getByText('browser').waitFor();
-  t.equal(await row.count(), 1, 'one request in the log');
+  t.equal(await row.count(), 2, 'both requests in the log');
   t.match(await row.first().innerText(), /oa-model\s+browser\s+\d+\s+\d+\s+\$0\.0000\d+\s+200/, 'model, key name, tokens, cost, status');
   await page.getByLabel('Model').selectOption('an-model');
   await page.getByText('Nothing here yet.').waitFor();
@@ -169,10 +173,24 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   await row.first().waitFor();
   await shoot('usage');
 
+  // One row a page: the cursor leads to the older request and back.
+  await page.goto(`${gw.url}/usage?limit=1`);
+  const rowIds = () => page.getByTestId('usage-table').locator('tbody tr').getAttribute('data-id');
+  await row.first().waitFor();
+  t.equal(await rowIds(), logged[0].id, 'page 1: the newest');
+  t.ok(await page.getByRole('button', { name: 'Previous page' }).isDisabled());
+  await page.getByRole('button', { name: 'Next page' }).click();
+  await page.locator(`tr[data-id="${logged[1].id}"]`).waitFor();
+  t.equal(await row.count(), 1, 'page 2: the older one');
+  t.ok(await page.getByRole('button', { name: 'Next page' }).isDisabled(), 'no page 3');
+  await page.getByRole('button', { name: 'Previous page' }).click();
+  await page.locator(`tr[data-id="${logged[0].id}"]`).waitFor();
+  t.pass('back to page 1');
+
   await nav('Overview');
   await page.getByTestId('requests').waitFor();
-  t.equal(await page.getByTestId('requests').innerText(), '1', 'the request counted');
-  t.equal(await page.getByTestId('tokens').innerText(), String(logged.prompt_tokens + logged.completion_tokens));
+  t.equal(await page.getByTestId('requests').innerText(), '2', 'the requests counted');
+  t.equal(await page.getByTestId('tokens').innerText(), String(logged.reduce((n, r) => n + r.prompt_tokens + r.completion_tokens, 0)));
   await page.locator('.chart canvas').waitFor();
   const chartPng = await page.locator('.chart canvas').screenshot();
   t.ok(pictureStats(chartPng).stdev > 5, 'the chart is drawn');
@@ -265,7 +283,8 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   // Bahasa Indonesia, kept across a reload; a reload keeps the session too.
   await page.getByLabel('Language').selectOption('id');
   await page.getByRole('navigation').getByRole('link', { name: 'Ringkasan' }).waitFor();
-  t.equal(await page.evaluate(() => document.documentElement.lang), 'id');
+  await page.waitForFunction(() => document.documentElement.lang === 'id');
+  t.pass('the page says it is in Indonesian (html lang)');
   await page.reload();
   await page.getByRole('heading', { name: 'Kunci API' }).waitFor();
   t.pass('a reload stays logged in, in the chosen language');

@@ -79,7 +79,7 @@ t.test('the built dashboard at /', async (t) => {
     ['/api/nothing', 404, (r) => JSON.parse(r.text).error.code === 'not_found'],
     ['/healthz', 200, (r) => JSON.parse(r.text).status === 'ok'],
     ['/readyz', 200, (r) => JSON.parse(r.text).status === 'ready'],
-    ['/metrics', 200, (r) => r.text.includes('# HELP')],
+    ['/metrics', 401, (r) => JSON.parse(r.text).error.code === 'authentication'],
     ['/assets/app-NOTBUILT.js', 404, (r) => /No such file/.test(JSON.parse(r.text).error.message)],
     ['/keys/extra', 404, (r) => JSON.parse(r.text).error.code === 'not_found'],
     ['/favicon.ico', 404, (r) => JSON.parse(r.text).error.code === 'not_found'],

@@ -6,15 +6,18 @@ import { dateTime, num, usd } from '../format.js';
 import { ErrorText, RangeSelect, Scroll, Section, Select, useApp, useLoad, type Range } from '../ui.js';
 
 const PAGE_SIZE = 50;
+const PAGE_MAX = 500;
 
 export function Usage() {
-  const { t, lang } = useApp();
+  const { t, lang, query } = useApp();
+  // `?limit=` picks the page size (the API's bound applies).
+  const limit = Math.min(PAGE_MAX, Math.max(1, Number(query.get('limit')) || PAGE_SIZE));
   const [range, setRange] = useState<Range>('7d');
   const [model, setModel] = useState('');
   // The cursors of the pages before this one, so that "previous" can go back.
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const cursor = cursors[cursors.length - 1];
-  const rows = useLoad(() => api.get<Page<UsageRow>>(`/usage${qs({ range, model, limit: PAGE_SIZE, cursor })}`), [range, model, cursor]);
+  const rows = useLoad(() => api.get<Page<UsageRow>>(`/usage${qs({ range, model, limit, cursor })}`), [range, model, limit, cursor]);
   const models = useLoad(() => api.get<{ data: Model[] }>('/catalog'), []);
   const keys = useLoad(() => api.get<{ data: Key[] }>('/keys'), []);
   const keyName = (id: string | null) => {
@@ -56,7 +59,7 @@ export function Usage() {
             </thead>
             <tbody>
               {rows.data.data.map((r) => (
-                <tr key={r.id}>
+                <tr key={r.id} data-id={r.id}>
                   <td>{dateTime(lang, r.created_at)}</td>
                   <td><code>{r.model}</code></td>
                   <td>{keyName(r.key_id)}</td>
