@@ -9,7 +9,8 @@ import { usageFromOpenAI } from '../dialects/openai-chat/usage.js';
 import { countRequestTokens, countTextTokens } from '../billing/tokens.js';
 import { markFinal, type SSEEvent } from '../stream/sse.js';
 
-const RAW_LIMIT = 64 * 1024;
+// Small: each held event keeps its whole event text alive, and thousands of streams are open.
+const RAW_LIMIT = 4 * 1024;
 const TEXT_LIMIT = 256 * 1024;
 
 export class StreamMeter {

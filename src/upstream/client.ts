@@ -47,11 +47,18 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
   private answered = false;
   private heldByUs = false;
 
-  constructor(
-    private readonly onAnswer: (status: number, headers: UpstreamHeaders) => void,
-    private readonly onFailure: (err: Error) => void,
-    signal: AbortSignal | undefined,
-  ) {
+  /** Settles once the status and headers are in (or the request failed before that). */
+  readonly answer: Promise<UpstreamResponse>;
+  private answerWith!: (r: UpstreamResponse) => void;
+  private failWith!: (err: Error) => void;
+
+  // The exchange outlives the request's body and headers: nothing here holds on to them, so a
+  // long stream does not keep a large prompt alive.
+  constructor(signal: AbortSignal | undefined) {
+    this.answer = new Promise((resolve, reject) => {
+      this.answerWith = resolve;
+      this.failWith = reject;
+    });
     // The signal covers the wait for an answer; after that, whoever consumes the body decides.
     signal?.addEventListener('abort', () => {
       if (!this.answered) this.cancel(signal.reason);
@@ -65,7 +72,7 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: UpstreamHeaders): void {
     if (status < 200) return;
     this.answered = true;
-    this.onAnswer(status, headers);
+    this.answerWith({ status, headers, body: this });
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -88,7 +95,7 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
 
   onResponseError(controller: Dispatcher.DispatchController, err: Error): void {
     if (!this.answered) {
-      this.onFailure(err);
+      this.failWith(err);
       return;
     }
     this.failure = err;
@@ -168,31 +175,20 @@ export class UpstreamClient {
 
   /** Resolves once the upstream's status and headers are in; the body follows through `body`. */
   post(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<UpstreamResponse> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      let origin: string;
-      let path: string;
-      try {
-        ({ origin } = new URL(url));
-        path = url.slice(origin.length);
-      } catch (err) {
-        reject(new undiciErrors.InvalidArgumentError(String((err as Error).message)));
-        return;
-      }
-      const handler: UpstreamBody = new UpstreamBody(
-        (status, h) => resolve({ status, headers: h, body: handler }),
-        reject,
-        signal,
-      );
-      try {
-        this.agent.dispatch({ origin, path, method: 'POST', headers, body }, handler);
-      } catch (err) {
-        reject(err);
-      }
-    });
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    let origin: string;
+    try {
+      ({ origin } = new URL(url));
+    } catch (err) {
+      return Promise.reject(new undiciErrors.InvalidArgumentError(String((err as Error).message)));
+    }
+    const exchange = new UpstreamBody(signal);
+    try {
+      this.agent.dispatch({ origin, path: url.slice(origin.length), method: 'POST', headers, body }, exchange);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return exchange.answer;
   }
 
   close(): Promise<void> {
