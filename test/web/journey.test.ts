@@ -306,8 +306,12 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.waitForURL('**/usage');
-  await page.getByTestId('header-balance').waitFor();
+  await page.getByTestId('usage-table').getByText('browser').first().waitFor();
   t.pass('logged in again, back where it was going');
+  // Every call of that page (log, key names, model list, balance) answered before the session
+  // is ended behind its back.
+  await page.locator('#model option', { hasText: 'oa-model' }).waitFor({ state: 'attached' });
+  await page.getByTestId('header-balance').waitFor();
 
   // A session ended elsewhere: the next call gets 401, the page drops the token and says so.
   const current = await page.evaluate(() => localStorage.getItem('airouter.session'));

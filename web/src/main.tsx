@@ -4,7 +4,7 @@
 import { render } from 'preact';
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { api, session, whenSessionLost, type Balance } from './api.js';
-import { initialLang, LANGS, saveLang, translator, type Lang } from './i18n.js';
+import { initialLang, LANGS, saveLang, translator, type Lang, type MessageKey } from './i18n.js';
 import { usd } from './format.js';
 import { PAGES, PRIVATE, type Page } from './routes.js';
 import { App, Link, useApp, type AppState } from './ui.js';
@@ -71,7 +71,7 @@ function Root() {
   const [loc, setLoc] = useState(() => ({ path: location.pathname, search: location.search }));
   const [loggedIn, setLoggedIn] = useState(() => session.get() !== null);
   const [balance, setBalance] = useState<Balance | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useState<MessageKey | null>(null);
 
   const navigate = useCallback((to: string, replace = false) => {
     history[replace ? 'replaceState' : 'pushState'](null, '', to);
@@ -155,7 +155,7 @@ function Root() {
     <App.Provider value={state}>
       <Header />
       <main>
-        {notice && <p class="notice" role="status">{t(notice as 'err.session')}</p>}
+        {notice && <p class="notice" role="status">{t(notice)}</p>}
         {!needsLogin && <View />}
       </main>
     </App.Provider>

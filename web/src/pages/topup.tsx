@@ -68,10 +68,11 @@ function DepositView({ id }: { id: string }) {
     const poll = async () => {
       try {
         const next = await api.get<DepositDetail>(`/deposits/${encodeURIComponent(id)}`);
+        // The new balance first, so that "paid" and the balance it made appear together.
+        if (next.status === 'paid') await refreshBalance();
         if (!live) return;
         setD(next);
         setError(null);
-        if (next.status === 'paid') await refreshBalance();
         if (next.status !== 'pending') return;
       } catch (err) {
         if (!live) return;
