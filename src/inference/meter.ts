@@ -10,7 +10,7 @@ import { countRequestTokens, countTextTokens } from '../billing/tokens.js';
 import { markFinal, type SSEEvent } from '../stream/sse.js';
 
 // Small: each held event keeps its whole event text alive, and thousands of streams are open.
-const RAW_LIMIT = 4 * 1024;
+const RAW_LIMIT = 16 * 1024;
 const TEXT_LIMIT = 256 * 1024;
 
 export class StreamMeter {
