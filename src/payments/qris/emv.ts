@@ -59,7 +59,7 @@ export function parsePayload(text: string): TlvField[] {
   const fields = parseTlv(text);
   if (fields[0]?.id !== '00' || fields[0].value !== '01') throw new QrisError('does not start with payload format 000201');
   const last = fields.at(-1)!;
-  if (last.id !== '63' || !/^[0-9A-Fa-f]{4}$/.test(last.value)) throw new QrisError('does not end with a CRC field 6304XXXX');
+  if (last.id !== '63' || !/^[0-9A-Fa-f]{4}$/.test(last.value)) throw new QrisError('does not end with a CRC field (6304 and four hex digits)');
   const expected = crc16(text.slice(0, -4));
   if (last.value.toUpperCase() !== expected) throw new QrisError(`CRC is ${last.value}, the content gives ${expected}`);
   return fields;
