@@ -30,8 +30,6 @@ export interface BodySink {
 /** Chunks that arrived before anyone consumed them; past this the connection is paused. */
 const EARLY_BYTES = 1 << 20;
 
-class BodyTooLarge extends Error {}
-
 /**
  * One upstream exchange: the dispatch handler, and the answer's body for its consumer. Chunks
  * that arrive before a consumer attaches (they can come in the same read as the headers) wait
@@ -140,13 +138,13 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
         data: (chunk) => {
           size += chunk.length;
           if (size > limit) {
-            this.cancel(new BodyTooLarge());
+            this.cancel(new BodyTooLargeError(limit));
             return;
           }
           chunks.push(chunk);
         },
         end: () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8')),
-        error: (err) => reject(err instanceof BodyTooLarge ? new BodyTooLargeError(limit) : err),
+        error: reject,
       });
     });
   }
