@@ -13,7 +13,7 @@ import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from '
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fdLimitPrefix, killAllNow, runCommand, startChild, stopAll, type Child } from './lib/children.js';
-import { BENCH_MODEL, createAccount, GatewayProcess, STATIC_MODEL, writeCatalogue } from './lib/gateway.js';
+import { BENCH_MODEL, createAccount, GatewayProcess, gatewayEntry, STATIC_MODEL, writeCatalogue } from './lib/gateway.js';
 import { fetchText, freePort, getJson, scrapeMax, sleep } from './lib/http.js';
 import { autocannonClosedLoop, autocannonVersion, findWrk, openLoop, wrkClosedLoop, type ClosedLoopResult, type HttpTarget } from './lib/loadgen.js';
 import { findNginx, startNginx, type NginxInfo, type NginxProxy } from './lib/nginx.js';
@@ -834,7 +834,8 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
     // One upstream connection per concurrent stream: the default pool (1024) would queue the rest.
     UPSTREAM_CONNECTIONS: String(maxPerWorker),
   };
-  const gwOpts = { dir: tmp, root: opts.gatewayRoot, env: gatewayEnv, workers, nodeArgs: opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : undefined, log: say };
+  const entry = await gatewayEntry(opts.gatewayRoot);
+  const gwOpts = { dir: tmp, root: opts.gatewayRoot, entry: entry.file, env: gatewayEnv, workers, nodeArgs: opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : undefined, log: say };
   if (opts.profileDir) mkdirSync(opts.profileDir, { recursive: true });
   const email = `bench-${Date.now().toString(36)}@bench.invalid`;
   say(`creating a funded account with the CLI (airouter user create / key create)`);
@@ -979,7 +980,7 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
     },
     setup: {
       gateway: {
-        command: 'node src/bin.js serve',
+        command: entry.command,
         root: opts.gatewayRoot,
         commit: gitHead?.code === 0 ? gitHead.stdout.trim() + (gitDirty?.stdout.trim() ? ' + uncommitted changes in src/' : '') : 'unknown',
         workers,
@@ -1034,7 +1035,7 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
   const header = [
     `airouter bench (${report.mode}) ${report.started_at}, ${report.wall_s} s`,
     `machine: ${cores} cores (${report.machine.cpu_model}), ${report.machine.memory_gb} GB, Node ${process.version}; load average before ${loadBefore.toFixed(2)}${report.machine.load_note ? ' (BUSY: figures skewed)' : ''}`,
-    `gateway: ${workers} worker(s), commit ${(report.setup.gateway as { commit: string }).commit}; stores: ${stores.description}`,
+    `gateway: ${(report.setup.gateway as { command: string }).command}, ${workers} worker(s), commit ${(report.setup.gateway as { commit: string }).commit}; stores: ${stores.description}`,
     `load: ${loadgen} closed loop; bench undici clients for fixed rate and streams; nginx: ${nginx && nginxInfo ? `${nginxInfo.version}, ${workers} worker process${workers > 1 ? 'es' : ''}` : nginxSkipped}`,
     `note: ${(report.setup as { sharing_note: string }).sharing_note}`,
   ];

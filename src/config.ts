@@ -4,7 +4,7 @@
 import * as v from 'valibot';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from './paths.js';
 import { PaymentConfigError, paymentSettings, type PaymentSettings } from './payments/settings.js';
 
 export class ConfigError extends Error {
@@ -82,7 +82,7 @@ export const DEFAULT_BETAS = [
 ];
 
 /** Where `npm ci` and `npm start` build the dashboard (web/build.ts). */
-const DEFAULT_WEB_DIR = fileURLToPath(new URL('../web/dist', import.meta.url));
+const DEFAULT_WEB_DIR = path.join(ROOT, 'web', 'dist');
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

@@ -3,11 +3,11 @@
 // routes and the hash of the sources it was built from. `--if-stale` builds only when that
 // hash differs from the sources', so `npm start` stays fast on an unchanged checkout.
 
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { sourceHash as hashOf } from '../build/source-hash.js';
 import { PAGES } from './src/routes.js';
 
 const WEB = path.dirname(fileURLToPath(import.meta.url));
@@ -21,22 +21,9 @@ export interface WebManifest {
   entry: { js: string; css?: string; preload: string[] };
 }
 
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true })
-    .flatMap((d) => (d.isDirectory() ? filesUnder(path.join(dir, d.name)) : [path.join(dir, d.name)]))
-    .sort();
-}
-
 /** The sources, this script and the locked dependency versions: what decides the output. */
-export function sourceHash(): string {
-  const h = createHash('sha256');
-  const lock = path.join(WEB, '..', 'package-lock.json');
-  for (const file of [...filesUnder(path.join(WEB, 'src')), fileURLToPath(import.meta.url), lock]) {
-    if (!existsSync(file)) continue;
-    h.update(path.relative(WEB, file)).update('\0').update(readFileSync(file)).update('\0');
-  }
-  return h.digest('hex');
-}
+export const sourceHash = (): string =>
+  hashOf(WEB, [path.join(WEB, 'src'), fileURLToPath(import.meta.url), path.join(WEB, '..', 'package-lock.json')]);
 
 export function readManifest(dir: string): WebManifest | undefined {
   try {

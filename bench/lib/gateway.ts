@@ -1,8 +1,9 @@
-// The gateway under test, as an operator runs it: `node src/bin.js serve` in its own process
+// The gateway under test, as an operator runs it: `npm start`'s `node dist/airouter.js serve`
+// (the compiled bundle; `node src/bin.js serve` for a checkout that has none) in its own process
 // (a primary and WORKERS workers when the stores allow), a catalogue file pointing at the bench
 // upstreams, and a funded account made with the real CLI beforehand.
 
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runCommand, startChild, type Child } from './children.js';
 import { TreeSampler } from './proc.js';
@@ -31,10 +32,27 @@ export function writeCatalogue(file: string, upstreams: { fake: string; static: 
   writeFileSync(file, JSON.stringify(catalogue, null, 2));
 }
 
+/**
+ * What `serve` runs from: the compiled bundle, as `npm start` does (for this checkout it is
+ * rebuilt when stale), or the sources through tsx for an older checkout that has no build.
+ */
+export async function gatewayEntry(root: string): Promise<{ file: string; command: string }> {
+  const own = path.resolve(root) === path.resolve(import.meta.dirname, '..', '..');
+  if (own) {
+    const { buildServer, isFresh } = await import('../../build/server.js');
+    if (!isFresh()) await buildServer();
+  }
+  const bundle = path.join(root, 'dist', 'airouter.js');
+  if (existsSync(bundle)) return { file: bundle, command: 'node dist/airouter.js serve' };
+  return { file: path.join(root, 'src', 'bin.js'), command: 'node src/bin.js serve' };
+}
+
 export interface GatewayOptions {
   dir: string;
-  /** The checkout whose src/bin.js is run. */
+  /** The checkout whose gateway is run. */
   root: string;
+  /** The file `serve` runs from (gatewayEntry). */
+  entry: string;
   env: Record<string, string>;
   workers: number;
   /** Extra node flags for the gateway (cluster workers inherit them), e.g. --cpu-prof. */
@@ -80,7 +98,7 @@ export class GatewayProcess {
     const child = startChild({
       name: 'gateway',
       command: process.execPath,
-      args: [...(this.opts.nodeArgs ?? []), path.join(this.opts.root, 'src', 'bin.js'), 'serve'],
+      args: [...(this.opts.nodeArgs ?? []), this.opts.entry, 'serve'],
       cwd: this.opts.root,
       env,
       logFile: path.join(this.opts.dir, 'gateway.log'),

@@ -3,10 +3,10 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from '../paths.js';
 import type { Sql } from './sql.js';
 
-export const SQL_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sql');
+export const SQL_DIR = path.join(ROOT, 'sql');
 const LOCK_ID = 0x6169_726f; // "airo"
 
 export interface Migration {

@@ -49,10 +49,10 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node src/bin.js ...args` to completion (killed after `timeoutMs`). */
-export function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000): Promise<CliResult> {
+/** Runs `node src/bin.js ...args` (or `node <script> ...args`) to completion (killed after `timeoutMs`). */
+export function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000, script = 'src/bin.js'): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['src/bin.js', ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -90,12 +90,12 @@ export interface ServeChild {
 }
 
 /**
- * `node src/bin.js serve` on a free port; resolves once it prints that it is listening.
- * Killed (SIGKILL) at teardown if still running.
+ * `node src/bin.js serve` (or `node <script> serve`) on a free port; resolves once it prints
+ * that it is listening. Killed (SIGKILL) at teardown if still running.
  */
-export async function startServe(t: Teardown, env: Record<string, string>, timeoutMs = 30_000): Promise<ServeChild> {
+export async function startServe(t: Teardown, env: Record<string, string>, timeoutMs = 30_000, script = 'src/bin.js'): Promise<ServeChild> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
-  const proc = spawn(process.execPath, ['src/bin.js', 'serve'], {
+  const proc = spawn(process.execPath, [script, 'serve'], {
     cwd: REPO_ROOT,
     env: { HOST: '127.0.0.1', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],

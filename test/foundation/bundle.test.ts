@@ -1,0 +1,89 @@
+// The compiled gateway (`npm start` runs dist/airouter.js, built by build/server.ts): it must
+// find its migrations and dashboard from where the bundle sits, serve and bill like the
+// sources do, and carry no TypeScript loader (that is what it is for).
+
+import t from 'tap';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildServer, isFresh } from '../../build/server.js';
+import { startFakeUpstream } from '../fake-upstream/server.js';
+import { childEnv, lines, REPO_ROOT, runCli, startServe } from '../helpers/child.js';
+import { testCatalogue } from '../helpers/gateway.js';
+
+const KEY_RE = /^ar-[0-9A-Za-z]{40}$/;
+
+t.test('the bundle builds, knows when it is stale, and serves on the embedded defaults', async (t) => {
+  // Beside the real build (same folder depth, which the bundle's paths rely on), never over it.
+  const bundle = path.join(REPO_ROOT, 'dist', `test-${process.pid}.js`);
+  const stamp = bundle.replace(/\.js$/, '.json');
+  t.teardown(() => {
+    rmSync(bundle, { force: true });
+    rmSync(stamp, { force: true });
+  });
+  t.notOk(isFresh(bundle), 'no build yet: stale');
+  await buildServer(bundle);
+  t.ok(isFresh(bundle), 'fresh for the sources it was made from');
+  writeFileSync(stamp, JSON.stringify({ source_hash: 'something else' }));
+  t.notOk(isFresh(bundle), 'a build made from other sources is stale');
+  await buildServer(bundle);
+  t.ok(isFresh(bundle));
+
+  const fake = await startFakeUpstream();
+  t.teardown(() => fake.close());
+  const dir = mkdtempSync(path.join(tmpdir(), 'airouter-bundle-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const catalogue = path.join(dir, 'gateway.config.json');
+  writeFileSync(catalogue, JSON.stringify(testCatalogue({ upstream: fake.url })));
+  const env = childEnv({
+    DATA_DIR: path.join(dir, 'data'),
+    GATEWAY_CONFIG: catalogue,
+    FAKE_OPENAI_KEY: 'sk-fake-openai-provider-key-0001',
+    FAKE_ANTHROPIC_KEY: 'sk-ant-fake-provider-key-0002',
+  });
+
+  const gw = await startServe(t, env, 60_000, bundle);
+  const key = lines(gw.stdout()).find((l) => KEY_RE.test(l));
+  t.ok(key, 'first start ran: the migrations were found from the bundle');
+  const children = (() => {
+    try {
+      return execFileSync('pgrep', ['-P', String(gw.proc.pid)]).toString().trim();
+    } catch {
+      return '';
+    }
+  })();
+  t.equal(children, '', 'no loader service beside the gateway (tsx would run an esbuild child)');
+
+  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const answer = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ model: 'oa-model', messages: [{ role: 'user', content: 'hello' }] }),
+  });
+  t.equal(answer.status, 200);
+  const json = (await answer.json()) as { choices: { message: { content: string } }[]; usage: { prompt_tokens: number } };
+  t.type(json.choices[0]?.message.content, 'string');
+  t.ok(json.usage.prompt_tokens > 0, 'usage passed through');
+
+  const stream = await fetch(`${gw.url}/v1/messages`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ model: 'oa-model', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hello' }] }),
+  });
+  t.equal(stream.status, 200);
+  const events = await stream.text();
+  t.match(events, /event: message_start/, 'translated stream');
+  t.match(events, /event: message_stop/);
+
+  const page = await fetch(`${gw.url}/`);
+  t.equal(page.status, 200, 'the dashboard was found from the bundle');
+  t.match(page.headers.get('content-type') ?? '', /text\/html/);
+  await page.arrayBuffer();
+
+  t.same(await gw.stop('SIGTERM'), { code: 0, signal: null }, 'SIGTERM: exit 0');
+  const rec = await runCli(['reconcile'], env, 30_000, bundle);
+  t.equal(rec.code, 0, rec.stderr);
+  t.match(rec.stdout, /^1 users checked, 0 mismatches/, 'both answers were charged exactly');
+  t.match(rec.stdout, /0 usage records waiting in the outbox/);
+});
