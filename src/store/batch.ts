@@ -37,10 +37,12 @@ export class Batcher<Req, Res> {
 /**
  * A Lua script written for one call, run for every item of a batch in one call: each item
  * brings `keys` keys and `args` arguments, in order; the answer is the list of the answers.
- * Inside, KEYS and ARGV are the item's own, so the single-call script runs unchanged.
+ * Inside `body`, KEYS and ARGV are the item's own, so a single-call script runs unchanged.
+ * `shared` runs once per call, before the items: what it defines (state read once, memos)
+ * the items share.
  */
-export function batchedScript(body: string, keys: number, args: number): string {
-  return `
+export function batchedScript(shared: string, body: string, keys: number, args: number): string {
+  return `${shared}
 local function one(KEYS, ARGV)
 ${body}
 end

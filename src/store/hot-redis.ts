@@ -31,11 +31,16 @@ const NEG = `
 local function neg(s) if s == '0' then return '0' end return '-' .. s end
 `;
 
-/** KEYS[2..5] = res, resx, resv, kheld. */
+/**
+ * The clock, and `sweep(KEYS)` (KEYS[2..5] = res, resx, resv, kheld), which releases a user's
+ * expired holds. The clock is read once per script call, so a batch sweeps each user once:
+ * holds made or settled later in the same call expire after `now`, so a second sweep would
+ * find nothing.
+ */
 const SWEEP = `${NEG}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local function release(id, a)
+local function release(KEYS, a)
   if a and a ~= 'settled' then
     local sep = string.find(a, '|', 1, true)
     local amount = sep and string.sub(a, 1, sep - 1) or a
@@ -43,12 +48,18 @@ local function release(id, a)
     if sep and sep < #a then redis.call('HINCRBY', KEYS[5], string.sub(a, sep + 1), neg(amount)) end
   end
 end
-local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
-for _, id in ipairs(expired) do
-  release(id, redis.call('HGET', KEYS[2], id))
-  redis.call('HDEL', KEYS[2], id)
+local swept = {}
+local function sweep(KEYS)
+  if swept[KEYS[3]] then return end
+  swept[KEYS[3]] = true
+  local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
+  if #expired == 0 then return end
+  for _, id in ipairs(expired) do
+    release(KEYS, redis.call('HGET', KEYS[2], id))
+    redis.call('HDEL', KEYS[2], id)
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 end
-if #expired > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now) end
 `;
 
 /**
@@ -56,7 +67,7 @@ if #expired > 0 then redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now) end
  * `limit` (0 = none) is exceeded, else nil.
  */
 const RPM = `
-local function rpmWait(limit)
+local function rpmWait(KEYS, limit)
   if limit <= 0 then return nil end
   local q = KEYS[6] .. ':' .. math.floor(now / 60000)
   local n = redis.call('INCR', q)
@@ -66,17 +77,30 @@ local function rpmWait(limit)
 end
 `;
 
+/** The outbox's length, read once per call: reserves append nothing to it. */
+const OUTBOX_LEN = `
+local xlen = nil
+local function outboxLen(key)
+  if not xlen then xlen = redis.call('XLEN', key) end
+  return xlen
+end
+`;
+
 /**
  * KEYS: acct, res, resx, resv, kheld, rpm base, outbox.
  * ARGV: id, amount, ttl, keyId, rpmLimit, spendLimit (-1 none), spendField, outboxMax.
+ * A loaded account always has `bal` (PRIME sets it), so reading it also says whether it exists.
  */
-const RESERVE = `${SWEEP}${RPM}
+const RESERVE_SHARED = `${SWEEP}${RPM}${OUTBOX_LEN}`;
+const RESERVE = `
+sweep(KEYS)
 local held = redis.call('HGET', KEYS[2], ARGV[1])
 if held then return {1, tonumber(redis.call('HGET', KEYS[1], 'bal') or '0') - tonumber(redis.call('GET', KEYS[4]) or '0')} end
 local outboxMax = tonumber(ARGV[8])
-if outboxMax > 0 and redis.call('XLEN', KEYS[7]) >= outboxMax then return {-3, 0} end
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-local wait = rpmWait(tonumber(ARGV[5]))
+if outboxMax > 0 and outboxLen(KEYS[7]) >= outboxMax then return {-3, 0} end
+local bal = redis.call('HGET', KEYS[1], 'bal')
+if not bal then return {-1, 0} end
+local wait = rpmWait(KEYS, tonumber(ARGV[5]))
 if wait then return {-2, wait} end
 local amount = tonumber(ARGV[2])
 local limit = tonumber(ARGV[6])
@@ -84,7 +108,7 @@ if limit >= 0 then
   local used = tonumber(redis.call('HGET', KEYS[1], ARGV[7]) or '0') + tonumber(redis.call('HGET', KEYS[5], ARGV[4]) or '0')
   if used + amount > limit then return {-4, used} end
 end
-local available = tonumber(redis.call('HGET', KEYS[1], 'bal')) - tonumber(redis.call('GET', KEYS[4]) or '0')
+local available = tonumber(bal) - tonumber(redis.call('GET', KEYS[4]) or '0')
 if amount > available then return {0, available} end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. '|' .. ARGV[4])
 redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
@@ -96,23 +120,23 @@ return {1, available - amount}
 /**
  * KEYS: acct, res, resx, resv, kheld, outbox.
  * ARGV: id, cost, settledMemoryMs, userId, spendField, spendFieldBefore, record.
+ * The hold's entries are overwritten by the "settled" marker rather than deleted first; `gen`
+ * exists exactly when the account is loaded (PRIME sets it).
  */
-const SETTLE = `${SWEEP}
+const SETTLE = `
+sweep(KEYS)
 local a = redis.call('HGET', KEYS[2], ARGV[1])
 if a == 'settled' then return {0, '', ''} end
-if a then
-  release(ARGV[1], a)
-  redis.call('HDEL', KEYS[2], ARGV[1])
-  redis.call('ZREM', KEYS[3], ARGV[1])
-end
-local gen = ''
-if redis.call('EXISTS', KEYS[1]) == 1 then
-  gen = redis.call('HGET', KEYS[1], 'gen')
+release(KEYS, a)
+local gen = redis.call('HGET', KEYS[1], 'gen')
+if gen then
   redis.call('HINCRBY', KEYS[1], 'bal', neg(ARGV[2]))
   if ARGV[5] ~= '' then
     if ARGV[6] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[5]) == 0 then redis.call('HDEL', KEYS[1], ARGV[6]) end
     redis.call('HINCRBY', KEYS[1], ARGV[5], ARGV[2])
   end
+else
+  gen = ''
 end
 local eid = ''
 if ARGV[7] ~= '' then eid = redis.call('XADD', KEYS[6], '*', 'u', ARGV[4], 'c', ARGV[2], 'g', gen, 'kf', ARGV[5], 'r', ARGV[7]) end
@@ -155,16 +179,28 @@ return 1
  */
 const ACK = `${NEG}
 local n = tonumber(ARGV[1])
+local ids = {}
+for i = 0, n - 1 do ids[i + 1] = ARGV[2 + i * 7] end
+-- In slices: unpack() is limited by Lua's C stack (8,000), USAGE_BATCH_MAX is not.
+for i = 1, n, 1000 do
+  local j = math.min(i + 999, n)
+  redis.call('XACK', KEYS[1], '${GROUP}', unpack(ids, i, j))
+  redis.call('XDEL', KEYS[1], unpack(ids, i, j))
+end
+-- Nothing below changes a generation, so each account's is read once.
+local gens = {}
 for i = 0, n - 1 do
   local b = 2 + i * 7
   local eid, c, g, kf, kind, after = ARGV[b], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5], ARGV[b + 6]
-  redis.call('XACK', KEYS[1], '${GROUP}', eid)
-  redis.call('XDEL', KEYS[1], eid)
   local ai = tonumber(ARGV[b + 1])
   local acct, fixed, late = KEYS[ai * 3 - 1], KEYS[ai * 3], KEYS[ai * 3 + 1]
   if kind ~= 'X' then
-    if redis.call('EXISTS', acct) == 1 then
-      local cur = redis.call('HGET', acct, 'gen')
+    local cur = gens[acct]
+    if cur == nil then
+      cur = redis.call('HGET', acct, 'gen')
+      gens[acct] = cur
+    end
+    if cur then
       local delta = nil
       if kind == 'D' then
         if g == cur then delta = c end
@@ -186,14 +222,16 @@ return n
 `;
 
 const BALANCE = `${SWEEP}
+sweep(KEYS)
 if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
 return {redis.call('HGET', KEYS[1], 'bal'), redis.call('GET', KEYS[4]) or '0'}
 `;
 
 /** KEYS: acct, res, resx, resv, kheld, rpm base. ARGV: rpmLimit. */
 const GATE = `${SWEEP}${RPM}
+sweep(KEYS)
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-local wait = rpmWait(tonumber(ARGV[1]))
+local wait = rpmWait(KEYS, tonumber(ARGV[1]))
 if wait then return {-2, wait} end
 if tonumber(redis.call('HGET', KEYS[1], 'bal')) - tonumber(redis.call('GET', KEYS[4]) or '0') <= 0 then return {0, 0} end
 return {1, 0}
@@ -318,8 +356,8 @@ export class RedisHotStore implements HotStore {
     this.outboxKey = `${prefix}outbox`;
     this.redis = this.connect() as Scripted;
     this.redis.on('ready', () => (this.lastError = undefined));
-    this.redis.defineCommand('arReserve', { lua: batchedScript(RESERVE, 7, 8) });
-    this.redis.defineCommand('arSettle', { lua: batchedScript(SETTLE, 6, 7) });
+    this.redis.defineCommand('arReserve', { lua: batchedScript(RESERVE_SHARED, RESERVE, 7, 8) });
+    this.redis.defineCommand('arSettle', { lua: batchedScript(SWEEP, SETTLE, 6, 7) });
     this.redis.defineCommand('arPrime', { numberOfKeys: 3, lua: PRIME });
     this.redis.defineCommand('arAck', { lua: ACK });
     this.redis.defineCommand('arBalance', { numberOfKeys: 5, lua: BALANCE });

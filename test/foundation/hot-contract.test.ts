@@ -291,6 +291,19 @@ for (const impl of IMPLS) {
       t.same((await waiting).map((e) => e.record.settleId), ['late'], 'a blocked read wakes on a new entry');
     });
 
+    t.test('one acknowledgement of more entries than Lua can unpack at once (9,000)', async (t) => {
+      const { store } = impl.open(t);
+      const users = [user(), user()];
+      for (const u of users) await prime(store, u, 10_000_000n);
+      await Promise.all(Array.from({ length: 9000 }, (_, i) => settle(store, users[i % 2]!, `b${i}`, 1n)));
+      const entries = await store.readOutbox('c1', 10_000, 10);
+      t.equal(entries.length, 9000);
+      await ack(store, entries);
+      t.equal(await store.outboxLength(), 0, 'every entry acknowledged and removed');
+      t.same(await store.readOutbox('c1', 10_000, 10), [], 'none comes back to its consumer');
+      for (const u of users) t.same(await store.balance(u), { balance: 10_000_000n - 4500n, reserved: 0n }, 'charged once each, no correction');
+    });
+
     t.test('acknowledgement corrections, once per entry', async (t) => {
       const { store } = impl.open(t);
       const u = user();
