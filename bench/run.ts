@@ -835,7 +835,7 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
     UPSTREAM_CONNECTIONS: String(maxPerWorker),
   };
   const entry = await gatewayEntry(opts.gatewayRoot);
-  const gwOpts = { dir: tmp, root: opts.gatewayRoot, entry: entry.file, env: gatewayEnv, workers, nodeArgs: opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : undefined, log: say };
+  const gwOpts = { dir: tmp, root: opts.gatewayRoot, entry: entry.file, env: gatewayEnv, workers, nodeArgs: [...opts.gatewayNodeArgs, ...(opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : [])], log: say };
   if (opts.profileDir) mkdirSync(opts.profileDir, { recursive: true });
   const email = `bench-${Date.now().toString(36)}@bench.invalid`;
   say(`creating a funded account with the CLI (airouter user create / key create)`);
@@ -980,7 +980,7 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
     },
     setup: {
       gateway: {
-        command: entry.command,
+        command: [entry.command.split(' ')[0], ...opts.gatewayNodeArgs, ...entry.command.split(' ').slice(1)].join(' '),
         root: opts.gatewayRoot,
         commit: gitHead?.code === 0 ? gitHead.stdout.trim() + (gitDirty?.stdout.trim() ? ' + uncommitted changes in src/' : '') : 'unknown',
         workers,

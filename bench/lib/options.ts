@@ -34,6 +34,8 @@ export interface Options {
   out: string | null;
   gatewayRoot: string;
   profileDir: string | null;
+  /** Extra node flags for the gateway's processes (e.g. V8 heap sizes), split on spaces. */
+  gatewayNodeArgs: string[];
   keepTemp: boolean;
 }
 
@@ -58,6 +60,7 @@ const HELP = `npm run bench -- [flags]
   --out PATH                report path without extension (default bench/reports/<timestamp>) BENCH_OUT
   --gateway-dir DIR         checkout to bench (default: this one)                    BENCH_GATEWAY_DIR
   --profile DIR             run the gateway with --cpu-prof, profiles written to DIR BENCH_PROFILE_DIR
+  --gateway-node-args ARGS  node flags for the gateway, e.g. "--max-semi-space-size=4" BENCH_GATEWAY_NODE_ARGS
   --keep-temp               keep the temp dir (logs, nginx.conf, catalogue)
   --help
 
@@ -96,7 +99,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, repoRoot: s
     flags.set(name, value);
   }
   if (flags.has('help')) return 'help';
-  const known = new Set(['quick', 'scenarios', 'duration', 'warmup', 'concurrency', 'rate', 'streams', 'tokens', 'token-interval-ms', 'ramp-per-s', 'slow-readers', 'slow-kb', 'workers', 'loadgen', 'wrk-threads', 'no-nginx', 'out', 'gateway-dir', 'profile', 'keep-temp']);
+  const known = new Set(['quick', 'scenarios', 'duration', 'warmup', 'concurrency', 'rate', 'streams', 'tokens', 'token-interval-ms', 'ramp-per-s', 'slow-readers', 'slow-kb', 'workers', 'loadgen', 'wrk-threads', 'no-nginx', 'out', 'gateway-dir', 'profile', 'gateway-node-args', 'keep-temp']);
   for (const k of flags.keys()) if (!known.has(k)) throw new UsageError(`unknown flag --${k} (see --help)`);
 
   const get = (flag: string, envName: string): string | undefined => {
@@ -146,6 +149,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, repoRoot: s
     out: out ? path.resolve(out) : null,
     gatewayRoot: path.resolve(get('gateway-dir', 'BENCH_GATEWAY_DIR') ?? repoRoot),
     profileDir: profile ? path.resolve(profile) : null,
+    gatewayNodeArgs: (get('gateway-node-args', 'BENCH_GATEWAY_NODE_ARGS') ?? '').split(' ').filter(Boolean),
     keepTemp: flags.has('keep-temp'),
   };
 }

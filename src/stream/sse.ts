@@ -17,6 +17,8 @@ const LF = 0x0a;
 const CR = 0x0d;
 
 /** Index just past the blank line that ends the first event in `buf` from `from`, or -1. */
+const EMPTY = Buffer.alloc(0);
+
 function eventEnd(buf: Buffer, from: number): number {
   for (let i = buf.indexOf(LF, from); i !== -1; i = buf.indexOf(LF, i + 1)) {
     if (buf[i + 1] === LF) return i + 2;
@@ -47,7 +49,7 @@ function parseEventText(text: string): { event?: string; data: string } | null {
 export function parseSSE(): OperatorFunction<Uint8Array, SSEEvent> {
   return (source) =>
     new Observable<SSEEvent>((subscriber) => {
-      let pending: Buffer = Buffer.alloc(0);
+      let pending: Buffer = EMPTY;
       const emit = (raw: Buffer) => {
         const parsed = parseEventText(raw.toString('utf8'));
         if (parsed) subscriber.next({ ...parsed, raw });
@@ -64,7 +66,9 @@ export function parseSSE(): OperatorFunction<Uint8Array, SSEEvent> {
             start = end;
             if (subscriber.closed) return;
           }
-          pending = start === 0 ? pending : pending.subarray(start);
+          // A chunk used up is let go at once: on a paced stream it would otherwise live until
+          // the next token, long enough to be promoted and then collected as old garbage.
+          pending = start === 0 ? pending : start === pending.length ? EMPTY : pending.subarray(start);
         },
         error(err) {
           subscriber.error(err);
