@@ -42,9 +42,15 @@ export async function buildServer(bundle = DEFAULT_BUNDLE): Promise<void> {
     target: 'node20',
     packages: 'external',
     outfile: tmp,
+    // Linked, so that `node --enable-source-maps dist/airouter.js` reports src/ lines.
+    sourcemap: 'linked',
     logLevel: 'silent',
     legalComments: 'none',
   });
+  // The bundle names its map by the temporary file's name; the map goes first, then the file
+  // that points at it.
+  writeFileSync(tmp, readFileSync(tmp, 'utf8').replace(/\/\/# sourceMappingURL=.*\n?$/, `//# sourceMappingURL=${path.basename(bundle)}.map\n`));
+  renameSync(`${tmp}.map`, `${bundle}.map`);
   renameSync(tmp, bundle);
   writeFileSync(stampOf(bundle), `${JSON.stringify({ source_hash: hash })}\n`);
 }

@@ -4,7 +4,7 @@
 
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildServer, isFresh } from '../../build/server.js';
@@ -21,10 +21,13 @@ t.test('the bundle builds, knows when it is stale, and serves on the embedded de
   t.teardown(() => {
     rmSync(bundle, { force: true });
     rmSync(stamp, { force: true });
+    rmSync(`${bundle}.map`, { force: true });
   });
   t.notOk(isFresh(bundle), 'no build yet: stale');
   await buildServer(bundle);
   t.ok(isFresh(bundle), 'fresh for the sources it was made from');
+  t.match(readFileSync(bundle, 'utf8'), new RegExp(`//# sourceMappingURL=test-${process.pid}\\.js\\.map\\n$`), 'the bundle names its own map');
+  t.ok((JSON.parse(readFileSync(`${bundle}.map`, 'utf8')) as { sources: string[] }).sources.some((f) => f.endsWith('src/gateway.ts')), 'the map points at the sources');
   writeFileSync(stamp, JSON.stringify({ source_hash: 'something else' }));
   t.notOk(isFresh(bundle), 'a build made from other sources is stale');
   await buildServer(bundle);
