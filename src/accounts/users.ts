@@ -1,7 +1,8 @@
-import type postgres from 'postgres';
-import type { Sql } from '../store/sql.js';
+import type { Sql, Tx } from '../store/sql.js';
 import type { HotStore } from '../store/hot.js';
 import { hashPassword } from './passwords.js';
+
+export type { Tx };
 
 export interface UserRow {
   id: string;
@@ -42,8 +43,6 @@ export async function createVerifiedUser(sql: Sql, email: string, password?: str
   return row;
 }
 
-/** A transaction on the pool (what `sql.begin` hands its callback). */
-export type Tx = postgres.TransactionSql<{ bigint: bigint }>;
 
 /**
  * The one way money enters a balance. `record` writes why (a paid deposit row) inside the

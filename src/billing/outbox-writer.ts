@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AckItem, HotStore, OutboxEntry } from '../store/hot.js';
-import type { Sql } from '../store/sql.js';
+import type { Sql, Tx } from '../store/sql.js';
 
 const USAGE_COLUMNS_TYPED = [
   ['user_id', 'uuid'], ['key_id', 'uuid'], ['request_id', 'text'], ['model', 'text'], ['surface', 'text'],
@@ -33,86 +33,98 @@ export interface WriterObserver {
 
 /** Commits outbox entries to Postgres; returns how each one fared, for the acknowledgement. */
 export async function commitEntries(sql: Sql, entries: OutboxEntry[]): Promise<AckItem[]> {
-  return sql.begin(async (tx) => {
-    const userIds = [...new Set(entries.map((e) => e.record.userId))];
-    // Row locks in one order: concurrent writers queue per user instead of deadlocking, and
-    // the duplicate check below sees every commit that got the lock first.
-    const users = await tx<{ id: string; charged_nano: bigint }[]>`
-      SELECT id, charged_nano FROM users WHERE id = ANY(${userIds}::uuid[]) ORDER BY id FOR UPDATE`;
-    const charged = new Map(users.map((u) => [u.id, u.charged_nano]));
-    const settleIds = entries.map((e) => e.record.settleId);
-    const existing = await tx<{ settle_id: string; outbox_ref: string | null; charged_after_nano: bigint | null }[]>`
-      SELECT settle_id, outbox_ref, charged_after_nano FROM usage_records WHERE settle_id = ANY(${settleIds}::uuid[])`;
-    const seen = new Map(existing.map((r) => [r.settle_id, { ref: r.outbox_ref, after: r.charged_after_nano ?? 0n }]));
+  // postgres.js keeps a connection's last transaction reachable (its callback and result, through
+  // the promise it races against the connection's close) until that connection runs another
+  // one. The callback therefore sees the batch only through `batch`, emptied once done: a batch
+  // held per pooled connection was 12,000 records in a worker's heap under load.
+  const batch = { entries, items: [] as AckItem[] };
+  try {
+    await sql.begin((tx) => commitBatch(tx, batch));
+    return batch.items;
+  } finally {
+    batch.entries = [];
+    batch.items = [];
+  }
+}
 
-    const items: AckItem[] = [];
-    const rows: Record<string, unknown>[] = [];
-    const taken = new Map<string, bigint>();
-    const lastUse = new Map<string, Date>();
-    for (const entry of entries) {
-      const r = entry.record;
-      const before = charged.get(r.userId);
-      if (before === undefined) {
-        items.push({ entry, kind: 'dropped', chargedAfter: 0n });
-        continue;
-      }
-      const prior = seen.get(r.settleId);
-      if (prior) {
-        items.push(prior.ref === entry.id ? { entry, kind: 'redelivered', chargedAfter: prior.after } : { entry, kind: 'duplicate', chargedAfter: 0n });
-        continue;
-      }
-      const after = before + r.costNano;
-      charged.set(r.userId, after);
-      seen.set(r.settleId, { ref: entry.id, after });
-      taken.set(r.userId, (taken.get(r.userId) ?? 0n) + r.costNano);
-      if (r.keyId && (lastUse.get(r.keyId) ?? 0) < r.createdAt) lastUse.set(r.keyId, r.createdAt);
-      items.push({ entry, kind: 'inserted', chargedAfter: after });
-      rows.push({
-        user_id: r.userId,
-        key_id: r.keyId,
-        request_id: r.requestId,
-        model: r.model,
-        surface: r.surface,
-        stream: r.stream,
-        status: r.status,
-        prompt_tokens: r.promptTokens,
-        completion_tokens: r.completionTokens,
-        cached_tokens: r.cachedTokens,
-        cache_write_tokens: r.cacheWriteTokens,
-        cost_nano: r.costNano.toString(),
-        official_cost_nano: r.officialCostNano.toString(),
-        latency_ms: r.latencyMs,
-        ttft_ms: r.ttftMs,
-        created_at: r.createdAt,
-        settle_id: r.settleId,
-        outbox_ref: entry.id,
-        charged_after_nano: after.toString(),
-        overrun: r.overrun,
-      });
+async function commitBatch(tx: Tx, batch: { entries: OutboxEntry[]; items: AckItem[] }): Promise<void> {
+  const { entries, items } = batch;
+  const userIds = [...new Set(entries.map((e) => e.record.userId))];
+  // Row locks in one order: concurrent writers queue per user instead of deadlocking, and
+  // the duplicate check below sees every commit that got the lock first.
+  const users = await tx<{ id: string; charged_nano: bigint }[]>`
+    SELECT id, charged_nano FROM users WHERE id = ANY(${userIds}::uuid[]) ORDER BY id FOR UPDATE`;
+  const charged = new Map(users.map((u) => [u.id, u.charged_nano]));
+  const settleIds = entries.map((e) => e.record.settleId);
+  const existing = await tx<{ settle_id: string; outbox_ref: string | null; charged_after_nano: bigint | null }[]>`
+    SELECT settle_id, outbox_ref, charged_after_nano FROM usage_records WHERE settle_id = ANY(${settleIds}::uuid[])`;
+  const seen = new Map(existing.map((r) => [r.settle_id, { ref: r.outbox_ref, after: r.charged_after_nano ?? 0n }]));
+
+  const rows: Record<string, unknown>[] = [];
+  const taken = new Map<string, bigint>();
+  const lastUse = new Map<string, Date>();
+  for (const entry of entries) {
+    const r = entry.record;
+    const before = charged.get(r.userId);
+    if (before === undefined) {
+      items.push({ entry, kind: 'dropped', chargedAfter: 0n });
+      continue;
     }
-    if (rows.length === 0) return items;
-    // One JSON parameter instead of twenty per row: serializing thousands of parameters a
-    // second was a visible share of the gateway's CPU; JSON.stringify is native.
-    await tx`
-      INSERT INTO usage_records (${tx.unsafe(USAGE_COLUMNS)})
-      SELECT ${tx.unsafe(USAGE_COLUMNS)} FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
-        AS r(${tx.unsafe(USAGE_COLUMN_TYPES)})`;
-    const ids = [...taken.keys()];
-    const amounts = ids.map((id) => taken.get(id)!.toString());
-    await tx`
-      UPDATE users u SET balance_nano = u.balance_nano - d.amount, charged_nano = u.charged_nano + d.amount
-      FROM (SELECT unnest(${ids}::uuid[]) AS id, unnest(${amounts}::bigint[]) AS amount) d
-      WHERE u.id = d.id`;
-    if (lastUse.size > 0) {
-      const keyIds = [...lastUse.keys()];
-      const times = keyIds.map((k) => lastUse.get(k)!.toISOString());
-      await tx`
-        UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, d.at)
-        FROM (SELECT unnest(${keyIds}::uuid[]) AS id, unnest(${times}::timestamptz[]) AS at) d
-        WHERE k.id = d.id`;
+    const prior = seen.get(r.settleId);
+    if (prior) {
+      items.push(prior.ref === entry.id ? { entry, kind: 'redelivered', chargedAfter: prior.after } : { entry, kind: 'duplicate', chargedAfter: 0n });
+      continue;
     }
-    return items;
-  }) as Promise<AckItem[]>;
+    const after = before + r.costNano;
+    charged.set(r.userId, after);
+    seen.set(r.settleId, { ref: entry.id, after });
+    taken.set(r.userId, (taken.get(r.userId) ?? 0n) + r.costNano);
+    if (r.keyId && (lastUse.get(r.keyId) ?? 0) < r.createdAt) lastUse.set(r.keyId, r.createdAt);
+    items.push({ entry, kind: 'inserted', chargedAfter: after });
+    rows.push({
+      user_id: r.userId,
+      key_id: r.keyId,
+      request_id: r.requestId,
+      model: r.model,
+      surface: r.surface,
+      stream: r.stream,
+      status: r.status,
+      prompt_tokens: r.promptTokens,
+      completion_tokens: r.completionTokens,
+      cached_tokens: r.cachedTokens,
+      cache_write_tokens: r.cacheWriteTokens,
+      cost_nano: r.costNano.toString(),
+      official_cost_nano: r.officialCostNano.toString(),
+      latency_ms: r.latencyMs,
+      ttft_ms: r.ttftMs,
+      created_at: r.createdAt,
+      settle_id: r.settleId,
+      outbox_ref: entry.id,
+      charged_after_nano: after.toString(),
+      overrun: r.overrun,
+    });
+  }
+  if (rows.length === 0) return;
+  // One JSON parameter instead of twenty per row: serializing thousands of parameters a
+  // second was a visible share of the gateway's CPU; JSON.stringify is native.
+  await tx`
+    INSERT INTO usage_records (${tx.unsafe(USAGE_COLUMNS)})
+    SELECT ${tx.unsafe(USAGE_COLUMNS)} FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
+      AS r(${tx.unsafe(USAGE_COLUMN_TYPES)})`;
+  const ids = [...taken.keys()];
+  const amounts = ids.map((id) => taken.get(id)!.toString());
+  await tx`
+    UPDATE users u SET balance_nano = u.balance_nano - d.amount, charged_nano = u.charged_nano + d.amount
+    FROM (SELECT unnest(${ids}::uuid[]) AS id, unnest(${amounts}::bigint[]) AS amount) d
+    WHERE u.id = d.id`;
+  if (lastUse.size > 0) {
+    const keyIds = [...lastUse.keys()];
+    const times = keyIds.map((k) => lastUse.get(k)!.toISOString());
+    await tx`
+      UPDATE api_keys k SET last_used_at = greatest(k.last_used_at, d.at)
+      FROM (SELECT unnest(${keyIds}::uuid[]) AS id, unnest(${times}::timestamptz[]) AS at) d
+      WHERE k.id = d.id`;
+  }
 }
 
 export class OutboxWriter {

@@ -7,6 +7,8 @@ import { mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 
 export type Sql = postgres.Sql<{ bigint: bigint }>;
+/** A transaction on the pool (what `sql.begin` hands its callback). */
+export type Tx = postgres.TransactionSql<{ bigint: bigint }>;
 
 export interface SqlStore {
   sql: Sql;

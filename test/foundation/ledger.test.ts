@@ -4,6 +4,8 @@
 
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
 import { createKey } from '../../src/accounts/keys.js';
 import { createVerifiedUser, creditUser } from '../../src/accounts/users.js';
@@ -12,7 +14,7 @@ import { Ledger, type Payer } from '../../src/billing/ledger.js';
 import { commitEntries, OutboxWriter } from '../../src/billing/outbox-writer.js';
 import { reconcile } from '../../src/billing/reconcile.js';
 import { GatewayError } from '../../src/errors.js';
-import type { OutboxRecord } from '../../src/store/hot.js';
+import type { OutboxEntry, OutboxRecord } from '../../src/store/hot.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { testStores } from '../helpers/stores.js';
 
@@ -152,6 +154,31 @@ t.test('a crash between commit and acknowledgement writes nothing twice', async 
   t.equal(n, 5, 'five rows, not ten');
   t.equal(await pgBalance(s, user.id), 1_000_000n - 510n);
   t.same((await s.hot.balance(user.id))?.balance, 1_000_000n - 510n);
+  t.equal((await reconcile(s.sql, s.hot)).ok, true);
+});
+
+t.test('a committed batch is not kept alive by the Postgres connection that wrote it', async (t) => {
+  // postgres.js keeps a connection's last transaction result reachable until that connection's
+  // next transaction; a writer that returned its batch from the transaction kept a batch per
+  // pooled connection alive (thousands of records in a worker, all promoted to old space).
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const s = await testStores(t);
+  const ledger = ledgerOf(s);
+  const user = await createVerifiedUser(s.sql, 'kept@example.test');
+  await credit(s, user.id, 1_000_000n);
+  for (let i = 0; i < 3; i++) await charge(ledger, payer(user.id), 1_000n, 100n);
+  let entries: OutboxEntry[] | undefined = await s.hot.readOutbox('kept', 10, 10);
+  const refs = entries.map((e) => new WeakRef(e.record));
+  const items = await commitEntries(s.sql, entries);
+  t.same(items.map((i) => i.kind), ['inserted', 'inserted', 'inserted']);
+  await s.hot.ackOutbox(items);
+  entries = undefined;
+  items.length = 0;
+  // WeakRefs are cleared only after the job that made them; a later macrotask is past it.
+  await new Promise((r) => setTimeout(r, 0));
+  gc();
+  t.equal(refs.filter((r) => r.deref() !== undefined).length, 0, 'no record of the batch survives a full collection');
   t.equal((await reconcile(s.sql, s.hot)).ok, true);
 });
 
