@@ -150,7 +150,8 @@ interface Job {
 }
 
 export async function handleInference(gw: Gateway, ex: Exchange, surface: Surface): Promise<void> {
-  const { identity, body } = await authenticatedJson(gw, ex, surface, (id) => gw.ledger.precheck(id));
+  // `let`: the body is let go once routes have been tried (below).
+  let { identity, body } = await authenticatedJson(gw, ex, surface, (id) => gw.ledger.precheck(id));
   const ir = surface.dialect.parseRequest(body);
   const model = findModel(gw, ir.model);
   const terms = requestTerms(surface.name, body as Record<string, unknown>, model, ex.headers, gw.config);
@@ -178,7 +179,7 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
   // A stream the client left is stopped (what it produced is billed); a whole answer is read
   // to its end all the same, since the upstream bills it anyway, and billed as usage says.
   const abort = ir.stream ? new AbortController() : undefined;
-  if (abort) ex.onAbort(() => abort.abort());
+  const forgetAbort = abort ? ex.onAbort(() => abort.abort()) : undefined;
   try {
     const build = (r: Route) => {
       job.sent = true;
@@ -190,6 +191,12 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
     } catch (err) {
       if (ex.aborted && job.sent) return await settleBeforeAnswer(job, { ...ZERO_USAGE, input: await countRequestTokens(ir) }, 499);
       throw err;
+    } finally {
+      // Needed only while routes are tried: an open stream should not hold the client's body
+      // (a coding agent's prompt is often hundreds of KB) for minutes.
+      body = undefined;
+      // From here on the stream writer watches for the client leaving.
+      forgetAbort?.();
     }
     const { route, response } = answer;
     if (response.status >= 400) throw clientErrorFromUpstream(response.status, await response.body.text().catch(() => ''));

@@ -79,9 +79,20 @@ export class Exchange {
     return this.address;
   }
 
-  onAbort(listener: () => void): void {
-    if (this.aborted) listener();
-    else this.abortListeners.push(listener);
+  /**
+   * Calls `listener` if the client goes away. The returned function takes it back: a listener
+   * left behind keeps its closure's scope alive for as long as the response lasts.
+   */
+  onAbort(listener: () => void): () => void {
+    if (this.aborted) {
+      listener();
+      return () => {};
+    }
+    this.abortListeners.push(listener);
+    return () => {
+      const i = this.abortListeners.indexOf(listener);
+      if (i !== -1) this.abortListeners.splice(i, 1);
+    };
   }
 
   /** The body, refused with 413 past `limit` bytes (by content-length up front, or as it arrives). */
@@ -92,22 +103,31 @@ export class Exchange {
         reject(tooLarge(limit));
         return;
       }
-      const chunks: Buffer[] = [];
+      let chunks: Buffer[] = [];
       let size = 0;
       let failed = false;
-      this.onAbort(() => reject(new GatewayError('invalid_request', 'The client went away.')));
+      // Once the body is in, neither the abort listener nor the data callback may keep it: both
+      // share this scope, and a stream's response outlives its request body by minutes.
+      const forget = this.onAbort(() => reject(new GatewayError('invalid_request', 'The client went away.')));
       this.res.onData((chunk, isLast) => {
         // Once answered (a refusal before the body was needed), the rest is not kept.
         if (failed || this.finished) return;
         size += chunk.byteLength;
         if (size > limit) {
           failed = true;
+          chunks = [];
+          forget();
           reject(tooLarge(limit));
           return;
         }
         // uWS reuses the memory behind `chunk` once this callback returns.
         chunks.push(Buffer.from(new Uint8Array(chunk)));
-        if (isLast) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+        if (isLast) {
+          const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+          chunks = [];
+          forget();
+          resolve(body);
+        }
       });
     });
   }

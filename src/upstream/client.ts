@@ -3,6 +3,7 @@
 // response, the bytes go from the parser to whoever consumes them, and backpressure is the
 // dispatch controller's own pause and resume.
 
+import { Readable } from 'node:stream';
 import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
 
 export type UpstreamHeaders = Record<string, string | string[] | undefined>;
@@ -157,6 +158,24 @@ export class BodyTooLargeError extends Error {
   }
 }
 
+/**
+ * undici keeps a string or Buffer body on its request object until the answer has ended: for a
+ * stream, minutes of a prompt that was sent in the first millisecond. Past this size the body
+ * goes as a stream over a one-shot iterable instead, which lets it go once written.
+ */
+const KEPT_BODY_MAX = 16 * 1024;
+
+function once(bytes: Buffer): Iterable<Buffer> {
+  let held: Buffer | undefined = bytes;
+  return {
+    *[Symbol.iterator]() {
+      const b = held;
+      held = undefined;
+      if (b) yield b;
+    },
+  };
+}
+
 export class UpstreamClient {
   private readonly agent: Agent;
 
@@ -181,8 +200,14 @@ export class UpstreamClient {
       return Promise.reject(new undiciErrors.InvalidArgumentError(String((err as Error).message)));
     }
     const exchange = new UpstreamBody(signal);
+    let payload: string | Readable = body;
+    if (body.length > KEPT_BODY_MAX) {
+      const bytes = Buffer.from(body);
+      headers = { ...headers, 'content-length': String(bytes.length) };
+      payload = Readable.from(once(bytes), { objectMode: false });
+    }
     try {
-      this.agent.dispatch({ origin, path: url.slice(origin.length), method: 'POST', headers, body }, exchange);
+      this.agent.dispatch({ origin, path: url.slice(origin.length), method: 'POST', headers, body: payload }, exchange);
     } catch (err) {
       return Promise.reject(err);
     }
