@@ -128,7 +128,9 @@ function nonStreamTargets(b: Bench): { name: string; target: HttpTarget | null; 
 }
 
 function streamTargets(b: Bench, kind: 'same' | 'cross', tokens: number, intervalMs: number): { name: string; request: StreamRequest | null; sampler: TreeSampler | null; skipped?: string }[] {
-  const directive = `Count for me. [[paced:${tokens}:${intervalMs}]]`;
+  // A coding agent's prompt is tens to hundreds of KB; `--prompt-kb` makes the streams carry one.
+  const filler = b.opts.promptKb > 0 ? 'Context. '.repeat(Math.ceil((b.opts.promptKb * 1024) / 9)).slice(0, b.opts.promptKb * 1024) + '\n' : '';
+  const directive = `${filler}Count for me. [[paced:${tokens}:${intervalMs}]]`;
   if (kind === 'same') {
     const body = (model: string) => JSON.stringify({ model, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: directive }] });
     const marker = '"content":"tok';
@@ -621,7 +623,7 @@ function tables(r: Report): Table[] {
       head: ['streams target', 'complete', 'peak open', 'TTFT p50', 'TTFT p99', 'gap p50', 'gap p99', '+TTFT p50', '+gap p99', 'RSS MB', 'KB/stream', 'CPU s/Mtok'],
       rows,
       notes: [
-        `ms; ${first?.tokens_per_stream} tokens per stream, one every ${(s.results.levels as any[]).map((l) => `${l.token_interval_ms} ms (${l.streams})`).join(', ')}; streams opened at ${r.options.ramp_per_s}/s; TTFT counts from dispatch (connect included); "+" = over direct; RSS = peak of the proxy's processes (gateway: primary + workers), CPU = their user+system seconds per million tokens streamed.`,
+        `ms; ${first?.tokens_per_stream} tokens per stream${r.options.prompt_kb ? ` after a ${r.options.prompt_kb} KB prompt` : ''}, one every ${(s.results.levels as any[]).map((l) => `${l.token_interval_ms} ms (${l.streams})`).join(', ')}; streams opened at ${r.options.ramp_per_s}/s; TTFT counts from dispatch (connect included); "+" = over direct; RSS = peak of the proxy's processes (gateway: primary + workers), CPU = their user+system seconds per million tokens streamed.`,
         ...s.notes,
       ],
     });
@@ -1015,6 +1017,7 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
       rate: opts.rate,
       stream_levels: opts.streamLevels,
       tokens_per_stream: opts.tokensPerStream,
+      prompt_kb: opts.promptKb,
       ramp_per_s: opts.rampPerSecond,
       token_interval_ms: opts.tokenIntervalMs ?? 'derived: max(20, streams/10)',
       slow_readers: opts.slowReaders,

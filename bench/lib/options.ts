@@ -19,6 +19,8 @@ export interface Options {
   rate: number | null;
   streamLevels: number[];
   tokensPerStream: number;
+  /** Prompt size of each stream's request, KB (0: a one-line prompt). */
+  promptKb: number;
   /** Streams opened per second while ramping up to a level. */
   rampPerSecond: number;
   /** Gap between tokens; null = derived from the level (about 10,000 tokens/s in all). */
@@ -50,6 +52,7 @@ const HELP = `npm run bench -- [flags]
   --streams LIST            concurrent stream levels, e.g. 1000,10000                BENCH_STREAMS
   --tokens N                tokens per stream                                        BENCH_TOKENS
   --token-interval-ms MS    gap between tokens (default: level/10, so ~10k tokens/s) BENCH_TOKEN_INTERVAL_MS
+  --prompt-kb N             prompt size of each stream, KB (default 0: one line)     BENCH_PROMPT_KB
   --ramp-per-s N            streams opened per second on the way up to a level       BENCH_RAMP_PER_S
   --slow-readers N          concurrent slow readers                                  BENCH_SLOW_READERS
   --slow-kb N               size of each slow reader's answer, KB                    BENCH_SLOW_KB
@@ -99,7 +102,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, repoRoot: s
     flags.set(name, value);
   }
   if (flags.has('help')) return 'help';
-  const known = new Set(['quick', 'scenarios', 'duration', 'warmup', 'concurrency', 'rate', 'streams', 'tokens', 'token-interval-ms', 'ramp-per-s', 'slow-readers', 'slow-kb', 'workers', 'loadgen', 'wrk-threads', 'no-nginx', 'out', 'gateway-dir', 'profile', 'gateway-node-args', 'keep-temp']);
+  const known = new Set(['quick', 'scenarios', 'duration', 'warmup', 'concurrency', 'rate', 'streams', 'tokens', 'token-interval-ms', 'prompt-kb', 'ramp-per-s', 'slow-readers', 'slow-kb', 'workers', 'loadgen', 'wrk-threads', 'no-nginx', 'out', 'gateway-dir', 'profile', 'gateway-node-args', 'keep-temp']);
   for (const k of flags.keys()) if (!known.has(k)) throw new UsageError(`unknown flag --${k} (see --help)`);
 
   const get = (flag: string, envName: string): string | undefined => {
@@ -134,6 +137,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, repoRoot: s
     streamLevels: parseList(get('streams', 'BENCH_STREAMS') ?? (quick ? '200' : '1000,10000'), '--streams'),
     // Long enough that every stream of a level is open at once for a while after the ramp.
     tokensPerStream: num(get('tokens', 'BENCH_TOKENS') ?? (quick ? '20' : '40'), '--tokens', 2),
+    promptKb: num(get('prompt-kb', 'BENCH_PROMPT_KB') ?? '0', '--prompt-kb', 0),
     rampPerSecond: num(get('ramp-per-s', 'BENCH_RAMP_PER_S') ?? (quick ? '1000' : '500'), '--ramp-per-s', 1),
     tokenIntervalMs: interval === undefined ? null : num(interval, '--token-interval-ms', 1),
     // Loopback sockets buffer about 4 MB before a writer sees a full socket, so answers must be
