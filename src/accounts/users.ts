@@ -2,8 +2,6 @@ import type { Sql, Tx } from '../store/sql.js';
 import type { HotStore } from '../store/hot.js';
 import { hashPassword } from './passwords.js';
 
-export type { Tx };
-
 export interface UserRow {
   id: string;
   email: string;
@@ -42,7 +40,6 @@ export async function createVerifiedUser(sql: Sql, email: string, password?: str
     RETURNING id, email, balance_nano, email_verified_at`;
   return row;
 }
-
 
 /**
  * The one way money enters a balance. `record` writes why (a paid deposit row) inside the

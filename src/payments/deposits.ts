@@ -8,9 +8,9 @@
 // Each move is one conditional UPDATE on the row's current status, under the row lock, so
 // a notification repeated or raced any number of times credits once. Nothing leaves 'paid'.
 
-import { creditBalance, type Tx } from '../accounts/users.js';
+import { creditBalance } from '../accounts/users.js';
 import type { HotStore } from '../store/hot.js';
-import type { Sql } from '../store/sql.js';
+import type { Sql, Tx } from '../store/sql.js';
 
 export type DepositStatus = 'pending' | 'paid' | 'expired' | 'failed';
 /** Who confirms a deposit; also the {provider} of its notification URL. */

@@ -2,7 +2,7 @@
 // invoice gets its own amount: the requested rupiah plus the smallest free suffix of 1..999.
 // The choice is made under one advisory lock, and a partial unique index backs it.
 
-import type { Tx } from '../../accounts/users.js';
+import type { Tx } from '../../store/sql.js';
 import { DepositError, sweepExpired } from '../deposits.js';
 import { toDynamic } from './emv.js';
 
