@@ -7,13 +7,13 @@ import { CatalogueHolder } from './catalogue/index.js';
 import { ConfigError, type Config } from './config.js';
 import { KeyResolver } from './accounts/keys.js';
 import { Ledger } from './billing/ledger.js';
-import { OutboxWriter } from './billing/outbox-writer.js';
+import { gatewayWriter } from './billing/outbox-writer.js';
 import { registerInference } from './inference/routes.js';
 import { registerDashboard } from './dashboard/routes.js';
 import { registerPayments } from './payments/routes.js';
 import { Payments } from './payments/service.js';
 import { startSweeper } from './payments/sweeper.js';
-import { Metrics } from './server/metrics.js';
+import { Metrics, OutboxMetrics } from './server/metrics.js';
 import { exposeToCluster } from './server/cluster-metrics.js';
 import { registerOps } from './server/ops.js';
 import { Router } from './server/router.js';
@@ -38,7 +38,15 @@ export interface RunningGateway {
   reloadCatalogue(): { ok: true } | { ok: false; error: string };
 }
 
-export async function startGateway(config: Config, log: Logger, stores?: Stores): Promise<RunningGateway> {
+export interface GatewayOptions {
+  /**
+   * Run the outbox writer in this process (the default). A cluster's workers leave it to their
+   * primary (src/cli/serve.ts).
+   */
+  writer?: boolean;
+}
+
+export async function startGateway(config: Config, log: Logger, stores?: Stores, opts: GatewayOptions = {}): Promise<RunningGateway> {
   const uws = loadUws();
   const catalogue = new CatalogueHolder(config.GATEWAY_CONFIG);
   const ownStores = !stores;
@@ -51,14 +59,9 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
     idleMs: config.UPSTREAM_IDLE_TIMEOUT_MS,
     connections: config.UPSTREAM_CONNECTIONS,
   });
-  const outbox = new OutboxWriter(stores.sql, stores.hot, log, {
-    batchMax: config.USAGE_BATCH_MAX,
-    // Where answers wait for their record's commit (the embedded store), the writer never
-    // pauses: records that arrive during a commit make the next batch by themselves.
-    pauseMs: stores.hot.durableSettle ? config.USAGE_FLUSH_MS : 0,
-    observer: { committed: (n) => metrics.outboxCommitted.inc(n), failed: () => metrics.outboxFailures.inc() },
-  });
-  metrics.watchOutbox(() => stores!.hot.outboxLength());
+  const runWriter = opts.writer ?? true;
+  const hot = stores.hot;
+  const outbox = gatewayWriter(stores.sql, hot, log, config, runWriter ? new OutboxMetrics(metrics.registry, () => hot.outboxLength()).observer : undefined);
   const gw: Gateway = {
     config,
     log,
@@ -87,7 +90,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
       onReplay: (n) => log.error({ replayed: n }, 'Redis lost data (restart or flush): settled again the charges it lost'),
     });
   }
-  gw.outbox.start();
+  if (runWriter) gw.outbox.start();
   for (const reason of config.payments.disabled) log.warn(`deposits: ${reason}`);
   const stopSweeper = startSweeper(stores.sql, log, config.payments.expiryS);
 
@@ -146,7 +149,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores)
         }
         stopSweeper();
         // Open streams have finished (or were cut at the timeout): their charges are in the
-        // outbox; write what this process can before it goes.
+        // outbox; a process that runs the writer writes what it can before it goes.
         await gw.ledger.stop();
         await gw.outbox.stop();
         await upstream.close();

@@ -1,5 +1,7 @@
-// Drains the hot store's outbox into Postgres. Every gateway process runs one writer; they
-// share the work through the outbox's consumer group. A batch is committed in one transaction
+// Drains the hot store's outbox into Postgres. One writer per gateway: in the process itself, or
+// in the primary when WORKERS > 1, so that a batch of a thousand records is never handled on an
+// event loop that serves requests. Writers on several hosts share the work through the
+// outbox's consumer group. A batch is committed in one transaction
 // (rows inserted, balances and charged totals moved, per-day totals kept by the trigger) and
 // only then acknowledged, so a crash at any point leaves each record either committed or still
 // in the outbox, and a record delivered twice is recognised by its settle id and written once.
@@ -125,6 +127,23 @@ async function commitBatch(tx: Tx, batch: { entries: OutboxEntry[]; items: AckIt
       FROM (SELECT unnest(${keyIds}::uuid[]) AS id, unnest(${times}::timestamptz[]) AS at) d
       WHERE k.id = d.id`;
   }
+}
+
+/** The writer with the gateway's settings. */
+export function gatewayWriter(
+  sql: Sql,
+  hot: HotStore,
+  log: Logger,
+  config: { USAGE_BATCH_MAX: number; USAGE_FLUSH_MS: number },
+  observer?: WriterObserver,
+): OutboxWriter {
+  return new OutboxWriter(sql, hot, log, {
+    batchMax: config.USAGE_BATCH_MAX,
+    // Where answers wait for their record's commit (the embedded store), the writer never
+    // pauses: records that arrive during a commit make the next batch by themselves.
+    pauseMs: hot.durableSettle ? config.USAGE_FLUSH_MS : 0,
+    observer,
+  });
 }
 
 export class OutboxWriter {

@@ -15,13 +15,16 @@ interface Reply {
   text?: string;
 }
 
-/** In the primary: answer workers' requests with the merged metrics of all workers. */
-export function serveClusterMetrics(): void {
+/**
+ * In the primary: answer workers' requests with the merged metrics of all workers, followed by
+ * the primary's own (`own`: metrics no worker has, such as the outbox writer's).
+ */
+export function serveClusterMetrics(own: Registry): void {
   const aggregator = new AggregatorRegistry();
   cluster.on('message', (worker, msg: { type?: string; id?: string }) => {
     if (msg?.type !== REQUEST || !msg.id) return;
-    aggregator.clusterMetrics().then(
-      (text) => worker.send({ type: REPLY, id: msg.id, text }),
+    Promise.all([aggregator.clusterMetrics(), own.metrics()]).then(
+      ([workers, primary]) => worker.send({ type: REPLY, id: msg.id, text: `${workers.trimEnd()}\n${primary}` }),
       () => worker.send({ type: REPLY, id: msg.id }),
     );
   });

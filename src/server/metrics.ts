@@ -17,29 +17,12 @@ export class Metrics {
   readonly maxBuffered = new Gauge({ name: 'airouter_stream_buffered_bytes_max', help: 'Most bytes written to a full client socket while its upstream was paused', registers: [this.registry] });
 
   readonly overruns = new Counter({ name: 'airouter_billing_overruns_total', help: 'Requests whose actual cost went past their reservation (charged in full all the same)', registers: [this.registry] });
-  readonly outboxCommitted = new Counter({ name: 'airouter_outbox_committed_total', help: 'Usage records written from the outbox to Postgres', registers: [this.registry] });
-  readonly outboxFailures = new Counter({ name: 'airouter_outbox_write_failures_total', help: 'Failed attempts to write usage records to Postgres (retried)', registers: [this.registry] });
   readonly settleRetries = new Gauge({ name: 'airouter_settle_retry_queue', help: 'Charges of delivered answers waiting for the hot store to come back', registers: [this.registry] });
-  private outboxReader?: () => Promise<number>;
-  readonly outboxLength: Gauge = new Gauge({
-    name: 'airouter_outbox_length',
-    help: 'Usage records waiting in the outbox for Postgres',
-    registers: [this.registry],
-    // Read from the store at scrape time; a store that is down leaves the last value.
-    collect: async () => {
-      const n = await this.outboxReader?.().catch(() => undefined);
-      if (n !== undefined) this.outboxLength.set(n);
-    },
-  });
 
   private maxBufferedSeen = 0;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
-  }
-
-  watchOutbox(read: () => Promise<number>) {
-    this.outboxReader = read;
   }
 
   noteBuffered(bytes: number) {
@@ -53,5 +36,35 @@ export class Metrics {
     const s = String(status);
     this.requests.inc({ route, status: s });
     this.latency.observe({ route, status: s }, seconds);
+  }
+}
+
+/**
+ * The outbox writer's figures, in the registry of the process that runs the writer: a worker of
+ * its own when there is one process, the primary when there are several (workers would each
+ * report the same outbox length, and a scrape sums them).
+ */
+export class OutboxMetrics {
+  readonly committed: Counter;
+  readonly failures: Counter;
+
+  constructor(registry: Registry, outboxLength: () => Promise<number>) {
+    this.committed = new Counter({ name: 'airouter_outbox_committed_total', help: 'Usage records written from the outbox to Postgres', registers: [registry] });
+    this.failures = new Counter({ name: 'airouter_outbox_write_failures_total', help: 'Failed attempts to write usage records to Postgres (retried)', registers: [registry] });
+    const length: Gauge = new Gauge({
+      name: 'airouter_outbox_length',
+      help: 'Usage records waiting in the outbox for Postgres',
+      registers: [registry],
+      // Read from the store at scrape time; a store that is down leaves the last value.
+      collect: async () => {
+        const n = await outboxLength().catch(() => undefined);
+        if (n !== undefined) length.set(n);
+      },
+    });
+  }
+
+  /** For the writer (billing's WriterObserver). */
+  get observer(): { committed(n: number): void; failed(): void } {
+    return { committed: (n) => this.committed.inc(n), failed: () => this.failures.inc() };
   }
 }

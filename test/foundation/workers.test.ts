@@ -1,7 +1,9 @@
-// WORKERS > 1: processes share the port (and OPS_PORT), and /metrics speaks for all of them.
+// WORKERS > 1: processes share the port (and OPS_PORT), /metrics speaks for all of them, and the
+// primary runs the one outbox writer.
 import t from 'tap';
 import http from 'node:http';
-import { childEnv, freePort, startServe } from '../helpers/child.js';
+import { Redis } from 'ioredis';
+import { childEnv, freePort, startServe, waitFor } from '../helpers/child.js';
 import { REDIS_URL, testDatabase, testRedisPrefix } from '../helpers/stores.js';
 
 /** One request on a fresh connection, so the kernel may hand it to any worker. */
@@ -31,4 +33,33 @@ t.test('two workers serve one port; /metrics on OPS_PORT sums over both', async 
   t.equal(code, 0, 'the primary stops its workers and exits 0');
   const refused = await getFresh(`${serve.url}/healthz`).then(() => false, () => true);
   t.ok(refused, 'no worker is left listening');
+});
+
+t.test('the outbox writer runs once, in the primary, and /metrics reports the outbox once', async (t) => {
+  const opsPort = await freePort();
+  const prefix = testRedisPrefix();
+  const env = childEnv({ DATABASE_URL: await testDatabase(t), REDIS_URL, REDIS_PREFIX: prefix, WORKERS: '2', OPS_PORT: String(opsPort) });
+  const serve = await startServe(t, env, 60_000);
+  const redis = new Redis(REDIS_URL);
+  t.teardown(async () => {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  });
+  // Every writer heartbeats under its consumer name, `host:pid:random`.
+  const writers = await waitFor(async () => {
+    const keys = await redis.keys(`${prefix}writer:*`);
+    return keys.length > 0 ? keys : undefined;
+  }, 10_000);
+  await new Promise((r) => setTimeout(r, 1500)); // a worker's writer would have beaten by now too
+  const all = await redis.keys(`${prefix}writer:*`);
+  t.equal(all.length, 1, 'one writer for the whole gateway');
+  t.equal(all[0], writers?.[0]);
+  t.equal(all[0]!.split(':').at(-2), String(serve.proc.pid), 'and it is the primary\'s');
+  const metrics = (await getFresh(`http://127.0.0.1:${opsPort}/metrics`)).body;
+  const samples = metrics.split('\n').filter((l) => l.startsWith('airouter_outbox_length'));
+  t.same(samples, ['airouter_outbox_length 0'], 'the outbox length once, not once per worker');
+  t.equal(metrics.split('\n').filter((l) => l.startsWith('# TYPE airouter_outbox_committed_total ')).length, 1);
+  t.equal(metrics.split('\n').filter((l) => l.startsWith('# TYPE airouter_http_requests_total ')).length, 1, 'the workers\' metrics are still merged');
+  t.equal((await serve.stop('SIGTERM')).code, 0);
 });
