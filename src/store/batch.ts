@@ -3,19 +3,45 @@
 
 const MAX_BATCH = 256;
 
+/**
+ * Batchers that share a Turn flush in one callback, inside `around`: a store can cork its
+ * socket there, so that a turn's reserves and settles leave in one write instead of one each.
+ */
+export class Turn {
+  private due: (() => void)[] = [];
+
+  constructor(private readonly around: (flushAll: () => void) => void = (flushAll) => flushAll()) {}
+
+  schedule(flush: () => void): void {
+    // After the I/O callbacks of this turn: every request that arrived with them joins.
+    if (this.due.push(flush) === 1) setImmediate(() => this.run());
+  }
+
+  private run(): void {
+    const due = this.due;
+    this.due = [];
+    this.around(() => {
+      for (const flush of due) flush();
+    });
+  }
+}
+
 export class Batcher<Req, Res> {
   private queue: { req: Req; resolve: (r: Res) => void; reject: (e: unknown) => void }[] = [];
   private scheduled = false;
+  private readonly flushNow = () => this.flush();
 
-  constructor(private readonly run: (reqs: Req[]) => Promise<Res[]>) {}
+  constructor(
+    private readonly run: (reqs: Req[]) => Promise<Res[]>,
+    private readonly turn = new Turn(),
+  ) {}
 
   call(req: Req): Promise<Res> {
     return new Promise((resolve, reject) => {
       this.queue.push({ req, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        // After the I/O callbacks of this turn: every request that arrived with them joins.
-        setImmediate(() => this.flush());
+        this.turn.schedule(this.flushNow);
       }
     });
   }

@@ -14,7 +14,7 @@ import {
   type SettleRequest,
   type SettleResult,
 } from './hot.js';
-import { Batcher, batchedScript } from './batch.js';
+import { Batcher, batchedScript, Turn } from './batch.js';
 
 // Per user (one hash tag, so one slot): `acct` (hash: bal, cbase, gen, and the spend fields of
 // keys with a cap), `res` (hash: reservation id → "amount|keyId", or "settled" for a while after
@@ -344,8 +344,18 @@ export class RedisHotStore implements HotStore {
   private watchTimer?: NodeJS.Timeout;
   private readonly outboxKey: string;
   private readonly timeoutMs: number;
-  private readonly reserves = new Batcher<ScriptCall, [number, number]>((calls) => this.redis.arReserve(...joinCalls(calls)));
-  private readonly settles = new Batcher<ScriptCall, [number, string, string]>((calls) => this.redis.arSettle(...joinCalls(calls)));
+  /** A turn's reserve and settle calls leave in one write: a syscall less per turn. */
+  private readonly turn = new Turn((flushAll) => {
+    const socket = this.redis.stream;
+    socket?.cork();
+    try {
+      flushAll();
+    } finally {
+      socket?.uncork();
+    }
+  });
+  private readonly reserves = new Batcher<ScriptCall, [number, number]>((calls) => this.redis.arReserve(...joinCalls(calls)), this.turn);
+  private readonly settles = new Batcher<ScriptCall, [number, string, string]>((calls) => this.redis.arSettle(...joinCalls(calls)), this.turn);
 
   constructor(
     private readonly url: string,
