@@ -16,9 +16,9 @@ export interface SSEEvent {
 const LF = 0x0a;
 const CR = 0x0d;
 
-/** Index just past the blank line that ends the first event in `buf` from `from`, or -1. */
 const EMPTY = Buffer.alloc(0);
 
+/** Index just past the blank line that ends the first event in `buf` from `from`, or -1. */
 function eventEnd(buf: Buffer, from: number): number {
   for (let i = buf.indexOf(LF, from); i !== -1; i = buf.indexOf(LF, i + 1)) {
     if (buf[i + 1] === LF) return i + 2;
