@@ -15,20 +15,51 @@ import { markFinal, type SSEEvent } from '../stream/sse.js';
 // bytes, small beside the two socket calls that move it.
 const RAW_LIMIT = 2 * 1024;
 const TEXT_LIMIT = 256 * 1024;
+/** Separates held events: valid JSON never holds a raw NUL, so no event's data can. */
+const SEP = '\0';
+
+/**
+ * Text held as UTF-8 bytes in one buffer outside the JS heap. Held as strings, a paced stream's
+ * per-token pieces live for seconds: long enough to be promoted, then to die as old-space
+ * garbage, which at 10,000 open streams grew the workers' heaps by hundreds of MB between
+ * major collections.
+ */
+class ByteLog {
+  private buf?: Buffer;
+  bytes = 0;
+
+  append(s: string): void {
+    const need = this.bytes + Buffer.byteLength(s);
+    if (!this.buf || need > this.buf.length) {
+      let size = this.buf ? this.buf.length : 256;
+      while (size < need) size *= 2;
+      // Slow: a slice of the shared pool would keep a whole pool chunk alive with it.
+      const next = Buffer.allocUnsafeSlow(size);
+      this.buf?.copy(next, 0, 0, this.bytes);
+      this.buf = next;
+    }
+    this.bytes += this.buf.write(s, this.bytes);
+  }
+
+  /** The text so far; the log starts again empty, keeping its buffer when `keep` says so. */
+  take(keep = false): string {
+    const text = this.buf ? this.buf.toString('utf8', 0, this.bytes) : '';
+    this.bytes = 0;
+    if (!keep) this.buf = undefined;
+    return text;
+  }
+}
 
 export class StreamMeter {
   private usage: Partial<IRUsage> = {};
   private outputReported = false;
   /** Text produced so far, only needed if no usage arrives. */
-  private produced: string[] = [];
+  private readonly produced = new ByteLog();
   /**
    * Raw data of pass-through events, parsed only if no usage arrives. Past RAW_LIMIT bytes they
    * are boiled down to their text, so a long answer costs its text, not its JSON framing.
    */
-  private rawEvents: string[] = [];
-  private rawBytes = 0;
-  /** Characters held in `produced`; past TEXT_LIMIT they are counted and let go. */
-  private textChars = 0;
+  private readonly rawEvents = new ByteLog();
   /** Tokens of text already counted and released. */
   private counted: Promise<number> = Promise.resolve(0);
   /**
@@ -46,34 +77,29 @@ export class StreamMeter {
 
   noteText(text: string) {
     if (this.outputReported) return;
-    this.produced.push(text);
-    this.textChars += text.length;
-    if (this.textChars > TEXT_LIMIT) this.countAndRelease();
+    this.produced.append(text);
+    if (this.produced.bytes > TEXT_LIMIT) this.countAndRelease();
   }
 
   /** Keeps a long answer's memory bounded: its text so far becomes a token count. */
   private countAndRelease() {
-    const text = this.produced.join('');
-    this.produced = [];
-    this.textChars = 0;
+    const text = this.produced.take();
     const before = this.counted;
     this.counted = before.then(async (n) => n + (await countTextTokens([text])));
   }
 
   noteRaw(data: string) {
     if (this.outputReported) return;
-    this.rawEvents.push(data);
-    this.rawBytes += data.length;
-    if (this.rawBytes > RAW_LIMIT) this.boilDown();
+    // Boiled down before the limit is passed, so the buffer stays at RAW_LIMIT and is reused.
+    if (this.rawEvents.bytes > 0 && this.rawEvents.bytes + data.length + 1 > RAW_LIMIT) this.boilDown();
+    this.rawEvents.append(data);
+    this.rawEvents.append(SEP);
   }
 
   private boilDown() {
-    const from = this.produced.length;
-    for (const data of this.rawEvents) extractText(data, this.produced);
-    for (let i = from; i < this.produced.length; i++) this.textChars += this.produced[i].length;
-    this.rawEvents = [];
-    this.rawBytes = 0;
-    if (this.textChars > TEXT_LIMIT) this.countAndRelease();
+    if (this.rawEvents.bytes === 0) return;
+    for (const data of this.rawEvents.take(true).split(SEP)) if (data) extractText(data, this.produced);
+    if (this.produced.bytes > TEXT_LIMIT) this.countAndRelease();
   }
 
   /** Final usage: reported counts, with gaps filled by counting what we saw. */
@@ -83,14 +109,19 @@ export class StreamMeter {
     let output = u.output;
     if (output === undefined || !this.outputReported) {
       this.boilDown();
-      output = (await this.counted) + (await countTextTokens(this.produced));
+      output = (await this.counted) + (await countTextTokens([this.produced.take()]));
     }
     return { input, output, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0 };
+  }
+
+  /** What the meter holds of the answer, in bytes (for the bounded-memory tests). */
+  get heldBytes(): number {
+    return this.produced.bytes + this.rawEvents.bytes;
   }
 }
 
 /** Text of an OpenAI chunk (every choice of it) or an Anthropic content_block_delta, for counting. */
-function extractText(data: string, out: string[]) {
+function extractText(data: string, out: ByteLog) {
   let json: any;
   try {
     json = JSON.parse(data);
@@ -101,16 +132,16 @@ function extractText(data: string, out: string[]) {
     for (const choice of json.choices) {
       const delta = choice?.delta;
       if (!delta) continue;
-      for (const s of [delta.content, delta.reasoning_content, delta.refusal]) if (typeof s === 'string') out.push(s);
+      for (const s of [delta.content, delta.reasoning_content, delta.refusal]) if (typeof s === 'string') out.append(s);
       for (const tc of delta.tool_calls ?? []) {
-        if (typeof tc?.function?.name === 'string') out.push(tc.function.name);
-        if (typeof tc?.function?.arguments === 'string') out.push(tc.function.arguments);
+        if (typeof tc?.function?.name === 'string') out.append(tc.function.name);
+        if (typeof tc?.function?.arguments === 'string') out.append(tc.function.arguments);
       }
     }
     return;
   }
   const d = json?.delta;
-  if (d) for (const s of [d.text, d.thinking, d.partial_json]) if (typeof s === 'string') out.push(s);
+  if (d) for (const s of [d.text, d.thinking, d.partial_json]) if (typeof s === 'string') out.append(s);
 }
 
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;

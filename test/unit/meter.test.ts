@@ -8,10 +8,7 @@ import type { IRRequest } from '../../src/dialects/ir.js';
 const ir: IRRequest = { model: 'm', system: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'hello there' }] }], stream: true, includeUsage: false };
 const piece = 'The quick brown fox jumps over the lazy dog. ';
 
-function held(meter: StreamMeter): number {
-  const m = meter as unknown as { produced: string[]; rawEvents: string[] };
-  return m.produced.reduce((n, s) => n + s.length, 0) + m.rawEvents.reduce((n, s) => n + s.length, 0);
-}
+const held = (meter: StreamMeter): number => meter.heldBytes;
 
 t.test('pass-through events: bounded memory, tokenizer count of all the text', async (t) => {
   const meter = new StreamMeter();
@@ -23,7 +20,7 @@ t.test('pass-through events: bounded memory, tokenizer count of all the text', a
     maxHeld = Math.max(maxHeld, held(meter));
   }
   t.ok(text.length > 800_000, 'an answer far larger than the limits');
-  t.ok(maxHeld < 400 * 1024, `held at most ${maxHeld} characters`);
+  t.ok(maxHeld < 400 * 1024, `held at most ${maxHeld} bytes`);
   const usage = await meter.final(ir);
   const exact = countTokens(text);
   const cuts = Math.ceil(text.length / (256 * 1024));
@@ -38,7 +35,17 @@ t.test('translated text deltas: the same bound; reported usage wins', async (t) 
     meter.noteText(piece);
     maxHeld = Math.max(maxHeld, held(meter));
   }
-  t.ok(maxHeld <= 256 * 1024 + piece.length, `held at most ${maxHeld} characters`);
+  t.ok(maxHeld <= 256 * 1024 + piece.length, `held at most ${maxHeld} bytes`);
   meter.noteUsage({ input: 7, output: 3, cacheRead: 1 });
   t.same(await meter.final(ir), { input: 7, output: 3, cacheRead: 1, cacheWrite: 0 });
+});
+
+t.test('text outside ASCII comes back whole from the held bytes', async (t) => {
+  const meter = new StreamMeter();
+  const pieces = ['Grüße, ', '日本語の', 'テキスト ', '🙂 done'];
+  // Small events and one past the raw limit, so both the held bytes and the boiled-down text are read back.
+  for (const p of [...pieces, 'x'.repeat(3000)]) meter.noteRaw(JSON.stringify({ choices: [{ index: 0, delta: { content: p } }] }));
+  meter.noteText('');
+  const usage = await meter.final(ir);
+  t.equal(usage.output, countTokens(pieces.join('') + 'x'.repeat(3000)), 'the tokenizer count of exactly the text sent');
 });
