@@ -9,11 +9,10 @@ import { usageFromOpenAI } from '../dialects/openai-chat/usage.js';
 import { countRequestTokens, countTextTokens } from '../billing/tokens.js';
 import { markFinal, type SSEEvent } from '../stream/sse.js';
 
-// Small: each held event keeps its whole event text alive for the length of the stream, and
-// thousands of streams are open (at 16 KB, a heap snapshot at 4,000 bench streams of 40 tokens
-// found 36 MB of held event text). Boiling an event down is one JSON.parse of a few hundred
-// bytes, small beside the two socket calls that move it.
-const RAW_LIMIT = 2 * 1024;
+// Small: the held events of thousands of open streams add up (at 16 KB, a heap snapshot at
+// 4,000 bench streams of 40 tokens found 36 MB of held event text), and all but the last few
+// events of an answer are boiled down anyway, each with one JSON.parse of a few hundred bytes.
+const RAW_LIMIT = 512;
 const TEXT_LIMIT = 256 * 1024;
 /** Separates held events: valid JSON never holds a raw NUL, so no event's data can. */
 const SEP = '\0';

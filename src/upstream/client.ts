@@ -70,6 +70,10 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
 
   onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: UpstreamHeaders): void {
     if (status < 200) return;
+    // The controller keeps the raw header buffers for the exchange's life, and they are views
+    // of the socket read that brought them: for a stream, minutes of a whole read buffer that
+    // nothing here needs once `headers` is parsed.
+    controller.rawHeaders = null;
     this.answered = true;
     this.answerWith({ status, headers, body: this });
   }
