@@ -64,6 +64,17 @@ export async function serve(config: Config): Promise<void> {
   process.on('SIGINT', stop);
 }
 
+/**
+ * Node flags for the cluster's workers: the primary's own, plus the young generation's size
+ * unless the operator chose one. V8's default (16 MB semi-spaces) lets a worker's heap run
+ * hundreds of MB ahead of what is live under thousands of open streams; at 4 MB the bench's
+ * 10,000 streams peaked about 80 MB lower, for about 3% of non-stream throughput.
+ */
+export function workerExecArgv(execArgv: readonly string[], nodeOptions: string, semiSpaceMb: number): string[] {
+  const chosen = [...execArgv, ...nodeOptions.split(/\s+/)].some((a) => /^--max[-_]semi[-_]space[-_]size\b/.test(a));
+  return chosen || semiSpaceMb === 0 ? [...execArgv] : [...execArgv, `--max-semi-space-size=${semiSpaceMb}`];
+}
+
 async function supervise(config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
   // Migrate once here, so workers never queue on the migration lock at start.
   const stores = await openStores(config);
@@ -85,6 +96,7 @@ async function supervise(config: Config, log: ReturnType<typeof createLogger>): 
       .catch((err) => log.error({ err }, 'outbox writer stop failed'))
       .finally(() => process.exit(0));
   };
+  cluster.setupPrimary({ execArgv: workerExecArgv(process.execArgv, process.env.NODE_OPTIONS ?? '', config.WORKER_SEMI_SPACE_MB) });
   const fork = () => cluster.fork();
   for (let i = 0; i < config.WORKERS; i++) fork();
   let listening = 0;

@@ -2,9 +2,12 @@
 // primary runs the one outbox writer.
 import t from 'tap';
 import http from 'node:http';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { childEnv, freePort, startServe, waitFor } from '../helpers/child.js';
 import { REDIS_URL, testDatabase, testRedisPrefix } from '../helpers/stores.js';
+import { workerExecArgv } from '../../src/cli/serve.js';
 
 /** One request on a fresh connection, so the kernel may hand it to any worker. */
 function getFresh(url: string): Promise<{ status: number; body: string }> {
@@ -62,4 +65,24 @@ t.test('the outbox writer runs once, in the primary, and /metrics reports the ou
   t.equal(metrics.split('\n').filter((l) => l.startsWith('# TYPE airouter_outbox_committed_total ')).length, 1);
   t.equal(metrics.split('\n').filter((l) => l.startsWith('# TYPE airouter_http_requests_total ')).length, 1, 'the workers\' metrics are still merged');
   t.equal((await serve.stop('SIGTERM')).code, 0);
+});
+
+t.test('workers get the configured young generation unless node was given one', async (t) => {
+  t.same(workerExecArgv([], '', 4), ['--max-semi-space-size=4'], 'the default is added');
+  t.same(workerExecArgv(['--enable-source-maps'], '', 8), ['--enable-source-maps', '--max-semi-space-size=8'], 'beside the primary\'s own flags');
+  t.same(workerExecArgv(['--max-semi-space-size=32'], '', 4), ['--max-semi-space-size=32'], 'a flag given to node wins');
+  t.same(workerExecArgv([], '--max-old-space-size=900 --max_semi_space_size=2', 4), [], 'so does one in NODE_OPTIONS (the workers inherit it)');
+  t.same(workerExecArgv(['--inspect'], '', 0), ['--inspect'], '0 leaves V8 its own');
+
+  const env = childEnv({ DATABASE_URL: await testDatabase(t), REDIS_URL, REDIS_PREFIX: testRedisPrefix(), WORKERS: '2', WORKER_SEMI_SPACE_MB: '3' });
+  const serve = await startServe(t, env, 60_000);
+  const workers = execFileSync('pgrep', ['-P', String(serve.proc.pid)]).toString().trim().split('\n');
+  t.equal(workers.length, 2);
+  for (const pid of workers) {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    t.ok(argv.includes('--max-semi-space-size=3'), `worker ${pid} runs with WORKER_SEMI_SPACE_MB`);
+  }
+  t.notOk(readFileSync(`/proc/${serve.proc.pid}/cmdline`, 'utf8').includes('semi-space'), 'the primary is left as started');
+  const { code } = await serve.stop('SIGTERM');
+  t.equal(code, 0);
 });
