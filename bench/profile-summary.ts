@@ -23,7 +23,7 @@ interface Profile {
 const args = process.argv.slice(2);
 const topIdx = args.indexOf('--top');
 const top = topIdx === -1 ? 30 : Number(args[topIdx + 1]);
-const inputs = args.filter((a, i) => a !== '--top' && i !== topIdx + 1);
+const inputs = args.filter((a, i) => a !== '--top' && (topIdx === -1 || i !== topIdx + 1));
 if (inputs.length === 0) {
   process.stderr.write('usage: node --import tsx bench/profile-summary.ts DIR|FILE… [--top N]\n');
   process.exit(2);

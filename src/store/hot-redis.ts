@@ -642,7 +642,12 @@ export class RedisHotStore implements HotStore {
     // leaves everything for the audit of the next round.
     const first = (await this.redis.xrange(this.outboxKey, '-', '+', 'COUNT', 1))[0]?.[0];
     if ((await this.currentInstance()) !== before) return;
-    for (const id of [...this.retained.keys()]) if (first === undefined || compareEntryIds(id, first) < 0) this.retained.delete(id);
+    // Kept in the order settles returned, which is the stream's order: the walk stops at the
+    // first entry still there instead of comparing every retained one each round.
+    for (const id of this.retained.keys()) {
+      if (first !== undefined && compareEntryIds(id, first) >= 0) break;
+      this.retained.delete(id);
+    }
   }
 
   /** Settles again what is neither in the outbox nor in Postgres. */
