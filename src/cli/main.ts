@@ -5,8 +5,6 @@ import { createKey } from '../accounts/keys.js';
 import { createVerifiedUser, creditUser, findUserByEmail } from '../accounts/users.js';
 import { nanoToUsd, usdToNano } from '../billing/money.js';
 import { reconcile } from '../billing/reconcile.js';
-import { markPaid } from '../payments/deposits.js';
-import { asDepositId } from '../payments/notify.js';
 import { CatalogueError } from '../catalogue/index.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createLogger } from '../log.js';
@@ -119,6 +117,8 @@ export async function run(argv: string[], out: (line: string) => void = console.
  */
 async function confirmDeposit(config: Config, ids: string[], flags: Record<string, string>, out: (line: string) => void): Promise<void> {
   if (ids.length !== 1) throw new CliError('usage: airouter deposit confirm ID [--reference R]');
+  // Loaded here: the payments code brings an HTTP client that `serve`'s primary never needs.
+  const [{ markPaid }, { asDepositId }] = await Promise.all([import('../payments/deposits.js'), import('../payments/notify.js')]);
   const id = asDepositId(ids[0]);
   if (!id) throw new CliError(`${JSON.stringify(ids[0])} is not a deposit id`);
   const reference = flags.reference && flags.reference !== 'true' ? flags.reference : null;

@@ -4,10 +4,10 @@
 
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildServer, isFresh } from '../../build/server.js';
+import { buildFiles, buildServer, isFresh } from '../../build/server.js';
 import { startFakeUpstream } from '../fake-upstream/server.js';
 import { childEnv, lines, REPO_ROOT, runCli, startServe } from '../helpers/child.js';
 import { testCatalogue } from '../helpers/gateway.js';
@@ -19,19 +19,24 @@ t.test('the bundle builds, knows when it is stale, and serves on the embedded de
   const bundle = path.join(REPO_ROOT, 'dist', `test-${process.pid}.js`);
   const stamp = bundle.replace(/\.js$/, '.json');
   t.teardown(() => {
-    rmSync(bundle, { force: true });
-    rmSync(stamp, { force: true });
-    rmSync(`${bundle}.map`, { force: true });
+    for (const f of buildFiles(bundle)) rmSync(f, { force: true });
   });
   t.notOk(isFresh(bundle), 'no build yet: stale');
   await buildServer(bundle);
   t.ok(isFresh(bundle), 'fresh for the sources it was made from');
   t.match(readFileSync(bundle, 'utf8'), new RegExp(`//# sourceMappingURL=test-${process.pid}\\.js\\.map\\n$`), 'the bundle names its own map');
-  t.ok((JSON.parse(readFileSync(`${bundle}.map`, 'utf8')) as { sources: string[] }).sources.some((f) => f.endsWith('src/gateway.ts')), 'the map points at the sources');
+  const maps = buildFiles(bundle).filter((f) => f.endsWith('.map'));
+  t.ok(maps.some((m) => (JSON.parse(readFileSync(m, 'utf8')) as { sources: string[] }).sources.some((f) => f.endsWith('src/gateway.ts'))), 'the maps point at the sources');
+  const first = buildFiles(bundle);
   writeFileSync(stamp, JSON.stringify({ source_hash: 'something else' }));
   t.notOk(isFresh(bundle), 'a build made from other sources is stale');
+  // A chunk left by an earlier build, which the next build must clear away.
+  const stale = bundle.replace(/\.js$/, '-AAAAAAAA.js');
+  writeFileSync(stale, 'export {};\n');
   await buildServer(bundle);
   t.ok(isFresh(bundle));
+  t.same(buildFiles(bundle).sort(), first.sort(), 'the same sources build the same files; an earlier build\'s chunks are gone');
+  t.same(readdirSync(path.dirname(bundle)).filter((f) => f.startsWith('.build-')), [], 'no build folder left behind');
 
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
@@ -89,4 +94,40 @@ t.test('the bundle builds, knows when it is stale, and serves on the embedded de
   t.equal(rec.code, 0, rec.stderr);
   t.match(rec.stdout, /^1 users checked, 0 mismatches/, 'both answers were charged exactly');
   t.match(rec.stdout, /0 usage records waiting in the outbox/);
+});
+
+/** The packages a module of the build loads when it is imported, following its static imports of the build's own chunks. */
+function packagesLoaded(file: string, seen = new Set<string>()): Set<string> {
+  const out = new Set<string>();
+  if (seen.has(file)) return out;
+  seen.add(file);
+  const text = readFileSync(file, 'utf8');
+  // Static imports only: `import ... from "x"` / `import "x"` at the start of a line (esbuild's output).
+  for (const m of text.matchAll(/^(?:import|export)\b[^;]*?(?:from\s*)?"([^"]+)";?$/gms)) {
+    const spec = m[1]!;
+    if (spec.startsWith('./')) for (const p of packagesLoaded(path.join(path.dirname(file), spec), seen)) out.add(p);
+    else if (!spec.startsWith('node:')) out.add(spec.split('/')[0]!.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+  }
+  return out;
+}
+
+t.test('the command line and the cluster primary load none of the server', async (t) => {
+  const bundle = path.join(REPO_ROOT, 'dist', `test-split-${process.pid}.js`);
+  t.teardown(() => {
+    for (const f of buildFiles(bundle)) rmSync(f, { force: true });
+  });
+  await buildServer(bundle);
+  const entry = packagesLoaded(bundle);
+  t.ok(entry.has('postgres') && entry.has('ioredis'), `the entry loads the stores (${[...entry].join(', ')})`);
+  // `serve`'s primary imports the serve chunk on top of the entry, nothing more.
+  const serveChunk = buildFiles(bundle).find((f) => f.endsWith('.js') && readFileSync(f, 'utf8').includes('// src/cli/serve.ts'));
+  t.ok(serveChunk, 'serve is a chunk of its own');
+  const files = new Set<string>();
+  const primary = new Set([...packagesLoaded(bundle, files), ...packagesLoaded(serveChunk!, files)]);
+  for (const pkg of ['rxjs', 'undici', 'nodemailer', 'qrcode']) t.notOk(primary.has(pkg), `the primary does not load ${pkg}`);
+  const code = [...files].map((f) => readFileSync(f, 'utf8')).join('\n');
+  for (const src of ['src/gateway.ts', 'src/server/uws.ts', 'src/dashboard/routes.ts']) t.notOk(code.includes(`// ${src}\n`), `the primary does not load ${src}`);
+  t.ok(primary.has('prom-client'), 'the primary loads what it runs: the cluster metrics');
+  const server = buildFiles(bundle).find((f) => f.endsWith('.js') && readFileSync(f, 'utf8').includes('// src/gateway.ts'));
+  t.ok(server && packagesLoaded(server).has('rxjs'), 'the server chunk loads the stream stack');
 });
