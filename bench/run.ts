@@ -402,6 +402,8 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
               rss_start_mb: u.rssStartMb,
               rss_peak_mb: u.rssPeakMb,
               rss_end_mb: u.rssEndMb,
+              pss_start_mb: u.pssStartMb,
+              pss_peak_mb: u.pssPeakMb,
               kb_per_stream: Math.round(((u.rssPeakMb - u.rssStartMb) * 1024 * 10) / level) / 10,
               cpu_s: u.cpuSeconds,
               cpu_s_per_million_tokens: r.tokens ? Math.round((u.cpuSeconds / (r.tokens / 1e6)) * 10) / 10 : null,
@@ -597,7 +599,7 @@ function tables(r: Report): Table[] {
     for (const l of s.results.levels as any[]) {
       for (const [name, t] of Object.entries(l.targets as Record<string, any>)) {
         if (t.status === 'skipped') {
-          rows.push([`${l.streams} ${name}`, `skipped: ${t.reason}`, null, null, null, null, null, null, null, null, null, null]);
+          rows.push([`${l.streams} ${name}`, `skipped: ${t.reason}`, null, null, null, null, null, null, null, null, null, null, null]);
           continue;
         }
         const o = l.overhead?.[name];
@@ -612,6 +614,7 @@ function tables(r: Report): Table[] {
           o?.ttft_p50_ms ?? null,
           o?.inter_token_p99_ms ?? null,
           t.proxy?.rss_peak_mb ?? null,
+          t.proxy?.pss_peak_mb ?? null,
           t.proxy?.kb_per_stream ?? null,
           t.proxy?.cpu_s_per_million_tokens ?? null,
         ]);
@@ -620,10 +623,10 @@ function tables(r: Report): Table[] {
     const first = (s.results.levels as any[])[0];
     out.push({
       title: `${title}${st(s)}`,
-      head: ['streams target', 'complete', 'peak open', 'TTFT p50', 'TTFT p99', 'gap p50', 'gap p99', '+TTFT p50', '+gap p99', 'RSS MB', 'KB/stream', 'CPU s/Mtok'],
+      head: ['streams target', 'complete', 'peak open', 'TTFT p50', 'TTFT p99', 'gap p50', 'gap p99', '+TTFT p50', '+gap p99', 'RSS MB', 'PSS MB', 'KB/stream', 'CPU s/Mtok'],
       rows,
       notes: [
-        `ms; ${first?.tokens_per_stream} tokens per stream${r.options.prompt_kb ? ` after a ${r.options.prompt_kb} KB prompt` : ''}, one every ${(s.results.levels as any[]).map((l) => `${l.token_interval_ms} ms (${l.streams})`).join(', ')}; streams opened at ${r.options.ramp_per_s}/s; TTFT counts from dispatch (connect included); "+" = over direct; RSS = peak of the proxy's processes (gateway: primary + workers), CPU = their user+system seconds per million tokens streamed.`,
+        `ms; ${first?.tokens_per_stream} tokens per stream${r.options.prompt_kb ? ` after a ${r.options.prompt_kb} KB prompt` : ''}, one every ${(s.results.levels as any[]).map((l) => `${l.token_interval_ms} ms (${l.streams})`).join(', ')}; streams opened at ${r.options.ramp_per_s}/s; TTFT counts from dispatch (connect included); "+" = over direct; RSS = peak of the proxy's processes summed (gateway: primary + workers; pages they share, node's binary among them, count once per process), PSS = the same with each shared page split between its processes (what the tree costs the machine), KB/stream from RSS, CPU = their user+system seconds per million tokens streamed.`,
         ...s.notes,
       ],
     });
@@ -692,7 +695,8 @@ function summarise(r: Report): { ratios: Record<string, number | null>; targets:
   const biggest = levels.filter((l) => l.targets.gateway?.proxy).sort((a, b) => b.streams - a.streams)[0];
   if (l10k) {
     const rss = l10k.targets.gateway.proxy.rss_peak_mb;
-    targets.push({ name: 'memory', target: '10,000 concurrent paced streams < 500 MB gateway RSS', value: rss, unit: 'MB', met: rss < 500 });
+    const pss = l10k.targets.gateway.proxy.pss_peak_mb;
+    targets.push({ name: 'memory', target: '10,000 concurrent paced streams < 500 MB gateway RSS', value: rss, unit: 'MB', met: rss < 500, note: pss ? `PSS ${pss} MB` : undefined });
     const ttft = l10k.overhead.gateway?.ttft_p99_ms ?? null;
     targets.push({ name: 'streams', target: '10,000 streams: TTFT p99 added ≤ 10 ms', value: ttft, unit: 'ms', met: ttft === null ? null : ttft <= 10 });
   } else {
@@ -847,7 +851,7 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
   await gateway.start();
   await sleep(500);
   const idleRss = rssByProcess(gateway.child.pid);
-  say(`gateway ${gateway.url} (pid ${gateway.child.pid}; idle RSS ${idleRss.map((p) => `${p.rss_mb}`).join(' + ')} MB)`);
+  say(`gateway ${gateway.url} (pid ${gateway.child.pid}; idle RSS ${idleRss.map((p) => `${p.rss_mb}`).join(' + ')} MB, PSS ${idleRss.map((p) => `${p.pss_mb}`).join(' + ')} MB)`);
 
   let nginx: NginxProxy | null = null;
   let nginxSkipped: string | null = null;
@@ -991,7 +995,7 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
         stores: { ...stores.kind, description: stores.description },
         env: { LOG_LEVEL: 'warn', UPSTREAM_CONNECTIONS: gatewayEnv.UPSTREAM_CONNECTIONS, USAGE_FLUSH_MS: 'default', SHUTDOWN_TIMEOUT_MS: '3000' },
         starts: gateway.starts,
-        idle_rss_mb: { processes: idleRss, total: Math.round(idleRss.reduce((n, p) => n + p.rss_mb, 0) * 10) / 10, note: workers > 1 ? 'the first process is the cluster primary' : null },
+        idle_rss_mb: { processes: idleRss, total: Math.round(idleRss.reduce((n, p) => n + p.rss_mb, 0) * 10) / 10, pss_total: Math.round(idleRss.reduce((n, p) => n + p.pss_mb, 0) * 10) / 10, note: workers > 1 ? 'the first process is the cluster primary' : null },
         profiles: opts.profileDir,
       },
       upstreams: {

@@ -1,6 +1,12 @@
 // Resource use of a process tree (the gateway's primary and its workers, or nginx's master
-// and its workers), read from /proc: RSS from status (VmRSS), CPU from stat (utime + stime,
-// plus cutime + cstime of children already reaped, so a worker that died still counts).
+// and its workers), read from /proc: RSS from status (VmRSS), PSS from smaps_rollup, CPU from
+// stat (utime + stime, plus cutime + cstime of children already reaped, so a worker that died
+// still counts).
+//
+// RSS summed over a tree counts every page its processes share once per process: node's own
+// binary (about 45 MB resident in each of them) counts three times for a primary and two
+// workers. PSS splits each shared page between the processes that map it, so its sum is what
+// the tree costs the machine; both are reported.
 
 import { readFileSync, readdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -63,6 +69,15 @@ function readRssBytes(pid: number): number {
   }
 }
 
+function readPssBytes(pid: number): number {
+  try {
+    const m = /^Pss:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** Every descendant of `root` (children, their children…), found by one scan of /proc. */
 export function descendantsOf(root: number): number[] {
   const byParent = new Map<number, number[]>();
@@ -97,15 +112,16 @@ export function descendantsOf(root: number): number[] {
   return out;
 }
 
-/** RSS of each process of the tree, MB (the root first). */
-export function rssByProcess(root: number): { pid: number; rss_mb: number }[] {
-  return [root, ...descendantsOf(root)].map((pid) => ({ pid, rss_mb: mb(readRssBytes(pid)) }));
+/** RSS and PSS of each process of the tree, MB (the root first). */
+export function rssByProcess(root: number): { pid: number; rss_mb: number; pss_mb: number }[] {
+  return [root, ...descendantsOf(root)].map((pid) => ({ pid, rss_mb: mb(readRssBytes(pid)), pss_mb: mb(readPssBytes(pid)) }));
 }
 
 export interface TreeUsage {
   at: number;
   pids: number[];
   rssBytes: number;
+  pssBytes: number;
   cpuSeconds: number;
 }
 
@@ -123,6 +139,7 @@ export class TreeSampler {
   sample(refresh = false): TreeUsage {
     if (refresh || this.calls++ % 8 === 0) this.pids = [this.root, ...descendantsOf(this.root)];
     let rss = 0;
+    let pss = 0;
     let cpu = 0;
     const alive: number[] = [];
     for (const pid of this.pids) {
@@ -132,8 +149,9 @@ export class TreeSampler {
       this.seenPids.add(pid);
       cpu += s.cpu + (pid === this.root ? s.childCpu : 0);
       rss += readRssBytes(pid);
+      pss += readPssBytes(pid);
     }
-    return { at: performance.now(), pids: alive, rssBytes: rss, cpuSeconds: cpu };
+    return { at: performance.now(), pids: alive, rssBytes: rss, pssBytes: pss, cpuSeconds: cpu };
   }
 }
 
@@ -142,11 +160,13 @@ export class UsageWindow {
   private timer?: NodeJS.Timeout;
   readonly start: TreeUsage;
   peakRss: number;
+  peakPss: number;
   last: TreeUsage;
 
   constructor(private readonly sampler: TreeSampler, everyMs = 250) {
     this.start = sampler.sample(true);
     this.peakRss = this.start.rssBytes;
+    this.peakPss = this.start.pssBytes;
     this.last = this.start;
     this.timer = setInterval(() => this.tick(), everyMs);
     this.timer.unref();
@@ -155,17 +175,20 @@ export class UsageWindow {
   private tick(): TreeUsage {
     const u = this.sampler.sample();
     if (u.rssBytes > this.peakRss) this.peakRss = u.rssBytes;
+    if (u.pssBytes > this.peakPss) this.peakPss = u.pssBytes;
     this.last = u;
     return u;
   }
 
-  finish(): { rssStartMb: number; rssPeakMb: number; rssEndMb: number; cpuSeconds: number; processes: number } {
+  finish(): { rssStartMb: number; rssPeakMb: number; rssEndMb: number; pssStartMb: number; pssPeakMb: number; cpuSeconds: number; processes: number } {
     clearInterval(this.timer);
     const end = this.tick();
     return {
       rssStartMb: mb(this.start.rssBytes),
       rssPeakMb: mb(this.peakRss),
       rssEndMb: mb(end.rssBytes),
+      pssStartMb: mb(this.start.pssBytes),
+      pssPeakMb: mb(this.peakPss),
       cpuSeconds: Math.round((end.cpuSeconds - this.start.cpuSeconds) * 100) / 100,
       processes: end.pids.length,
     };
