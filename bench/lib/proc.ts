@@ -60,23 +60,18 @@ function readStat(pid: number): Stat | null {
   };
 }
 
-function readRssBytes(pid: number): number {
+/** One "<field>: N kB" line of a /proc file, in bytes (0 when the process is gone). */
+function readKbField(pid: number, file: 'status' | 'smaps_rollup', field: RegExp): number {
   try {
-    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const m = field.exec(readFileSync(`/proc/${pid}/${file}`, 'utf8'));
     return m ? Number(m[1]) * 1024 : 0;
   } catch {
     return 0;
   }
 }
 
-function readPssBytes(pid: number): number {
-  try {
-    const m = /^Pss:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
+const readRssBytes = (pid: number) => readKbField(pid, 'status', /VmRSS:\s+(\d+)\s+kB/);
+const readPssBytes = (pid: number) => readKbField(pid, 'smaps_rollup', /^Pss:\s+(\d+)\s+kB/m);
 
 /** Every descendant of `root` (children, their children…), found by one scan of /proc. */
 export function descendantsOf(root: number): number[] {
