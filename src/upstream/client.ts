@@ -51,6 +51,8 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
   private answerWith!: (r: UpstreamResponse) => void;
   private failWith!: (err: Error) => void;
 
+  private signal?: AbortSignal;
+
   // The exchange outlives the request's body and headers: nothing here holds on to them, so a
   // long stream does not keep a large prompt alive.
   constructor(signal: AbortSignal | undefined) {
@@ -59,9 +61,21 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
       this.failWith = reject;
     });
     // The signal covers the wait for an answer; after that, whoever consumes the body decides.
-    signal?.addEventListener('abort', () => {
-      if (!this.answered) this.cancel(signal.reason);
-    }, { once: true });
+    if (signal) {
+      this.signal = signal;
+      signal.addEventListener('abort', this);
+    }
+  }
+
+  /** The signal's abort (an EventListener object: no closure per exchange). */
+  handleEvent(): void {
+    if (!this.answered) this.cancel(this.signal?.reason);
+  }
+
+  /** Lets go of the signal once an answer or a failure is in, so that it can be collected. */
+  private dropSignal(): void {
+    this.signal?.removeEventListener('abort', this);
+    this.signal = undefined;
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -75,6 +89,7 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
     // nothing here needs once `headers` is parsed.
     controller.rawHeaders = null;
     this.answered = true;
+    this.dropSignal();
     this.answerWith({ status, headers, body: this });
   }
 
@@ -98,6 +113,7 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
 
   onResponseError(controller: Dispatcher.DispatchController, err: Error): void {
     if (!this.answered) {
+      this.dropSignal();
       this.failWith(err);
       return;
     }

@@ -1,6 +1,7 @@
 // The upstream client over real HTTP: what an open answer keeps of the exchange.
 import t from 'tap';
 import { createServer } from 'node:http';
+import { getEventListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { UpstreamClient } from '../../src/upstream/client.js';
 
@@ -26,4 +27,42 @@ t.test('an answer being streamed holds no raw header buffers', async (t) => {
   const text = res.body.text();
   finish();
   t.equal(await text, 'data: {"n":1}\n\ndata: [DONE]\n\n', 'the body still arrives whole');
+});
+
+t.test('the abort signal covers the wait for an answer only', async (t) => {
+  let finish!: () => void;
+  let arrived!: () => void;
+  const requestIn = new Promise<void>((r) => (arrived = r));
+  const server = createServer((req, res) => {
+    if (req.url === '/slow') {
+      arrived();
+      return; // never answers: only the signal ends it
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write('data: {"n":1}\n\n');
+    finish = () => res.end('data: [DONE]\n\n');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 4 });
+  t.teardown(() => client.close());
+  const { port } = server.address() as AddressInfo;
+
+  const answered = new AbortController();
+  const res = await client.post(`http://127.0.0.1:${port}/fast`, {}, '{}', answered.signal);
+  // A listener left on the signal would keep the controller, its signal and the exchange
+  // reachable from each other for as long as the stream lasts.
+  t.equal(getEventListeners(answered.signal, 'abort').length, 0, 'no listener left once the answer is in');
+  answered.abort();
+  const text = res.body.text();
+  finish();
+  t.equal(await text, 'data: {"n":1}\n\ndata: [DONE]\n\n', 'aborting after the answer leaves the body to its consumer');
+
+  const waiting = new AbortController();
+  const pending = client.post(`http://127.0.0.1:${port}/slow`, {}, '{}', waiting.signal);
+  await requestIn;
+  t.equal(getEventListeners(waiting.signal, 'abort').length, 1, 'the signal is watched while no answer has come');
+  waiting.abort();
+  await t.rejects(pending, 'aborting before the answer abandons the request');
+  t.equal(getEventListeners(waiting.signal, 'abort').length, 0, 'and the listener goes with it');
 });
