@@ -3,7 +3,7 @@
 // caps, paid options, hold) → reserve → upstream (with fallback) → answer or stream
 // (pass-through or translated) → settle (charge and usage record) → final bytes.
 
-import { filter, tap, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import type { KeyIdentity } from '../accounts/keys.js';
 import { costOf } from '../billing/money.js';
 import type { Reservation } from '../billing/ledger.js';
@@ -19,8 +19,8 @@ import { GatewayError } from '../errors.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import { keepAlive } from '../stream/keep-alive.js';
-import { fromUpstream, Valve } from '../stream/valve.js';
-import { encodeSSE, parseSSE } from '../stream/sse.js';
+import { upstreamEvents, Valve } from '../stream/valve.js';
+import { encodeSSE } from '../stream/sse.js';
 import { streamToClient } from '../stream/to-client.js';
 import { BodyTooLargeError, type UpstreamBody } from '../upstream/client.js';
 import type { UpstreamCall } from '../upstream/router.js';
@@ -135,6 +135,27 @@ function clientErrorFromUpstream(status: number, text: string): GatewayError {
   return new GatewayError('upstream', detail ? `The upstream refused the request: ${detail}` : `The upstream refused the request (status ${status}).`);
 }
 
+/**
+ * What a translated answer is rendered with. A class rather than an object literal with a
+ * getter: such a literal is a dictionary-mode object, and every open stream holds one.
+ */
+class AnswerContext implements RenderContext {
+  private ownId?: string;
+  readonly created = Math.floor(Date.now() / 1000);
+
+  constructor(
+    readonly model: string,
+    readonly includeUsage: boolean,
+    readonly requestId: string,
+    private readonly surface: Surface,
+  ) {}
+
+  /** Only translated answers carry an id of ours; pass-through ones keep the upstream's. */
+  get id(): string {
+    return (this.ownId ??= this.surface.newId());
+  }
+}
+
 interface Job {
   gw: Gateway;
   ex: Exchange;
@@ -162,24 +183,10 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
     if (err instanceof GatewayError && err.kind === 'insufficient_balance') gw.metrics.reservationRefusals.inc();
     throw err;
   }
-  let responseId: string | undefined;
   const job: Job = {
     gw, ex, surface, identity, model, ir, terms, reservation, sent: false,
-    ctx: {
-      model: model.id,
-      // Only translated answers carry an id of ours; pass-through ones keep the upstream's.
-      get id() {
-        return (responseId ??= surface.newId());
-      },
-      created: Math.floor(Date.now() / 1000),
-      includeUsage: ir.includeUsage,
-      requestId: ex.requestId,
-    },
+    ctx: new AnswerContext(model.id, ir.includeUsage, ex.requestId, surface),
   };
-  // A stream the client left is stopped (what it produced is billed); a whole answer is read
-  // to its end all the same, since the upstream bills it anyway, and billed as usage says.
-  const abort = ir.stream ? new AbortController() : undefined;
-  const forgetAbort = abort ? ex.onAbort(() => abort.abort()) : undefined;
   try {
     const build = (r: Route) => {
       job.sent = true;
@@ -187,7 +194,7 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
     };
     let answer;
     try {
-      answer = await gw.routes.forward(model, build, abort?.signal);
+      answer = await tryRoutes(job, build);
     } catch (err) {
       if (ex.aborted && job.sent) return await settleBeforeAnswer(job, { ...ZERO_USAGE, input: await countRequestTokens(ir) }, 499);
       throw err;
@@ -195,8 +202,6 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
       // Needed only while routes are tried: an open stream should not hold the client's body
       // (a coding agent's prompt is often hundreds of KB) for minutes.
       body = undefined;
-      // From here on the stream writer watches for the client leaving.
-      forgetAbort?.();
     }
     const { route, response } = answer;
     if (response.status >= 400) throw clientErrorFromUpstream(response.status, await response.body.text().catch(() => ''));
@@ -208,6 +213,22 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
     // Refused or failed before any answer: nothing was used. If the store is down the release
     // is retried (and the hold would expire by itself after RESERVATION_TTL_MS).
     if (!reservation.settled) await gw.ledger.release(reservation);
+  }
+}
+
+/**
+ * The model's routes, tried in turn. A stream the client left meanwhile is stopped (what it
+ * produced is billed); a whole answer is read to its end all the same, since the upstream bills
+ * it anyway, and billed as usage says. The abort controller lives only as long as this call.
+ */
+async function tryRoutes(job: Job, build: (r: Route) => UpstreamCall) {
+  const abort = job.ir.stream ? new AbortController() : undefined;
+  const forgetAbort = abort ? job.ex.onAbort(() => abort.abort()) : undefined;
+  try {
+    return await job.gw.routes.forward(job.model, build, abort?.signal);
+  } finally {
+    // From here on the stream writer watches for the client leaving.
+    forgetAbort?.();
   }
 }
 
@@ -343,24 +364,19 @@ async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', b
   const { gw, ex, surface, ir, ctx } = job;
   const valve = new Valve();
   const meter = new StreamMeter();
-  const events = fromUpstream(body, valve).pipe(parseSSE());
   let out: Observable<Buffer>;
   if (upstreamDialect === surface.dialect.name) {
-    out = upstreamDialect === 'openai'
-      ? events.pipe(chatPassThrough(meter, ir.includeUsage), filter((b): b is Buffer => b !== null))
-      : events.pipe(messagesPassThrough(meter));
+    out = upstreamEvents(body, valve, upstreamDialect === 'openai' ? chatPassThrough(meter, ir.includeUsage) : messagesPassThrough(meter));
   } else {
-    out = events.pipe(DIALECTS[upstreamDialect].decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
+    out = upstreamEvents(body, valve, (ev) => ev).pipe(DIALECTS[upstreamDialect].decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
   }
   if (surface.name === 'messages') out = out.pipe(keepAlive(gw.config.PING_INTERVAL_MS, encodeSSE('{"type":"ping"}', 'ping')));
-  let firstAt: number | undefined;
-  const timed = out.pipe(tap(() => (firstAt ??= performance.now())));
   ex.beginStream(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...idHeader(job) });
   gw.metrics.activeStreams.inc();
   let status = 200;
   let outcome;
   try {
-    outcome = await streamToClient(timed, ex, valve, gw.metrics);
+    outcome = await streamToClient(out, ex, valve, gw.metrics);
   } finally {
     gw.metrics.activeStreams.dec();
   }
@@ -375,7 +391,7 @@ async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', b
     // still ends the stream cleanly; the record must say the answer failed all the same.
     status = 502;
   }
-  const ttft = firstAt === undefined ? null : Math.round(firstAt - ex.startedAt);
+  const ttft = outcome.firstAt === undefined ? null : Math.round(outcome.firstAt - ex.startedAt);
   const record = usageRecord(job, await meter.final(ir), status, ttft);
   // What was streamed is billed even if the store is down right now (retried until it lands);
   // the final event goes out only once the charge is recorded.

@@ -9,13 +9,7 @@ import { usageFromOpenAI } from '../dialects/openai-chat/usage.js';
 import { countRequestTokens, countTextTokens } from '../billing/tokens.js';
 import { markFinal, type SSEEvent } from '../stream/sse.js';
 
-// Small: the held events of thousands of open streams add up (at 16 KB, a heap snapshot at
-// 4,000 bench streams of 40 tokens found 36 MB of held event text), and all but the last few
-// events of an answer are boiled down anyway, each with one JSON.parse of a few hundred bytes.
-const RAW_LIMIT = 512;
 const TEXT_LIMIT = 256 * 1024;
-/** Separates held events: valid JSON never holds a raw NUL, so no event's data can. */
-const SEP = '\0';
 
 /**
  * Text held as UTF-8 bytes in one buffer outside the JS heap. Held as strings, a paced stream's
@@ -40,11 +34,11 @@ class ByteLog {
     this.bytes += this.buf.write(s, this.bytes);
   }
 
-  /** The text so far; the log starts again empty, keeping its buffer when `keep` says so. */
-  take(keep = false): string {
+  /** The text so far; the log starts again empty. */
+  take(): string {
     const text = this.buf ? this.buf.toString('utf8', 0, this.bytes) : '';
     this.bytes = 0;
-    if (!keep) this.buf = undefined;
+    this.buf = undefined;
     return text;
   }
 }
@@ -54,11 +48,6 @@ export class StreamMeter {
   private outputReported = false;
   /** Text produced so far, only needed if no usage arrives. */
   private readonly produced = new ByteLog();
-  /**
-   * Raw data of pass-through events, parsed only if no usage arrives. Past RAW_LIMIT bytes they
-   * are boiled down to their text, so a long answer costs its text, not its JSON framing.
-   */
-  private readonly rawEvents = new ByteLog();
   /** Tokens of text already counted and released. */
   private counted: Promise<number> = Promise.resolve(0);
   /**
@@ -87,17 +76,14 @@ export class StreamMeter {
     this.counted = before.then(async (n) => n + (await countTextTokens([text])));
   }
 
+  /**
+   * A pass-through event's data: its text is taken out at once. Holding the raw events to parse
+   * only if no usage came saved nothing: usage comes last, so all but the last few events were
+   * parsed anyway, and the held bytes cost every open stream a buffer of its own.
+   */
   noteRaw(data: string) {
     if (this.outputReported) return;
-    // Boiled down before the limit is passed, so the buffer stays at RAW_LIMIT and is reused.
-    if (this.rawEvents.bytes > 0 && this.rawEvents.bytes + data.length + 1 > RAW_LIMIT) this.boilDown();
-    this.rawEvents.append(data);
-    this.rawEvents.append(SEP);
-  }
-
-  private boilDown() {
-    if (this.rawEvents.bytes === 0) return;
-    for (const data of this.rawEvents.take(true).split(SEP)) if (data) extractText(data, this.produced);
+    extractText(data, this.produced);
     if (this.produced.bytes > TEXT_LIMIT) this.countAndRelease();
   }
 
@@ -107,7 +93,6 @@ export class StreamMeter {
     const input = u.input ?? (await countRequestTokens(ir));
     let output = u.output;
     if (output === undefined || !this.outputReported) {
-      this.boilDown();
       output = (await this.counted) + (await countTextTokens([this.produced.take()]));
     }
     return { input, output, cacheRead: u.cacheRead ?? 0, cacheWrite: u.cacheWrite ?? 0 };
@@ -115,7 +100,7 @@ export class StreamMeter {
 
   /** What the meter holds of the answer, in bytes (for the bounded-memory tests). */
   get heldBytes(): number {
-    return this.produced.bytes + this.rawEvents.bytes;
+    return this.produced.bytes;
   }
 }
 
@@ -149,10 +134,10 @@ const ERROR_KEY = /"error"\s*:/;
 
 /**
  * Chat surface, OpenAI upstream: events pass through byte for byte. Only the usage chunk is
- * parsed; it is dropped unless the client asked for it (the gateway always asks upstream).
+ * parsed; it is dropped (null) unless the client asked for it (the gateway always asks upstream).
  */
-export function chatPassThrough(meter: StreamMeter, includeUsage: boolean): OperatorFunction<SSEEvent, Buffer | null> {
-  return map((ev) => {
+export function chatPassThrough(meter: StreamMeter, includeUsage: boolean): (ev: SSEEvent) => Buffer | null {
+  return (ev) => {
     if (ev.data === '[DONE]') return markFinal(ev.raw);
     if (USAGE_OBJECT.test(ev.data)) {
       try {
@@ -165,7 +150,7 @@ export function chatPassThrough(meter: StreamMeter, includeUsage: boolean): Oper
     } else if (ERROR_KEY.test(ev.data) && isErrorChunk(ev.data)) meter.failed = true;
     else meter.noteRaw(ev.data);
     return ev.raw;
-  });
+  };
 }
 
 function isErrorChunk(data: string): boolean {
@@ -178,8 +163,8 @@ function isErrorChunk(data: string): boolean {
 }
 
 /** Messages surface, Anthropic upstream: byte for byte; usage read from the two events that carry it. */
-export function messagesPassThrough(meter: StreamMeter): OperatorFunction<SSEEvent, Buffer> {
-  return map((ev) => {
+export function messagesPassThrough(meter: StreamMeter): (ev: SSEEvent) => Buffer {
+  return (ev) => {
     if (ev.event === 'message_start' || ev.event === 'message_delta') {
       try {
         const data = JSON.parse(ev.data) as { message?: { usage?: unknown }; usage?: unknown };
@@ -194,7 +179,7 @@ export function messagesPassThrough(meter: StreamMeter): OperatorFunction<SSEEve
     else if (ev.event === 'error') meter.failed = true;
     else if (ev.event === 'message_stop') return markFinal(ev.raw);
     return ev.raw;
-  });
+  };
 }
 
 /** Translated streams: usage and produced text come from the IR events. */

@@ -45,36 +45,55 @@ function parseEventText(text: string): { event?: string; data: string } | null {
   return event === undefined ? { data } : { event, data };
 }
 
+/**
+ * Bytes → SSE events, chunk by chunk, for whoever reads an event stream: the parseSSE operator
+ * and the upstream body's own data callback (stream/valve.ts).
+ */
+export class SSEDecoder {
+  private pending: Buffer = EMPTY;
+
+  /** Emits every event that `chunk` completes; stops early once `stop()` says so. */
+  push(chunk: Uint8Array, emit: (ev: SSEEvent) => void, stop?: () => boolean): void {
+    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    // Scan only the new bytes (less two, for a boundary split across chunks).
+    const scanFrom = Math.max(0, this.pending.length - 2);
+    const pending = this.pending.length === 0 ? bytes : Buffer.concat([this.pending, bytes]);
+    let start = 0;
+    for (let end = eventEnd(pending, scanFrom); end !== -1; end = eventEnd(pending, start)) {
+      dispatch(pending.subarray(start, end), emit);
+      start = end;
+      if (stop?.()) break;
+    }
+    // A chunk used up is let go at once: on a paced stream it would otherwise live until the
+    // next token, long enough to be promoted and then collected as old garbage.
+    this.pending = start === 0 ? pending : start === pending.length ? EMPTY : pending.subarray(start);
+  }
+
+  /** A trailing event without its blank line, at the end of the stream. */
+  flush(emit: (ev: SSEEvent) => void): void {
+    const rest = this.pending;
+    this.pending = EMPTY;
+    if (rest.length > 0 && rest.toString('utf8').trim() !== '') dispatch(rest, emit);
+  }
+}
+
+function dispatch(raw: Buffer, emit: (ev: SSEEvent) => void): void {
+  const parsed = parseEventText(raw.toString('utf8'));
+  if (parsed) emit({ ...parsed, raw });
+}
+
 /** Bytes → SSE events. A trailing event without its blank line is flushed at completion. */
 export function parseSSE(): OperatorFunction<Uint8Array, SSEEvent> {
   return (source) =>
     new Observable<SSEEvent>((subscriber) => {
-      let pending: Buffer = EMPTY;
-      const emit = (raw: Buffer) => {
-        const parsed = parseEventText(raw.toString('utf8'));
-        if (parsed) subscriber.next({ ...parsed, raw });
-      };
+      const decoder = new SSEDecoder();
+      const emit = (ev: SSEEvent) => subscriber.next(ev);
+      const stop = () => subscriber.closed;
       return source.subscribe({
-        next(chunk) {
-          const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-          // Scan only the new bytes (less two, for a boundary split across chunks).
-          const scanFrom = Math.max(0, pending.length - 2);
-          pending = pending.length === 0 ? bytes : Buffer.concat([pending, bytes]);
-          let start = 0;
-          for (let end = eventEnd(pending, scanFrom); end !== -1; end = eventEnd(pending, start)) {
-            emit(pending.subarray(start, end));
-            start = end;
-            if (subscriber.closed) return;
-          }
-          // A chunk used up is let go at once: on a paced stream it would otherwise live until
-          // the next token, long enough to be promoted and then collected as old garbage.
-          pending = start === 0 ? pending : start === pending.length ? EMPTY : pending.subarray(start);
-        },
-        error(err) {
-          subscriber.error(err);
-        },
+        next: (chunk) => decoder.push(chunk, emit, stop),
+        error: (err) => subscriber.error(err),
         complete() {
-          if (pending.length > 0 && pending.toString('utf8').trim() !== '') emit(pending);
+          decoder.flush(emit);
           subscriber.complete();
         },
       });

@@ -12,6 +12,8 @@ export interface StreamOutcome {
   completed: boolean;
   aborted: boolean;
   error?: unknown;
+  /** When the first bytes of the answer went to the client (performance.now()), if any did. */
+  firstAt?: number;
   /** Bytes written while the client's socket was full: what the gateway held for it. */
   maxBufferedBytes: number;
   /**
@@ -26,14 +28,16 @@ export function streamToClient(body: Observable<Buffer>, ex: Exchange, valve: Va
     let buffered = 0;
     let maxBuffered = 0;
     let settled = false;
+    let firstAt: number | undefined;
     const held: Buffer[] = [];
-    const finish = (outcome: Omit<StreamOutcome, 'maxBufferedBytes' | 'held'>) => {
+    const finish = (outcome: Omit<StreamOutcome, 'maxBufferedBytes' | 'held' | 'firstAt'>) => {
       if (settled) return;
       settled = true;
-      resolve({ ...outcome, maxBufferedBytes: maxBuffered, held });
+      resolve({ ...outcome, firstAt, maxBufferedBytes: maxBuffered, held });
     };
     const subscription = body.subscribe({
       next(chunk) {
+        firstAt ??= performance.now();
         if (held.length > 0 || isFinal(chunk)) {
           held.push(chunk);
           return;

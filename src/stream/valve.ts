@@ -1,9 +1,10 @@
-// The backpressure bridge. An upstream body becomes an Observable whose source can be
-// paused: the client writer closes the valve when the client's socket is full, the upstream
-// connection stops being read, and the upstream's TCP window closes behind it.
+// The backpressure bridge. An upstream body becomes an Observable of its SSE events whose
+// source can be paused: the client writer closes the valve when the client's socket is full,
+// the upstream connection stops being read, and the upstream's TCP window closes behind it.
 
 import { Observable } from 'rxjs';
 import type { UpstreamBody } from '../upstream/client.js';
+import { SSEDecoder, type SSEEvent } from './sse.js';
 
 interface Pausable {
   pause(): void;
@@ -27,15 +28,28 @@ export class Valve {
   }
 }
 
-/** Unsubscribing before the end abandons the upstream request. */
-export function fromUpstream(body: UpstreamBody, valve: Valve): Observable<Buffer> {
-  return new Observable<Buffer>((subscriber) => {
+/**
+ * The upstream's answer as an Observable of its SSE events, each passed through `select` (null
+ * drops the event). Parsing and selection run in the body's own data callback rather than as
+ * operators: an open stream holds its whole chain for minutes, and at thousands of streams
+ * every layer of subscribers, closures and finaliser arrays shows in the workers' memory.
+ * Unsubscribing before the end abandons the upstream request.
+ */
+export function upstreamEvents<T>(body: UpstreamBody, valve: Valve, select: (ev: SSEEvent) => T | null): Observable<T> {
+  return new Observable<T>((subscriber) => {
     let done = false;
+    const decoder = new SSEDecoder();
+    const emit = (ev: SSEEvent) => {
+      const out = select(ev);
+      if (out !== null) subscriber.next(out);
+    };
+    const stop = () => subscriber.closed;
     valve.attach(body);
     body.consume({
-      data: (chunk) => subscriber.next(chunk),
+      data: (chunk) => decoder.push(chunk, emit, stop),
       end: () => {
         done = true;
+        decoder.flush(emit);
         subscriber.complete();
       },
       error: (err) => {
