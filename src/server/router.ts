@@ -55,20 +55,25 @@ export class Router {
       } catch (err) {
         result = Promise.reject(err);
       }
-      Promise.resolve(result)
-        .catch((err: unknown) => {
+      // One reaction per request, not a catch and a finally: each open stream holds its
+      // request's pending reactions (promises and closures) for as long as it lasts.
+      const done = () => {
+        const status = ex.aborted && !ex.finished ? 499 : ex.status;
+        this.metrics.observe(def.name, status, (performance.now() - ex.startedAt) / 1000);
+        this.live.delete(ex);
+        if (--this.inflight === 0) for (const w of this.idleWaiters.splice(0)) w();
+      };
+      Promise.resolve(result).then(done, (err: unknown) => {
+        try {
           // A client that went away makes in-flight work fail (aborted upstream calls): not a bug.
           if (!(err instanceof GatewayError) && !ex.aborted) this.log.error({ err, requestId: ex.requestId, route: def.name }, 'unhandled error');
           if (ex.aborted || ex.finished) return;
           if (ex.headersSent) ex.close();
           else def.onError(ex, asGatewayError(err));
-        })
-        .finally(() => {
-          const status = ex.aborted && !ex.finished ? 499 : ex.status;
-          this.metrics.observe(def.name, status, (performance.now() - ex.startedAt) / 1000);
-          this.live.delete(ex);
-          if (--this.inflight === 0) for (const w of this.idleWaiters.splice(0)) w();
-        });
+        } finally {
+          done();
+        }
+      });
     });
   }
 
