@@ -27,7 +27,30 @@ function eventEnd(buf: Buffer, from: number): number {
   return -1;
 }
 
-function parseEventText(text: string): { event?: string; data: string } | null {
+/**
+ * `data: …` alone or after one `event: …` line, LF-terminated: nearly every event on the wire,
+ * read with two slices instead of a split and a loop over its lines. Undefined for any other
+ * shape, which the full reading below handles.
+ */
+function parseCommon(text: string, raw: Buffer): SSEEvent | undefined {
+  const end = text.length - 2;
+  if (text.charCodeAt(end + 1) !== LF) return undefined;
+  let at = 0;
+  let event: string | undefined;
+  if (text.startsWith('event: ')) {
+    at = text.indexOf('\n') + 1;
+    if (text.charCodeAt(at - 2) === CR) return undefined;
+    event = text.slice(7, at - 1);
+  }
+  if (!text.startsWith('data: ', at)) return undefined;
+  const nl = text.indexOf('\n', at);
+  if (nl !== end || text.charCodeAt(nl - 1) === CR) return undefined;
+  return { event, data: text.slice(at + 6, nl), raw };
+}
+
+function parseEventText(text: string, raw: Buffer): SSEEvent | null {
+  const common = parseCommon(text, raw);
+  if (common) return common;
   let event: string | undefined;
   let data: string | undefined;
   for (const rawLine of text.split('\n')) {
@@ -42,7 +65,7 @@ function parseEventText(text: string): { event?: string; data: string } | null {
   }
   // An event without data (e.g. a lone comment keep-alive) is not dispatched, as in browsers.
   if (data === undefined) return null;
-  return event === undefined ? { data } : { event, data };
+  return { event, data, raw };
 }
 
 /**
@@ -78,8 +101,8 @@ export class SSEDecoder {
 }
 
 function dispatch(raw: Buffer, emit: (ev: SSEEvent) => void): void {
-  const parsed = parseEventText(raw.toString('utf8'));
-  if (parsed) emit({ ...parsed, raw });
+  const ev = parseEventText(raw.toString('utf8'), raw);
+  if (ev) emit(ev);
 }
 
 /** Bytes → SSE events. A trailing event without its blank line is flushed at completion. */
