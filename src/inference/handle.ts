@@ -162,7 +162,13 @@ interface Job {
   surface: Surface;
   identity: KeyIdentity;
   model: Model;
+  /**
+   * The request. Once a stream starts, the meter holds the whole of it (for the fallback token
+   * count) and this keeps only its settings: see streamAnswer.
+   */
   ir: IRRequest;
+  /** The client's body, needed only while routes are tried. */
+  body?: Record<string, unknown>;
   terms: Terms;
   reservation: Reservation;
   ctx: RenderContext;
@@ -170,9 +176,29 @@ interface Job {
   sent: boolean;
 }
 
+// The request's parts live on `job`, not in this function's locals: a suspended async function
+// keeps every local it had, dead or not, and a stream suspends here for minutes.
 export async function handleInference(gw: Gateway, ex: Exchange, surface: Surface): Promise<void> {
-  // `let`: the body is let go once routes have been tried (below).
-  let { identity, body } = await authenticatedJson(gw, ex, surface, (id) => gw.ledger.precheck(id));
+  const job = await admit(gw, ex, surface);
+  try {
+    const answer = await sendUpstream(job);
+    if (!answer) return;
+    const { route, response } = answer;
+    if (response.status >= 400) throw clientErrorFromUpstream(response.status, await response.body.text().catch(() => ''));
+    const upstreamDialect = route.provider.dialect;
+    const contentType = String(response.headers['content-type'] ?? '');
+    if (job.ir.stream && contentType.includes('text/event-stream')) await streamAnswer(job, upstreamDialect, response.body);
+    else await wholeAnswer(job, upstreamDialect, response.body);
+  } finally {
+    // Refused or failed before any answer: nothing was used. If the store is down the release
+    // is retried (and the hold would expire by itself after RESERVATION_TTL_MS).
+    if (!job.reservation.settled) await gw.ledger.release(job.reservation);
+  }
+}
+
+/** Key, balance, body, model and terms checked; the hold reserved. */
+async function admit(gw: Gateway, ex: Exchange, surface: Surface): Promise<Job> {
+  const { identity, body } = await authenticatedJson(gw, ex, surface, (id) => gw.ledger.precheck(id));
   const ir = surface.dialect.parseRequest(body);
   const model = findModel(gw, ir.model);
   const terms = requestTerms(surface.name, body as Record<string, unknown>, model, ex.headers, gw.config);
@@ -183,50 +209,39 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
     if (err instanceof GatewayError && err.kind === 'insufficient_balance') gw.metrics.reservationRefusals.inc();
     throw err;
   }
-  const job: Job = {
+  return {
     gw, ex, surface, identity, model, ir, terms, reservation, sent: false,
+    body: body as Record<string, unknown>,
     ctx: new AnswerContext(model.id, ir.includeUsage, ex.requestId, surface),
   };
-  try {
-    const build = (r: Route) => {
-      job.sent = true;
-      return upstreamCall(r, surface, ir, body as Record<string, unknown>, terms, ex.rawQuery);
-    };
-    let answer;
-    try {
-      answer = await tryRoutes(job, build);
-    } catch (err) {
-      if (ex.aborted && job.sent) return await settleBeforeAnswer(job, { ...ZERO_USAGE, input: await countRequestTokens(ir) }, 499);
-      throw err;
-    } finally {
-      // Needed only while routes are tried: an open stream should not hold the client's body
-      // (a coding agent's prompt is often hundreds of KB) for minutes.
-      body = undefined;
-    }
-    const { route, response } = answer;
-    if (response.status >= 400) throw clientErrorFromUpstream(response.status, await response.body.text().catch(() => ''));
-    const upstreamDialect = route.provider.dialect;
-    const contentType = String(response.headers['content-type'] ?? '');
-    if (ir.stream && contentType.includes('text/event-stream')) await streamAnswer(job, upstreamDialect, response.body);
-    else await wholeAnswer(job, upstreamDialect, response.body);
-  } finally {
-    // Refused or failed before any answer: nothing was used. If the store is down the release
-    // is retried (and the hold would expire by itself after RESERVATION_TTL_MS).
-    if (!reservation.settled) await gw.ledger.release(reservation);
-  }
 }
 
 /**
- * The model's routes, tried in turn. A stream the client left meanwhile is stopped (what it
- * produced is billed); a whole answer is read to its end all the same, since the upstream bills
- * it anyway, and billed as usage says. The abort controller lives only as long as this call.
+ * The model's routes, tried in turn; undefined when the client left before an answer and that
+ * was billed. A stream the client left meanwhile is stopped (what it produced is billed); a
+ * whole answer is read to its end all the same, since the upstream bills it anyway, and billed
+ * as usage says. The abort controller lives only as long as this call.
  */
-async function tryRoutes(job: Job, build: (r: Route) => UpstreamCall) {
+async function sendUpstream(job: Job) {
+  const { ex } = job;
   const abort = job.ir.stream ? new AbortController() : undefined;
-  const forgetAbort = abort ? job.ex.onAbort(() => abort.abort()) : undefined;
+  const forgetAbort = abort ? ex.onAbort(() => abort.abort()) : undefined;
+  const build = (r: Route) => {
+    job.sent = true;
+    return upstreamCall(r, job.surface, job.ir, job.body!, job.terms, ex.rawQuery);
+  };
   try {
     return await job.gw.routes.forward(job.model, build, abort?.signal);
+  } catch (err) {
+    if (ex.aborted && job.sent) {
+      await settleBeforeAnswer(job, { ...ZERO_USAGE, input: await countRequestTokens(job.ir) }, 499);
+      return undefined;
+    }
+    throw err;
   } finally {
+    // Needed only while routes are tried: an open stream should not hold the client's body
+    // (a coding agent's prompt is often hundreds of KB) for minutes.
+    job.body = undefined;
     // From here on the stream writer watches for the client leaving.
     forgetAbort?.();
   }
@@ -360,13 +375,22 @@ async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', bo
   ex.send(200, out, { 'content-type': 'application/json', ...idHeader(job) });
 }
 
+/** The request without its content (prompts, messages, tools): what is left is a few settings. */
+function settingsOnly(ir: IRRequest): IRRequest {
+  return { ...ir, system: [], messages: [], tools: undefined };
+}
+
 async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', body: UpstreamBody): Promise<void> {
-  const { gw, ex, surface, ir, ctx } = job;
+  const { gw, ex, surface, ctx } = job;
   const valve = new Valve();
-  const meter = new StreamMeter();
+  // The meter holds the request only until the upstream reports its input tokens (Anthropic's
+  // message_start, at once): a coding agent's prompt is often hundreds of KB, and its stream
+  // lasts minutes.
+  const meter = new StreamMeter(job.ir);
+  job.ir = settingsOnly(job.ir);
   let out: Observable<Buffer>;
   if (upstreamDialect === surface.dialect.name) {
-    out = upstreamEvents(body, valve, upstreamDialect === 'openai' ? chatPassThrough(meter, ir.includeUsage) : messagesPassThrough(meter));
+    out = upstreamEvents(body, valve, upstreamDialect === 'openai' ? chatPassThrough(meter, job.ir.includeUsage) : messagesPassThrough(meter));
   } else {
     out = upstreamEvents(body, valve, (ev) => ev).pipe(DIALECTS[upstreamDialect].decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
   }
@@ -392,7 +416,7 @@ async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', b
     status = 502;
   }
   const ttft = outcome.firstAt === undefined ? null : Math.round(outcome.firstAt - ex.startedAt);
-  const record = usageRecord(job, await meter.final(ir), status, ttft);
+  const record = usageRecord(job, await meter.final(), status, ttft);
   // What was streamed is billed even if the store is down right now (retried until it lands);
   // the final event goes out only once the charge is recorded.
   const recorded = await gw.ledger.settleEventually(job.reservation, record.costNano, record);

@@ -45,6 +45,8 @@ class ByteLog {
 
 export class StreamMeter {
   private usage: Partial<IRUsage> = {};
+  /** The request, for counting its tokens if the upstream never says: let go once it does. */
+  private request?: IRRequest;
   private outputReported = false;
   /** Text produced so far, only needed if no usage arrives. */
   private readonly produced = new ByteLog();
@@ -57,10 +59,16 @@ export class StreamMeter {
    */
   failed = false;
 
+  constructor(request: IRRequest) {
+    this.request = request;
+  }
+
   noteUsage(u: Partial<IRUsage> | null | undefined) {
     if (!u) return;
     if (u.output !== undefined) this.outputReported = true;
-    Object.assign(this.usage, u);
+    // Reported counts are kept, never unset: once the input is known the request is not needed.
+    for (const [k, v] of Object.entries(u)) if (v !== undefined) (this.usage as Record<string, number>)[k] = v;
+    if (this.usage.input !== undefined) this.request = undefined;
   }
 
   noteText(text: string) {
@@ -88,9 +96,9 @@ export class StreamMeter {
   }
 
   /** Final usage: reported counts, with gaps filled by counting what we saw. */
-  async final(ir: IRRequest): Promise<IRUsage> {
+  async final(): Promise<IRUsage> {
     const u = this.usage;
-    const input = u.input ?? (await countRequestTokens(ir));
+    const input = u.input ?? (await countRequestTokens(this.request!));
     let output = u.output;
     if (output === undefined || !this.outputReported) {
       output = (await this.counted) + (await countTextTokens([this.produced.take()]));

@@ -27,23 +27,24 @@ interface OpenStream {
   done: Promise<string>;
 }
 
-/** A streamed chat request over node:http, which does not keep the body once written. */
-function openStream(model: string, prompt: string): OpenStream {
+/** A streamed request over node:http, which does not keep the body once written. */
+function openStream(model: string, prompt: string, to: { url: string; key: string; surface?: 'chat' | 'messages' } = { url: gw.url, key: user.key }): OpenStream {
   let first!: () => void;
   const firstData = new Promise<void>((r) => (first = r));
   const done = new Promise<string>((resolve, reject) => {
-    const body = JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: prompt }] });
-    const req = http.request(`${gw.url}/v1/chat/completions`, {
+    const messages = to.surface === 'messages';
+    const body = JSON.stringify({ model, stream: true, ...(messages ? { max_tokens: 100 } : {}), messages: [{ role: 'user', content: prompt }] });
+    const req = http.request(`${to.url}${messages ? '/v1/messages' : '/v1/chat/completions'}`, {
       method: 'POST',
       agent: false,
-      headers: { authorization: `Bearer ${user.key}`, 'content-type': 'application/json' },
+      headers: { ...(messages ? { 'x-api-key': to.key, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${to.key}` }), 'content-type': 'application/json' },
     });
     req.on('response', (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (s: string) => {
         text += s;
-        if (text.includes('"content":"')) first();
+        if (text.includes('"content":"') || text.includes('"text":"tok')) first();
       });
       res.on('end', () => resolve(text));
       res.on('error', reject);
@@ -92,4 +93,37 @@ t.test('a large body still reaches the second route when the first is down', asy
     const [row] = await gw.gw.sql<{ status: number }[]>`SELECT status FROM usage_records WHERE user_id = ${user.userId} ORDER BY id DESC LIMIT 1`;
     return row?.status === 200 ? row : undefined;
   });
+});
+
+t.test('a stream whose upstream reports its input at once holds no prompt at all', async (t) => {
+  // The prompt is kept only for the fallback token count, which a reported input count makes
+  // moot: Anthropic's message_start reports it first, OpenAI's usage chunk comes last. A fake
+  // that records nothing, so that it keeps no copy once a stream is over.
+  // Heap figures move by a megabyte or so between runs: the prompts add up to several.
+  const MANY = 16;
+  const LARGE = 250 * 1024;
+  const quiet = await startFakeUpstream({ record: false });
+  t.teardown(() => quiet.close());
+  const own = await startTestGateway(t, { upstream: quiet.url });
+  const buyer = await own.user('100');
+  const held = async (model: string, surface: 'chat' | 'messages') => {
+    const prompts = Array.from({ length: MANY }, (_, i) => `${model} ${i} `.padEnd(LARGE, 'amet consectetur ') + ' [[paced:30:100]]');
+    gc();
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    const streams = prompts.map((p) => openStream(model, p, { url: own.url, key: buyer.key, surface }));
+    await Promise.all(streams.map((s) => s.firstData));
+    gc();
+    gc();
+    const bytes = process.memoryUsage().heapUsed - before;
+    for (const a of await Promise.all(streams.map((s) => s.done))) t.ok(a.includes('[DONE]') || a.includes('message_stop'), 'each stream ends normally');
+    return bytes;
+  };
+  const total = MANY * LARGE;
+  // The fake upstream runs in this process and keeps each request's body while it streams, so
+  // both figures count a copy of every prompt on its side: the difference is the gateway's.
+  const openai = await held('oa-model', 'chat');
+  const anthropic = await held('an-model', 'messages');
+  t.ok(openai > total, `OpenAI upstream: ${openai} bytes of heap held by ${MANY} open streams (the fake's copy and the gateway's)`);
+  t.ok(openai - anthropic > total * 0.8, `Anthropic upstream: ${anthropic} bytes, at least one copy of every prompt less`);
 });
