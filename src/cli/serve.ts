@@ -2,7 +2,6 @@
 // port (uWS listens with SO_REUSEPORT, so the kernel spreads connections across workers).
 
 import cluster from 'node:cluster';
-import { setFlagsFromString } from 'node:v8';
 import { createKey } from '../accounts/keys.js';
 import { createVerifiedUser, creditUser, watchCredits } from '../accounts/users.js';
 import { nanoToUsd, usdToNano } from '../billing/money.js';
@@ -72,29 +71,11 @@ export async function serve(config: Config): Promise<void> {
  * 10,000 streams peaked about 80 MB lower, for about 3% of non-stream throughput.
  */
 export function workerExecArgv(execArgv: readonly string[], nodeOptions: string, semiSpaceMb: number): string[] {
-  return nodeFlagGiven(execArgv, nodeOptions, /^--max[-_]semi[-_]space[-_]size\b/) || semiSpaceMb === 0 ? [...execArgv] : [...execArgv, `--max-semi-space-size=${semiSpaceMb}`];
-}
-
-function nodeFlagGiven(execArgv: readonly string[], nodeOptions: string, flag: RegExp): boolean {
-  return [...execArgv, ...nodeOptions.split(/\s+/)].some((a) => flag.test(a));
-}
-
-/**
- * The cluster primary only supervises and writes the outbox, yet a burst of usage records (the
- * end of 10,000 streams) grew its young generation to V8's 16 MB semi-spaces and its RSS by
- * about 20 MB, kept from then on. The primary's flags are fixed before any of our code runs, but
- * V8 reads the growth factor each time it grows the young generation, so a factor of 1 set here
- * keeps it at its initial size. Measured: primary peak 87-91 → 70-72 MB at 10,000 streams, and
- * the same CPU per usage record under `wrk -c64` (10-11 µs). Unless the operator chose a size.
- */
-export function keepYoungGenerationSmall(execArgv: readonly string[], nodeOptions: string): boolean {
-  if (nodeFlagGiven(execArgv, nodeOptions, /^--(max|min)[-_]semi[-_]space[-_]size\b|^--semi[-_]space[-_]growth[-_]factor\b/)) return false;
-  setFlagsFromString('--semi-space-growth-factor=1');
-  return true;
+  const chosen = [...execArgv, ...nodeOptions.split(/\s+/)].some((a) => /^--max[-_]semi[-_]space[-_]size\b/.test(a));
+  return chosen || semiSpaceMb === 0 ? [...execArgv] : [...execArgv, `--max-semi-space-size=${semiSpaceMb}`];
 }
 
 async function supervise(config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
-  keepYoungGenerationSmall(process.execArgv, process.env.NODE_OPTIONS ?? '');
   // Migrate once here, so workers never queue on the migration lock at start.
   const stores = await openStores(config);
   // The outbox writer runs here, not in the workers: committing a batch means handling a

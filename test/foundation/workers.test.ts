@@ -86,27 +86,3 @@ t.test('workers get the configured young generation unless node was given one', 
   const { code } = await serve.stop('SIGTERM');
   t.equal(code, 0);
 });
-
-t.test('the primary keeps its young generation at its initial size', async (t) => {
-  // A burst of survivors, as a thousand usage records at once are: V8 would grow the young
-  // generation to 16 MB semi-spaces (32 MB of new space) and keep it.
-  const script = (execArgv: string[]) => `
-    import v8 from 'node:v8';
-    const { keepYoungGenerationSmall } = await import(${JSON.stringify(new URL('../../src/cli/serve.ts', import.meta.url).href)});
-    const newSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
-    const applied = keepYoungGenerationSmall(${JSON.stringify(execArgv)}, '');
-    const before = newSpace();
-    const keep = [];
-    for (let i = 0; i < 2e6; i++) { keep.push({ i, s: 'x' + i }); if (keep.length > 50000) keep.splice(0, 25000); }
-    console.log(JSON.stringify({ applied, before, after: newSpace() }));`;
-  const run = (execArgv: string[]) =>
-    JSON.parse(execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script(execArgv)], { encoding: 'utf8' }).trim().split('\n').at(-1)!) as { applied: boolean; before: number; after: number };
-  // Loading the TypeScript sources through tsx may already have grown it a little: what counts is
-  // that the burst does not grow it further.
-  const small = run([]);
-  t.ok(small.applied);
-  t.ok(small.after <= small.before, `new space ${small.before} → ${small.after} bytes`);
-  const chosen = run(['--max-semi-space-size=16']);
-  t.notOk(chosen.applied, 'a semi-space flag given to node wins');
-  t.ok(chosen.after > chosen.before, `and V8 grows it as it likes: ${chosen.before} → ${chosen.after} bytes`);
-});
