@@ -1,23 +1,37 @@
 // The upstream client over real HTTP: what an open answer keeps of the exchange.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createServer } from 'node:http';
 import { getEventListeners } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { UpstreamClient } from '../../src/upstream/client.js';
 
-t.test('an answer being streamed holds no raw header buffers', async (t) => {
-  let finish!: () => void;
+/**
+ * A server that answers with one SSE event and holds the rest until `finish()`; a path of
+ * `/slow` is never answered (`requestIn` says it arrived). Closed with the test.
+ */
+async function sseServer(t: Test, headers: Record<string, string> = {}) {
+  const state = { finish: () => {}, arrived: () => {} };
+  const requestIn = new Promise<void>((r) => (state.arrived = r));
   const server = createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'x-extra': 'y'.repeat(200) });
+    if (req.url === '/slow') {
+      state.arrived();
+      return; // never answers: only the signal ends it
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', ...headers });
     res.write('data: {"n":1}\n\n');
-    finish = () => res.end('data: [DONE]\n\n');
+    state.finish = () => res.end('data: [DONE]\n\n');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
   const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 4 });
   t.teardown(() => client.close());
   const { port } = server.address() as AddressInfo;
-  const res = await client.post(`http://127.0.0.1:${port}/v1/chat/completions`, { 'content-type': 'application/json' }, '{}');
+  return { client, origin: `http://127.0.0.1:${port}`, finish: () => state.finish(), requestIn };
+}
+
+t.test('an answer being streamed holds no raw header buffers', async (t) => {
+  const { client, origin, finish } = await sseServer(t, { 'x-extra': 'y'.repeat(200) });
+  const res = await client.post(`${origin}/v1/chat/completions`, { 'content-type': 'application/json' }, '{}');
   t.equal(res.status, 200);
   t.equal(res.headers['content-type'], 'text/event-stream', 'headers are parsed for the caller');
   t.equal(res.headers['x-extra'], 'y'.repeat(200));
@@ -30,26 +44,9 @@ t.test('an answer being streamed holds no raw header buffers', async (t) => {
 });
 
 t.test('the abort signal covers the wait for an answer only', async (t) => {
-  let finish!: () => void;
-  let arrived!: () => void;
-  const requestIn = new Promise<void>((r) => (arrived = r));
-  const server = createServer((req, res) => {
-    if (req.url === '/slow') {
-      arrived();
-      return; // never answers: only the signal ends it
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.write('data: {"n":1}\n\n');
-    finish = () => res.end('data: [DONE]\n\n');
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 4 });
-  t.teardown(() => client.close());
-  const { port } = server.address() as AddressInfo;
-
+  const { client, origin, finish, requestIn } = await sseServer(t);
   const answered = new AbortController();
-  const res = await client.post(`http://127.0.0.1:${port}/fast`, {}, '{}', answered.signal);
+  const res = await client.post(`${origin}/fast`, {}, '{}', answered.signal);
   // A listener left on the signal would keep the controller, its signal and the exchange
   // reachable from each other for as long as the stream lasts.
   t.equal(getEventListeners(answered.signal, 'abort').length, 0, 'no listener left once the answer is in');
@@ -59,7 +56,7 @@ t.test('the abort signal covers the wait for an answer only', async (t) => {
   t.equal(await text, 'data: {"n":1}\n\ndata: [DONE]\n\n', 'aborting after the answer leaves the body to its consumer');
 
   const waiting = new AbortController();
-  const pending = client.post(`http://127.0.0.1:${port}/slow`, {}, '{}', waiting.signal);
+  const pending = client.post(`${origin}/slow`, {}, '{}', waiting.signal);
   await requestIn;
   t.equal(getEventListeners(waiting.signal, 'abort').length, 1, 'the signal is watched while no answer has come');
   waiting.abort();
