@@ -1,8 +1,6 @@
-// Server-sent events as RxJS operators. The parser keeps each event's raw bytes so that a
-// same-dialect stream can be forwarded byte for byte while only the events billing needs
-// are looked at.
-
-import { Observable, type OperatorFunction } from 'rxjs';
+// Server-sent events: reading and writing them. The reader keeps each event's raw bytes so that
+// a same-dialect stream can be forwarded byte for byte while only the events billing needs are
+// looked at.
 
 export interface SSEEvent {
   /** The `event:` field, when present. */
@@ -69,8 +67,8 @@ function parseEventText(text: string, raw: Buffer): SSEEvent | null {
 }
 
 /**
- * Bytes → SSE events, chunk by chunk, for whoever reads an event stream: the parseSSE operator
- * and the upstream body's own data callback (stream/valve.ts).
+ * Bytes → SSE events, chunk by chunk, for whoever reads an event stream: the upstream body's
+ * own data callback (stream/valve.ts), and the tests' parseSSE operator.
  */
 export class SSEDecoder {
   private pending: Buffer = EMPTY;
@@ -103,24 +101,6 @@ export class SSEDecoder {
 function dispatch(raw: Buffer, emit: (ev: SSEEvent) => void): void {
   const ev = parseEventText(raw.toString('utf8'), raw);
   if (ev) emit(ev);
-}
-
-/** Bytes → SSE events. A trailing event without its blank line is flushed at completion. */
-export function parseSSE(): OperatorFunction<Uint8Array, SSEEvent> {
-  return (source) =>
-    new Observable<SSEEvent>((subscriber) => {
-      const decoder = new SSEDecoder();
-      const emit = (ev: SSEEvent) => subscriber.next(ev);
-      const stop = () => subscriber.closed;
-      return source.subscribe({
-        next: (chunk) => decoder.push(chunk, emit, stop),
-        error: (err) => subscriber.error(err),
-        complete() {
-          decoder.flush(emit);
-          subscriber.complete();
-        },
-      });
-    });
 }
 
 /** One SSE event on the wire. */

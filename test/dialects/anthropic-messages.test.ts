@@ -5,7 +5,7 @@ import { from, lastValueFrom, toArray } from 'rxjs';
 import Anthropic from '@anthropic-ai/sdk';
 import { anthropicMessages as dialect } from '../../src/dialects/anthropic-messages/index.js';
 import { GatewayError, type ErrorKind } from '../../src/errors.js';
-import { parseSSE } from '../../src/stream/sse.js';
+import { parseSSE } from '../helpers/sse.js';
 import type { IRRequest, IRResponse, IRStreamEvent, IRUsage } from '../../src/dialects/ir.js';
 import type { RenderContext } from '../../src/dialects/dialect.js';
 import { FIXTURES_DIR } from '../fixtures/index.js';

@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { GatewayError, type ErrorKind } from '../../src/errors.js';
-import { parseSSE } from '../../src/stream/sse.js';
+import { parseSSE } from '../helpers/sse.js';
 import { openaiChat, RAW_ARGUMENTS_KEY } from '../../src/dialects/openai-chat/index.js';
 import type { RenderContext } from '../../src/dialects/dialect.js';
 import type { IRResponse, IRStopReason, IRStreamEvent, IRUsage } from '../../src/dialects/ir.js';

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { from, lastValueFrom, toArray } from 'rxjs';
-import { parseSSE, encodeSSE } from '../../src/stream/sse.js';
+import { encodeSSE } from '../../src/stream/sse.js';
+import { parseSSE } from '../helpers/sse.js';
 
 t.test('splits events across chunk boundaries and keeps raw bytes', async (t) => {
   const wire = 'event: a\ndata: {"x":1}\n\ndata: one\r\ndata: two\r\n\r\n: comment\n\ndata: tail';
