@@ -22,7 +22,8 @@ class ByteLog {
   bytes = 0;
 
   append(s: string): void {
-    const need = this.bytes + Buffer.byteLength(s);
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: an upper bound, with no pass over the text.
+    const need = this.bytes + s.length * 3;
     if (!this.buf || need > this.buf.length) {
       let size = this.buf ? this.buf.length : 256;
       while (size < need) size *= 2;
@@ -91,7 +92,9 @@ export class StreamMeter {
    */
   noteRaw(data: string) {
     if (this.outputReported) return;
-    extractText(data, this.produced);
+    const text = deltaText(data);
+    if (text !== undefined) this.produced.append(text);
+    else parsedText(data, this.produced);
     if (this.produced.bytes > TEXT_LIMIT) this.countAndRelease();
   }
 
@@ -112,8 +115,52 @@ export class StreamMeter {
   }
 }
 
+/**
+ * The counted text of one pass-through event, read without parsing it when its shape is the
+ * common one: a single OpenAI choice whose delta is `{"content":"…"}`, or an Anthropic
+ * `{"type":"text_delta","text":"…"}` delta. Undefined when the event is anything else, and it
+ * must be parsed. In valid JSON, a quote that is not escaped is structural: `"delta":{` found
+ * after a `,` or `{` is a key, never text, since text cannot hold an unescaped quote.
+ */
+export function deltaText(data: string): string | undefined {
+  let at = data.indexOf(OPENAI_DELTA);
+  let start: number;
+  if (at !== -1) {
+    const choices = data.indexOf('"choices":[');
+    if (choices === -1 || choices > at || data.indexOf('"delta":') !== at) return undefined;
+    start = at + OPENAI_DELTA.length;
+  } else {
+    at = data.indexOf(ANTHROPIC_DELTA);
+    if (at === -1 || data.includes('"choices"')) return undefined;
+    start = at + ANTHROPIC_DELTA.length;
+  }
+  const before = data.charCodeAt(at - 1);
+  if (before !== 0x2c && before !== 0x7b) return undefined;
+  let end = start;
+  for (;;) {
+    end = data.indexOf('"', end);
+    if (end === -1) return undefined;
+    let slashes = 0;
+    while (data.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
+    if (slashes % 2 === 0) break;
+    end++;
+  }
+  // The delta holds nothing else, and no other choice follows with a delta of its own.
+  if (data.charCodeAt(end + 1) !== 0x7d || data.indexOf('"delta":', end) !== -1) return undefined;
+  const raw = data.slice(start, end);
+  if (!raw.includes('\\')) return raw;
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+const OPENAI_DELTA = '"delta":{"content":"';
+const ANTHROPIC_DELTA = '"delta":{"type":"text_delta","text":"';
+
 /** Text of an OpenAI chunk (every choice of it) or an Anthropic content_block_delta, for counting. */
-function extractText(data: string, out: ByteLog) {
+export function parsedText(data: string, out: { append(s: string): void }): void {
   let json: any;
   try {
     json = JSON.parse(data);
@@ -124,7 +171,9 @@ function extractText(data: string, out: ByteLog) {
     for (const choice of json.choices) {
       const delta = choice?.delta;
       if (!delta) continue;
-      for (const s of [delta.content, delta.reasoning_content, delta.refusal]) if (typeof s === 'string') out.append(s);
+      if (typeof delta.content === 'string') out.append(delta.content);
+      if (typeof delta.reasoning_content === 'string') out.append(delta.reasoning_content);
+      if (typeof delta.refusal === 'string') out.append(delta.refusal);
       for (const tc of delta.tool_calls ?? []) {
         if (typeof tc?.function?.name === 'string') out.append(tc.function.name);
         if (typeof tc?.function?.arguments === 'string') out.append(tc.function.arguments);
@@ -133,7 +182,10 @@ function extractText(data: string, out: ByteLog) {
     return;
   }
   const d = json?.delta;
-  if (d) for (const s of [d.text, d.thinking, d.partial_json]) if (typeof s === 'string') out.append(s);
+  if (!d) return;
+  if (typeof d.text === 'string') out.append(d.text);
+  if (typeof d.thinking === 'string') out.append(d.thinking);
+  if (typeof d.partial_json === 'string') out.append(d.partial_json);
 }
 
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;

@@ -2,7 +2,10 @@
 // what the tokenizer says of the whole text (within a token per place the text was cut).
 import t from 'tap';
 import { countTokens } from 'gpt-tokenizer';
-import { StreamMeter } from '../../src/inference/meter.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { deltaText, parsedText, StreamMeter } from '../../src/inference/meter.js';
+import { FIXTURES_DIR } from '../fixtures/index.js';
 import type { IRRequest } from '../../src/dialects/ir.js';
 
 const ir: IRRequest = { model: 'm', system: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'hello there' }] }], stream: true, includeUsage: false };
@@ -48,4 +51,68 @@ t.test('text outside ASCII comes back whole from the held bytes', async (t) => {
   meter.noteText('');
   const usage = await meter.final();
   t.equal(usage.output, countTokens(pieces.join('') + 'x'.repeat(3000)), 'the tokenizer count of exactly the text sent');
+});
+
+// The unparsed read of common deltas must give exactly what parsing gives, or stand aside.
+const parsed = (data: string): string => {
+  const pieces: string[] = [];
+  parsedText(data, { append: (s) => pieces.push(s) });
+  return pieces.join('');
+};
+
+function fixtureEvents(): string[] {
+  const files = readdirSync(FIXTURES_DIR, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.sse'));
+  const out: string[] = [];
+  for (const f of files) {
+    for (const line of readFileSync(path.join(FIXTURES_DIR, f), 'utf8').split('\n')) if (line.startsWith('data: ')) out.push(line.slice(6));
+  }
+  return out;
+}
+
+t.test('delta text read without parsing: the same as parsing on every recorded event', async (t) => {
+  const events = fixtureEvents();
+  t.ok(events.length > 100, `${events.length} recorded events`);
+  let fast = 0;
+  for (const data of events) {
+    const quick = deltaText(data);
+    if (quick === undefined) continue;
+    fast++;
+    t.equal(quick, parsed(data), data.slice(0, 120));
+  }
+  t.ok(fast > 20, `${fast} of them read without a parse`);
+});
+
+t.test('delta text read without parsing: escapes, Unicode and shapes it must leave to the parser', async (t) => {
+  const texts = ['plain', '', 'a "quoted" word', 'ends with a backslash \\', '\\"}', 'line\nbreak\ttab', 'Grüße 日本 🙂', '\u2028\u0000', '"delta":{"content":"x"}', '\\\\"'];
+  // Names carry the text \u-escaped: a raw U+2028 would break the TAP stream.
+  const name = (s: string) => JSON.stringify(s).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  for (const text of texts) {
+    const openai = JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: text }, finish_reason: null }] });
+    const anthropic = JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
+    t.equal(deltaText(openai), text, `openai ${name(text)}`);
+    t.equal(deltaText(anthropic), text, `anthropic ${name(text)}`);
+    // Text that could be mistaken for structure when escaped as \u sequences.
+    const unicodeEscaped = openai.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+    t.equal(deltaText(unicodeEscaped) ?? parsed(unicodeEscaped), text, `\\u-escaped ${name(text)}`);
+  }
+  const leftToParser = [
+    // Two choices: both count.
+    JSON.stringify({ choices: [{ index: 0, delta: { content: 'a' } }, { index: 1, delta: { content: 'b' } }] }),
+    // A role, a refusal, reasoning or tool calls beside the content.
+    JSON.stringify({ choices: [{ index: 0, delta: { role: 'assistant', content: 'a' } }] }),
+    JSON.stringify({ choices: [{ index: 0, delta: { content: 'a', refusal: 'no' } }] }),
+    JSON.stringify({ choices: [{ index: 0, delta: { reasoning_content: 'think', content: 'a' } }] }),
+    JSON.stringify({ choices: [{ index: 0, delta: { content: 'a', tool_calls: [{ function: { name: 'f', arguments: '{}' } }] } }] }),
+    // Spaces the fast read does not expect, a key that ends in an escaped quote, broken JSON.
+    '{"choices": [{"index": 0, "delta": {"content": "a"}}]}',
+    '{"choices":[{"x\\"delta":{"content":"a"}}]}',
+    '{"choices":[{"index":0,"delta":{"content":"a',
+    '{"choices":[{"index":0,"delta":{"content":"bad \\x escape"}}]}',
+    // Anthropic deltas other than text, and a top-level delta beside OpenAI choices.
+    JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"a":' } }),
+    JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'hmm' } }),
+    JSON.stringify({ choices: [], delta: { type: 'text_delta', text: 'x' } }),
+  ];
+  for (const data of leftToParser) t.equal(deltaText(data), undefined, `left to the parser: ${data}`);
+  t.equal(parsed(leftToParser[0]!), 'ab', 'the parser reads every choice');
 });
