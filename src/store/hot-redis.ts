@@ -14,7 +14,7 @@ import {
   type SettleRequest,
   type SettleResult,
 } from './hot.js';
-import { Batcher, batchedScript, Turn } from './batch.js';
+import { Batcher, batchedScript, OFFSETS, Turn } from './batch.js';
 
 // Per user (one hash tag, so one slot): `acct` (hash: bal, cbase, gen, and the spend fields of
 // keys with a cap), `res` (hash: reservation id → "amount|keyId", or "settled" for a while after
@@ -32,44 +32,45 @@ local function neg(s) if s == '0' then return '0' end return '-' .. s end
 `;
 
 /**
- * The clock, and `sweep(KEYS)` (KEYS[2..5] = res, resx, resv, kheld), which releases a user's
- * expired holds. The clock is read once per script call, so a batch sweeps each user once:
+ * The clock, and `sweep()` (keys 2..5 of the call: res, resx, resv, kheld), which releases a
+ * user's expired holds. The clock is read once per script call, so a batch sweeps each user once:
  * holds made or settled later in the same call expire after `now`, so a second sweep would
  * find nothing.
  */
-const SWEEP = `${NEG}
+const SWEEP = `${NEG}${OFFSETS}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local function release(KEYS, a)
+local function release(a)
   if a and a ~= 'settled' then
     local sep = string.find(a, '|', 1, true)
     local amount = sep and string.sub(a, 1, sep - 1) or a
-    redis.call('DECRBY', KEYS[4], amount)
-    if sep and sep < #a then redis.call('HINCRBY', KEYS[5], string.sub(a, sep + 1), neg(amount)) end
+    redis.call('DECRBY', KEYS[ko + 4], amount)
+    if sep and sep < #a then redis.call('HINCRBY', KEYS[ko + 5], string.sub(a, sep + 1), neg(amount)) end
   end
 end
 local swept = {}
-local function sweep(KEYS)
-  if swept[KEYS[3]] then return end
-  swept[KEYS[3]] = true
-  local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)
+local function sweep()
+  local resx = KEYS[ko + 3]
+  if swept[resx] then return end
+  swept[resx] = true
+  local expired = redis.call('ZRANGEBYSCORE', resx, '-inf', now)
   if #expired == 0 then return end
   for _, id in ipairs(expired) do
-    release(KEYS, redis.call('HGET', KEYS[2], id))
-    redis.call('HDEL', KEYS[2], id)
+    release(redis.call('HGET', KEYS[ko + 2], id))
+    redis.call('HDEL', KEYS[ko + 2], id)
   end
-  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  redis.call('ZREMRANGEBYSCORE', resx, '-inf', now)
 end
 `;
 
 /**
- * One count in the key's fixed one-minute window (KEYS[6] + the minute); the ms to wait when
- * `limit` (0 = none) is exceeded, else nil.
+ * One count in the key's fixed one-minute window (key 6 of the call + the minute); the ms to
+ * wait when `limit` (0 = none) is exceeded, else nil.
  */
 const RPM = `
-local function rpmWait(KEYS, limit)
+local function rpmWait(limit)
   if limit <= 0 then return nil end
-  local q = KEYS[6] .. ':' .. math.floor(now / 60000)
+  local q = KEYS[ko + 6] .. ':' .. math.floor(now / 60000)
   local n = redis.call('INCR', q)
   if n == 1 then redis.call('PEXPIRE', q, 61000) end
   if n > limit then return 60000 - (now % 60000) end
@@ -93,27 +94,27 @@ end
  */
 const RESERVE_SHARED = `${SWEEP}${RPM}${OUTBOX_LEN}`;
 const RESERVE = `
-sweep(KEYS)
-local held = redis.call('HGET', KEYS[2], ARGV[1])
-if held then return {1, tonumber(redis.call('HGET', KEYS[1], 'bal') or '0') - tonumber(redis.call('GET', KEYS[4]) or '0')} end
-local outboxMax = tonumber(ARGV[8])
-if outboxMax > 0 and outboxLen(KEYS[7]) >= outboxMax then return {-3, 0} end
-local bal = redis.call('HGET', KEYS[1], 'bal')
+sweep()
+local held = redis.call('HGET', KEYS[ko + 2], ARGV[ao + 1])
+if held then return {1, tonumber(redis.call('HGET', KEYS[ko + 1], 'bal') or '0') - tonumber(redis.call('GET', KEYS[ko + 4]) or '0')} end
+local outboxMax = tonumber(ARGV[ao + 8])
+if outboxMax > 0 and outboxLen(KEYS[ko + 7]) >= outboxMax then return {-3, 0} end
+local bal = redis.call('HGET', KEYS[ko + 1], 'bal')
 if not bal then return {-1, 0} end
-local wait = rpmWait(KEYS, tonumber(ARGV[5]))
+local wait = rpmWait(tonumber(ARGV[ao + 5]))
 if wait then return {-2, wait} end
-local amount = tonumber(ARGV[2])
-local limit = tonumber(ARGV[6])
+local amount = tonumber(ARGV[ao + 2])
+local limit = tonumber(ARGV[ao + 6])
 if limit >= 0 then
-  local used = tonumber(redis.call('HGET', KEYS[1], ARGV[7]) or '0') + tonumber(redis.call('HGET', KEYS[5], ARGV[4]) or '0')
+  local used = tonumber(redis.call('HGET', KEYS[ko + 1], ARGV[ao + 7]) or '0') + tonumber(redis.call('HGET', KEYS[ko + 5], ARGV[ao + 4]) or '0')
   if used + amount > limit then return {-4, used} end
 end
-local available = tonumber(bal) - tonumber(redis.call('GET', KEYS[4]) or '0')
+local available = tonumber(bal) - tonumber(redis.call('GET', KEYS[ko + 4]) or '0')
 if amount > available then return {0, available} end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. '|' .. ARGV[4])
-redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
-redis.call('INCRBY', KEYS[4], ARGV[2])
-if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[5], ARGV[4], ARGV[2]) end
+redis.call('HSET', KEYS[ko + 2], ARGV[ao + 1], ARGV[ao + 2] .. '|' .. ARGV[ao + 4])
+redis.call('ZADD', KEYS[ko + 3], now + tonumber(ARGV[ao + 3]), ARGV[ao + 1])
+redis.call('INCRBY', KEYS[ko + 4], ARGV[ao + 2])
+if ARGV[ao + 4] ~= '' then redis.call('HINCRBY', KEYS[ko + 5], ARGV[ao + 4], ARGV[ao + 2]) end
 return {1, available - amount}
 `;
 
@@ -124,24 +125,24 @@ return {1, available - amount}
  * exists exactly when the account is loaded (PRIME sets it).
  */
 const SETTLE = `
-sweep(KEYS)
-local a = redis.call('HGET', KEYS[2], ARGV[1])
+sweep()
+local a = redis.call('HGET', KEYS[ko + 2], ARGV[ao + 1])
 if a == 'settled' then return {0, '', ''} end
-release(KEYS, a)
-local gen = redis.call('HGET', KEYS[1], 'gen')
+release(a)
+local gen = redis.call('HGET', KEYS[ko + 1], 'gen')
 if gen then
-  redis.call('HINCRBY', KEYS[1], 'bal', neg(ARGV[2]))
-  if ARGV[5] ~= '' then
-    if ARGV[6] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[5]) == 0 then redis.call('HDEL', KEYS[1], ARGV[6]) end
-    redis.call('HINCRBY', KEYS[1], ARGV[5], ARGV[2])
+  redis.call('HINCRBY', KEYS[ko + 1], 'bal', neg(ARGV[ao + 2]))
+  if ARGV[ao + 5] ~= '' then
+    if ARGV[ao + 6] ~= '' and redis.call('HEXISTS', KEYS[ko + 1], ARGV[ao + 5]) == 0 then redis.call('HDEL', KEYS[ko + 1], ARGV[ao + 6]) end
+    redis.call('HINCRBY', KEYS[ko + 1], ARGV[ao + 5], ARGV[ao + 2])
   end
 else
   gen = ''
 end
 local eid = ''
-if ARGV[7] ~= '' then eid = redis.call('XADD', KEYS[6], '*', 'u', ARGV[4], 'c', ARGV[2], 'g', gen, 'kf', ARGV[5], 'r', ARGV[7]) end
-redis.call('HSET', KEYS[2], ARGV[1], 'settled')
-redis.call('ZADD', KEYS[3], now + tonumber(ARGV[3]), ARGV[1])
+if ARGV[ao + 7] ~= '' then eid = redis.call('XADD', KEYS[ko + 6], '*', 'u', ARGV[ao + 4], 'c', ARGV[ao + 2], 'g', gen, 'kf', ARGV[ao + 5], 'r', ARGV[ao + 7]) end
+redis.call('HSET', KEYS[ko + 2], ARGV[ao + 1], 'settled')
+redis.call('ZADD', KEYS[ko + 3], now + tonumber(ARGV[ao + 3]), ARGV[ao + 1])
 return {1, eid, gen}
 `;
 
@@ -222,18 +223,18 @@ return n
 `;
 
 const BALANCE = `${SWEEP}
-sweep(KEYS)
-if redis.call('EXISTS', KEYS[1]) == 0 then return nil end
-return {redis.call('HGET', KEYS[1], 'bal'), redis.call('GET', KEYS[4]) or '0'}
+sweep()
+if redis.call('EXISTS', KEYS[ko + 1]) == 0 then return nil end
+return {redis.call('HGET', KEYS[ko + 1], 'bal'), redis.call('GET', KEYS[ko + 4]) or '0'}
 `;
 
 /** KEYS: acct, res, resx, resv, kheld, rpm base. ARGV: rpmLimit. */
 const GATE = `${SWEEP}${RPM}
-sweep(KEYS)
-if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0} end
-local wait = rpmWait(KEYS, tonumber(ARGV[1]))
+sweep()
+if redis.call('EXISTS', KEYS[ko + 1]) == 0 then return {-1, 0} end
+local wait = rpmWait(tonumber(ARGV[ao + 1]))
 if wait then return {-2, wait} end
-if tonumber(redis.call('HGET', KEYS[1], 'bal')) - tonumber(redis.call('GET', KEYS[4]) or '0') <= 0 then return {0, 0} end
+if tonumber(redis.call('HGET', KEYS[ko + 1], 'bal')) - tonumber(redis.call('GET', KEYS[ko + 4]) or '0') <= 0 then return {0, 0} end
 return {1, 0}
 `;
 
