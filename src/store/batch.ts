@@ -71,14 +71,16 @@ local ko, ao = 0, 0
 
 /**
  * A Lua script written for one call, run for every item of a batch in one call: each item
- * brings `keys` keys and `args` arguments, in order; the answer is the list of the answers.
- * `body` reads its item's keys and arguments as `KEYS[ko + n]` and `ARGV[ao + n]` (OFFSETS):
- * offsets rather than a KEYS and ARGV table per item, whose building cost more than the rest
- * of Lua's own work for the item. `shared` runs once per call, before the items: what it
- * defines (state read once, memos) the items share.
+ * brings `keys` keys and `args` arguments, in order, and its body returns `answers` values
+ * (`return a, b`, not a table); the script's answer is all of them in one flat list, item
+ * after item. `body` reads its item's keys and arguments as `KEYS[ko + n]` and `ARGV[ao + n]`
+ * (OFFSETS). Offsets and a flat answer rather than a KEYS, ARGV and answer table per item:
+ * building those tables cost more than the rest of Lua's own work for an item. `shared` runs
+ * once per call, before the items: what it defines (state read once, memos) the items share.
  */
-export function batchedScript(shared: string, body: string, keys: number, args: number): string {
+export function batchedScript(shared: string, body: string, keys: number, args: number, answers: number): string {
   if (!shared.includes(OFFSETS)) throw new Error('a batched script defines its offsets in its shared part (OFFSETS)');
+  const names = Array.from({ length: answers }, (_, i) => `a${i + 1}`);
   return `${shared}
 local function one()
 ${body}
@@ -86,7 +88,8 @@ end
 local out = {}
 for i = 0, #KEYS / ${keys} - 1 do
   ko, ao = i * ${keys}, i * ${args}
-  out[i + 1] = one()
+  local ${names.join(', ')} = one()
+${names.map((n, j) => `  out[i * ${answers} + ${j + 1}] = ${n}`).join('\n')}
 end
 return out
 `;

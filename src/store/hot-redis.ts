@@ -96,26 +96,26 @@ const RESERVE_SHARED = `${SWEEP}${RPM}${OUTBOX_LEN}`;
 const RESERVE = `
 sweep()
 local held = redis.call('HGET', KEYS[ko + 2], ARGV[ao + 1])
-if held then return {1, tonumber(redis.call('HGET', KEYS[ko + 1], 'bal') or '0') - tonumber(redis.call('GET', KEYS[ko + 4]) or '0')} end
+if held then return 1, tonumber(redis.call('HGET', KEYS[ko + 1], 'bal') or '0') - tonumber(redis.call('GET', KEYS[ko + 4]) or '0') end
 local outboxMax = tonumber(ARGV[ao + 8])
-if outboxMax > 0 and outboxLen(KEYS[ko + 7]) >= outboxMax then return {-3, 0} end
+if outboxMax > 0 and outboxLen(KEYS[ko + 7]) >= outboxMax then return -3, 0 end
 local bal = redis.call('HGET', KEYS[ko + 1], 'bal')
-if not bal then return {-1, 0} end
+if not bal then return -1, 0 end
 local wait = rpmWait(tonumber(ARGV[ao + 5]))
-if wait then return {-2, wait} end
+if wait then return -2, wait end
 local amount = tonumber(ARGV[ao + 2])
 local limit = tonumber(ARGV[ao + 6])
 if limit >= 0 then
   local used = tonumber(redis.call('HGET', KEYS[ko + 1], ARGV[ao + 7]) or '0') + tonumber(redis.call('HGET', KEYS[ko + 5], ARGV[ao + 4]) or '0')
-  if used + amount > limit then return {-4, used} end
+  if used + amount > limit then return -4, used end
 end
 local available = tonumber(bal) - tonumber(redis.call('GET', KEYS[ko + 4]) or '0')
-if amount > available then return {0, available} end
+if amount > available then return 0, available end
 redis.call('HSET', KEYS[ko + 2], ARGV[ao + 1], ARGV[ao + 2] .. '|' .. ARGV[ao + 4])
 redis.call('ZADD', KEYS[ko + 3], now + tonumber(ARGV[ao + 3]), ARGV[ao + 1])
 redis.call('INCRBY', KEYS[ko + 4], ARGV[ao + 2])
 if ARGV[ao + 4] ~= '' then redis.call('HINCRBY', KEYS[ko + 5], ARGV[ao + 4], ARGV[ao + 2]) end
-return {1, available - amount}
+return 1, available - amount
 `;
 
 /**
@@ -127,7 +127,7 @@ return {1, available - amount}
 const SETTLE = `
 sweep()
 local a = redis.call('HGET', KEYS[ko + 2], ARGV[ao + 1])
-if a == 'settled' then return {0, '', ''} end
+if a == 'settled' then return 0, '', '' end
 release(a)
 local gen = redis.call('HGET', KEYS[ko + 1], 'gen')
 if gen then
@@ -143,7 +143,7 @@ local eid = ''
 if ARGV[ao + 7] ~= '' then eid = redis.call('XADD', KEYS[ko + 6], '*', 'u', ARGV[ao + 4], 'c', ARGV[ao + 2], 'g', gen, 'kf', ARGV[ao + 5], 'r', ARGV[ao + 7]) end
 redis.call('HSET', KEYS[ko + 2], ARGV[ao + 1], 'settled')
 redis.call('ZADD', KEYS[ko + 3], now + tonumber(ARGV[ao + 3]), ARGV[ao + 1])
-return {1, eid, gen}
+return 1, eid, gen
 `;
 
 /**
@@ -285,8 +285,8 @@ return {n, redis.call('TTL', KEYS[1])}
 `;
 
 type Scripted = Redis & {
-  arReserve(...args: string[]): Promise<[number, number][]>;
-  arSettle(...args: string[]): Promise<[number, string, string][]>;
+  arReserve(...args: string[]): Promise<(number | string)[]>;
+  arSettle(...args: string[]): Promise<(number | string)[]>;
   arPrime(...args: string[]): Promise<number>;
   arAck(...args: string[]): Promise<number>;
   arBalance(...args: string[]): Promise<[string, string] | null>;
@@ -315,6 +315,13 @@ function joinCalls(calls: ScriptCall[]): string[] {
     args.push(...c.args);
   }
   return [String(keys.length), ...keys, ...args];
+}
+
+/** A batched script's flat answer (batchedScript), as one tuple of `width` values per call. */
+function answersOf(flat: (number | string)[], width: number): (number | string)[][] {
+  const out: (number | string)[][] = [];
+  for (let i = 0; i < flat.length; i += width) out.push(flat.slice(i, i + width));
+  return out;
 }
 
 /** Stream ids `ms-seq` compared as numbers. */
@@ -355,8 +362,14 @@ export class RedisHotStore implements HotStore {
       socket?.uncork();
     }
   });
-  private readonly reserves = new Batcher<ScriptCall, [number, number]>((calls) => this.redis.arReserve(...joinCalls(calls)), this.turn);
-  private readonly settles = new Batcher<ScriptCall, [number, string, string]>((calls) => this.redis.arSettle(...joinCalls(calls)), this.turn);
+  private readonly reserves = new Batcher<ScriptCall, [number, number]>(
+    (calls) => this.redis.arReserve(...joinCalls(calls)).then((flat) => answersOf(flat, 2) as [number, number][]),
+    this.turn,
+  );
+  private readonly settles = new Batcher<ScriptCall, [number, string, string]>(
+    (calls) => this.redis.arSettle(...joinCalls(calls)).then((flat) => answersOf(flat, 3) as [number, string, string][]),
+    this.turn,
+  );
 
   constructor(
     private readonly url: string,
@@ -367,8 +380,8 @@ export class RedisHotStore implements HotStore {
     this.outboxKey = `${prefix}outbox`;
     this.redis = this.connect() as Scripted;
     this.redis.on('ready', () => (this.lastError = undefined));
-    this.redis.defineCommand('arReserve', { lua: batchedScript(RESERVE_SHARED, RESERVE, 7, 8) });
-    this.redis.defineCommand('arSettle', { lua: batchedScript(SWEEP, SETTLE, 6, 7) });
+    this.redis.defineCommand('arReserve', { lua: batchedScript(RESERVE_SHARED, RESERVE, 7, 8, 2) });
+    this.redis.defineCommand('arSettle', { lua: batchedScript(SWEEP, SETTLE, 6, 7, 3) });
     this.redis.defineCommand('arPrime', { numberOfKeys: 3, lua: PRIME });
     this.redis.defineCommand('arAck', { lua: ACK });
     this.redis.defineCommand('arBalance', { numberOfKeys: 5, lua: BALANCE });
