@@ -62,7 +62,10 @@ export async function prepareStores(opts: { databaseUrl?: string; redisUrl?: str
       await adminSql.end({ timeout: 5 });
     });
     env.DATABASE_URL = withDatabase(given, database);
-    parts.push(`Postgres ${given.host}, database ${database} (created for this run, dropped after)`);
+    // Said in the report: with autovacuum off, nothing replans a statement whose plan was made
+    // while its tables were empty (the usage writer guards against it; see docs/architecture.md).
+    const [setting] = await admin<{ autovacuum: string }[]>`SHOW autovacuum`;
+    parts.push(`Postgres ${given.host}, database ${database} (created for this run, dropped after; autovacuum ${setting?.autovacuum ?? 'unknown'})`);
   } else {
     parts.push('embedded PGlite (no DATABASE_URL)');
   }
