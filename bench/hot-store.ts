@@ -57,13 +57,13 @@ const clientBefore = process.cpuUsage();
 const t0 = performance.now();
 await Promise.all([...Array.from({ length: concurrency }, client), writer()]);
 const wall = (performance.now() - t0) / 1000;
-const client = process.cpuUsage(clientBefore);
+const clientCpu = process.cpuUsage(clientBefore);
 const cpu = (await redisCpuSeconds()) - cpuBefore;
 console.log(`${requests} requests (reserve, settle, read, acknowledge), ${concurrency} at a time, in ${wall.toFixed(2)} s`);
 console.log(`Redis CPU: ${cpu.toFixed(2)} s, ${((cpu / requests) * 1e6).toFixed(1)} µs per request`);
 // The gateway's side of the same calls (building and writing the script calls, reading the
 // answers), with the outbox writer's reads and acknowledgements, all in this one process.
-console.log(`client CPU: ${((client.user + client.system) / 1e6).toFixed(2)} s, ${((client.user + client.system) / requests).toFixed(1)} µs per request`);
+console.log(`client CPU: ${((clientCpu.user + clientCpu.system) / 1e6).toFixed(2)} s, ${((clientCpu.user + clientCpu.system) / requests).toFixed(1)} µs per request`);
 
 const keys = await admin.keys(`${prefix}*`);
 if (keys.length > 0) await admin.del(...keys);
