@@ -69,25 +69,37 @@ export const OFFSETS = `
 local ko, ao = 0, 0
 `;
 
+/** The shape of a batched script's call (batchedScript). */
+export interface BatchShape {
+  /** Keys every item shares, once at the start of KEYS (an item's own follow). */
+  head: number;
+  /** Keys and arguments each item brings, in order, and values its body returns. */
+  keys: number;
+  args: number;
+  answers: number;
+}
+
 /**
- * A Lua script written for one call, run for every item of a batch in one call: each item
- * brings `keys` keys and `args` arguments, in order, and its body returns `answers` values
- * (`return a, b`, not a table); the script's answer is all of them in one flat list, item
- * after item. `body` reads its item's keys and arguments as `KEYS[ko + n]` and `ARGV[ao + n]`
- * (OFFSETS). Offsets and a flat answer rather than a KEYS, ARGV and answer table per item:
- * building those tables cost more than the rest of Lua's own work for an item. `shared` runs
- * once per call, before the items: what it defines (state read once, memos) the items share.
+ * A Lua script written for one call, run for every item of a batch in one call: after the
+ * `head` keys they share, each item brings `keys` keys and `args` arguments, in order, and its
+ * body returns `answers` values (`return a, b`, not a table); the script's answer is all of
+ * them in one flat list, item after item. `body` reads its item's keys and arguments as
+ * `KEYS[ko + n]` and `ARGV[ao + n]` (OFFSETS), the shared ones as `KEYS[n]`. Offsets and a flat
+ * answer rather than a KEYS, ARGV and answer table per item: building those tables cost more
+ * than the rest of Lua's own work for an item. `shared` runs once per call, before the items:
+ * what it defines (state read once, memos) the items share.
  */
-export function batchedScript(shared: string, body: string, keys: number, args: number, answers: number): string {
+export function batchedScript(shared: string, body: string, shape: BatchShape): string {
   if (!shared.includes(OFFSETS)) throw new Error('a batched script defines its offsets in its shared part (OFFSETS)');
+  const { head, keys, args, answers } = shape;
   const names = Array.from({ length: answers }, (_, i) => `a${i + 1}`);
   return `${shared}
 local function one()
 ${body}
 end
 local out = {}
-for i = 0, #KEYS / ${keys} - 1 do
-  ko, ao = i * ${keys}, i * ${args}
+for i = 0, (#KEYS - ${head}) / ${keys} - 1 do
+  ko, ao = ${head} + i * ${keys}, i * ${args}
   local ${names.join(', ')} = one()
 ${names.map((n, j) => `  out[i * ${answers} + ${j + 1}] = ${n}`).join('\n')}
 end

@@ -32,45 +32,50 @@ local function neg(s) if s == '0' then return '0' end return '-' .. s end
 `;
 
 /**
- * The clock, and `sweep()` (keys 2..5 of the call: res, resx, resv, kheld), which releases a
- * user's expired holds. The clock is read once per script call, so a batch sweeps each user once:
- * holds made or settled later in the same call expire after `now`, so a second sweep would
- * find nothing.
+ * The clock; `bind(base)`, which names the keys of the user whose base key (`<prefix>{<user>}`)
+ * the current call brings: acct, res, resx, resv, kheld; and `sweep()`, which releases that
+ * user's expired holds. A call brings one base key rather than the five names: fewer and
+ * shorter arguments for the gateway to write and for Redis to read. The clock is read once per
+ * script call, so a batch sweeps each user once: holds made or settled later in the same call
+ * expire after `now`, so a second sweep would find nothing.
  */
 const SWEEP = `${NEG}${OFFSETS}
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local acct, res, resx, resv, kheld
+local function bind(base)
+  acct, res, resx, resv, kheld = base .. ':acct', base .. ':res', base .. ':resx', base .. ':resv', base .. ':kheld'
+end
 local function release(a)
   if a and a ~= 'settled' then
     local sep = string.find(a, '|', 1, true)
     local amount = sep and string.sub(a, 1, sep - 1) or a
-    redis.call('DECRBY', KEYS[ko + 4], amount)
-    if sep and sep < #a then redis.call('HINCRBY', KEYS[ko + 5], string.sub(a, sep + 1), neg(amount)) end
+    redis.call('DECRBY', resv, amount)
+    if sep and sep < #a then redis.call('HINCRBY', kheld, string.sub(a, sep + 1), neg(amount)) end
   end
 end
 local swept = {}
 local function sweep()
-  local resx = KEYS[ko + 3]
   if swept[resx] then return end
   swept[resx] = true
   local expired = redis.call('ZRANGEBYSCORE', resx, '-inf', now)
   if #expired == 0 then return end
   for _, id in ipairs(expired) do
-    release(redis.call('HGET', KEYS[ko + 2], id))
-    redis.call('HDEL', KEYS[ko + 2], id)
+    release(redis.call('HGET', res, id))
+    redis.call('HDEL', res, id)
   end
   redis.call('ZREMRANGEBYSCORE', resx, '-inf', now)
 end
 `;
 
 /**
- * One count in the key's fixed one-minute window (key 6 of the call + the minute); the ms to
+ * One count in the key's fixed one-minute window (`<base>:rpm:<keyId>:<minute>`); the ms to
  * wait when `limit` (0 = none) is exceeded, else nil.
  */
 const RPM = `
-local function rpmWait(limit)
+local function rpmWait(base, keyId, limit)
   if limit <= 0 then return nil end
-  local q = KEYS[ko + 6] .. ':' .. math.floor(now / 60000)
+  local q = base .. ':rpm:' .. keyId .. ':' .. math.floor(now / 60000)
   local n = redis.call('INCR', q)
   if n == 1 then redis.call('PEXPIRE', q, 61000) end
   if n > limit then return 60000 - (now % 60000) end
@@ -88,61 +93,63 @@ end
 `;
 
 /**
- * KEYS: acct, res, resx, resv, kheld, rpm base, outbox.
+ * KEYS: the outbox (once per call), then per reserve the user's base key.
  * ARGV: id, amount, ttl, keyId, rpmLimit, spendLimit (-1 none), spendField, outboxMax.
  * A loaded account always has `bal` (PRIME sets it), so reading it also says whether it exists.
  */
 const RESERVE_SHARED = `${SWEEP}${RPM}${OUTBOX_LEN}`;
 const RESERVE = `
+bind(KEYS[ko + 1])
 sweep()
-local held = redis.call('HGET', KEYS[ko + 2], ARGV[ao + 1])
-if held then return 1, tonumber(redis.call('HGET', KEYS[ko + 1], 'bal') or '0') - tonumber(redis.call('GET', KEYS[ko + 4]) or '0') end
+local held = redis.call('HGET', res, ARGV[ao + 1])
+if held then return 1, tonumber(redis.call('HGET', acct, 'bal') or '0') - tonumber(redis.call('GET', resv) or '0') end
 local outboxMax = tonumber(ARGV[ao + 8])
-if outboxMax > 0 and outboxLen(KEYS[ko + 7]) >= outboxMax then return -3, 0 end
-local bal = redis.call('HGET', KEYS[ko + 1], 'bal')
+if outboxMax > 0 and outboxLen(KEYS[1]) >= outboxMax then return -3, 0 end
+local bal = redis.call('HGET', acct, 'bal')
 if not bal then return -1, 0 end
-local wait = rpmWait(tonumber(ARGV[ao + 5]))
+local wait = rpmWait(KEYS[ko + 1], ARGV[ao + 4], tonumber(ARGV[ao + 5]))
 if wait then return -2, wait end
 local amount = tonumber(ARGV[ao + 2])
 local limit = tonumber(ARGV[ao + 6])
 if limit >= 0 then
-  local used = tonumber(redis.call('HGET', KEYS[ko + 1], ARGV[ao + 7]) or '0') + tonumber(redis.call('HGET', KEYS[ko + 5], ARGV[ao + 4]) or '0')
+  local used = tonumber(redis.call('HGET', acct, ARGV[ao + 7]) or '0') + tonumber(redis.call('HGET', kheld, ARGV[ao + 4]) or '0')
   if used + amount > limit then return -4, used end
 end
-local available = tonumber(bal) - tonumber(redis.call('GET', KEYS[ko + 4]) or '0')
+local available = tonumber(bal) - tonumber(redis.call('GET', resv) or '0')
 if amount > available then return 0, available end
-redis.call('HSET', KEYS[ko + 2], ARGV[ao + 1], ARGV[ao + 2] .. '|' .. ARGV[ao + 4])
-redis.call('ZADD', KEYS[ko + 3], now + tonumber(ARGV[ao + 3]), ARGV[ao + 1])
-redis.call('INCRBY', KEYS[ko + 4], ARGV[ao + 2])
-if ARGV[ao + 4] ~= '' then redis.call('HINCRBY', KEYS[ko + 5], ARGV[ao + 4], ARGV[ao + 2]) end
+redis.call('HSET', res, ARGV[ao + 1], ARGV[ao + 2] .. '|' .. ARGV[ao + 4])
+redis.call('ZADD', resx, now + tonumber(ARGV[ao + 3]), ARGV[ao + 1])
+redis.call('INCRBY', resv, ARGV[ao + 2])
+if ARGV[ao + 4] ~= '' then redis.call('HINCRBY', kheld, ARGV[ao + 4], ARGV[ao + 2]) end
 return 1, available - amount
 `;
 
 /**
- * KEYS: acct, res, resx, resv, kheld, outbox.
+ * KEYS: the outbox (once per call), then per settle the user's base key.
  * ARGV: id, cost, settledMemoryMs, userId, spendField, spendFieldBefore, record.
  * The hold's entries are overwritten by the "settled" marker rather than deleted first; `gen`
  * exists exactly when the account is loaded (PRIME sets it).
  */
 const SETTLE = `
+bind(KEYS[ko + 1])
 sweep()
-local a = redis.call('HGET', KEYS[ko + 2], ARGV[ao + 1])
+local a = redis.call('HGET', res, ARGV[ao + 1])
 if a == 'settled' then return 0, '', '' end
 release(a)
-local gen = redis.call('HGET', KEYS[ko + 1], 'gen')
+local gen = redis.call('HGET', acct, 'gen')
 if gen then
-  redis.call('HINCRBY', KEYS[ko + 1], 'bal', neg(ARGV[ao + 2]))
+  redis.call('HINCRBY', acct, 'bal', neg(ARGV[ao + 2]))
   if ARGV[ao + 5] ~= '' then
-    if ARGV[ao + 6] ~= '' and redis.call('HEXISTS', KEYS[ko + 1], ARGV[ao + 5]) == 0 then redis.call('HDEL', KEYS[ko + 1], ARGV[ao + 6]) end
-    redis.call('HINCRBY', KEYS[ko + 1], ARGV[ao + 5], ARGV[ao + 2])
+    if ARGV[ao + 6] ~= '' and redis.call('HEXISTS', acct, ARGV[ao + 5]) == 0 then redis.call('HDEL', acct, ARGV[ao + 6]) end
+    redis.call('HINCRBY', acct, ARGV[ao + 5], ARGV[ao + 2])
   end
 else
   gen = ''
 end
 local eid = ''
-if ARGV[ao + 7] ~= '' then eid = redis.call('XADD', KEYS[ko + 6], '*', 'u', ARGV[ao + 4], 'c', ARGV[ao + 2], 'g', gen, 'kf', ARGV[ao + 5], 'r', ARGV[ao + 7]) end
-redis.call('HSET', KEYS[ko + 2], ARGV[ao + 1], 'settled')
-redis.call('ZADD', KEYS[ko + 3], now + tonumber(ARGV[ao + 3]), ARGV[ao + 1])
+if ARGV[ao + 7] ~= '' then eid = redis.call('XADD', KEYS[1], '*', 'u', ARGV[ao + 4], 'c', ARGV[ao + 2], 'g', gen, 'kf', ARGV[ao + 5], 'r', ARGV[ao + 7]) end
+redis.call('HSET', res, ARGV[ao + 1], 'settled')
+redis.call('ZADD', resx, now + tonumber(ARGV[ao + 3]), ARGV[ao + 1])
 return 1, eid, gen
 `;
 
@@ -222,19 +229,22 @@ end
 return n
 `;
 
+/** KEYS: the user's base key. */
 const BALANCE = `${SWEEP}
+bind(KEYS[1])
 sweep()
-if redis.call('EXISTS', KEYS[ko + 1]) == 0 then return nil end
-return {redis.call('HGET', KEYS[ko + 1], 'bal'), redis.call('GET', KEYS[ko + 4]) or '0'}
+if redis.call('EXISTS', acct) == 0 then return nil end
+return {redis.call('HGET', acct, 'bal'), redis.call('GET', resv) or '0'}
 `;
 
-/** KEYS: acct, res, resx, resv, kheld, rpm base. ARGV: rpmLimit. */
+/** KEYS: the user's base key. ARGV: keyId, rpmLimit. */
 const GATE = `${SWEEP}${RPM}
+bind(KEYS[1])
 sweep()
-if redis.call('EXISTS', KEYS[ko + 1]) == 0 then return {-1, 0} end
-local wait = rpmWait(tonumber(ARGV[ao + 1]))
+if redis.call('EXISTS', acct) == 0 then return {-1, 0} end
+local wait = rpmWait(KEYS[1], ARGV[1], tonumber(ARGV[2]))
 if wait then return {-2, wait} end
-if tonumber(redis.call('HGET', KEYS[ko + 1], 'bal')) - tonumber(redis.call('GET', KEYS[ko + 4]) or '0') <= 0 then return {0, 0} end
+if tonumber(redis.call('HGET', acct, 'bal')) - tonumber(redis.call('GET', resv) or '0') <= 0 then return {0, 0} end
 return {1, 0}
 `;
 
@@ -306,9 +316,12 @@ interface ScriptCall {
   args: string[];
 }
 
-/** A batch of calls as one script call: the key count, every call's keys, then their arguments. */
-function joinCalls(calls: ScriptCall[]): string[] {
-  const keys: string[] = [];
+/**
+ * A batch of calls as one script call: the key count, the keys every call shares (`head`), each
+ * call's keys, then their arguments.
+ */
+function joinCalls(head: string[], calls: ScriptCall[]): string[] {
+  const keys: string[] = [...head];
   const args: string[] = [];
   for (const c of calls) {
     keys.push(...c.keys);
@@ -363,11 +376,11 @@ export class RedisHotStore implements HotStore {
     }
   });
   private readonly reserves = new Batcher<ScriptCall, [number, number]>(
-    (calls) => this.redis.arReserve(...joinCalls(calls)).then((flat) => answersOf(flat, 2) as [number, number][]),
+    (calls) => this.redis.arReserve(...joinCalls([this.outboxKey], calls)).then((flat) => answersOf(flat, 2) as [number, number][]),
     this.turn,
   );
   private readonly settles = new Batcher<ScriptCall, [number, string, string]>(
-    (calls) => this.redis.arSettle(...joinCalls(calls)).then((flat) => answersOf(flat, 3) as [number, string, string][]),
+    (calls) => this.redis.arSettle(...joinCalls([this.outboxKey], calls)).then((flat) => answersOf(flat, 3) as [number, string, string][]),
     this.turn,
   );
 
@@ -380,12 +393,12 @@ export class RedisHotStore implements HotStore {
     this.outboxKey = `${prefix}outbox`;
     this.redis = this.connect() as Scripted;
     this.redis.on('ready', () => (this.lastError = undefined));
-    this.redis.defineCommand('arReserve', { lua: batchedScript(RESERVE_SHARED, RESERVE, 7, 8, 2) });
-    this.redis.defineCommand('arSettle', { lua: batchedScript(SWEEP, SETTLE, 6, 7, 3) });
+    this.redis.defineCommand('arReserve', { lua: batchedScript(RESERVE_SHARED, RESERVE, { head: 1, keys: 1, args: 8, answers: 2 }) });
+    this.redis.defineCommand('arSettle', { lua: batchedScript(SWEEP, SETTLE, { head: 1, keys: 1, args: 7, answers: 3 }) });
     this.redis.defineCommand('arPrime', { numberOfKeys: 3, lua: PRIME });
     this.redis.defineCommand('arAck', { lua: ACK });
-    this.redis.defineCommand('arBalance', { numberOfKeys: 5, lua: BALANCE });
-    this.redis.defineCommand('arGate', { numberOfKeys: 6, lua: GATE });
+    this.redis.defineCommand('arBalance', { numberOfKeys: 1, lua: BALANCE });
+    this.redis.defineCommand('arGate', { numberOfKeys: 1, lua: GATE });
     this.redis.defineCommand('arCredit', { numberOfKeys: 1, lua: CREDIT });
     this.redis.defineCommand('arSnapshot', { lua: SNAPSHOT });
     this.redis.defineCommand('arHit', { numberOfKeys: 1, lua: HIT });
@@ -416,21 +429,22 @@ export class RedisHotStore implements HotStore {
     return r;
   }
 
-  /** The {user} hash tag keeps one user's keys in one slot. */
-  private userKeys(userId: string) {
-    const p = `${this.prefix}{${userId}}`;
-    return { acct: `${p}:acct`, res: `${p}:res`, resx: `${p}:resx`, resv: `${p}:resv`, kheld: `${p}:kheld`, rpm: `${p}:rpm`, fixed: `${p}:fixed`, late: `${p}:late` };
+  /**
+   * A user's base key: the {user} hash tag keeps one user's keys in one slot. The scripts name
+   * the rest from it (SWEEP's `bind`).
+   */
+  private userBase(userId: string): string {
+    return `${this.prefix}{${userId}}`;
   }
 
-  private sweepKeys(userId: string): string[] {
-    const k = this.userKeys(userId);
-    return [k.acct, k.res, k.resx, k.resv, k.kheld];
+  private userKeys(userId: string) {
+    const p = this.userBase(userId);
+    return { acct: `${p}:acct`, res: `${p}:res`, resv: `${p}:resv`, fixed: `${p}:fixed`, late: `${p}:late` };
   }
 
   async reserve(req: ReserveRequest): Promise<ReserveResult> {
-    const k = this.userKeys(req.userId);
     const [code, value] = await this.reserves.call({
-      keys: [...this.sweepKeys(req.userId), `${k.rpm}:${req.keyId}`, this.outboxKey],
+      keys: [this.userBase(req.userId)],
       args: [
         req.reservationId, req.amount.toString(), String(req.ttlMs), req.keyId, String(req.rpmLimit),
         req.spend ? req.spend.limit.toString() : '-1', req.spend?.field ?? '', String(req.outboxMax),
@@ -455,7 +469,7 @@ export class RedisHotStore implements HotStore {
 
   private async runSettle(req: SettleRequest): Promise<SettleResult> {
     const [ok, entryId] = await this.settles.call({
-      keys: [...this.sweepKeys(req.userId), this.outboxKey],
+      keys: [this.userBase(req.userId)],
       args: [
         req.reservationId, req.cost.toString(), String(SETTLED_MEMORY_MS), req.userId,
         req.spendField ?? '', req.spendFieldBefore ?? '', req.record ? encodeRecord(req.record) : '',
@@ -480,7 +494,7 @@ export class RedisHotStore implements HotStore {
   }
 
   async balance(userId: string) {
-    const r = await this.redis.arBalance(...this.sweepKeys(userId));
+    const r = await this.redis.arBalance(this.userBase(userId));
     return r ? { balance: BigInt(r[0]), reserved: BigInt(r[1]) } : null;
   }
 
@@ -489,8 +503,7 @@ export class RedisHotStore implements HotStore {
   }
 
   async gate(userId: string, keyId: string, rpmLimit: number) {
-    const k = this.userKeys(userId);
-    const [code, value] = await this.redis.arGate(...this.sweepKeys(userId), `${k.rpm}:${keyId}`, String(rpmLimit));
+    const [code, value] = await this.redis.arGate(this.userBase(userId), keyId, String(rpmLimit));
     if (code === 1) return 'ok' as const;
     if (code === 0) return 'insufficient' as const;
     if (code === -1) return 'unknown' as const;
