@@ -23,9 +23,12 @@ class ByteLog {
 
   append(s: string): void {
     // UTF-8 takes at most 3 bytes per UTF-16 unit: an upper bound, with no pass over the text.
-    const need = this.bytes + s.length * 3;
-    if (!this.buf || need > this.buf.length) {
-      let size = this.buf ? this.buf.length : 256;
+    // Only when that bound does not fit is the text measured, so the buffer grows no larger.
+    const capacity = this.buf ? this.buf.length : 0;
+    let need = this.bytes + s.length * 3;
+    if (need > capacity) need = this.bytes + Buffer.byteLength(s);
+    if (!this.buf || need > capacity) {
+      let size = this.buf ? capacity : 256;
       while (size < need) size *= 2;
       // Slow: a slice of the shared pool would keep a whole pool chunk alive with it.
       const next = Buffer.allocUnsafeSlow(size);
