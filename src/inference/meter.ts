@@ -126,17 +126,17 @@ export class StreamMeter {
  * after a `,` or `{` is a key, never text, since text cannot hold an unescaped quote.
  */
 export function deltaText(data: string): string | undefined {
-  let at = data.indexOf(OPENAI_DELTA);
-  let start: number;
-  if (at !== -1) {
-    const choices = data.indexOf('"choices":[');
-    if (choices === -1 || choices > at || data.indexOf('"delta":') !== at) return undefined;
-    start = at + OPENAI_DELTA.length;
-  } else {
-    at = data.indexOf(ANTHROPIC_DELTA);
-    if (at === -1 || data.includes('"choices"')) return undefined;
-    start = at + ANTHROPIC_DELTA.length;
-  }
+  // The first delta key, and which of the two shapes opens it.
+  const at = data.indexOf('"delta":');
+  if (at === -1) return undefined;
+  let start = at + DELTA.length;
+  if (data.startsWith(OPENAI_OPEN, start)) {
+    if (data.lastIndexOf('"choices":[', at) === -1) return undefined;
+    start += OPENAI_OPEN.length;
+  } else if (data.startsWith(ANTHROPIC_OPEN, start)) {
+    if (data.includes('"choices"')) return undefined;
+    start += ANTHROPIC_OPEN.length;
+  } else return undefined;
   const before = data.charCodeAt(at - 1);
   if (before !== 0x2c && before !== 0x7b) return undefined;
   let end = start;
@@ -159,8 +159,9 @@ export function deltaText(data: string): string | undefined {
   }
 }
 
-const OPENAI_DELTA = '"delta":{"content":"';
-const ANTHROPIC_DELTA = '"delta":{"type":"text_delta","text":"';
+const DELTA = '"delta":';
+const OPENAI_OPEN = '{"content":"';
+const ANTHROPIC_OPEN = '{"type":"text_delta","text":"';
 
 /** Text of an OpenAI chunk (every choice of it) or an Anthropic content_block_delta, for counting. */
 export function parsedText(data: string, out: { append(s: string): void }): void {
