@@ -316,9 +316,16 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   // A session ended elsewhere: the next call gets 401, the page drops the token and says so.
   const current = await page.evaluate(() => localStorage.getItem('airouter.session'));
   t.equal((await api('POST', '/logout', { token: current! })).status, 204);
+  // The deposits page and the header's balance both go out on the dead session; both get 401.
+  const refused = (path: string) =>
+    page.waitForResponse((r) => r.url().includes(`/api/dashboard${path}`) && r.status() === 401);
+  const bothRefused = Promise.all([refused('/deposits'), refused('/balance')]);
   await nav('Deposits');
-  await page.waitForURL('**/login?next=%2Fdeposits');
+  await bothRefused;
   await page.getByText('Your session has ended. Please log in again.').waitFor();
+  // Let the later 401's handler run too: it must not send the login page to itself.
+  await page.evaluate(() => new Promise((done) => setTimeout(done, 200)));
+  t.equal(new URL(page.url()).pathname + new URL(page.url()).search, '/login?next=%2Fdeposits', 'two 401s end the session once');
   t.equal(await page.evaluate(() => localStorage.getItem('airouter.session')), null, 'a 401 drops the session');
 
   t.same(problems, [], 'no script errors and no content-security refusals');

@@ -39,7 +39,9 @@ async function call<T>(method: string, url: string, body?: unknown): Promise<T> 
   if (res.status === 204) return undefined as T;
   const json = await res.json().catch(() => undefined);
   if (!res.ok) {
-    if (res.status === 401 && token) {
+    // Several calls can be out on one session (a page's data and the header's balance): only
+    // the first 401 ends it, or the next one would send the login page to itself.
+    if (res.status === 401 && token && session.get() === token) {
       session.drop();
       onSessionLost();
     }
