@@ -46,6 +46,12 @@ export class Exchange {
   status = 0;
   private abortListeners: (() => void)[] = [];
   private writableListener?: () => void;
+  /** A stream's status and headers, until its first bytes carry them (see beginStream). */
+  private head?: { status: number; headers: Record<string, string> };
+  /** The chunk the corked writer sends, and what uWS said of it. */
+  private chunk: Buffer | string = '';
+  private wrote = true;
+  private corkedWrite?: () => void;
 
   constructor(
     private readonly res: HttpResponse,
@@ -140,6 +146,14 @@ export class Exchange {
     for (const k in headers) this.res.writeHeader(k, headers[k]);
   }
 
+  /** Inside a cork: a stream's status and headers, if they have not gone out yet. */
+  private writePendingHead() {
+    const head = this.head;
+    if (!head) return;
+    this.head = undefined;
+    this.writeHead(head.status, head.headers);
+  }
+
   /** A whole response in one go. */
   send(status: number, body: string | Buffer, headers: Record<string, string> = {}): void {
     if (this.aborted || this.finished) return;
@@ -154,10 +168,17 @@ export class Exchange {
     this.send(status, JSON.stringify(value), { 'content-type': 'application/json', ...headers });
   }
 
-  /** Status and headers of a streamed response; the body follows through write(). */
+  /**
+   * Status and headers of a streamed response; the body follows through write(). They are
+   * committed now and sent with the first chunk: uWS ends a chunked response's head only with
+   * its first body bytes anyway, so a head sent alone was of no use to the client, and it cost
+   * a send of its own, which on loopback costs as much as the rest of a token's handling.
+   */
   beginStream(status: number, headers: Record<string, string>): void {
     if (this.aborted || this.headersSent) return;
-    this.res.cork(() => this.writeHead(status, headers));
+    this.status = status;
+    this.headersSent = true;
+    this.head = { status, headers };
   }
 
   /**
@@ -167,11 +188,16 @@ export class Exchange {
    */
   write(chunk: Buffer | string): boolean {
     if (this.aborted || this.finished) return true;
-    let ok = true;
-    this.res.cork(() => {
-      ok = this.res.write(chunk);
-    });
-    return ok;
+    // One corked writer per response rather than a closure per chunk: a stream writes a chunk
+    // per token.
+    this.corkedWrite ??= () => {
+      this.writePendingHead();
+      this.wrote = this.res.write(this.chunk);
+    };
+    this.chunk = chunk;
+    this.res.cork(this.corkedWrite);
+    this.chunk = '';
+    return this.wrote;
   }
 
   /** Call `listener` once the socket has room again. */
@@ -190,7 +216,10 @@ export class Exchange {
   end(chunk?: Buffer | string): void {
     if (this.aborted || this.finished) return;
     this.finished = true;
-    this.res.cork(() => this.res.end(chunk));
+    this.res.cork(() => {
+      this.writePendingHead();
+      this.res.end(chunk);
+    });
   }
 
   /** Drop the connection (used when a response cannot be completed). */
