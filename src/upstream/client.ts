@@ -1,10 +1,11 @@
-// One keep-alive connection pool per upstream origin (undici Agent), shared by every request.
+// One keep-alive connection pool per upstream origin (pool.ts), shared by every request.
 // Answers come through undici's dispatch handler API rather than `request()`: no Readable per
 // response, the bytes go from the parser to whoever consumes them, and backpressure is the
 // dispatch controller's own pause and resume.
 
 import { Readable } from 'node:stream';
-import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+import { errors as undiciErrors, type Dispatcher } from 'undici';
+import { OriginPool, type ClientOptions } from './pool.js';
 
 export type UpstreamHeaders = Record<string, string | string[] | undefined>;
 
@@ -197,17 +198,28 @@ function once(bytes: Buffer): Iterable<Buffer> {
 }
 
 export class UpstreamClient {
-  private readonly agent: Agent;
+  private readonly pools = new Map<string, OriginPool>();
+  private readonly options: ClientOptions;
+  private closed = false;
 
-  constructor(t: UpstreamTimeouts) {
-    this.agent = new Agent({
-      connections: t.connections,
+  constructor(private readonly t: UpstreamTimeouts) {
+    this.options = {
       connect: { timeout: t.connectMs },
       headersTimeout: t.firstByteMs,
       bodyTimeout: t.idleMs,
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 600_000,
-    });
+    };
+  }
+
+  private pool(origin: string): OriginPool {
+    if (this.closed) throw new undiciErrors.ClientClosedError();
+    let pool = this.pools.get(origin);
+    if (!pool) {
+      pool = new OriginPool(origin, this.options, this.t.connections);
+      this.pools.set(origin, pool);
+    }
+    return pool;
   }
 
   /** Resolves once the upstream's status and headers are in; the body follows through `body`. */
@@ -227,15 +239,16 @@ export class UpstreamClient {
       payload = Readable.from(once(bytes), { objectMode: false });
     }
     try {
-      this.agent.dispatch({ origin, path: url.slice(origin.length), method: 'POST', headers, body: payload }, exchange);
+      this.pool(origin).dispatch({ origin, path: url.slice(origin.length), method: 'POST', headers, body: payload }, exchange);
     } catch (err) {
       return Promise.reject(err);
     }
     return exchange.answer;
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.pools.values()].map((p) => p.close()));
   }
 }
 

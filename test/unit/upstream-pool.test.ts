@@ -1,0 +1,119 @@
+// The upstream client's connection pool over real HTTP: connections kept and reused, never more
+// than the limit, requests past it answered in turn as connections come free.
+import t, { type Test } from 'tap';
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { UpstreamClient } from '../../src/upstream/client.js';
+
+/** A server that holds every answer until `answer(i)`, and counts the connections it saw. */
+async function holdingServer(t: Test) {
+  const sockets = new Set<Socket>();
+  let open = 0;
+  let peakOpen = 0;
+  const held: ServerResponse[] = [];
+  const arrivals: string[] = [];
+  let arrived = () => {};
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      arrivals.push(Buffer.concat(chunks).toString());
+      held.push(res);
+      arrived();
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    peakOpen = Math.max(peakOpen, ++open);
+    s.on('close', () => open--);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => server.close(() => r())));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    arrivals,
+    connections: () => sockets.size,
+    peakOpen: () => peakOpen,
+    /** Resolves once `n` requests have arrived in all. */
+    until: (n: number) =>
+      new Promise<void>((resolve) => {
+        const check = () => (arrivals.length >= n ? resolve() : (arrived = check));
+        check();
+      }),
+    answer: (i: number, text: string) => held[i]!.end(text),
+  };
+}
+
+const post = (client: UpstreamClient, origin: string, body: string) =>
+  client.post(`${origin}/v1/chat/completions`, { 'content-type': 'application/json' }, body).then((r) => r.body.text());
+
+t.test('a connection is kept and used again', async (t) => {
+  const s = await holdingServer(t);
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 4 });
+  t.teardown(() => client.close());
+  for (let i = 0; i < 3; i++) {
+    const answer = post(client, s.origin, `r${i}`);
+    await s.until(i + 1);
+    s.answer(i, `a${i}`);
+    t.equal(await answer, `a${i}`);
+    // The connection is free again once undici has finished with the answer, a moment after
+    // its body ends: a client's next request comes later than that.
+    await new Promise((r) => setImmediate(r));
+  }
+  t.equal(s.connections(), 1, 'three requests in turn, one connection');
+});
+
+t.test('never more connections than the limit; the requests past it go out in turn', async (t) => {
+  const s = await holdingServer(t);
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 2 });
+  t.teardown(() => client.close());
+  const answers = ['r0', 'r1', 'r2', 'r3'].map((b) => post(client, s.origin, b));
+  await s.until(2);
+  // Give the two waiting requests every chance to go out early: they must not.
+  await new Promise((r) => setTimeout(r, 100));
+  t.same(s.arrivals, ['r0', 'r1'], 'two requests out, two waiting');
+  s.answer(1, 'a1');
+  t.equal(await answers[1], 'a1');
+  await s.until(3);
+  t.equal(s.arrivals[2], 'r2', 'the first waiting request takes the connection that came free');
+  s.answer(0, 'a0');
+  s.answer(2, 'a2');
+  await s.until(4);
+  t.equal(s.arrivals[3], 'r3', 'then the next');
+  s.answer(3, 'a3');
+  t.same(await Promise.all(answers), ['a0', 'a1', 'a2', 'a3'], 'every request answered');
+  t.equal(s.peakOpen(), 2, 'at most two connections open at once');
+  t.equal(s.connections(), 2, 'and only two made');
+});
+
+t.test('a closed client refuses new requests', async (t) => {
+  const s = await holdingServer(t);
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 2 });
+  const answer = post(client, s.origin, 'r0');
+  await s.until(1);
+  const closing = client.close();
+  s.answer(0, 'a0');
+  t.equal(await answer, 'a0', 'a request under way still finishes');
+  await closing;
+  await t.rejects(post(client, s.origin, 'r1'), { name: 'ClientClosedError' }, 'a new one is refused');
+  await t.rejects(post(client, 'http://127.0.0.1:9', 'r1'), { name: 'ClientClosedError' }, 'to any origin');
+});
+
+t.test('a request refused before it is sent leaves its connection free', async (t) => {
+  const s = await holdingServer(t);
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 1 });
+  t.teardown(() => client.close());
+  for (let i = 0; i < 3; i++) {
+    await t.rejects(
+      client.post(`${s.origin}/v1/chat/completions`, { 'x-bad': 'a\r\nb' }, 'bad'),
+      { code: 'UND_ERR_INVALID_ARG' },
+      'an invalid header value is refused',
+    );
+  }
+  const answer = post(client, s.origin, 'r0');
+  await s.until(1);
+  s.answer(0, 'a0');
+  t.equal(await answer, 'a0', 'the only connection still serves the next request');
+  t.same(s.arrivals, ['r0'], 'nothing of the refused requests reached the upstream');
+});
