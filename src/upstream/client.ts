@@ -47,20 +47,18 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
   private answered = false;
   private heldByUs = false;
 
-  /** Settles once the status and headers are in (or the request failed before that). */
-  readonly answer: Promise<UpstreamResponse>;
-  private answerWith!: (r: UpstreamResponse) => void;
-  private failWith!: (err: Error) => void;
-
   private signal?: AbortSignal;
 
-  // The exchange outlives the request's body and headers: nothing here holds on to them, so a
-  // long stream does not keep a large prompt alive.
-  constructor(signal: AbortSignal | undefined) {
-    this.answer = new Promise((resolve, reject) => {
-      this.answerWith = resolve;
-      this.failWith = reject;
-    });
+  // The exchange outlives the request's body and headers, and the answer's headers: nothing
+  // here holds on to them, so a long stream keeps neither a large prompt nor the headers alive.
+  // `answerWith` and `failWith` settle the caller's promise once the status and headers are in
+  // (or the request failed before that), and are dropped then: they would keep it, and it
+  // keeps the headers.
+  constructor(
+    signal: AbortSignal | undefined,
+    private answerWith?: (r: UpstreamResponse) => void,
+    private failWith?: (err: Error) => void,
+  ) {
     // The signal covers the wait for an answer; after that, whoever consumes the body decides.
     if (signal) {
       this.signal = signal;
@@ -91,7 +89,9 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
     controller.rawHeaders = null;
     this.answered = true;
     this.dropSignal();
-    this.answerWith({ status, headers, body: this });
+    const answerWith = this.answerWith;
+    this.answerWith = this.failWith = undefined;
+    answerWith?.({ status, headers, body: this });
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -115,7 +115,9 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
   onResponseError(controller: Dispatcher.DispatchController, err: Error): void {
     if (!this.answered) {
       this.dropSignal();
-      this.failWith(err);
+      const failWith = this.failWith;
+      this.answerWith = this.failWith = undefined;
+      failWith?.(err);
       return;
     }
     this.failure = err;
@@ -199,12 +201,11 @@ function once(bytes: Buffer): Iterable<Buffer> {
 
 export class UpstreamClient {
   private readonly pools = new Map<string, OriginPool>();
-  private readonly options: ClientOptions;
+  private readonly options: Omit<ClientOptions, 'connect'>;
   private closed = false;
 
   constructor(private readonly t: UpstreamTimeouts) {
     this.options = {
-      connect: { timeout: t.connectMs },
       headersTimeout: t.firstByteMs,
       bodyTimeout: t.idleMs,
       keepAliveTimeout: 30_000,
@@ -216,7 +217,7 @@ export class UpstreamClient {
     if (this.closed) throw new undiciErrors.ClientClosedError();
     let pool = this.pools.get(origin);
     if (!pool) {
-      pool = new OriginPool(origin, this.options, this.t.connections);
+      pool = new OriginPool(origin, this.options, this.t.connectMs, this.t.connections);
       this.pools.set(origin, pool);
     }
     return pool;
@@ -231,7 +232,10 @@ export class UpstreamClient {
     } catch (err) {
       return Promise.reject(new undiciErrors.InvalidArgumentError(String((err as Error).message)));
     }
-    const exchange = new UpstreamBody(signal);
+    let exchange!: UpstreamBody;
+    const answer = new Promise<UpstreamResponse>((resolve, reject) => {
+      exchange = new UpstreamBody(signal, resolve, reject);
+    });
     let payload: string | Readable = body;
     if (body.length > KEPT_BODY_MAX) {
       const bytes = Buffer.from(body);
@@ -243,7 +247,7 @@ export class UpstreamClient {
     } catch (err) {
       return Promise.reject(err);
     }
-    return exchange.answer;
+    return answer;
   }
 
   async close(): Promise<void> {

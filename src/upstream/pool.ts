@@ -4,7 +4,7 @@
 // holds its connection for minutes) that scan is quadratic over a ramp, and every client it
 // makes carries four pool listeners and a bound function.
 
-import { Client, errors, type Dispatcher } from 'undici';
+import { buildConnector, Client, errors, type Dispatcher } from 'undici';
 
 export type ClientOptions = ConstructorParameters<typeof Client>[1];
 
@@ -17,16 +17,26 @@ export class OriginPool {
   /** Free clients, the most recently used on top: its connection is the likeliest still open. */
   private readonly free: Client[] = [];
   private readonly all: Client[] = [];
+  /** Clients whose connection failed: not used again (below). */
+  private readonly retired = new WeakSet<Client>();
   /** Requests beyond `limit` connections, in arrival order. */
   private readonly waiting: Waiting[] = [];
   private waitingAt = 0;
   private closed = false;
+  /** Shared by the clients, as in undici's pool: each would otherwise parse and keep its own. */
+  private readonly url: URL;
+  private readonly options: ClientOptions;
 
   constructor(
-    private readonly origin: string,
-    private readonly options: ClientOptions,
+    origin: string,
+    options: Omit<ClientOptions, 'connect'>,
+    connectMs: number,
     private readonly limit: number,
-  ) {}
+  ) {
+    this.url = new URL(origin);
+    // One connector (and TLS session cache) for the origin rather than one per client.
+    this.options = { ...options, connect: buildConnector({ timeout: connectMs }) };
+  }
 
   dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
     if (this.closed) throw new errors.ClientClosedError();
@@ -43,32 +53,51 @@ export class OriginPool {
   }
 
   private release(client: Client): void {
-    if (this.waitingAt < this.waiting.length) {
-      const next = this.waiting[this.waitingAt]!;
-      this.waiting[this.waitingAt++] = undefined as never;
-      if (this.waitingAt === this.waiting.length) {
-        this.waiting.length = 0;
-        this.waitingAt = 0;
-      }
-      this.send(client, next.opts, next.handler);
-    } else this.free.push(client);
+    if (this.retired.has(client)) {
+      // Its place goes to a new client if a request is waiting for one.
+      this.retired.delete(client);
+      const next = this.closed ? undefined : this.takeWaiting();
+      if (next) this.send(this.open(), next.opts, next.handler);
+      return;
+    }
+    const next = this.takeWaiting();
+    if (next) this.send(client, next.opts, next.handler);
+    else this.free.push(client);
   }
+
+  private takeWaiting(): Waiting | undefined {
+    if (this.waitingAt === this.waiting.length) return undefined;
+    const next = this.waiting[this.waitingAt]!;
+    this.waiting[this.waitingAt++] = undefined as never;
+    if (this.waitingAt === this.waiting.length) {
+      this.waiting.length = 0;
+      this.waitingAt = 0;
+    }
+    return next;
+  }
+
+  // The clients' listeners are the pool's own, shared: undici names the client in each event
+  // (its typings leave the targets out of 'drain', but it passes them as for the others).
+  private readonly onDrain = ((_origin: URL, [client]: Client[]) => this.release(client!)) as (origin: URL) => void;
+
+  /**
+   * A client whose connection failed is not used again, as undici's own pool does since
+   * nodejs/undici#3895. It still drains (its requests have their errors), and that frees its
+   * place.
+   */
+  private readonly onConnectionError = (_origin: URL, [target]: readonly Dispatcher[]) => {
+    const client = target as Client;
+    if (this.retired.has(client)) return;
+    this.retired.add(client);
+    const at = this.all.indexOf(client);
+    if (at !== -1) this.all.splice(at, 1);
+  };
 
   private open(): Client {
-    const client = new Client(this.origin, this.options);
-    client.on('drain', () => this.release(client));
+    const client = new Client(this.url, this.options);
+    client.on('drain', this.onDrain).on('connectionError', this.onConnectionError);
     this.all.push(client);
     return client;
-  }
-
-  /** Connections made so far (each reconnects by itself when its socket was closed). */
-  get size(): number {
-    return this.all.length;
-  }
-
-  /** Requests waiting for a free connection. */
-  get queued(): number {
-    return this.waiting.length - this.waitingAt;
   }
 
   /** Lets running requests finish, then closes every connection. */

@@ -2,6 +2,8 @@
 import t, { type Test } from 'tap';
 import { createServer } from 'node:http';
 import { getEventListeners } from 'node:events';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { AddressInfo } from 'node:net';
 import { UpstreamClient } from '../../src/upstream/client.js';
 
@@ -39,6 +41,24 @@ t.test('an answer being streamed holds no raw header buffers', async (t) => {
   const controller = (res.body as unknown as { controller: { rawHeaders: unknown } }).controller;
   t.equal(controller.rawHeaders, null, 'the raw header buffers are let go once parsed');
   const text = res.body.text();
+  finish();
+  t.equal(await text, 'data: {"n":1}\n\ndata: [DONE]\n\n', 'the body still arrives whole');
+});
+
+t.test('an answer being streamed does not keep its headers', async (t) => {
+  const { client, origin, finish } = await sseServer(t);
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  // Only the body is kept, as a stream keeps it; the headers are read and dropped.
+  const { body, headersRef } = await client.post(`${origin}/v1/chat/completions`, {}, '{}').then((res) => ({
+    body: res.body,
+    headersRef: new WeakRef(res.headers),
+  }));
+  // A collection needs the stack clear of the answer: a few turns of the event loop.
+  for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+  gc();
+  t.equal(headersRef.deref(), undefined, 'the headers object is collected while the body is still open');
+  const text = body.text();
   finish();
   t.equal(await text, 'data: {"n":1}\n\ndata: [DONE]\n\n', 'the body still arrives whole');
 });

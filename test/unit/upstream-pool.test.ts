@@ -6,7 +6,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { UpstreamClient } from '../../src/upstream/client.js';
 
 /** A server that holds every answer until `answer(i)`, and counts the connections it saw. */
-async function holdingServer(t: Test) {
+async function holdingServer(t: Test, port = 0) {
   const sockets = new Set<Socket>();
   let open = 0;
   let peakOpen = 0;
@@ -27,11 +27,11 @@ async function holdingServer(t: Test) {
     peakOpen = Math.max(peakOpen, ++open);
     s.on('close', () => open--);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  const { port } = server.address() as AddressInfo;
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin,
     arrivals,
     connections: () => sockets.size,
     peakOpen: () => peakOpen,
@@ -116,4 +116,23 @@ t.test('a request refused before it is sent leaves its connection free', async (
   s.answer(0, 'a0');
   t.equal(await answer, 'a0', 'the only connection still serves the next request');
   t.same(s.arrivals, ['r0'], 'nothing of the refused requests reached the upstream');
+});
+
+t.test('requests waiting behind a connection that failed are answered, each with its error', async (t) => {
+  // A port nothing listens on: every connection is refused.
+  const dead = createServer();
+  await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
+  const { port } = dead.address() as AddressInfo;
+  await new Promise<void>((r) => dead.close(() => r()));
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 1 });
+  t.teardown(() => client.close());
+  const tries = ['r0', 'r1', 'r2'].map((b) => post(client, `http://127.0.0.1:${port}`, b).then(() => 'answered', (err) => err.code));
+  t.same(await Promise.all(tries), ['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED'], 'one connection allowed, three refusals, none left waiting');
+
+  // The origin comes back: the pool is not stuck on its failed connections.
+  const s = await holdingServer(t, port);
+  const answer = post(client, s.origin, 'r3');
+  await s.until(1);
+  s.answer(0, 'a3');
+  t.equal(await answer, 'a3', 'the next request is answered');
 });
