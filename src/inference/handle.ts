@@ -23,7 +23,7 @@ import { upstreamEvents, Valve } from '../stream/valve.js';
 import { encodeSSE } from '../stream/sse.js';
 import { streamToClient } from '../stream/to-client.js';
 import { BodyTooLargeError, type UpstreamBody } from '../upstream/client.js';
-import type { UpstreamCall } from '../upstream/router.js';
+import type { Answer, UpstreamCall } from '../upstream/router.js';
 import { errorMessageOf } from '../upstream/router.js';
 import { checkBodyShape } from './body-guard.js';
 import { chatPassThrough, messagesPassThrough, meterIR, StreamMeter } from './meter.js';
@@ -181,19 +181,27 @@ interface Job {
 export async function handleInference(gw: Gateway, ex: Exchange, surface: Surface): Promise<void> {
   const job = await admit(gw, ex, surface);
   try {
-    const answer = await sendUpstream(job);
-    if (!answer) return;
-    const { route, response } = answer;
-    if (response.status >= 400) throw clientErrorFromUpstream(response.status, await response.body.text().catch(() => ''));
-    const upstreamDialect = route.provider.dialect;
-    const contentType = String(response.headers['content-type'] ?? '');
-    if (job.ir.stream && contentType.includes('text/event-stream')) await streamAnswer(job, upstreamDialect, response.body);
-    else await wholeAnswer(job, upstreamDialect, response.body);
+    // The answer goes straight to `respond`, so that no async frame holds it (and with it the
+    // upstream's headers) for as long as a stream lasts.
+    await sendUpstream(job).then((answer) => answer && respond(job, answer));
   } finally {
     // Refused or failed before any answer: nothing was used. If the store is down the release
     // is retried (and the hold would expire by itself after RESERVATION_TTL_MS).
     if (!job.reservation.settled) await gw.ledger.release(job.reservation);
   }
+}
+
+/** The upstream's answer, whole or streamed, to the client; its error status as the client's error. */
+function respond(job: Job, { route, response }: Answer): Promise<void> {
+  if (response.status >= 400) {
+    return response.body.text().catch(() => '').then((text) => {
+      throw clientErrorFromUpstream(response.status, text);
+    });
+  }
+  const upstreamDialect = route.provider.dialect;
+  const contentType = String(response.headers['content-type'] ?? '');
+  if (job.ir.stream && contentType.includes('text/event-stream')) return streamAnswer(job, upstreamDialect, response.body);
+  return wholeAnswer(job, upstreamDialect, response.body);
 }
 
 /** Key, balance, body, model and terms checked; the hold reserved. */
@@ -396,6 +404,7 @@ async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', b
   }
   if (surface.name === 'messages') out = out.pipe(keepAlive(gw.config.PING_INTERVAL_MS, encodeSSE('{"type":"ping"}', 'ping')));
   ex.beginStream(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...idHeader(job) });
+  ex.releaseHeaders();
   gw.metrics.activeStreams.inc();
   let status = 200;
   let outcome;

@@ -11,6 +11,8 @@ const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? 'Unk
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+const NO_HEADERS: Record<string, string> = Object.freeze({});
+
 // Request ids need to be unique, not secret: a per-process random prefix and a counter cost
 // nothing per request, where 12 random bytes each showed up in profiles.
 const ID_PREFIX = randomBytes(6).toString('hex');
@@ -34,7 +36,8 @@ export class Exchange {
   /** The query string as sent (no `?`, percent-escapes and all): same-dialect routes forward it. */
   readonly rawQuery: string;
   private parsedQuery?: URLSearchParams;
-  readonly headers: Record<string, string> = {};
+  /** The request's headers, names in lower case; a stream drops them once begun (releaseHeaders). */
+  headers: Record<string, string> = {};
   readonly params: string[] = [];
   readonly requestId: string;
   private address?: string;
@@ -48,10 +51,6 @@ export class Exchange {
   private writableListener?: () => void;
   /** A stream's status and headers, until its first bytes carry them (see beginStream). */
   private head?: { status: number; headers: Record<string, string> };
-  /** The chunk the corked writer sends, and what uWS said of it. */
-  private chunk: Buffer | string = '';
-  private wrote = true;
-  private corkedWrite?: () => void;
 
   constructor(
     private readonly res: HttpResponse,
@@ -188,16 +187,26 @@ export class Exchange {
    */
   write(chunk: Buffer | string): boolean {
     if (this.aborted || this.finished) return true;
-    // One corked writer per response rather than a closure per chunk: a stream writes a chunk
-    // per token.
-    this.corkedWrite ??= () => {
-      this.writePendingHead();
-      this.wrote = this.res.write(this.chunk);
-    };
-    this.chunk = chunk;
-    this.res.cork(this.corkedWrite);
-    this.chunk = '';
-    return this.wrote;
+    corked.ex = this;
+    corked.chunk = chunk;
+    this.res.cork(corkedWrite);
+    corked.ex = undefined;
+    corked.chunk = '';
+    return corked.ok;
+  }
+
+  /** write()'s corked part (see `corked`). */
+  writeCorkedChunk(): void {
+    this.writePendingHead();
+    corked.ok = this.res.write(corked.chunk);
+  }
+
+  /**
+   * Lets go of the request's headers once nothing will read them: a streamed answer whose
+   * status is out. An SDK sends a dozen or more, and a stream lasts minutes.
+   */
+  releaseHeaders(): void {
+    this.headers = NO_HEADERS;
   }
 
   /** Call `listener` once the socket has room again. */
@@ -229,6 +238,16 @@ export class Exchange {
     this.res.close();
   }
 }
+
+/**
+ * What the corked write of a stream's chunk works on. A stream writes a chunk per token: one
+ * shared callback rather than a closure per chunk, or one per response that would live as long
+ * as the stream. cork() runs it at once; a write nested in it (uWS calling back) finishes
+ * before the outer one reads `ok`.
+ */
+const corked: { ex?: Exchange; chunk: Buffer | string; ok: boolean } = { chunk: '', ok: true };
+
+const corkedWrite = () => corked.ex!.writeCorkedChunk();
 
 function tooLarge(limit: number) {
   return new GatewayError('too_large', `Request body is larger than the ${limit}-byte limit.`, { code: 'request_too_large' });
