@@ -227,8 +227,13 @@ export class UpstreamClient {
   post(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<UpstreamResponse> {
     if (signal?.aborted) return Promise.reject(signal.reason);
     let origin: string;
+    let path: string;
     try {
-      ({ origin } = new URL(url));
+      // The path as the URL reads it, not what follows the origin's length: an origin drops a
+      // default port (`https://host:443`) and user info, so the two need not line up.
+      const target = new URL(url);
+      origin = target.origin;
+      path = target.pathname + target.search;
     } catch (err) {
       return Promise.reject(new undiciErrors.InvalidArgumentError(String((err as Error).message)));
     }
@@ -243,7 +248,7 @@ export class UpstreamClient {
       payload = Readable.from(once(bytes), { objectMode: false });
     }
     try {
-      this.pool(origin).dispatch({ origin, path: url.slice(origin.length), method: 'POST', headers, body: payload }, exchange);
+      this.pool(origin).dispatch({ origin, path, method: 'POST', headers, body: payload }, exchange);
     } catch (err) {
       return Promise.reject(err);
     }

@@ -12,9 +12,11 @@ async function holdingServer(t: Test, port = 0) {
   let peakOpen = 0;
   const held: ServerResponse[] = [];
   const arrivals: string[] = [];
+  const paths: string[] = [];
   let arrived = () => {};
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
+    paths.push(req.url ?? '');
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       arrivals.push(Buffer.concat(chunks).toString());
@@ -33,6 +35,7 @@ async function holdingServer(t: Test, port = 0) {
   return {
     origin,
     arrivals,
+    paths,
     connections: () => sockets.size,
     peakOpen: () => peakOpen,
     /** Resolves once `n` requests have arrived in all. */
@@ -135,4 +138,17 @@ t.test('requests waiting behind a connection that failed are answered, each with
   await s.until(1);
   s.answer(0, 'a3');
   t.equal(await answer, 'a3', 'the next request is answered');
+});
+
+t.test('the request path is the URL\'s own, whatever the origin drops from it', async (t) => {
+  const s = await holdingServer(t);
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 2 });
+  t.teardown(() => client.close());
+  // `user@` is not part of the origin: a path cut at the origin's length would start inside the host.
+  const withUser = s.origin.replace('http://', 'http://user@');
+  const answer = client.post(`${withUser}/v1/chat/completions?beta=true`, {}, 'r0').then((r) => r.body.text());
+  await s.until(1);
+  s.answer(0, 'a0');
+  t.equal(await answer, 'a0');
+  t.same(s.paths, ['/v1/chat/completions?beta=true'], 'the upstream saw the path and query as configured');
 });
