@@ -58,6 +58,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
     firstByteMs: config.UPSTREAM_FIRST_BYTE_TIMEOUT_MS,
     idleMs: config.UPSTREAM_IDLE_TIMEOUT_MS,
     connections: config.UPSTREAM_CONNECTIONS,
+    idleConnections: config.UPSTREAM_IDLE_CONNECTIONS,
   });
   const runWriter = opts.writer ?? true;
   const hot = stores.hot;

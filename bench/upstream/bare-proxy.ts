@@ -25,7 +25,7 @@ args.forEach((a, i) => {
   routes.set(prefix!, url!.replace(/\/+$/, ''));
 });
 
-const client = new UpstreamClient({ connectMs: 5000, firstByteMs: 120_000, idleMs: 120_000, connections: Number(option('--connections') ?? 4096) });
+const client = new UpstreamClient({ connectMs: 5000, firstByteMs: 120_000, idleMs: 120_000, connections: Number(option('--connections') ?? 4096), idleConnections: 256 });
 const app = uws.App();
 
 app.post('/*', (res, req) => {

@@ -20,6 +20,8 @@ export interface UpstreamTimeouts {
   firstByteMs: number;
   idleMs: number;
   connections: number;
+  /** Free connections kept open per origin; one that comes free past this is closed. */
+  idleConnections: number;
 }
 
 /** What consumes an answer's body, chunk by chunk. */
@@ -217,7 +219,7 @@ export class UpstreamClient {
     if (this.closed) throw new undiciErrors.ClientClosedError();
     let pool = this.pools.get(origin);
     if (!pool) {
-      pool = new OriginPool(origin, this.options, this.t.connectMs, this.t.connections);
+      pool = new OriginPool(origin, this.options, this.t.connectMs, this.t.connections, this.t.idleConnections);
       this.pools.set(origin, pool);
     }
     return pool;

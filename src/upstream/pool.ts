@@ -16,7 +16,7 @@ interface Waiting {
 export class OriginPool {
   /** Free clients, the most recently used on top: its connection is the likeliest still open. */
   private readonly free: Client[] = [];
-  private readonly all: Client[] = [];
+  private readonly all = new Set<Client>();
   /** Clients whose connection failed: not used again (below). */
   private readonly retired = new WeakSet<Client>();
   /** Requests beyond `limit` connections, in arrival order. */
@@ -32,6 +32,12 @@ export class OriginPool {
     options: Omit<ClientOptions, 'connect'>,
     connectMs: number,
     private readonly limit: number,
+    /**
+     * Free clients kept: past a burst (thousands of streams ending) the rest are closed rather
+     * than held with their sockets until the keep-alive time runs out, as nginx's `keepalive`
+     * caches only so many.
+     */
+    private readonly idleMax: number,
   ) {
     this.url = new URL(origin);
     // One connector (and TLS session cache) for the origin rather than one per client.
@@ -40,7 +46,7 @@ export class OriginPool {
 
   dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
     if (this.closed) throw new errors.ClientClosedError();
-    const client = this.free.pop() ?? (this.all.length < this.limit ? this.open() : undefined);
+    const client = this.free.pop() ?? (this.all.size < this.limit ? this.open() : undefined);
     if (client) this.send(client, opts, handler);
     else this.waiting.push({ opts, handler });
   }
@@ -62,7 +68,11 @@ export class OriginPool {
     }
     const next = this.takeWaiting();
     if (next) this.send(client, next.opts, next.handler);
-    else this.free.push(client);
+    else if (this.free.length < this.idleMax) this.free.push(client);
+    else {
+      this.all.delete(client);
+      client.close().catch(() => {});
+    }
   }
 
   private takeWaiting(): Waiting | undefined {
@@ -89,20 +99,19 @@ export class OriginPool {
     const client = target as Client;
     if (this.retired.has(client)) return;
     this.retired.add(client);
-    const at = this.all.indexOf(client);
-    if (at !== -1) this.all.splice(at, 1);
+    this.all.delete(client);
   };
 
   private open(): Client {
     const client = new Client(this.url, this.options);
     client.on('drain', this.onDrain).on('connectionError', this.onConnectionError);
-    this.all.push(client);
+    this.all.add(client);
     return client;
   }
 
   /** Lets running requests finish, then closes every connection. */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all(this.all.map((c) => c.close()));
+    await Promise.all([...this.all].map((c) => c.close()));
   }
 }

@@ -25,7 +25,7 @@ async function sseServer(t: Test, headers: Record<string, string> = {}) {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 4 });
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 4, idleConnections: 4 });
   t.teardown(() => client.close());
   const { port } = server.address() as AddressInfo;
   return { client, origin: `http://127.0.0.1:${port}`, finish: () => state.finish(), requestIn };

@@ -37,6 +37,7 @@ async function holdingServer(t: Test, port = 0) {
     arrivals,
     paths,
     connections: () => sockets.size,
+    open: () => open,
     peakOpen: () => peakOpen,
     /** Resolves once `n` requests have arrived in all. */
     until: (n: number) =>
@@ -53,7 +54,7 @@ const post = (client: UpstreamClient, origin: string, body: string) =>
 
 t.test('a connection is kept and used again', async (t) => {
   const s = await holdingServer(t);
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 4 });
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 4, idleConnections: 4 });
   t.teardown(() => client.close());
   for (let i = 0; i < 3; i++) {
     const answer = post(client, s.origin, `r${i}`);
@@ -69,7 +70,7 @@ t.test('a connection is kept and used again', async (t) => {
 
 t.test('never more connections than the limit; the requests past it go out in turn', async (t) => {
   const s = await holdingServer(t);
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 2 });
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 2, idleConnections: 2 });
   t.teardown(() => client.close());
   const answers = ['r0', 'r1', 'r2', 'r3'].map((b) => post(client, s.origin, b));
   await s.until(2);
@@ -92,7 +93,7 @@ t.test('never more connections than the limit; the requests past it go out in tu
 
 t.test('a closed client refuses new requests', async (t) => {
   const s = await holdingServer(t);
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 2 });
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 2, idleConnections: 2 });
   const answer = post(client, s.origin, 'r0');
   await s.until(1);
   const closing = client.close();
@@ -105,7 +106,7 @@ t.test('a closed client refuses new requests', async (t) => {
 
 t.test('a request refused before it is sent leaves its connection free', async (t) => {
   const s = await holdingServer(t);
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 1 });
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 1, idleConnections: 1 });
   t.teardown(() => client.close());
   for (let i = 0; i < 3; i++) {
     await t.rejects(
@@ -127,7 +128,7 @@ t.test('requests waiting behind a connection that failed are answered, each with
   await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
   const { port } = dead.address() as AddressInfo;
   await new Promise<void>((r) => dead.close(() => r()));
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 1 });
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 1, idleConnections: 1 });
   t.teardown(() => client.close());
   const tries = ['r0', 'r1', 'r2'].map((b) => post(client, `http://127.0.0.1:${port}`, b).then(() => 'answered', (err) => err.code));
   t.same(await Promise.all(tries), ['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED'], 'one connection allowed, three refusals, none left waiting');
@@ -142,7 +143,7 @@ t.test('requests waiting behind a connection that failed are answered, each with
 
 t.test('the request path is the URL\'s own, whatever the origin drops from it', async (t) => {
   const s = await holdingServer(t);
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 2 });
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 2, idleConnections: 2 });
   t.teardown(() => client.close());
   // `user@` is not part of the origin: a path cut at the origin's length would start inside the host.
   const withUser = s.origin.replace('http://', 'http://user@');
@@ -151,4 +152,23 @@ t.test('the request path is the URL\'s own, whatever the origin drops from it', 
   s.answer(0, 'a0');
   t.equal(await answer, 'a0');
   t.same(s.paths, ['/v1/chat/completions?beta=true'], 'the upstream saw the path and query as configured');
+});
+
+t.test('connections that come free past the idle limit are closed', async (t) => {
+  const s = await holdingServer(t);
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 4, idleConnections: 1 });
+  t.teardown(() => client.close());
+  const answers = ['r0', 'r1', 'r2'].map((b) => post(client, s.origin, b));
+  await s.until(3);
+  t.equal(s.open(), 3, 'three requests at once, three connections');
+  [0, 1, 2].forEach((i) => s.answer(i, `a${i}`));
+  t.same(await Promise.all(answers), ['a0', 'a1', 'a2']);
+  const deadline = Date.now() + 5000;
+  while (s.open() > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  t.equal(s.open(), 1, 'one kept open, the others closed at once rather than after the keep-alive time');
+  const again = post(client, s.origin, 'r3');
+  await s.until(4);
+  s.answer(3, 'a3');
+  t.equal(await again, 'a3', 'the kept one serves the next request');
+  t.equal(s.connections(), 3, 'on the connection kept, not a new one');
 });
