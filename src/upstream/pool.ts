@@ -59,9 +59,8 @@ export class OriginPool {
   }
 
   private release(client: Client): void {
-    if (this.retired.has(client)) {
+    if (this.retired.delete(client)) {
       // Its place goes to a new client if a request is waiting for one.
-      this.retired.delete(client);
       const next = this.closed ? undefined : this.takeWaiting();
       if (next) this.send(this.open(), next.opts, next.handler);
       return;
@@ -96,10 +95,8 @@ export class OriginPool {
    * place.
    */
   private readonly onConnectionError = (_origin: URL, [target]: readonly Dispatcher[]) => {
-    const client = target as Client;
-    if (this.retired.has(client)) return;
-    this.retired.add(client);
-    this.all.delete(client);
+    this.retired.add(target as Client);
+    this.all.delete(target as Client);
   };
 
   private open(): Client {
