@@ -100,9 +100,11 @@ export class MemoryHotStore implements HotStore {
     }
     const available = u.acct.bal - u.reserved;
     if (req.amount > available) return { status: 'insufficient', available };
-    u.holds.set(req.reservationId, { amount: req.amount, keyId: req.keyId, expires: now + req.ttlMs });
+    // As in Redis, only a key with a spend cap has its holds counted.
+    const keyId = req.spend ? req.keyId : '';
+    u.holds.set(req.reservationId, { amount: req.amount, keyId, expires: now + req.ttlMs });
     u.reserved += req.amount;
-    if (req.keyId) u.keyHeld.set(req.keyId, (u.keyHeld.get(req.keyId) ?? 0n) + req.amount);
+    if (keyId) u.keyHeld.set(keyId, (u.keyHeld.get(keyId) ?? 0n) + req.amount);
     return { status: 'ok', available: available - req.amount };
   }
 

@@ -4,7 +4,7 @@
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { AckItem, HotStore, OutboxEntry, OutboxRecord, ReserveRequest, SettleRequest } from '../../src/store/hot.js';
+import { SETTLED_MEMORY_MS, type AckItem, type HotStore, type OutboxEntry, type OutboxRecord, type ReserveRequest, type SettleRequest } from '../../src/store/hot.js';
 import { MemoryHotStore } from '../../src/store/hot-memory.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { waitFor } from '../helpers/child.js';
@@ -267,6 +267,20 @@ for (const impl of IMPLS) {
       t.same(await reserve(store, u, 'g', 600n, 60_000, { spend: next }), { status: 'key_limit', spent: 461n }, '10 spent + 450 + 1 held');
     });
 
+    t.test('a cap counts the holds made under it; those from before it count once settled', async (t) => {
+      const { store } = impl.open(t);
+      const u = user();
+      await prime(store, u, 1_000_000n);
+      t.equal((await reserve(store, u, 'before', 800n)).status, 'ok', 'no cap yet');
+      const spend = { limit: 1_000n, field: 'k:k1:2026-11-23' };
+      t.equal((await reserve(store, u, 'under', 900n, 60_000, { spend })).status, 'ok', 'the hold from before the cap is not counted');
+      t.same(await reserve(store, u, 'over', 101n, 60_000, { spend }), { status: 'key_limit', spent: 900n }, 'the one made under it is');
+      await settle(store, u, 'before', 800n, { spendField: spend.field });
+      await settle(store, u, 'under', 100n, { spendField: spend.field });
+      t.same(await reserve(store, u, 'after', 101n, 60_000, { spend }), { status: 'key_limit', spent: 900n }, 'settled, both count');
+      t.same(await store.balance(u), { balance: 999_100n, reserved: 0n }, 'releasing either hold left nothing held');
+    });
+
     t.test('the outbox: consumers, redelivery, acknowledgement', async (t) => {
       const { store } = impl.open(t);
       const u = user();
@@ -448,6 +462,39 @@ t.test('Redis: prefixes keep gateways apart', async (t) => {
   await waitFor(() => got.length > 0, 2000);
   await sleep(50);
   t.same(got, ['mine'], 'another prefix hears nothing, its own prefix does');
+});
+
+t.test('Redis: a settled reservation leaves no hold behind; its id is remembered by period', async (t) => {
+  const prefix = testRedisPrefix();
+  const store = new RedisHotStore(REDIS_URL, prefix);
+  const r = new Redis(REDIS_URL);
+  t.teardown(async () => {
+    await store.close();
+    r.disconnect();
+    await dropPrefix(prefix);
+  });
+  const u = user();
+  await prime(store, u, 1_000_000n);
+  for (let i = 0; i < 20; i++) await reserve(store, u, `r${i}`, 1_000n);
+  await Promise.all(Array.from({ length: 20 }, (_, i) => settle(store, u, `r${i}`, 10n)));
+  const base = `${prefix}{${u}}`;
+  t.equal(await r.hlen(`${base}:res`), 0, 'no entry per settled request in the holds');
+  t.equal(await r.zcard(`${base}:resx`), 0, 'nor in their expiry index');
+  t.equal(await r.exists(`${base}:kheld`), 0, 'a key without a cap has no held count');
+  const done = await r.keys(`${base}:done:*`);
+  t.ok(done.length >= 1 && done.length <= 2, 'the ids are in the set of their period (two if the period turned meanwhile)');
+  let members = 0;
+  for (const k of done) {
+    members += await r.scard(k);
+    const n = Number(k.slice(k.lastIndexOf(':') + 1));
+    t.equal(await r.pexpiretime(k), (n + 2) * SETTLED_MEMORY_MS, 'the set expires two periods after its own began');
+  }
+  t.equal(members, 20);
+  t.same(await settle(store, u, 'r7', 10n), { duplicate: true }, 'a repeat is found there');
+  // A marker left by an earlier version is still a settled reservation, and is swept like one.
+  await r.hset(`${base}:res`, 'old', 'settled');
+  t.same(await settle(store, u, 'old', 10n), { duplicate: true });
+  t.same(await store.balance(u), { balance: 999_800n, reserved: 0n });
 });
 
 t.test('Redis: reservation throughput (one connection, pipelined)', async (t) => {
