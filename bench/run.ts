@@ -294,7 +294,7 @@ async function scenarioLatency(b: Bench): Promise<ScenarioOutcome> {
       targets[t.name] = { status: 'skipped', reason: t.skipped ?? 'not available' };
       continue;
     }
-    say(`latency → ${t.name}: ${rate.toLocaleString('en-US')} req/s offered for ${opts.warmupS}s warm-up + ${opts.durationS}s`);
+    say(`latency → ${t.name}: ${rate.toLocaleString('en-US')} req/s offered after ${opts.warmupS}s of warm-up rising to it, for ${opts.durationS}s`);
     const win = t.sampler ? new UsageWindow(t.sampler) : null;
     const r = await openLoop({ target: t.target, rate, durationS: opts.durationS, warmupS: opts.warmupS, connections });
     const u = win?.finish();
