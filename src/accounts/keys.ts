@@ -5,6 +5,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { KeyLimits, SpendPeriod } from '../billing/key-limits.js';
 import type { Sql } from '../store/sql.js';
+import { Coalesced } from '../store/batch.js';
 import type { HotStore } from '../store/hot.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -117,6 +118,7 @@ export class KeyResolver {
   private readonly local = new Map<string, { identity: KeyIdentity; expires: number }>();
   private readonly unknown = new Map<string, number>();
   private readonly hashes = new Map<string, string>();
+  private readonly lookups = new Coalesced((hash) => this.lookup(hash));
   /** Revocations heard so far: a lookup that overlapped one must not cache what it read. */
   private revocations = 0;
 
@@ -131,6 +133,7 @@ export class KeyResolver {
     const drop = (hash: string) => {
       this.revocations++;
       this.local.delete(hash);
+      this.lookups.forget(hash);
     };
     await this.hot.subscribe(REVOKE_CHANNEL, drop);
     await this.hot.subscribe(CHANGE_CHANNEL, drop);
@@ -149,6 +152,12 @@ export class KeyResolver {
     const hit = this.local.get(hash);
     if (hit && hit.expires > now) return hit.identity;
     if ((this.unknown.get(hash) ?? 0) > now) return null;
+    return this.lookups.call(hash);
+  }
+
+  /** The shared cache, else Postgres; what it finds is kept here for `ttlMs`. */
+  private async lookup(hash: string): Promise<KeyIdentity | null> {
+    const now = Date.now();
     const revocationsBefore = this.revocations;
     const cached = await this.hot.getCached(`key:${hash}`);
     if (cached === REVOKED) return this.rememberUnknown(hash, now);

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
+import { Coalesced } from '../store/batch.js';
 import type { HotStore, OutboxRecord, ReserveResult } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
 import { periodEnd, periodStart, previousSpendField, spendField, type KeyLimits, type SpendPeriod } from './key-limits.js';
@@ -44,6 +45,8 @@ export class Ledger {
   private retryTimer?: NodeJS.Timeout;
   /** Users seen with money available in the last second: their requests skip the pre-check. */
   private readonly funded = new Map<string, number>();
+  /** A cold account met by many requests at once is loaded once for all of them. */
+  private readonly priming = new Coalesced((userId) => this.load(userId));
 
   constructor(
     private readonly sql: Sql,
@@ -265,7 +268,11 @@ export class Ledger {
    * committed charges (which tells the outbox's acknowledgements what the snapshot already
    * holds) and the current-period spend of each capped key.
    */
-  async prime(userId: string): Promise<void> {
+  prime(userId: string): Promise<void> {
+    return this.priming.call(userId);
+  }
+
+  private async load(userId: string): Promise<void> {
     const now = new Date();
     const snapshot = await this.sql.begin('isolation level repeatable read read only', async (tx) => {
       const [u] = await tx<{ balance_nano: bigint; charged_nano: bigint }[]>`

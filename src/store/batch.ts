@@ -1,5 +1,6 @@
-// Calls made during one turn of the event loop go to the store together: one script call for
-// all of them instead of one each, which is what the hot path's Redis cost is made of.
+// Fewer trips to the stores. Calls made during one turn of the event loop go to the store
+// together: one script call for all of them instead of one each, which is what the hot path's
+// Redis cost is made of. And concurrent lookups of one thing share a single run (Coalesced).
 
 const MAX_BATCH = 256;
 
@@ -57,6 +58,33 @@ export class Batcher<Req, Res> {
         (err) => part.forEach((p) => p.reject(err)),
       );
     }
+  }
+}
+
+/**
+ * Concurrent calls for the same key share one run: when a cold process (or a cache that just
+ * expired) meets hundreds of requests for one key or one account at once, one store lookup
+ * answers them all instead of one each. Nothing is kept once the run settles.
+ */
+export class Coalesced<V> {
+  private readonly running = new Map<string, Promise<V>>();
+
+  constructor(private readonly run: (key: string) => Promise<V>) {}
+
+  call(key: string): Promise<V> {
+    let p = this.running.get(key);
+    if (p === undefined) {
+      const mine: Promise<V> = this.run(key).finally(() => {
+        if (this.running.get(key) === mine) this.running.delete(key);
+      });
+      this.running.set(key, (p = mine));
+    }
+    return p;
+  }
+
+  /** Calls from now on start a run of their own (what runs now may have read something stale). */
+  forget(key: string): void {
+    this.running.delete(key);
   }
 }
 

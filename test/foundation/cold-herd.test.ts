@@ -1,0 +1,86 @@
+// A cold process meeting many requests for one key and one account at once (a restart under
+// load): one key lookup and one account load serve them all, on real Postgres and Redis. The
+// statements are counted by the Postgres client's own debug hook.
+
+import t from 'tap';
+import { randomUUID } from 'node:crypto';
+import postgres from 'postgres';
+import { createKey, generateKey, KeyResolver } from '../../src/accounts/keys.js';
+import { createVerifiedUser, creditUser } from '../../src/accounts/users.js';
+import { NO_LIMITS } from '../../src/billing/key-limits.js';
+import { Ledger } from '../../src/billing/ledger.js';
+import type { Sql } from '../../src/store/sql.js';
+import { testStores } from '../helpers/stores.js';
+
+const N = 200;
+
+async function countingSql(t: Parameters<Parameters<typeof t.test>[1]>[0], url: string) {
+  const statements: string[] = [];
+  const sql = postgres(url, { types: { bigint: postgres.BigInt }, onnotice: () => {}, debug: (_c, query) => statements.push(query) }) as unknown as Sql;
+  t.teardown(() => sql.end({ timeout: 5 }));
+  return { sql, count: (needle: string) => statements.filter((q) => q.includes(needle)).length };
+}
+
+t.test(`${N} requests at once with a key no process has seen: one lookup`, async (t) => {
+  const s = await testStores(t);
+  const user = await createVerifiedUser(s.sql, 'herd@example.test');
+  const { key, id } = await createKey(s.sql, user.id);
+  const { sql, count } = await countingSql(t, s.databaseUrl);
+  const keys = new KeyResolver(sql, s.hot, 30_000);
+  await keys.start();
+  const got = await Promise.all(Array.from({ length: N }, () => keys.resolve(key)));
+  t.ok(got.every((g) => g?.keyId === id && g.userId === user.id), 'every request has the identity');
+  t.equal(count('FROM api_keys'), 1, 'Postgres was asked once');
+
+  const unknown = generateKey().key;
+  const none = await Promise.all(Array.from({ length: N }, () => keys.resolve(unknown)));
+  t.ok(none.every((g) => g === null), 'an unknown key is refused for all');
+  t.equal(count('FROM api_keys'), 2, 'after one lookup');
+});
+
+t.test('a revocation heard while a lookup runs: requests after it do not share that lookup', async (t) => {
+  const s = await testStores(t);
+  const user = await createVerifiedUser(s.sql, 'herd2@example.test');
+  const { key, id } = await createKey(s.sql, user.id);
+  // Another process looked the key up: the shared cache holds it.
+  t.equal((await new KeyResolver(s.sql, s.hot, 30_000).resolve(key))?.keyId, id);
+  // This process's first lookup reads that cache entry, and its answer is held back until the
+  // key has been revoked: a lookup that began before the revocation and ends after it.
+  let release!: () => void;
+  let hold: Promise<void> | undefined = new Promise<void>((r) => (release = r));
+  const slowed = new Proxy(s.hot, {
+    get: (target, p, r) =>
+      p === 'getCached'
+        ? async (name: string) => {
+            const value = await target.getCached(name);
+            const h = hold;
+            hold = undefined;
+            if (h) await h;
+            return value;
+          }
+        : Reflect.get(target, p, r),
+  });
+  const keys = new KeyResolver(s.sql, slowed, 30_000);
+  await keys.start();
+  const early = keys.resolve(key);
+  await keys.revoke(user.id, id);
+  await new Promise((r) => setTimeout(r, 1000)); // the revocation's message reaches this process
+  const late = await Promise.race([keys.resolve(key), new Promise((r) => setTimeout(() => r('still waiting'), 2000))]);
+  t.equal(late, null, 'a request after the revocation looks again, and is refused');
+  release();
+  t.equal((await early)?.keyId, id, 'the one that began before it was answered from what it read');
+});
+
+t.test(`${N} reserves at once on an account not loaded yet: one load, exact holds`, async (t) => {
+  const s = await testStores(t);
+  const user = await createVerifiedUser(s.sql, 'herd3@example.test');
+  await creditUser(s.sql, s.hot, user.id, 1_000_000n, { method: 'operator', amount: '1000000', currency: 'USD' });
+  const { sql, count } = await countingSql(t, s.databaseUrl);
+  const ledger = new Ledger(sql, s.hot, { ttlMs: 60_000, outboxMax: 0 });
+  const payer = { userId: user.id, keyId: randomUUID(), limits: NO_LIMITS };
+  const results = await Promise.allSettled(Array.from({ length: N }, () => ledger.reserve(payer, 10_000n)));
+  const ok = results.filter((r) => r.status === 'fulfilled').length;
+  t.equal(ok, 100, 'exactly what the balance covers is held');
+  t.equal(count('SELECT balance_nano, charged_nano FROM users'), 1, 'the account was read from Postgres once');
+  t.same(await s.hot.balance(user.id), { balance: 1_000_000n, reserved: 1_000_000n });
+});
