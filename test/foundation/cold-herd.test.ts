@@ -2,7 +2,7 @@
 // load): one key lookup and one account load serve them all, on real Postgres and Redis. The
 // statements are counted by the Postgres client's own debug hook.
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { createKey, generateKey, KeyResolver } from '../../src/accounts/keys.js';
@@ -14,7 +14,7 @@ import { testStores } from '../helpers/stores.js';
 
 const N = 200;
 
-async function countingSql(t: Parameters<Parameters<typeof t.test>[1]>[0], url: string) {
+async function countingSql(t: Test, url: string) {
   const statements: string[] = [];
   const sql = postgres(url, { types: { bigint: postgres.BigInt }, onnotice: () => {}, debug: (_c, query) => statements.push(query) }) as unknown as Sql;
   t.teardown(() => sql.end({ timeout: 5 }));
