@@ -1,8 +1,8 @@
-// The bench's open-loop schedule (bench/lib/loadgen.ts): the warm-up rises evenly to the rate,
+// The bench's open-loop schedule (bench/lib/schedule.ts): the warm-up rises evenly to the rate,
 // the measured part holds it.
 
 import t from 'tap';
-import { openLoopSchedule } from '../../bench/lib/loadgen.js';
+import { openLoopSchedule } from '../../bench/lib/schedule.js';
 
 t.test('the warm-up rises evenly from zero to the rate, then the rate holds', async (t) => {
   const s = openLoopSchedule(1000, 2, 3);
