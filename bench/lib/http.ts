@@ -1,18 +1,36 @@
 // Small HTTP helpers for the harness itself (not for load): control requests, readiness polls,
 // free ports, Prometheus scrapes.
 
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { request } from 'undici';
 
+/**
+ * A port nobody listens on right now, below the kernel's range of ephemeral ports. A port from
+ * that range (what binding port 0 gives), once closed, can become the local end of any outgoing
+ * connection before the server it was meant for binds it: CI once saw `serve` refused its port
+ * that way.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  let low = 32768;
+  try {
+    low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
+  } catch {
+    // not Linux: Linux's default
+  }
+  const from = Math.max(1024, low - 12_000);
+  for (let i = 0; i < 100; i++) {
+    const port = from + Math.floor(Math.random() * (low - from));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port found between ${from} and ${low}`);
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const srv = net.createServer();
-    srv.unref();
-    srv.once('error', reject);
-    srv.listen({ port: 0, host: '127.0.0.1' }, () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
 }
 

@@ -3,9 +3,12 @@
 // every child killed at teardown.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+// Shared with the bench, whose children are started the same way.
+import { freePort } from '../../bench/lib/http.js';
+
+export { freePort };
+
 /** What the helpers need of a tap Test: somewhere to register clean-up (the drills pass their own). */
 export interface Teardown {
   teardown(fn: () => unknown): void;
@@ -30,33 +33,6 @@ export function childEnv(extra: Record<string, string | undefined> = {}): Record
   return env;
 }
 
-/**
- * A port nobody listens on right now, below the kernel's range of ephemeral ports. A port from
- * that range (what binding port 0 gives), once closed, can become the local end of any outgoing
- * connection before the test's server binds it: CI once saw `serve` refused its port that way.
- */
-export async function freePort(): Promise<number> {
-  let low = 32768;
-  try {
-    low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
-  } catch {
-    // not Linux: Linux's default
-  }
-  const from = Math.max(1024, low - 12_000);
-  for (let i = 0; i < 100; i++) {
-    const port = from + Math.floor(Math.random() * (low - from));
-    if (await canListen(port)) return port;
-  }
-  throw new Error(`no free port found between ${from} and ${low}`);
-}
-
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
-}
 
 export interface CliResult {
   code: number | null;
