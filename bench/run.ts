@@ -56,6 +56,12 @@ interface Bench {
   /** The bare uWS + upstream-client proxy (bench/upstream/bare-proxy.ts): routes /s → static, /f → fake. */
   bare: string;
   bareSampler: TreeSampler;
+  /**
+   * The bare proxy with the gateway's hot-store work per request (bench/upstream/ledger.ts),
+   * on the gateway's own hot store: the floor the money invariants' round trips leave.
+   */
+  ledger: string;
+  ledgerSampler: TreeSampler;
   wrk: { binary: string; version: string } | null;
   /** Results other scenarios build on. */
   saturationRps: number | null;
@@ -123,6 +129,7 @@ function nonStreamTargets(b: Bench): { name: string; target: HttpTarget | null; 
       skipped: b.nginxSkipped ?? undefined,
     },
     { name: 'bare', target: { url: `${b.bare}/s/v1/chat/completions`, headers: {}, body: chatBody('bench-upstream') }, sampler: b.bareSampler },
+    { name: 'ledger', target: { url: `${b.ledger}/s/v1/chat/completions`, headers: {}, body: chatBody('bench-upstream') }, sampler: b.ledgerSampler },
     { name: 'gateway', target: { url: `${b.gateway.url}/v1/chat/completions`, headers: { authorization: `Bearer ${b.key}` }, body: chatBody(STATIC_MODEL) }, sampler: b.gateway.sampler },
   ];
 }
@@ -143,6 +150,7 @@ function streamTargets(b: Bench, kind: 'same' | 'cross', tokens: number, interva
         skipped: b.nginxSkipped ?? undefined,
       },
       { name: 'bare', request: { origin: b.bare, path: '/f/v1/chat/completions', headers: {}, body: body('bench-upstream'), marker }, sampler: b.bareSampler },
+      { name: 'ledger', request: { origin: b.ledger, path: '/f/v1/chat/completions', headers: {}, body: body('bench-upstream'), marker }, sampler: b.ledgerSampler },
       { name: 'gateway', request: { origin: b.gateway.url, path: '/v1/chat/completions', headers: { authorization: `Bearer ${b.key}` }, body: body(BENCH_MODEL), marker }, sampler: b.gateway.sampler },
     ];
   }
@@ -157,7 +165,7 @@ function streamTargets(b: Bench, kind: 'same' | 'cross', tokens: number, interva
   ];
 }
 
-const TARGET_NAMES = ['direct', 'nginx', 'bare', 'gateway'] as const;
+const TARGET_NAMES = ['direct', 'nginx', 'bare', 'ledger', 'gateway'] as const;
 
 /**
  * One target of a scenario, built just before it runs: a gateway that died during an earlier
@@ -239,6 +247,7 @@ async function scenarioThroughput(b: Bench): Promise<ScenarioOutcome> {
   const ng = targets.nginx as typeof gw;
   const di = targets.direct as typeof gw;
   const ba = targets.bare as typeof gw;
+  const le = targets.ledger as typeof gw;
   if (gw?.status === 'ok') b.saturationRps = gw.rps ?? null;
   if (!b.wrk) notes.push('autocannon records latency in whole milliseconds; install wrk for microsecond figures.');
   if (opts.quick) notes.push('--quick: only the gateway was warmed up.');
@@ -253,6 +262,8 @@ async function scenarioThroughput(b: Bench): Promise<ScenarioOutcome> {
         gateway_vs_nginx_rps: ng?.status === 'ok' ? ratio(gw?.rps, ng.rps) : null,
         gateway_vs_bare_rps: ba?.status === 'ok' ? ratio(gw?.rps, ba.rps) : null,
         bare_vs_nginx_rps: ba?.status === 'ok' && ng?.status === 'ok' ? ratio(ba.rps, ng.rps) : null,
+        ledger_vs_bare_rps: le?.status === 'ok' && ba?.status === 'ok' ? ratio(le.rps, ba.rps) : null,
+        gateway_vs_ledger_rps: le?.status === 'ok' ? ratio(gw?.rps, le.rps) : null,
         gateway_vs_direct_rps: ratio(gw?.rps, di?.rps),
         nginx_vs_direct_rps: ng?.status === 'ok' ? ratio(ng.rps, di?.rps) : null,
       },
@@ -260,6 +271,7 @@ async function scenarioThroughput(b: Bench): Promise<ScenarioOutcome> {
         gateway: minus(gw?.latency_ms?.p99, di?.latency_ms?.p99),
         nginx: ng?.status === 'ok' ? minus(ng.latency_ms?.p99, di?.latency_ms?.p99) : null,
         bare: ba?.status === 'ok' ? minus(ba.latency_ms?.p99, di?.latency_ms?.p99) : null,
+        ledger: le?.status === 'ok' ? minus(le.latency_ms?.p99, di?.latency_ms?.p99) : null,
       },
     },
     failures,
@@ -330,7 +342,7 @@ async function scenarioLatency(b: Bench): Promise<ScenarioOutcome> {
     return t && d ? { p50: minus(t.p50, d.p50), p99: minus(t.p99, d.p99), p999: minus(t.p999, d.p999) } : null;
   };
   return {
-    results: { rate_rps: rate, rate_source: source, duration_s: opts.durationS, client: 'bench open-loop client (undici Pool, fixed schedule)', connections, targets, added_ms: { gateway: added('gateway'), nginx: added('nginx') } },
+    results: { rate_rps: rate, rate_source: source, duration_s: opts.durationS, client: 'bench open-loop client (undici Pool, fixed schedule)', connections, targets, added_ms: { gateway: added('gateway'), nginx: added('nginx'), bare: added('bare'), ledger: added('ledger') } },
     failures,
     notes,
   };
@@ -425,7 +437,7 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
         inter_token_p99_ms: minus(t.inter_token_ms.p99, d.inter_token_ms.p99),
       };
     };
-    levels.push({ streams: level, tokens_per_stream: tokens, token_interval_ms: intervalMs, ramp_ms: rampMs, targets, overhead: { gateway: overhead('gateway'), nginx: overhead('nginx') } });
+    levels.push({ streams: level, tokens_per_stream: tokens, token_interval_ms: intervalMs, ramp_ms: rampMs, targets, overhead: { gateway: overhead('gateway'), nginx: overhead('nginx'), bare: overhead('bare'), ledger: overhead('ledger') } });
   }
   return {
     results: {
@@ -570,6 +582,7 @@ function tables(r: Report): Table[] {
       ),
       notes: [
         `gateway/nginx req/s: ${res.ratios.gateway_vs_nginx_rps ?? '–'}; gateway/direct: ${res.ratios.gateway_vs_direct_rps ?? '–'}; added p99 over direct: gateway ${res.added_p99_ms.gateway ?? '–'} ms, nginx ${res.added_p99_ms.nginx ?? '–'} ms`,
+        `gateway/bare: ${res.ratios.gateway_vs_bare_rps ?? '–'} = ledger/bare ${res.ratios.ledger_vs_bare_rps ?? '–'} (the hot store's reserve, settle and outbox rounds alone) × gateway/ledger ${res.ratios.gateway_vs_ledger_rps ?? '–'} (everything else the gateway does)`,
         ...tp.notes,
       ],
     });
@@ -879,6 +892,13 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
   await bareChild.waitForLine(/^listening /, 60_000);
   const bare = `http://127.0.0.1:${barePort}`;
   say(`bare proxy (uWS + the gateway's upstream client, no gateway work) ${bare}, ${workers} process${workers > 1 ? 'es' : ''}`);
+  // The same, plus the gateway's hot-store work per request, on the hot store the gateway has.
+  const ledgerPort = await freePort();
+  const ledgerStore = stores.env.REDIS_URL ? ['--ledger', stores.env.REDIS_URL, '--ledger-prefix', `${stores.env.REDIS_PREFIX}ledger:`] : ['--ledger', 'memory'];
+  const ledgerChild = startChild({ name: 'ledger proxy', command: process.execPath, args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'), '--port', String(ledgerPort), '--processes', String(workers), '--route', `/s=${stat}`, '--route', `/f=${fake}`, '--connections', String(maxPerWorker), ...ledgerStore], cwd: REPO_ROOT, logFile: path.join(tmp, 'ledger-proxy.log'), nofile });
+  await ledgerChild.waitForLine(/^listening /, 60_000);
+  const ledger = `http://127.0.0.1:${ledgerPort}`;
+  say(`ledger proxy (the bare proxy + the hot store's reserve, settle and outbox rounds, ${stores.env.REDIS_URL ? 'on Redis' : 'in process'}) ${ledger}`);
 
   let wrk = null as Bench['wrk'];
   if (opts.loadgen !== 'autocannon') {
@@ -903,6 +923,8 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
     nginxSkipped,
     bare,
     bareSampler: new TreeSampler(bareChild.pid),
+    ledger,
+    ledgerSampler: new TreeSampler(ledgerChild.pid),
     wrk,
     saturationRps: null,
   };

@@ -7,10 +7,14 @@
 // A request to /s/v1/chat/completions goes to URL/v1/chat/completions. `--processes N` starts
 // N − 1 more copies on the same port (SO_REUSEPORT), as the gateway's workers do, as children
 // of this one so that the bench samples them together. Prints `listening <url>`.
+//
+// `--ledger URL|memory [--ledger-prefix P]` makes it the bench's fourth baseline: each request
+// also does what the gateway's hot store does for it (ledger.ts), on that Redis or in process.
 
 import { spawn } from 'node:child_process';
 import { loadUws } from '../../src/server/uws.js';
-import { UpstreamClient } from '../../src/upstream/client.js';
+import { UpstreamClient, type UpstreamResponse } from '../../src/upstream/client.js';
+import { BenchLedger } from './ledger.js';
 
 const uws = loadUws();
 const args = process.argv.slice(2);
@@ -26,6 +30,8 @@ args.forEach((a, i) => {
 });
 
 const client = new UpstreamClient({ connectMs: 5000, firstByteMs: 120_000, idleMs: 120_000, connections: Number(option('--connections') ?? 4096), idleConnections: 256 });
+const ledgerSpec = option('--ledger');
+const ledger = ledgerSpec ? BenchLedger.open(ledgerSpec, option('--ledger-prefix') ?? 'arbench:ledger:', !args.includes('--child')) : undefined;
 const app = uws.App();
 
 app.post('/*', (res, req) => {
@@ -51,9 +57,24 @@ app.post('/*', (res, req) => {
       res.cork(() => res.writeStatus('404 Not Found').end());
       return;
     }
-    client.post(base + path, headers, Buffer.concat(chunks).toString(), abort.signal).then(
+    const body = Buffer.concat(chunks).toString();
+    const forward = () => client.post(base + path, headers, body, abort.signal);
+    let answer: Promise<UpstreamResponse>;
+    let settled: ((used: boolean) => Promise<void>) | undefined;
+    if (ledger) {
+      // The gateway's order: the hold before forwarding, the charge before the answer's end.
+      const startedAt = performance.now();
+      const held = ledger.then(async (l) => ({ l, id: await l.reserve() }));
+      answer = held.then(forward);
+      settled = (used) => held.then(({ l, id }) => l.settle(id, used, startedAt));
+      answer.catch(() => settled!(false).catch(() => {}));
+    } else answer = forward();
+    answer.then(
       (up) => {
-        if (aborted) return;
+        if (aborted) {
+          settled?.(false).catch(() => {});
+          return;
+        }
         const status = `${up.status} ${up.status === 200 ? 'OK' : ''}`;
         const type = String(up.headers['content-type'] ?? 'application/json');
         res.cork(() => res.writeStatus(status).writeHeader('content-type', type));
@@ -71,8 +92,17 @@ app.post('/*', (res, req) => {
               });
             }
           },
-          end: () => !aborted && res.cork(() => res.end()),
-          error: () => !aborted && res.close(),
+          end: () => {
+            if (!settled) return void (!aborted && res.cork(() => res.end()));
+            settled(true).then(
+              () => !aborted && res.cork(() => res.end()),
+              () => !aborted && res.close(),
+            );
+          },
+          error: () => {
+            settled?.(true).catch(() => {});
+            if (!aborted) res.close();
+          },
         });
       },
       () => !aborted && res.cork(() => res.writeStatus('502 Bad Gateway').end()),

@@ -1,0 +1,78 @@
+// What the gateway's hot store does for one request, and nothing else of the gateway: a hold
+// reserved before the request is forwarded, settled with its usage record before the answer's
+// last byte goes out, and the outbox read and acknowledged as the usage writer does (without
+// the Postgres commit in between). The bare proxy runs it with `--ledger` as the bench's
+// "ledger" baseline: the floor that the money invariants' store round trips leave a proxy on
+// the gateway's stack, below which none of the gateway's other work can take it.
+
+import { randomUUID } from 'node:crypto';
+import type { HotStore, OutboxRecord } from '../../src/store/hot.js';
+import { MemoryHotStore } from '../../src/store/hot-memory.js';
+import { RedisHotStore } from '../../src/store/hot-redis.js';
+
+const USER = '00000000-0000-4000-8000-00000000be1c';
+const KEY = '00000000-0000-4000-8000-00000000be1d';
+const HOLD = 5000n;
+const COST = 1234n;
+// The usage writer's defaults (USAGE_BATCH_MAX, USAGE_FLUSH_MS): the same batches it would read.
+const BATCH = 1000;
+const PAUSE_MS = 50;
+
+export class BenchLedger {
+  private readonly consumer = `bench-${process.pid}`;
+  private closed = false;
+
+  private constructor(private readonly store: HotStore) {}
+
+  /**
+   * `spec`: a Redis URL, or `memory` for the in-process store the gateway uses without one.
+   * `drain`: this process reads the outbox, as the gateway's one writer does (every process
+   * does with `memory`, each having an outbox of its own).
+   */
+  static async open(spec: string, prefix: string, drain: boolean): Promise<BenchLedger> {
+    const store = spec === 'memory' ? new MemoryHotStore() : new RedisHotStore(spec, prefix);
+    await store.primeBalance(USER, { balance: 10n ** 18n, charged: 0n, keySpend: {} });
+    const ledger = new BenchLedger(store);
+    if (drain || spec === 'memory') void ledger.drain();
+    return ledger;
+  }
+
+  /** The hold's id; throws when the store refuses it (the proxy answers 503). */
+  async reserve(): Promise<string> {
+    const id = randomUUID();
+    const r = await this.store.reserve({ userId: USER, reservationId: id, amount: HOLD, ttlMs: 60_000, keyId: KEY, rpmLimit: 0, outboxMax: 1_000_000 });
+    if (r.status !== 'ok') throw new Error(`reserve: ${r.status}`);
+    return id;
+  }
+
+  /** The charge and its usage record; `used: false` releases the hold instead. */
+  async settle(id: string, used: boolean, startedAt: number): Promise<void> {
+    await this.store.settle({ userId: USER, reservationId: id, cost: used ? COST : 0n, keyId: KEY, record: used ? record(id, startedAt) : undefined });
+  }
+
+  /**
+   * The usage writer's rounds, minus Postgres: each batch read is acknowledged as inserted, and
+   * a batch that was not full is followed by the writer's pause.
+   */
+  private async drain(): Promise<void> {
+    while (!this.closed) {
+      const entries = await this.store.readOutbox(this.consumer, BATCH, 1000).catch(() => []);
+      if (entries.length > 0) await this.store.ackOutbox(entries.map((entry) => ({ entry, kind: 'inserted' as const, chargedAfter: 0n }))).catch(() => {});
+      if (entries.length < BATCH) await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.store.close();
+  }
+}
+
+/** A record the size of the gateway's for the same request. */
+function record(settleId: string, startedAt: number): OutboxRecord {
+  return {
+    settleId, userId: USER, keyId: KEY, requestId: `req_${settleId.replaceAll('-', '').slice(0, 24)}`, model: 'bench-static', surface: 'chat',
+    stream: false, status: 200, promptTokens: 14, completionTokens: 24, cachedTokens: 0, cacheWriteTokens: 0, costNano: COST,
+    officialCostNano: 1542n, latencyMs: Math.round(performance.now() - startedAt), ttftMs: null, overrun: false, createdAt: new Date(),
+  };
+}
