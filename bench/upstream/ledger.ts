@@ -10,10 +10,10 @@ import type { HotStore, OutboxRecord } from '../../src/store/hot.js';
 import { MemoryHotStore } from '../../src/store/hot-memory.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 
-const USER = '00000000-0000-4000-8000-00000000be1c';
+export const LEDGER_USER = '00000000-0000-4000-8000-00000000be1c';
 const KEY = '00000000-0000-4000-8000-00000000be1d';
 const HOLD = 5000n;
-const COST = 1234n;
+export const LEDGER_COST = 1234n;
 // The usage writer's defaults (USAGE_BATCH_MAX, USAGE_FLUSH_MS): the same batches it would read.
 const BATCH = 1000;
 const PAUSE_MS = 50;
@@ -22,7 +22,8 @@ export class BenchLedger {
   private readonly consumer = `bench-${process.pid}`;
   private closed = false;
 
-  private constructor(private readonly store: HotStore) {}
+  /** Open for the test that checks the baseline really does the store's work. */
+  private constructor(readonly store: HotStore) {}
 
   /**
    * `spec`: a Redis URL, or `memory` for the in-process store the gateway uses without one.
@@ -31,7 +32,7 @@ export class BenchLedger {
    */
   static async open(spec: string, prefix: string, drain: boolean): Promise<BenchLedger> {
     const store = spec === 'memory' ? new MemoryHotStore() : new RedisHotStore(spec, prefix);
-    await store.primeBalance(USER, { balance: 10n ** 18n, charged: 0n, keySpend: {} });
+    await store.primeBalance(LEDGER_USER, { balance: 10n ** 18n, charged: 0n, keySpend: {} });
     const ledger = new BenchLedger(store);
     if (drain || spec === 'memory') void ledger.drain();
     return ledger;
@@ -40,14 +41,14 @@ export class BenchLedger {
   /** The hold's id; throws when the store refuses it (the proxy answers 503). */
   async reserve(): Promise<string> {
     const id = randomUUID();
-    const r = await this.store.reserve({ userId: USER, reservationId: id, amount: HOLD, ttlMs: 60_000, keyId: KEY, rpmLimit: 0, outboxMax: 1_000_000 });
+    const r = await this.store.reserve({ userId: LEDGER_USER, reservationId: id, amount: HOLD, ttlMs: 60_000, keyId: KEY, rpmLimit: 0, outboxMax: 1_000_000 });
     if (r.status !== 'ok') throw new Error(`reserve: ${r.status}`);
     return id;
   }
 
   /** The charge and its usage record; `used: false` releases the hold instead. */
   async settle(id: string, used: boolean, startedAt: number): Promise<void> {
-    await this.store.settle({ userId: USER, reservationId: id, cost: used ? COST : 0n, keyId: KEY, record: used ? record(id, startedAt) : undefined });
+    await this.store.settle({ userId: LEDGER_USER, reservationId: id, cost: used ? LEDGER_COST : 0n, keyId: KEY, record: used ? record(id, startedAt) : undefined });
   }
 
   /**
@@ -71,8 +72,8 @@ export class BenchLedger {
 /** A record the size of the gateway's for the same request. */
 function record(settleId: string, startedAt: number): OutboxRecord {
   return {
-    settleId, userId: USER, keyId: KEY, requestId: `req_${settleId.replaceAll('-', '').slice(0, 24)}`, model: 'bench-static', surface: 'chat',
-    stream: false, status: 200, promptTokens: 14, completionTokens: 24, cachedTokens: 0, cacheWriteTokens: 0, costNano: COST,
+    settleId, userId: LEDGER_USER, keyId: KEY, requestId: `req_${settleId.replaceAll('-', '').slice(0, 24)}`, model: 'bench-static', surface: 'chat',
+    stream: false, status: 200, promptTokens: 14, completionTokens: 24, cachedTokens: 0, cacheWriteTokens: 0, costNano: LEDGER_COST,
     officialCostNano: 1542n, latencyMs: Math.round(performance.now() - startedAt), ttftMs: null, overrun: false, createdAt: new Date(),
   };
 }

@@ -1,0 +1,37 @@
+// The bench's ledger baseline stands for the gateway's hot-store work per request: if it skipped
+// any of it (no hold, no charge, an outbox nobody reads), the bench would credit the gateway's
+// own code with a cost that is the store's.
+
+import t from 'tap';
+import { Redis } from 'ioredis';
+import { BenchLedger, LEDGER_COST, LEDGER_USER } from '../../bench/upstream/ledger.js';
+import { REDIS_URL, testRedisPrefix } from '../helpers/stores.js';
+
+for (const kind of ['memory', 'redis'] as const) {
+  t.test(`${kind}: a hold per request, one charge with its record, and the outbox drained`, async (t) => {
+    const prefix = testRedisPrefix();
+    const ledger = await BenchLedger.open(kind === 'memory' ? 'memory' : REDIS_URL, prefix, true);
+    t.teardown(async () => {
+      await ledger.close();
+      if (kind === 'memory') return;
+      const r = new Redis(REDIS_URL);
+      const keys = await r.keys(`${prefix}*`);
+      if (keys.length) await r.del(...keys);
+      r.disconnect();
+    });
+    const { store } = ledger;
+    const start = (await store.balance(LEDGER_USER))!.balance;
+
+    const used = await ledger.reserve();
+    const unused = await ledger.reserve();
+    t.equal((await store.balance(LEDGER_USER))!.reserved, 10_000n, 'both holds are in place before forwarding');
+
+    await ledger.settle(used, true, performance.now());
+    await ledger.settle(unused, false, performance.now());
+    t.same(await store.balance(LEDGER_USER), { balance: start - LEDGER_COST, reserved: 0n }, 'one charge, one release');
+
+    const deadline = Date.now() + 5000;
+    while ((await store.outboxLength()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    t.equal(await store.outboxLength(), 0, 'the usage record was read and acknowledged, as the writer would');
+  });
+}
