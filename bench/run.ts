@@ -896,6 +896,8 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
   const ledgerPort = await freePort();
   const ledgerStore = stores.env.REDIS_URL ? ['--ledger', stores.env.REDIS_URL, '--ledger-prefix', `${stores.env.REDIS_PREFIX}ledger:`] : ['--ledger', 'memory'];
   const ledgerChild = startChild({ name: 'ledger proxy', command: process.execPath, args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'), '--port', String(ledgerPort), '--processes', String(workers), '--route', `/s=${stat}`, '--route', `/f=${fake}`, '--connections', String(maxPerWorker), ...ledgerStore], cwd: REPO_ROOT, logFile: path.join(tmp, 'ledger-proxy.log'), nofile });
+  // Stopped before the stores are cleaned up: its outbox reader would make its stream again.
+  cleanups.push(() => ledgerChild.stop());
   await ledgerChild.waitForLine(/^listening /, 60_000);
   const ledger = `http://127.0.0.1:${ledgerPort}`;
   say(`ledger proxy (the bare proxy + the hot store's reserve, settle and outbox rounds, ${stores.env.REDIS_URL ? 'on Redis' : 'in process'}) ${ledger}`);
