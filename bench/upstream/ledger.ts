@@ -38,7 +38,7 @@ export class BenchLedger {
     return ledger;
   }
 
-  /** The hold's id; throws when the store refuses it (the proxy answers 503). */
+  /** The hold's id; throws when the store refuses it (the proxy then answers 502). */
   async reserve(): Promise<string> {
     const id = randomUUID();
     const r = await this.store.reserve({ userId: LEDGER_USER, reservationId: id, amount: HOLD, ttlMs: 60_000, keyId: KEY, rpmLimit: 0, outboxMax: 1_000_000 });
