@@ -91,7 +91,7 @@ t.test('limits set by PATCH hold across two worker processes, in both surfaces\'
   const configPath = path.join(dir, 'gateway.config.json');
   writeFileSync(configPath, JSON.stringify(testCatalogue({ upstream: fake.url })));
   const databaseUrl = await testDatabase(t);
-  const redisPrefix = testRedisPrefix();
+  const redisPrefix = testRedisPrefix(t);
   const stores = await openStores({ DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: redisPrefix, dataDir: '/nonexistent' });
   t.teardown(() => stores.close());
   const env = childEnv({

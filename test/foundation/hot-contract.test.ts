@@ -8,24 +8,9 @@ import { SETTLED_MEMORY_MS, type AckItem, type HotStore, type OutboxEntry, type 
 import { MemoryHotStore } from '../../src/store/hot-memory.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { waitFor } from '../helpers/child.js';
-import { REDIS_URL, testRedisPrefix } from '../helpers/stores.js';
+import { dropRedisPrefix, REDIS_URL, testRedisPrefix } from '../helpers/stores.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Deletes every key under `prefix` (the test's own namespace). */
-async function dropPrefix(prefix: string) {
-  const r = new Redis(REDIS_URL);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length) await r.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    r.disconnect();
-  }
-}
 
 interface Impl {
   name: string;
@@ -46,7 +31,7 @@ const IMPLS: Impl[] = [
       };
       t.teardown(async () => {
         await Promise.all(opened.map((s) => s.close()));
-        await dropPrefix(prefix);
+        await dropRedisPrefix(prefix);
       });
       return { store: make(), peer: make };
     },
@@ -449,8 +434,8 @@ t.test('Redis: prefixes keep gateways apart', async (t) => {
   t.teardown(async () => {
     await a.close();
     await b.close();
-    await dropPrefix(p1);
-    await dropPrefix(p2);
+    await dropRedisPrefix(p1);
+    await dropRedisPrefix(p2);
   });
   const u = user();
   await prime(a, u, 10n);
@@ -471,7 +456,7 @@ t.test('Redis: a settled reservation leaves no hold behind; its id is remembered
   t.teardown(async () => {
     await store.close();
     r.disconnect();
-    await dropPrefix(prefix);
+    await dropRedisPrefix(prefix);
   });
   const u = user();
   await prime(store, u, 1_000_000n);
@@ -502,7 +487,7 @@ t.test('Redis: reservation throughput (one connection, pipelined)', async (t) =>
   const store = new RedisHotStore(REDIS_URL, prefix);
   t.teardown(async () => {
     await store.close();
-    await dropPrefix(prefix);
+    await dropRedisPrefix(prefix);
   });
   const users = Array.from({ length: 100 }, user);
   await Promise.all(users.map((u) => prime(store, u, 1_000_000_000n)));
@@ -529,7 +514,7 @@ t.test('Redis: the records of a writer that stopped are claimed by another', asy
   const store = new RedisHotStore(REDIS_URL, prefix);
   t.teardown(async () => {
     await store.close();
-    await dropPrefix(prefix);
+    await dropRedisPrefix(prefix);
   });
   const u = user();
   await prime(store, u, 1_000n);
@@ -550,7 +535,7 @@ t.test('Redis: charges settled again after Redis lost data', async (t) => {
   const store = new RedisHotStore(REDIS_URL, prefix);
   t.teardown(async () => {
     await store.close();
-    await dropPrefix(prefix);
+    await dropRedisPrefix(prefix);
   });
   const inPostgres = new Set<string>();
   let replayed = 0;
@@ -572,7 +557,7 @@ t.test('Redis: charges settled again after Redis lost data', async (t) => {
   const [b] = await store.readOutbox('w', 1, 10);
   inPostgres.add('b'); // committed, but the data (and the acknowledgement) went before the ack
   void b;
-  await dropPrefix(prefix); // what FLUSHALL, or a restart without AOF, does
+  await dropRedisPrefix(prefix); // what FLUSHALL, or a restart without AOF, does
   await store.watch();
   t.equal(replayed, 1, 'only what is neither in the outbox nor in Postgres is settled again');
   const entries = await store.readOutbox('w2', 10, 10);

@@ -5,20 +5,12 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
-import { Redis } from 'ioredis';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { REDIS_URL, testRedisPrefix } from '../helpers/stores.js';
 
 t.test('one turn of reserves and settles is one write to Redis', async (t) => {
-  const prefix = testRedisPrefix();
-  const store = new RedisHotStore(REDIS_URL, prefix);
-  t.teardown(async () => {
-    await store.close();
-    const r = new Redis(REDIS_URL);
-    const keys = await r.keys(`${prefix}*`);
-    if (keys.length) await r.del(...keys);
-    r.disconnect();
-  });
+  const store = new RedisHotStore(REDIS_URL, testRedisPrefix(t));
+  t.teardown(() => store.close());
   const userId = randomUUID();
   await store.primeBalance(userId, { balance: 1_000_000n, charged: 0n, keySpend: {} });
   const reserve = (id: string) => store.reserve({ userId, reservationId: id, amount: 10n, ttlMs: 60_000, keyId: 'k1', rpmLimit: 0, outboxMax: 0 });

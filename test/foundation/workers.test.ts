@@ -24,7 +24,7 @@ function getFresh(url: string): Promise<{ status: number; body: string }> {
 
 t.test('two workers serve one port; /metrics on OPS_PORT sums over both', async (t) => {
   const opsPort = await freePort();
-  const env = childEnv({ DATABASE_URL: await testDatabase(t), REDIS_URL, REDIS_PREFIX: testRedisPrefix(), WORKERS: '2', OPS_PORT: String(opsPort) });
+  const env = childEnv({ DATABASE_URL: await testDatabase(t), REDIS_URL, REDIS_PREFIX: testRedisPrefix(t), WORKERS: '2', OPS_PORT: String(opsPort) });
   const serve = await startServe(t, env, 60_000);
   t.match(serve.stdout(), /with 2 workers/);
   const N = 24;
@@ -40,15 +40,11 @@ t.test('two workers serve one port; /metrics on OPS_PORT sums over both', async 
 
 t.test('the outbox writer runs once, in the primary, and /metrics reports the outbox once', async (t) => {
   const opsPort = await freePort();
-  const prefix = testRedisPrefix();
+  const prefix = testRedisPrefix(t);
   const env = childEnv({ DATABASE_URL: await testDatabase(t), REDIS_URL, REDIS_PREFIX: prefix, WORKERS: '2', OPS_PORT: String(opsPort) });
   const serve = await startServe(t, env, 60_000);
   const redis = new Redis(REDIS_URL);
-  t.teardown(async () => {
-    const keys = await redis.keys(`${prefix}*`);
-    if (keys.length > 0) await redis.del(...keys);
-    redis.disconnect();
-  });
+  t.teardown(() => redis.disconnect());
   // Every writer heartbeats under its consumer name, `host:pid:random`.
   const writers = await waitFor(async () => {
     const keys = await redis.keys(`${prefix}writer:*`);
@@ -74,7 +70,7 @@ t.test('workers get the configured young generation unless node was given one', 
   t.same(workerExecArgv([], '--max-old-space-size=900 --max_semi_space_size=2', 4), [], 'so does one in NODE_OPTIONS (the workers inherit it)');
   t.same(workerExecArgv(['--inspect'], '', 0), ['--inspect'], '0 leaves V8 its own');
 
-  const env = childEnv({ DATABASE_URL: await testDatabase(t), REDIS_URL, REDIS_PREFIX: testRedisPrefix(), WORKERS: '2', WORKER_SEMI_SPACE_MB: '3' });
+  const env = childEnv({ DATABASE_URL: await testDatabase(t), REDIS_URL, REDIS_PREFIX: testRedisPrefix(t), WORKERS: '2', WORKER_SEMI_SPACE_MB: '3' });
   const serve = await startServe(t, env, 60_000);
   const workers = execFileSync('pgrep', ['-P', String(serve.proc.pid)]).toString().trim().split('\n');
   t.equal(workers.length, 2);

@@ -88,7 +88,7 @@ export async function startTestGateway(
   if (!opts.embedded) {
     env.DATABASE_URL ??= await testDatabase(t);
     env.REDIS_URL ??= REDIS_URL;
-    env.REDIS_PREFIX ??= testRedisPrefix();
+    env.REDIS_PREFIX ??= testRedisPrefix(t);
   }
   const config = loadConfig(env);
   const log = opts.log ?? createLogger(config.LOG_LEVEL);

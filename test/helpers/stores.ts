@@ -2,6 +2,7 @@
 // dropped here) and its own Redis key prefix, so parallel runs never collide.
 
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import type { Test } from 'tap';
 import { openStores, type Stores } from '../../src/store/index.js';
@@ -25,12 +26,36 @@ export async function testDatabase(t: Test): Promise<string> {
   return url.toString();
 }
 
-export const testRedisPrefix = () => `${uniqueName('t')}:`;
+/**
+ * A Redis key prefix of the test's own. With `t`, its keys are deleted when the test ends, after
+ * the teardowns registered later (tap runs them last first): the stores or the gateway that
+ * write under it are closed by then, so nothing makes a key again.
+ */
+export function testRedisPrefix(t?: Test): string {
+  const prefix = `${uniqueName('t')}:`;
+  t?.teardown(() => dropRedisPrefix(prefix));
+  return prefix;
+}
+
+/** Deletes every key under `prefix`. */
+export async function dropRedisPrefix(prefix: string): Promise<void> {
+  const r = new Redis(REDIS_URL);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await r.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    r.disconnect();
+  }
+}
 
 /** Both real stores, migrated, closed at teardown. */
 export async function testStores(t: Test): Promise<Stores & { databaseUrl: string; redisPrefix: string }> {
   const databaseUrl = await testDatabase(t);
-  const redisPrefix = testRedisPrefix();
+  const redisPrefix = testRedisPrefix(t);
   const stores = await openStores({ DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: redisPrefix, dataDir: '/nonexistent' });
   t.teardown(() => stores.close());
   return { ...stores, databaseUrl, redisPrefix };

@@ -3,23 +3,14 @@
 // own code with a cost that is the store's.
 
 import t from 'tap';
-import { Redis } from 'ioredis';
 import { BenchLedger, LEDGER_COST, LEDGER_USER } from '../../bench/upstream/ledger.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { REDIS_URL, testRedisPrefix } from '../helpers/stores.js';
 
 for (const kind of ['memory', 'redis'] as const) {
   t.test(`${kind}: a hold per request, one charge with its record, and the outbox drained`, async (t) => {
-    const prefix = testRedisPrefix();
-    const ledger = await BenchLedger.open(kind === 'memory' ? 'memory' : REDIS_URL, prefix, true);
-    t.teardown(async () => {
-      await ledger.close();
-      if (kind === 'memory') return;
-      const r = new Redis(REDIS_URL);
-      const keys = await r.keys(`${prefix}*`);
-      if (keys.length) await r.del(...keys);
-      r.disconnect();
-    });
+    const ledger = await BenchLedger.open(kind === 'memory' ? 'memory' : REDIS_URL, testRedisPrefix(t), true);
+    t.teardown(() => ledger.close());
     const { store } = ledger;
     const start = (await store.balance(LEDGER_USER))!.balance;
 
