@@ -138,6 +138,7 @@ t.test('in-process gateway', async (t) => {
     t.match(text, /airouter_http_requests_total\{route="chat",status="413"\} 2/, 'and the refused bodies');
     t.match(text, /airouter_http_request_duration_seconds_bucket\{le="0.005",route="readyz",status="200"\}/);
     t.match(text, /process_cpu_seconds_total/, 'default process metrics');
+    t.match(text, /nodejs_eventloop_lag_p99_seconds \d/, 'event-loop lag, sampled every 100 ms');
   });
 });
 
