@@ -330,7 +330,10 @@ async function scenarioLatency(b: Bench): Promise<ScenarioOutcome> {
       client_dispatch_lag_ms: r.dispatchLagMs,
       max_in_flight: r.maxInFlight,
       max_queued_in_client: r.maxQueuedInClient,
-      proxy: u ? { cpu_s: u.cpuSeconds, rss_peak_mb: u.rssPeakMb } : null,
+      // Per request offered over the whole run: at a fixed rate this is what each request costs
+      // the proxy's processes, wake-ups included, which a closed loop at saturation hides.
+      proxy: u ? { cpu_s: u.cpuSeconds, cpu_us_per_request: perRequestUs(u.cpuSeconds, r.offered), rss_peak_mb: u.rssPeakMb } : null,
+      client_cpu_us_per_request: perRequestUs(r.clientCpuS, r.offered),
       first_error: r.firstError ?? null,
     };
     say(`latency → ${t.name}: p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, p99.9 ${r.latency.p999} ms`);
@@ -346,6 +349,13 @@ async function scenarioLatency(b: Bench): Promise<ScenarioOutcome> {
     failures,
     notes,
   };
+}
+
+const perRequestUs = (cpuS: number, requests: number) => (requests > 0 ? Math.round((cpuS / requests) * 1e6) : null);
+
+function clientCpuRange(targets: Record<string, any>): string {
+  const v = Object.values(targets).map((t) => t.client_cpu_us_per_request).filter((x): x is number => typeof x === 'number');
+  return v.length === 0 ? '–' : `${Math.min(...v)}–${Math.max(...v)}`;
 }
 
 async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioOutcome> {
@@ -593,13 +603,17 @@ function tables(r: Report): Table[] {
     const added = (name: string) => res.added_ms?.[name] ?? null;
     out.push({
       title: `2. Latency at a fixed offered rate of ${res.rate_rps.toLocaleString('en-US')} req/s (${res.rate_source})${st(lt)}`,
-      head: ['target', 'achieved req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'added p50', 'added p99', 'added p99.9', 'failed'],
+      head: ['target', 'achieved req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'added p50', 'added p99', 'added p99.9', 'failed', 'CPU µs/req'],
       rows: Object.entries(res.targets as Record<string, any>).map(([name, t]) =>
         t.status === 'skipped'
-          ? [name, `skipped: ${t.reason}`, null, null, null, null, null, null, null]
-          : [name, t.achieved_rps, t.latency_ms.p50, t.latency_ms.p99, t.latency_ms.p999, added(name)?.p50, added(name)?.p99, added(name)?.p999, t.errors + t.non2xx],
+          ? [name, `skipped: ${t.reason}`, null, null, null, null, null, null, null, null]
+          : [name, t.achieved_rps, t.latency_ms.p50, t.latency_ms.p99, t.latency_ms.p999, added(name)?.p50, added(name)?.p99, added(name)?.p999, t.errors + t.non2xx, t.proxy?.cpu_us_per_request ?? null],
       ),
-      notes: [`"added" = target − direct, same client, same rate; ${res.duration_s} s measured per target.`, ...lt.notes],
+      notes: [
+        `"added" = target − direct, same client, same rate; ${res.duration_s} s measured per target.`,
+        `CPU µs/req = the proxy's processes' user+system CPU over the run (warm-up included) per request offered; Redis and Postgres not counted. The client's own: ${clientCpuRange(res.targets)} µs/req.`,
+        ...lt.notes,
+      ],
     });
   }
   for (const [id, title] of [

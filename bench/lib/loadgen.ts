@@ -151,6 +151,10 @@ export interface OpenLoopResult {
   maxQueuedInClient: number;
   /** Most requests outstanding at once. */
   maxInFlight: number;
+  /** Every request offered, the warm-up's included: what the target's CPU over the run served. */
+  offered: number;
+  /** This client's own CPU over the run (user + system), warm-up included. */
+  clientCpuS: number;
   firstError?: string;
 }
 
@@ -168,6 +172,7 @@ export async function openLoop(opts: { target: HttpTarget; rate: number; duratio
   const url = new URL(opts.target.url);
   const pool = new Pool(url.origin, { connections: opts.connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
   const headers = { 'content-type': 'application/json', ...opts.target.headers };
+  const cpuBefore = process.cpuUsage();
   const latency = new Samples(Math.ceil(opts.rate * opts.durationS) + 16);
   const lag = new Samples(Math.ceil(opts.rate * opts.durationS) + 16);
   let sent = 0;
@@ -238,6 +243,7 @@ export async function openLoop(opts: { target: HttpTarget; rate: number; duratio
   const ended = performance.now();
   await Promise.all([...inflight]);
   await pool.close();
+  const cpu = process.cpuUsage(cpuBefore);
   const measuredS = (ended - (t0 + warmupMs)) / 1000;
   const lagSum = lag.summary();
   return {
@@ -252,6 +258,8 @@ export async function openLoop(opts: { target: HttpTarget; rate: number; duratio
     dispatchLagMs: { p99: lagSum.p99, max: lagSum.max },
     maxQueuedInClient: maxQueued,
     maxInFlight,
+    offered: next,
+    clientCpuS: (cpu.user + cpu.system) / 1e6,
     firstError,
   };
 }
