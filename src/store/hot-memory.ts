@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import {
+  LEASE_SHARE,
   SETTLED_MEMORY_MS,
   type AckItem,
   type HotAccountSnapshot,
   type HotStore,
+  type LeaseRequest,
+  type LeaseResult,
   type OutboxEntry,
   type PrimeSnapshot,
   type ReserveRequest,
@@ -108,14 +111,57 @@ export class MemoryHotStore implements HotStore {
     return { status: 'ok', available: available - req.amount };
   }
 
+  async lease(req: LeaseRequest): Promise<LeaseResult> {
+    const now = Date.now();
+    const u = this.user(req.userId);
+    this.sweep(u, now);
+    const held = u.holds.get(req.leaseId);
+    if (req.mode === 'close') {
+      if (!held) return { status: 'ok', granted: 0n };
+      const back = req.give < held.amount ? req.give : held.amount;
+      held.amount -= back;
+      u.reserved -= back;
+      if (held.amount === 0n) u.holds.delete(req.leaseId);
+      return { status: 'ok', granted: 0n };
+    }
+    if (req.mode === 'extend' && !held) return { status: 'gone' };
+    if (req.outboxMax > 0 && this.outbox.size >= req.outboxMax) return { status: 'backlog' };
+    if (!u.acct) return { status: 'unknown' };
+    const available = u.acct.bal - u.reserved;
+    if (req.need > available) return { status: 'insufficient', available };
+    const share = available / BigInt(LEASE_SHARE);
+    const granted = max(req.need, req.grow < share ? req.grow : share);
+    u.reserved += granted;
+    if (held) {
+      held.amount += granted;
+      held.expires = now + req.ttlMs;
+    } else {
+      u.holds.set(req.leaseId, { amount: granted, keyId: '', expires: now + req.ttlMs });
+    }
+    return { status: 'ok', granted };
+  }
+
   async settle(req: SettleRequest): Promise<SettleResult> {
     if (!req.record && req.cost !== 0n) throw new Error('a charge needs its usage record');
     const now = Date.now();
     const u = this.user(req.userId);
     this.sweep(u, now);
+    // A reservation drawn from a lease has no hold of its own: only its settled marker tells a repeat.
     const hold = u.holds.get(req.reservationId);
     if (hold?.settled) return { duplicate: true };
-    if (hold) this.release(u, hold);
+    if (hold && !req.leaseId) this.release(u, hold);
+    const result: SettleResult = { duplicate: false };
+    if (req.leaseId) {
+      const lease = u.holds.get(req.leaseId);
+      if (lease) {
+        const taken = req.cost < lease.amount ? req.cost : lease.amount;
+        lease.amount -= taken;
+        u.reserved -= taken;
+        result.leaseTaken = taken;
+      } else {
+        result.leaseGone = true;
+      }
+    }
     let generation = '';
     if (u.acct) {
       generation = u.acct.gen;
@@ -126,13 +172,14 @@ export class MemoryHotStore implements HotStore {
       }
     }
     u.holds.set(req.reservationId, { amount: 0n, keyId: '', expires: now + SETTLED_MEMORY_MS, settled: true });
-    if (!req.record) return { duplicate: false };
+    if (!req.record) return result;
     const id = `${now}-${this.seq++}`;
     let committed!: () => void;
     const done = new Promise<void>((resolve) => (committed = resolve));
     this.outbox.set(id, { entry: { id, record: req.record, generation, spendField: req.spendField ?? '' }, committed, done });
     this.wake?.();
-    return { duplicate: false, entryId: id };
+    result.entryId = id;
+    return result;
   }
 
   whenCommitted(entryId: string): Promise<void> {
@@ -322,3 +369,5 @@ export class MemoryHotStore implements HotStore {
     this.bus.removeAllListeners();
   }
 }
+
+const max = (a: bigint, b: bigint) => (a > b ? a : b);

@@ -3,12 +3,15 @@ import { Redis } from 'ioredis';
 import {
   decodeRecord,
   encodeRecord,
+  LEASE_SHARE,
   SETTLED_MEMORY_MS,
   type AckItem,
   type HotAccountSnapshot,
   type HotStore,
   type OutboxEntry,
   type PrimeSnapshot,
+  type LeaseRequest,
+  type LeaseResult,
   type ReserveRequest,
   type ReserveResult,
   type SettleRequest,
@@ -30,6 +33,9 @@ const GROUP = 'writers';
 /** Negation of a non-negative integer string (HINCRBY refuses "-0"). */
 const NEG = `
 local function neg(s) if s == '0' then return '0' end return '-' .. s end
+-- An integer as Redis reads one: a Lua number as an argument would be written as "%.14g",
+-- which turns amounts from 10^14 nano-USD up into exponents.
+local function int(x) return string.format('%d', x) end
 `;
 
 /**
@@ -136,6 +142,46 @@ redis.call('INCRBY', resv, ARGV[ao + 2])
 return 1, available - amount
 `;
 
+/**
+ * KEYS: the outbox (once per call), then per call the user's base key.
+ * ARGV: leaseId, mode ('open', 'extend' or 'close'), need, grow, give, ttl, outboxMax
+ * (LeaseRequest). Growth takes at most an eighth of what is available (LEASE_SHARE), never less
+ * than `need`. Answers -5 for an `extend` whose hold is gone.
+ */
+const LEASE_SHARED = `${SWEEP}${OUTBOX_LEN}`;
+const LEASE = `
+bind(KEYS[ko + 1])
+sweep()
+local id, mode = ARGV[ao + 1], ARGV[ao + 2]
+local held = redis.call('HGET', res, id)
+if mode == 'close' then
+  if not held then return 1, 0 end
+  local hold = tonumber(held)
+  local back = math.min(tonumber(ARGV[ao + 5]), hold)
+  if back > 0 then redis.call('DECRBY', resv, int(back)) end
+  if hold == back then
+    redis.call('HDEL', res, id)
+    redis.call('ZREM', resx, id)
+  else
+    redis.call('HSET', res, id, int(hold - back))
+  end
+  return 1, 0
+end
+if mode == 'extend' and not held then return -5, 0 end
+local outboxMax = tonumber(ARGV[ao + 7])
+if outboxMax > 0 and outboxLen(KEYS[1]) >= outboxMax then return -3, 0 end
+local bal = redis.call('HGET', acct, 'bal')
+if not bal then return -1, 0 end
+local need = tonumber(ARGV[ao + 3])
+local available = tonumber(bal) - tonumber(redis.call('GET', resv) or '0')
+if need > available then return 0, available end
+local granted = math.max(need, math.min(tonumber(ARGV[ao + 4]), math.floor(available / ${LEASE_SHARE})))
+redis.call('HSET', res, id, int(tonumber(held or '0') + granted))
+redis.call('ZADD', resx, now + tonumber(ARGV[ao + 6]), id)
+if granted > 0 then redis.call('INCRBY', resv, int(granted)) end
+return 1, granted
+`;
+
 /** The done sets whose expiry this call has set already: once per call is enough. */
 const SETTLE_SHARED = `${SWEEP}
 local expiring = {}
@@ -143,7 +189,7 @@ local expiring = {}
 
 /**
  * KEYS: the outbox (once per call), then per settle the user's base key.
- * ARGV: id, cost, settledMemoryMs, userId, spendField, spendFieldBefore, record.
+ * ARGV: id, cost, settledMemoryMs, userId, spendField, spendFieldBefore, record, leaseId ('' none).
  * A settled id is remembered in the set of its period of the clock, which expires as a whole
  * two periods on: a repeat is looked for there only when the hold is gone, and nothing is left
  * in `res` and `resx` for sweeps to go through. (Marking the hold "settled" and sweeping it a
@@ -157,13 +203,30 @@ local id = ARGV[ao + 1]
 local period = tonumber(ARGV[ao + 3])
 local n = math.floor(now / period)
 local doneNow = done .. n
-local a = redis.call('HGET', res, id)
+local lease = ARGV[ao + 8]
+-- A reservation drawn from a lease has no hold of its own: only the done sets tell a repeat.
+local a = lease == '' and redis.call('HGET', res, id)
 if a and a ~= 'settled' then
   release(a)
   redis.call('HDEL', res, id)
   redis.call('ZREM', resx, id)
 elseif a or redis.call('SISMEMBER', doneNow, id) == 1 or redis.call('SISMEMBER', done .. (n - 1), id) == 1 then
-  return 0, '', ''
+  return 0, '', '', 0
+end
+-- From a lease: what was spent is no longer held, so its hold shrinks by the cost (never below
+-- zero; a cost past it is charged all the same). Answers how much it took, -1 if it is gone.
+local taken = 0
+if lease ~= '' then
+  local h = redis.call('HGET', res, lease)
+  if h then
+    taken = math.min(tonumber(ARGV[ao + 2]), tonumber(h))
+    if taken > 0 then
+      redis.call('HSET', res, lease, int(tonumber(h) - taken))
+      redis.call('DECRBY', resv, int(taken))
+    end
+  else
+    taken = -1
+  end
 end
 local gen = redis.call('HGET', acct, 'gen')
 if gen then
@@ -182,7 +245,7 @@ if not expiring[doneNow] then
   expiring[doneNow] = true
   redis.call('PEXPIREAT', doneNow, (n + 2) * period)
 end
-return 1, eid, gen
+return 1, eid, gen, taken
 `;
 
 /**
@@ -329,6 +392,7 @@ return {n, redis.call('TTL', KEYS[1])}
 type Scripted = Redis & {
   arReserve(...args: string[]): Promise<(number | string)[]>;
   arSettle(...args: string[]): Promise<(number | string)[]>;
+  arLease(...args: string[]): Promise<(number | string)[]>;
   arPrime(...args: string[]): Promise<number>;
   arAck(...args: string[]): Promise<number>;
   arBalance(...args: string[]): Promise<[string, string] | null>;
@@ -411,8 +475,12 @@ export class RedisHotStore implements HotStore {
     (calls) => this.redis.arReserve(...joinCalls([this.outboxKey], calls)).then((flat) => answersOf(flat, 2) as [number, number][]),
     this.turn,
   );
-  private readonly settles = new Batcher<ScriptCall, [number, string, string]>(
-    (calls) => this.redis.arSettle(...joinCalls([this.outboxKey], calls)).then((flat) => answersOf(flat, 3) as [number, string, string][]),
+  private readonly settles = new Batcher<ScriptCall, [number, string, string, number]>(
+    (calls) => this.redis.arSettle(...joinCalls([this.outboxKey], calls)).then((flat) => answersOf(flat, 4) as [number, string, string, number][]),
+    this.turn,
+  );
+  private readonly leases = new Batcher<ScriptCall, [number, number]>(
+    (calls) => this.redis.arLease(...joinCalls([this.outboxKey], calls)).then((flat) => answersOf(flat, 2) as [number, number][]),
     this.turn,
   );
 
@@ -426,7 +494,8 @@ export class RedisHotStore implements HotStore {
     this.redis = this.connect() as Scripted;
     this.redis.on('ready', () => (this.lastError = undefined));
     this.redis.defineCommand('arReserve', { lua: batchedScript(RESERVE_SHARED, RESERVE, { head: 1, keys: 1, args: 8, answers: 2 }) });
-    this.redis.defineCommand('arSettle', { lua: batchedScript(SETTLE_SHARED, SETTLE, { head: 1, keys: 1, args: 7, answers: 3 }) });
+    this.redis.defineCommand('arSettle', { lua: batchedScript(SETTLE_SHARED, SETTLE, { head: 1, keys: 1, args: 8, answers: 4 }) });
+    this.redis.defineCommand('arLease', { lua: batchedScript(LEASE_SHARED, LEASE, { head: 1, keys: 1, args: 7, answers: 2 }) });
     this.redis.defineCommand('arPrime', { numberOfKeys: 3, lua: PRIME });
     this.redis.defineCommand('arAck', { lua: ACK });
     this.redis.defineCommand('arBalance', { numberOfKeys: 1, lua: BALANCE });
@@ -492,6 +561,20 @@ export class RedisHotStore implements HotStore {
     }
   }
 
+  async lease(req: LeaseRequest): Promise<LeaseResult> {
+    const [code, value] = await this.leases.call({
+      keys: [this.userBase(req.userId)],
+      args: [req.leaseId, req.mode, req.need.toString(), req.grow.toString(), req.give.toString(), String(req.ttlMs), String(req.outboxMax)],
+    });
+    switch (code) {
+      case 1: return { status: 'ok', granted: BigInt(value) };
+      case 0: return { status: 'insufficient', available: BigInt(value) };
+      case -1: return { status: 'unknown' };
+      case -5: return { status: 'gone' };
+      default: return { status: 'backlog' };
+    }
+  }
+
   async settle(req: SettleRequest): Promise<SettleResult> {
     if (!req.record && req.cost !== 0n) throw new Error('a charge needs its usage record');
     const result = await this.runSettle(req);
@@ -500,14 +583,20 @@ export class RedisHotStore implements HotStore {
   }
 
   private async runSettle(req: SettleRequest): Promise<SettleResult> {
-    const [ok, entryId] = await this.settles.call({
+    const [ok, entryId, , taken] = await this.settles.call({
       keys: [this.userBase(req.userId)],
       args: [
         req.reservationId, req.cost.toString(), String(SETTLED_MEMORY_MS), req.userId,
-        req.spendField ?? '', req.spendFieldBefore ?? '', req.record ? encodeRecord(req.record) : '',
+        req.spendField ?? '', req.spendFieldBefore ?? '', req.record ? encodeRecord(req.record) : '', req.leaseId ?? '',
       ],
     });
-    return ok === 1 ? { duplicate: false, entryId: entryId || undefined } : { duplicate: true };
+    if (ok !== 1) return { duplicate: true };
+    const result: SettleResult = { duplicate: false, entryId: entryId || undefined };
+    if (req.leaseId) {
+      if (taken === -1) result.leaseGone = true;
+      else result.leaseTaken = BigInt(taken);
+    }
+    return result;
   }
 
   async whenCommitted(): Promise<void> {

@@ -12,6 +12,9 @@
 //   know about: a record settled while no account was loaded (or under an older generation),
 //   and a record that turned out to be a duplicate of one already committed.
 
+/** A lease grows by at most this fraction (1/n) of what is available, so that others can lease too. */
+export const LEASE_SHARE = 8;
+
 /** How long a settled reservation id is remembered, so that a repeated settle charges nothing. */
 export const SETTLED_MEMORY_MS = 60_000;
 
@@ -69,6 +72,11 @@ export interface SettleRequest {
   userId: string;
   reservationId: string;
   cost: bigint;
+  /**
+   * The lease the reservation was drawn from (a process's hold, `lease`), instead of a hold of
+   * its own: the cost comes out of the lease's hold.
+   */
+  leaseId?: string;
   keyId: string | null;
   /** Account field counting the key's spend this period (only for keys with a spend cap). */
   spendField?: string;
@@ -83,7 +91,38 @@ export interface SettleResult {
   duplicate: boolean;
   /** Outbox entry id of the record, when one was written. */
   entryId?: string;
+  /** Settled against a lease whose hold is gone (expired, returned, or Redis lost it). */
+  leaseGone?: boolean;
+  /** What the settle took out of the lease's hold: the cost, or all the hold had left. */
+  leaseTaken?: bigint;
 }
+
+/**
+ * A process's standing hold on a user's balance (a lease), from which its requests take their
+ * worst case without a store call each. `open` starts one under a fresh id; `extend` renews an
+ * existing one (refused as `gone` when its hold no longer exists: expired, or Redis lost it);
+ * both add at least `need` (else refused) and up to `grow`, and set the expiry `ttlMs` from now.
+ * `close` hands back `give` and removes the hold once nothing is left in it.
+ */
+export interface LeaseRequest {
+  userId: string;
+  leaseId: string;
+  mode: 'open' | 'extend' | 'close';
+  need: bigint;
+  grow: bigint;
+  give: bigint;
+  ttlMs: number;
+  /** Refuse growth once this many usage records wait in the outbox (0 = no bound). */
+  outboxMax: number;
+}
+
+export type LeaseResult =
+  /** `granted` added to the hold (0 for a close). */
+  | { status: 'ok'; granted: bigint }
+  | { status: 'insufficient'; available: bigint }
+  | { status: 'unknown' }
+  | { status: 'backlog' }
+  | { status: 'gone' };
 
 /** A Postgres snapshot (one transaction) of what a user's hot account starts from. */
 export interface PrimeSnapshot {
@@ -147,6 +186,8 @@ export interface HotStore {
   readonly durableSettle: boolean;
 
   reserve(req: ReserveRequest): Promise<ReserveResult>;
+  /** Grow, renew or hand back a lease (LeaseRequest); one atomic step, like reserve. */
+  lease(req: LeaseRequest): Promise<LeaseResult>;
   /**
    * Atomically releases the hold, charges `cost` to a loaded account (below zero if need be)
    * and appends the record to the outbox. Idempotent per reservation id for SETTLED_MEMORY_MS.

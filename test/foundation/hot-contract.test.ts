@@ -405,6 +405,84 @@ for (const impl of IMPLS) {
       t.same(got, ['one', 'two'], 'in order, only its channel');
     });
 
+    t.test('lease: opened within an eighth of what is available, at least what is needed, refused past it', async (t) => {
+      const { store } = impl.open(t);
+      const u = user();
+      const base = { userId: u, give: 0n, ttlMs: 60_000, outboxMax: 0 };
+      t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'open', need: 1n, grow: 10n }), { status: 'unknown' }, 'not loaded');
+      await prime(store, u, 80_000n);
+      t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'open', need: 1_000n, grow: 50_000n }), { status: 'ok', granted: 10_000n }, 'an eighth of 80,000');
+      t.same(await store.balance(u), { balance: 80_000n, reserved: 10_000n }, 'the lease is a hold');
+      t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'extend', need: 0n, grow: 500n }), { status: 'ok', granted: 500n }, 'grow under the share: all of it');
+      t.same(await store.lease({ ...base, leaseId: 'L2', mode: 'open', need: 60_000n, grow: 60_000n }), { status: 'ok', granted: 60_000n }, 'what is needed, past the share');
+      t.same(await store.lease({ ...base, leaseId: 'L3', mode: 'open', need: 9_501n, grow: 9_501n }), { status: 'insufficient', available: 9_500n });
+      t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'extend', need: 0n, grow: 0n }), { status: 'ok', granted: 0n }, 'a renewal');
+      t.same(await store.lease({ ...base, leaseId: 'nope', mode: 'extend', need: 0n, grow: 10n }), { status: 'gone' }, 'extending a lease that is not there');
+      t.same(await store.balance(u), { balance: 80_000n, reserved: 70_500n }, 'a refusal and a renewal hold nothing more');
+      t.same(await store.lease({ ...base, leaseId: 'L2', mode: 'close', need: 0n, grow: 0n, give: 60_000n }), { status: 'ok', granted: 0n });
+      t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'close', need: 0n, grow: 0n, give: 500n }), { status: 'ok', granted: 0n }, 'a partial hand-back');
+      t.same(await store.balance(u), { balance: 80_000n, reserved: 10_000n }, 'handed back');
+      const snap = (await store.snapshotAccounts()).find((a) => a.userId === u);
+      t.equal(snap?.holds, 10_000n, 'what is left of L1 is a hold like any other');
+      t.same(await store.lease({ ...base, leaseId: 'L2', mode: 'extend', need: 0n, grow: 1n }), { status: 'gone' }, 'a closed lease is gone');
+      t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'close', need: 0n, grow: 0n, give: 99_999n }), { status: 'ok', granted: 0n }, 'more than it holds: all of it');
+      t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'close', need: 0n, grow: 0n, give: 1n }), { status: 'ok', granted: 0n }, 'closing twice is harmless');
+      t.same(await store.balance(u), { balance: 80_000n, reserved: 0n });
+      t.same(await store.lease({ ...base, leaseId: 'L4', mode: 'open', need: 1n, grow: 1n, outboxMax: 1 }), { status: 'ok', granted: 1n }, 'an empty outbox is no backlog');
+      await settle(store, u, 'x', 1n, { leaseId: 'L4' });
+      t.same(await store.lease({ ...base, leaseId: 'L4', mode: 'extend', need: 1n, grow: 1n, outboxMax: 1 }), { status: 'backlog' }, 'a full outbox refuses growth');
+    });
+
+    t.test('settle against a lease: the cost leaves the hold and the balance together, once', async (t) => {
+      const { store } = impl.open(t);
+      const u = user();
+      await prime(store, u, 1_000_000n);
+      const lease = (need: bigint, mode: 'open' | 'extend' = 'open') => store.lease({ userId: u, leaseId: 'L', mode, need, grow: need, give: 0n, ttlMs: 60_000, outboxMax: 0 });
+      t.same(await lease(10_000n), { status: 'ok', granted: 10_000n });
+      const s1 = await settle(store, u, 'a', 3_000n, { leaseId: 'L' });
+      t.equal(s1.duplicate, false);
+      t.equal(s1.leaseTaken, 3_000n, 'the cost came out of the lease');
+      t.notOk(s1.leaseGone, 'the lease was there');
+      t.same(await store.balance(u), { balance: 997_000n, reserved: 7_000n }, 'available unchanged: 990,000 before and after');
+      t.same(await settle(store, u, 'a', 3_000n, { leaseId: 'L' }), { duplicate: true }, 'a repeat charges nothing');
+      t.same(await store.balance(u), { balance: 997_000n, reserved: 7_000n });
+      t.equal((await settle(store, u, 'b', 9_000n, { leaseId: 'L' })).leaseTaken, 7_000n, 'all the hold had left');
+      t.same(await store.balance(u), { balance: 988_000n, reserved: 0n }, 'a cost past the hold: charged in full, the hold stops at zero');
+      t.same(await lease(0n, 'extend'), { status: 'ok', granted: 0n }, 'an emptied lease is still there');
+      const s3 = await settle(store, u, 'c', 500n, { leaseId: 'gone-lease' });
+      t.equal(s3.leaseGone, true, 'settled against a lease that is not there: said so');
+      t.same(await store.balance(u), { balance: 987_500n, reserved: 0n }, 'and charged all the same');
+      const entries = await readAll(store);
+      t.same(entries.map((e) => [e.record.settleId, e.record.costNano]), [['a', 3_000n], ['b', 9_000n], ['c', 500n]], 'one record each');
+      t.same(await store.settle({ userId: u, reservationId: 'd', cost: 0n, keyId: 'k1', leaseId: 'L' }), { duplicate: false, leaseTaken: 0n });
+      t.same(await store.balance(u), { balance: 987_500n, reserved: 0n }, 'a zero-cost settle changes nothing');
+      t.same((await store.settle({ userId: u, reservationId: 'e', cost: 0n, keyId: 'k1', leaseId: 'gone-lease' })).leaseGone, true, 'said of a release too');
+    });
+
+    t.test('a lease expires like a hold; extending it then says gone', async (t) => {
+      const { store } = impl.open(t);
+      const u = user();
+      await prime(store, u, 100_000n);
+      const base = { userId: u, leaseId: 'L', give: 0n, outboxMax: 0 };
+      t.same(await store.lease({ ...base, mode: 'open', need: 5_000n, grow: 5_000n, ttlMs: 150 }), { status: 'ok', granted: 5_000n });
+      t.same(await store.lease({ ...base, mode: 'extend', need: 0n, grow: 0n, ttlMs: 400 }), { status: 'ok', granted: 0n }, 'renewed for longer');
+      await sleep(250);
+      t.same(await store.balance(u), { balance: 100_000n, reserved: 5_000n }, 'the renewal kept it past its first expiry');
+      await sleep(250);
+      t.same(await store.balance(u), { balance: 100_000n, reserved: 0n }, 'released by the sweep once expired');
+      t.same(await store.lease({ ...base, mode: 'extend', need: 0n, grow: 1n, ttlMs: 400 }), { status: 'gone' });
+    });
+
+    t.test('lease amounts past 10^14 nano-USD stay exact', async (t) => {
+      const { store } = impl.open(t);
+      const u = user();
+      await prime(store, u, 8_000_000_000_000_008n);
+      const r = await store.lease({ userId: u, leaseId: 'L', mode: 'open', need: 1n, grow: 10n ** 16n, give: 0n, ttlMs: 60_000, outboxMax: 0 });
+      t.same(r, { status: 'ok', granted: 1_000_000_000_000_001n });
+      await settle(store, u, 'a', 123_456_789_012_345n, { leaseId: 'L' });
+      t.same(await store.balance(u), { balance: 7_876_543_210_987_663n, reserved: 876_543_210_987_656n }, 'to the nano: no exponent on the way');
+    });
+
     t.test('getCached/setCached with a TTL, deleteCached', async (t) => {
       const { store, peer } = impl.open(t);
       await store.setCached('k1', 'v1', 500);
