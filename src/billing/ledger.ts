@@ -7,6 +7,7 @@ import { Coalesced } from '../store/batch.js';
 import type { HotStore, OutboxRecord, ReserveResult } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
 import { periodEnd, periodStart, previousSpendField, spendField, type KeyLimits, type SpendPeriod } from './key-limits.js';
+import { Lease, Leases } from './leases.js';
 import { nanoToUsd } from './money.js';
 
 export interface Reservation {
@@ -16,6 +17,10 @@ export interface Reservation {
   limits: KeyLimits;
   amount: bigint;
   settled: boolean;
+  /** The lease this request's worst case was drawn from, instead of a hold of its own. */
+  lease?: Lease;
+  /** Its draw was given back to the lease (once, whatever became of the settle). */
+  returned?: boolean;
 }
 
 export interface Payer {
@@ -32,9 +37,21 @@ export interface LedgerOptions {
   commitWaitMs?: number;
   log?: Logger;
   onRetryQueue?: (size: number) => void;
+  /**
+   * Leases (src/billing/leases.ts): requests of keys without limits take their worst case from a
+   * standing hold of this process, renewed at least every `windowMs`, topped up to `requests`
+   * worst cases. Absent: every request reserves in the store.
+   */
+  leases?: { windowMs: number; requests: number };
 }
 
 const unavailable = () => new GatewayError('unavailable', 'The gateway cannot check balances right now; try again shortly.');
+const backlog = () => new GatewayError('unavailable', 'The gateway cannot record usage right now; try again shortly.');
+const insufficient = (amount: bigint, available: bigint) =>
+  new GatewayError(
+    'insufficient_balance',
+    `Insufficient balance: this request may cost up to $${nanoToUsd(amount)} but $${nanoToUsd(available < 0n ? 0n : available)} is available. Add funds or lower max_tokens.`,
+  );
 
 export class Ledger {
   /**
@@ -47,15 +64,23 @@ export class Ledger {
   private readonly funded = new Map<string, number>();
   /** A cold account met by many requests at once is loaded once for all of them. */
   private readonly priming = new Coalesced((userId) => this.load(userId));
+  private readonly leases?: Leases;
 
   constructor(
     private readonly sql: Sql,
     private readonly hot: HotStore,
     private readonly opts: LedgerOptions,
-  ) {}
+  ) {
+    if (opts.leases) {
+      this.leases = new Leases(hot, { ...opts.leases, ttlMs: opts.ttlMs, outboxMax: opts.outboxMax });
+      this.leases.start();
+    }
+  }
 
   /** Hold `amount` or refuse: 402 (balance), 429 (key limits), 503 (stores). */
   async reserve(payer: Payer, amount: bigint): Promise<Reservation> {
+    // A key's limits are counted per request in the store: only keys without them lease.
+    if (this.leases && !payer.limits.rpm && payer.limits.spendNano === null) return this.draw(this.leases, payer, amount);
     const id = randomUUID();
     const now = new Date();
     const { limits } = payer;
@@ -87,10 +112,7 @@ export class Ledger {
         if (result.available > 0n) this.noteFunded(payer.userId);
         return { id, userId: payer.userId, keyId: payer.keyId, limits, amount, settled: false };
       case 'insufficient':
-        throw new GatewayError(
-          'insufficient_balance',
-          `Insufficient balance: this request may cost up to $${nanoToUsd(amount)} but $${nanoToUsd(result.available < 0n ? 0n : result.available)} is available. Add funds or lower max_tokens.`,
-        );
+        throw insufficient(amount, result.available);
       case 'rate_limited':
         throw new GatewayError('rate_limit', `This key is limited to ${limits.rpm} requests per minute.`, {
           retryAfter: Math.max(1, Math.ceil(result.retryAfterMs / 1000)),
@@ -99,7 +121,30 @@ export class Ledger {
       case 'key_limit':
         throw keySpendError(limits.spendNano!, limits.spendPeriod!, result.spent, amount, now);
       case 'backlog':
-        throw new GatewayError('unavailable', 'The gateway cannot record usage right now; try again shortly.');
+        throw backlog();
+      default:
+        throw unavailable();
+    }
+  }
+
+  private async draw(leases: Leases, payer: Payer, amount: bigint): Promise<Reservation> {
+    const { userId } = payer;
+    let drawn;
+    try {
+      drawn = await leases.draw(userId, amount, () => this.prime(userId));
+    } catch (err) {
+      this.opts.log?.warn({ err: (err as Error)?.message }, 'lease failed: a store is unreachable');
+      throw unavailable();
+    }
+    if (drawn instanceof Lease) {
+      if (drawn.free > 0n) this.noteFunded(userId);
+      return { id: randomUUID(), userId, keyId: payer.keyId, limits: payer.limits, amount, settled: false, lease: drawn };
+    }
+    switch (drawn.status) {
+      case 'insufficient':
+        throw insufficient(amount, drawn.available);
+      case 'backlog':
+        throw backlog();
       default:
         throw unavailable();
     }
@@ -181,6 +226,12 @@ export class Ledger {
   async release(res: Reservation): Promise<void> {
     if (res.settled) return;
     res.settled = true;
+    if (res.lease) {
+      // Nothing was used: the worst case goes back to the lease, no store call. (After a settle
+      // that failed, it went back already, cost included.)
+      this.giveBack(res, 0n);
+      return;
+    }
     try {
       await this.trySettle(res, 0n);
     } catch {
@@ -199,9 +250,13 @@ export class Ledger {
     try {
       result = await this.hot.settle(this.settleRequest(res, cost, record));
     } catch (err) {
+      // It may have landed: the lease counts the cost as spent either way (see leases.ts).
+      this.giveBack(res, cost);
+      this.leases?.suspend();
       this.opts.log?.warn({ err: (err as Error)?.message }, 'settle failed: the hot store is unreachable');
       throw unavailable();
     }
+    this.giveBack(res, result.leaseTaken ?? cost, result.leaseGone);
     if (result.duplicate) return 0n;
     if (!this.hot.durableSettle && result.entryId) await this.awaitCommit(result.entryId);
     return cost;
@@ -231,10 +286,17 @@ export class Ledger {
   /** Called at shutdown: one last try; what still cannot land is logged in full. */
   async stop(): Promise<void> {
     if (this.retries.size > 0) await this.retryPending();
+    await this.leases?.stop();
     if (this.retryTimer) clearInterval(this.retryTimer);
     for (const { record } of this.retries.values()) {
       if (record) this.opts.log?.error({ record: { ...record, costNano: String(record.costNano), officialCostNano: String(record.officialCostNano) } }, 'unsettled charge lost at shutdown');
     }
+  }
+
+  private giveBack(res: Reservation, taken: bigint, gone?: boolean) {
+    if (!res.lease || res.returned) return;
+    res.returned = true;
+    this.leases!.returned(res.lease, res.amount, taken, gone);
   }
 
   private settleRequest(res: Reservation, cost: bigint, record?: OutboxRecord) {
@@ -242,6 +304,7 @@ export class Ledger {
     return {
       userId: res.userId,
       reservationId: res.id,
+      leaseId: res.lease?.id,
       cost,
       keyId: res.keyId,
       spendField: p ? spendField(res.keyId, p, record!.createdAt) : undefined,
@@ -292,14 +355,20 @@ export class Ledger {
     await this.hot.primeBalance(userId, snapshot);
   }
 
-  /** Balance, live reservations and what is available, loading the account if needed. */
+  /**
+   * Balance, live reservations and what is available, loading the account if needed. What this
+   * process's lease holds undrawn is available here, not reserved (the leases of other processes
+   * count as reserved until they are handed back, a window after their last request).
+   */
   async balance(userId: string): Promise<{ balance: bigint; reserved: bigint; available: bigint }> {
     let b = await this.hot.balance(userId);
     if (!b) {
       await this.prime(userId);
       b = (await this.hot.balance(userId)) ?? { balance: 0n, reserved: 0n };
     }
-    return { ...b, available: b.balance - b.reserved };
+    const undrawn = this.leases?.undrawn(userId) ?? 0n;
+    const reserved = b.reserved > undrawn ? b.reserved - undrawn : 0n;
+    return { balance: b.balance, reserved, available: b.balance - reserved };
   }
 }
 

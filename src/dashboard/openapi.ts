@@ -285,7 +285,7 @@ export function openApiDocument(publicUrl: string) {
               properties: {
                 currency: { const: 'USD' },
                 balance_usd: money('Balance'),
-                reserved_usd: money('Held for requests in flight'),
+                reserved_usd: money('Held for requests in flight, and by the leases of other gateway processes (handed back within LEASE_WINDOW_MS of their last request)'),
                 available_usd: money('balance − reserved'),
               },
               required: ['currency', 'balance_usd', 'reserved_usd', 'available_usd'],

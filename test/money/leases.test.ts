@@ -1,0 +1,221 @@
+// Leases (src/billing/leases.ts) over real Postgres and Redis: requests draw their worst case
+// from a standing hold of their process, and the money stays exact: never more served than the
+// balance covers, in one process or several, a cost taken out of the hold as it is charged,
+// leases renewed, handed back when idle, and expiring when their process is gone.
+
+import t from 'tap';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { createVerifiedUser, creditUser } from '../../src/accounts/users.js';
+import { NO_LIMITS, type KeyLimits } from '../../src/billing/key-limits.js';
+import { Ledger, type Payer, type Reservation } from '../../src/billing/ledger.js';
+import { OutboxWriter } from '../../src/billing/outbox-writer.js';
+import { reconcile } from '../../src/billing/reconcile.js';
+import { GatewayError } from '../../src/errors.js';
+import type { OutboxRecord } from '../../src/store/hot.js';
+import { REDIS_URL, testStores } from '../helpers/stores.js';
+
+type Stores = Awaited<ReturnType<typeof testStores>>;
+const silent = pino({ level: 'silent' });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const payer = (userId: string, limits: KeyLimits = NO_LIMITS): Payer => ({ userId, keyId: randomUUID(), limits });
+
+function record(userId: string, settleId: string, costNano: bigint): OutboxRecord {
+  return {
+    settleId, userId, keyId: null, requestId: `req_${settleId}`, model: 'm', surface: 'chat', stream: false, status: 200,
+    promptTokens: 10, completionTokens: 5, cachedTokens: 0, cacheWriteTokens: 0, costNano, officialCostNano: costNano,
+    latencyMs: 12, ttftMs: null, overrun: false, createdAt: new Date(),
+  };
+}
+
+const leasing = (s: Stores, opts: { ttlMs?: number; windowMs?: number; requests?: number } = {}) => {
+  const ledger = new Ledger(s.sql, s.hot, {
+    ttlMs: opts.ttlMs ?? 60_000,
+    outboxMax: 0,
+    leases: { windowMs: opts.windowMs ?? 60_000, requests: opts.requests ?? 32 },
+  });
+  return ledger;
+};
+
+async function funded(s: Stores, nano: bigint): Promise<string> {
+  const user = await createVerifiedUser(s.sql, `${randomUUID()}@example.test`);
+  await creditUser(s.sql, s.hot, user.id, nano, { method: 'operator', amount: String(nano), currency: 'USD' });
+  return user.id;
+}
+
+const settle = (ledger: Ledger, res: Reservation, cost: bigint) => ledger.settle(res, cost, record(res.userId, res.id, cost));
+
+/** Writes the outbox to Postgres, then compares both stores with it. */
+async function reconciled(s: Stores) {
+  const writer = new OutboxWriter(s.sql, s.hot, silent, { batchMax: 500, pauseMs: 0 });
+  writer.start();
+  await writer.drained();
+  await writer.stop();
+  return reconcile(s.sql, s.hot);
+}
+
+const refusal = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as GatewayError);
+
+t.test('one store call opens a lease that many requests draw from; costs leave it as they are charged', async (t) => {
+  const s = await testStores(t);
+  const userId = await funded(s, 1_000_000_000n);
+  const ledger = leasing(s);
+  const p = payer(userId);
+
+  const first = await ledger.reserve(p, 1_000n);
+  t.ok(first.lease, 'drawn from a lease');
+  t.same(await s.hot.balance(userId), { balance: 1_000_000_000n, reserved: 32_000n }, 'the lease holds 32 worst cases');
+  const more: Reservation[] = [];
+  for (let i = 0; i < 31; i++) more.push(await ledger.reserve(p, 1_000n));
+  t.same(await s.hot.balance(userId), { balance: 1_000_000_000n, reserved: 32_000n }, '31 more requests: no store call, nothing more held');
+  t.ok(more.every((r) => r.lease === first.lease), 'all from the one lease');
+  const past = await ledger.reserve(p, 1_000n);
+  t.same(await s.hot.balance(userId), { balance: 1_000_000_000n, reserved: 64_000n }, 'the 33rd tops the lease up by 32 more');
+
+  await ledger.release(first);
+  t.same(await s.hot.balance(userId), { balance: 1_000_000_000n, reserved: 64_000n }, 'a release stays in the process');
+  t.equal(await settle(ledger, past, 700n), 700n);
+  t.same(await s.hot.balance(userId), { balance: 999_999_300n, reserved: 63_300n }, 'charged, and no longer held');
+  t.equal(await settle(ledger, past, 700n), 0n, 'settling twice takes nothing');
+  t.equal(await settle(ledger, more[0], 5_000n), 5_000n, 'a cost past the worst case is charged in full');
+  t.same(await s.hot.balance(userId), { balance: 999_994_300n, reserved: 58_300n });
+  for (const r of more.slice(1)) await settle(ledger, r, 500n);
+  t.same(await s.hot.balance(userId), { balance: 999_979_300n, reserved: 43_300n });
+
+  await ledger.stop();
+  t.same(await s.hot.balance(userId), { balance: 999_979_300n, reserved: 0n }, 'stopping hands the lease back');
+  const report = await reconciled(s);
+  t.same(report.mismatches, [], 'Postgres reconciles');
+  t.same(report.hotMismatches, [], 'the hot store reconciles');
+  t.equal(report.hotAccounts, 1);
+  t.equal(report.ok, true);
+});
+
+t.test('a balance covering exactly 20 requests: 200 at once in one process, 20 served', async (t) => {
+  const s = await testStores(t);
+  const userId = await funded(s, 20_000n);
+  const ledger = leasing(s);
+  const p = payer(userId);
+  const results = await Promise.all(Array.from({ length: 200 }, () => refusal(ledger.reserve(p, 1_000n)).then((e) => e ?? 'ok')));
+  const served = results.filter((r) => r === 'ok').length;
+  t.equal(served, 20, 'every nano of the balance used, none past it');
+  t.ok(
+    results.every((r) => r === 'ok' || (r as GatewayError).kind === 'insufficient_balance'),
+    'the rest refused as insufficient balance',
+  );
+  const err = await refusal(ledger.reserve(p, 1n));
+  t.match(err?.message, /\$0\.000000001 but \$0\.000000000 is available/, 'the refusal says what is available');
+  await ledger.stop();
+});
+
+t.test('two processes share one balance: never more served than it covers, and every charge exact', async (t) => {
+  const s = await testStores(t);
+  const userId = await funded(s, 20_000n);
+  const a = leasing(s);
+  const b = leasing(s);
+  const p = payer(userId);
+  const run = (ledger: Ledger) =>
+    refusal(
+      ledger.reserve(p, 1_000n).then(async (res) => {
+        await sleep(5);
+        await settle(ledger, res, 1_000n);
+      }),
+    );
+  const results = await Promise.all(Array.from({ length: 200 }, (_, i) => run(i % 2 ? a : b)));
+  const served = results.filter((r) => r === null).length;
+  t.ok(served <= 20, `served ${served}: at most what the balance covers`);
+  t.ok(served >= 10, 'and most of it');
+  await a.stop();
+  await b.stop();
+  const hot = await s.hot.balance(userId);
+  t.same(hot, { balance: 20_000n - BigInt(served) * 1_000n, reserved: 0n }, 'charged exactly what was served; nothing held');
+  const report = await reconciled(s);
+  t.same(report.mismatches, []);
+  t.same(report.hotMismatches, []);
+  t.equal(report.ok, true);
+});
+
+t.test('a cost past the whole lease: charged in full, and the lease counts its hold as the store does', async (t) => {
+  const s = await testStores(t);
+  const userId = await funded(s, 8_000n);
+  const ledger = leasing(s);
+  const p = payer(userId);
+  const res = await ledger.reserve(p, 1_000n);
+  t.same(await s.hot.balance(userId), { balance: 8_000n, reserved: 1_000n }, 'a lease of one worst case: an eighth of the balance');
+  t.equal(await settle(ledger, res, 3_000n), 3_000n, 'charged in full');
+  t.same(await s.hot.balance(userId), { balance: 5_000n, reserved: 0n });
+  t.equal(res.lease!.size, 0n, 'the lease counts what the store took (1,000), not the cost');
+  const next = await ledger.reserve(p, 1_000n);
+  t.equal(next.lease, res.lease, 'drawn from the same lease, topped up');
+  await settle(ledger, next, 1_000n);
+  await ledger.stop();
+  t.same(await s.hot.balance(userId), { balance: 4_000n, reserved: 0n }, 'handed back whole: no hold left behind');
+});
+
+t.test('keys with limits hold per request, not from a lease', async (t) => {
+  const s = await testStores(t);
+  const userId = await funded(s, 1_000_000n);
+  const ledger = leasing(s);
+  const res = await ledger.reserve(payer(userId, { rpm: 100, spendNano: null, spendPeriod: null }), 1_000n);
+  t.equal(res.lease, undefined);
+  t.same(await s.hot.balance(userId), { balance: 1_000_000n, reserved: 1_000n }, 'a hold of its own');
+  await ledger.release(res);
+  t.same(await s.hot.balance(userId), { balance: 1_000_000n, reserved: 0n });
+  await ledger.stop();
+});
+
+t.test('a lease is renewed after its window, handed back when idle, and one found gone is replaced', async (t) => {
+  const s = await testStores(t);
+  const userId = await funded(s, 1_000_000n);
+  const redis = new Redis(REDIS_URL);
+  t.teardown(() => redis.disconnect());
+  const resx = `${s.redisPrefix}{${userId}}:resx`;
+  const ledger = leasing(s, { windowMs: 150 });
+  const p = payer(userId);
+
+  const r1 = await ledger.reserve(p, 1_000n);
+  const expiry1 = Number(await redis.zscore(resx, r1.lease!.id));
+  await sleep(200);
+  const r2 = await ledger.reserve(p, 1_000n);
+  t.equal(r2.lease, r1.lease, 'the same lease');
+  t.ok(Number(await redis.zscore(resx, r1.lease!.id)) >= expiry1 + 150, 'its expiry moved on: renewed by the draw after the window');
+
+  await settle(ledger, r1, 100n);
+  await settle(ledger, r2, 100n);
+  await sleep(500);
+  t.same(await s.hot.balance(userId), { balance: 999_800n, reserved: 0n }, 'idle for a window: handed back');
+  t.equal(await redis.zscore(resx, r1.lease!.id), null, 'its hold is gone');
+
+  // A lease whose hold vanished (Redis lost it): its requests are still charged, and it is
+  // never drawn from again.
+  const r3 = await ledger.reserve(p, 1_000n);
+  await redis.hdel(`${s.redisPrefix}{${userId}}:res`, r3.lease!.id);
+  await redis.zrem(resx, r3.lease!.id);
+  await redis.set(`${s.redisPrefix}{${userId}}:resv`, '0');
+  t.equal(await settle(ledger, r3, 300n), 300n, 'charged');
+  t.equal(r3.lease!.dead, true, 'the lease is dropped');
+  const r4 = await ledger.reserve(p, 1_000n);
+  t.not(r4.lease, r3.lease, 'the next request opens a new one');
+  await ledger.release(r4);
+  await ledger.stop();
+  t.same(await s.hot.balance(userId), { balance: 999_500n, reserved: 0n });
+});
+
+t.test("a crashed process's lease expires like a hold, freeing the balance", async (t) => {
+  const s = await testStores(t);
+  const userId = await funded(s, 16_000n);
+  const crashed = leasing(s, { ttlMs: 300, windowMs: 100 });
+  await crashed.reserve(payer(userId), 1_000n); // never settled: the process is gone
+  const other = leasing(s);
+  const err = await refusal(other.reserve(payer(userId), 16_000n));
+  t.equal(err?.kind, 'insufficient_balance', 'held by the lease meanwhile');
+  t.match(err?.message, /\$0\.000014000 is available/);
+  await sleep(600);
+  const res = await other.reserve(payer(userId), 16_000n);
+  t.ok(res, 'the whole balance once the lease expired');
+  await settle(other, res, 16_000n);
+  await other.stop();
+  t.same(await s.hot.balance(userId), { balance: 0n, reserved: 0n }, 'spent to zero, not below');
+});
