@@ -909,6 +909,8 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
   // The same, plus the gateway's hot-store work per request, on the hot store the gateway has.
   const ledgerPort = await freePort();
   const ledgerStore = stores.env.REDIS_URL ? ['--ledger', stores.env.REDIS_URL, '--ledger-prefix', `${stores.env.REDIS_PREFIX}ledger:`] : ['--ledger', 'memory'];
+  // The same holds as the gateway's: from leases unless it runs without them.
+  if (process.env.LEASE_WINDOW_MS === '0') ledgerStore.push('--ledger-no-lease');
   const ledgerChild = startChild({ name: 'ledger proxy', command: process.execPath, args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'), '--port', String(ledgerPort), '--processes', String(workers), '--route', `/s=${stat}`, '--route', `/f=${fake}`, '--connections', String(maxPerWorker), ...ledgerStore], cwd: REPO_ROOT, logFile: path.join(tmp, 'ledger-proxy.log'), nofile });
   // Stopped before the stores are cleaned up: its outbox reader would make its stream again.
   cleanups.push(() => ledgerChild.stop());

@@ -9,7 +9,9 @@
 // of this one so that the bench samples them together. Prints `listening <url>`.
 //
 // `--ledger URL|memory [--ledger-prefix P]` makes it the bench's fourth baseline: each request
-// also does what the gateway's hot store does for it (ledger.ts), on that Redis or in process.
+// also does what the gateway's hot store does for it (ledger.ts), on that Redis or in process;
+// `--ledger-no-lease` reserves each request's hold on its own, as the gateway does with
+// LEASE_WINDOW_MS=0.
 
 import { spawn } from 'node:child_process';
 import { loadUws } from '../../src/server/uws.js';
@@ -31,7 +33,9 @@ args.forEach((a, i) => {
 
 const client = new UpstreamClient({ connectMs: 5000, firstByteMs: 120_000, idleMs: 120_000, connections: Number(option('--connections') ?? 4096), idleConnections: 256 });
 const ledgerSpec = option('--ledger');
-const ledger = ledgerSpec ? BenchLedger.open(ledgerSpec, option('--ledger-prefix') ?? 'arbench:ledger:', !args.includes('--child')) : undefined;
+const ledger = ledgerSpec
+  ? BenchLedger.open(ledgerSpec, option('--ledger-prefix') ?? 'arbench:ledger:', !args.includes('--child'), !args.includes('--ledger-no-lease'))
+  : undefined;
 const app = uws.App();
 
 app.post('/*', (res, req) => {
@@ -64,9 +68,9 @@ app.post('/*', (res, req) => {
     if (ledger) {
       // The gateway's order: the hold before forwarding, the charge before the answer's end.
       const startedAt = performance.now();
-      const held = ledger.then(async (l) => ({ l, id: await l.reserve() }));
+      const held = ledger.then(async (l) => ({ l, hold: await l.reserve() }));
       answer = held.then(forward);
-      settled = (used) => held.then(({ l, id }) => l.settle(id, used, startedAt));
+      settled = (used) => held.then(({ l, hold }) => l.settle(hold, used, startedAt));
       answer.catch(() => settled!(false).catch(() => {}));
     } else answer = forward();
     answer.then(
