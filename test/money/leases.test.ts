@@ -14,6 +14,7 @@ import { OutboxWriter } from '../../src/billing/outbox-writer.js';
 import { reconcile } from '../../src/billing/reconcile.js';
 import { GatewayError } from '../../src/errors.js';
 import type { OutboxRecord } from '../../src/store/hot.js';
+import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { REDIS_URL, testStores } from '../helpers/stores.js';
 
 type Stores = Awaited<ReturnType<typeof testStores>>;
@@ -218,4 +219,29 @@ t.test("a crashed process's lease expires like a hold, freeing the balance", asy
   await settle(other, res, 16_000n);
   await other.stop();
   t.same(await s.hot.balance(userId), { balance: 0n, reserved: 0n }, 'spent to zero, not below');
+});
+
+t.test('a store that cannot be reached: no lease is drawn from until one call reaches it again', async (t) => {
+  const s = await testStores(t);
+  const userId = await funded(s, 1_000_000n);
+  const down = new RedisHotStore('redis://127.0.0.1:1', 'down:', { timeoutMs: 200 });
+  t.teardown(() => down.close());
+  const unreachable = new Ledger(s.sql, down, { ttlMs: 60_000, outboxMax: 0, leases: { windowMs: 60_000, requests: 32 } });
+  t.equal((await refusal(unreachable.reserve(payer(userId), 1n)))?.kind, 'unavailable', 'no lease to be had: 503');
+
+  // A lease in hand when the store goes: the settle that fails suspends every lease.
+  const hot = new RedisHotStore(REDIS_URL, s.redisPrefix, { timeoutMs: 200 });
+  const ledger = new Ledger(s.sql, hot, { ttlMs: 60_000, outboxMax: 0, leases: { windowMs: 60_000, requests: 32 } });
+  const p = payer(userId);
+  const first = await ledger.reserve(p, 1_000n);
+  const second = await ledger.reserve(p, 1_000n);
+  t.equal(second.lease, first.lease, 'both from one lease, which holds 30 more');
+  await hot.close();
+  t.equal(await ledger.settleEventually(first, 400n, record(userId, first.id, 400n)), false, 'the charge waits for the store');
+  t.equal((await refusal(ledger.reserve(p, 1_000n)))?.kind, 'unavailable', 'the lease is not drawn from while the store is away');
+  await ledger.release(second);
+  t.equal(first.lease!.drawn, 0n, 'nothing drawn');
+  t.equal(first.lease!.size, 32_000n - 400n, 'the waiting charge counted as taken');
+  await ledger.stop();
+  await unreachable.stop();
 });
