@@ -28,6 +28,13 @@ export interface LeaseOptions {
   /** The reservation TTL: how long a drawn request stays covered. */
   ttlMs: number;
   outboxMax: number;
+  /** Counts draws and store calls, for metrics: how many requests a store call serves. */
+  observer?: LeaseObserver;
+}
+
+export interface LeaseObserver {
+  drawn(): void;
+  called(mode: 'open' | 'extend' | 'close'): void;
 }
 
 export class Lease {
@@ -95,6 +102,7 @@ export class Leases {
     if (now >= lease.until || lease.free < amount) return undefined;
     lease.drawn += amount;
     lease.lastDraw = now;
+    this.opts.observer?.drawn();
     return lease;
   }
 
@@ -123,6 +131,7 @@ export class Leases {
     let result: LeaseResult;
     let done!: () => void;
     target.pending = new Promise<void>((resolve) => (done = resolve));
+    this.opts.observer?.called(open ? 'open' : 'extend');
     try {
       result = await this.hot.lease({
         userId, leaseId: target.id, mode: open ? 'open' : 'extend', need, grow: want > need ? want : need, give: 0n,
@@ -183,6 +192,7 @@ export class Leases {
     for (const lease of this.byUser.values()) {
       if (lease.pending || lease.drawn !== 0n || (!all && now - lease.lastDraw < this.opts.windowMs)) continue;
       this.drop(lease);
+      this.opts.observer?.called('close');
       // A failed close leaves the hold to expire.
       closing.push(
         this.hot.lease({ userId: lease.userId, leaseId: lease.id, mode: 'close', need: 0n, grow: 0n, give: lease.size, ttlMs: 0, outboxMax: 0 }).catch(() => {}),

@@ -7,7 +7,7 @@ import { Coalesced } from '../store/batch.js';
 import type { HotStore, OutboxRecord, ReserveResult } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
 import { periodEnd, periodStart, previousSpendField, spendField, type KeyLimits, type SpendPeriod } from './key-limits.js';
-import { Lease, Leases } from './leases.js';
+import { Lease, Leases, type LeaseObserver } from './leases.js';
 import { nanoToUsd } from './money.js';
 
 export interface Reservation {
@@ -42,7 +42,7 @@ export interface LedgerOptions {
    * standing hold of this process, renewed at least every `windowMs`, topped up to `requests`
    * worst cases. Absent: every request reserves in the store.
    */
-  leases?: { windowMs: number; requests: number };
+  leases?: { windowMs: number; requests: number; observer?: LeaseObserver };
 }
 
 const unavailable = () => new GatewayError('unavailable', 'The gateway cannot check balances right now; try again shortly.');

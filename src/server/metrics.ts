@@ -18,6 +18,13 @@ export class Metrics {
 
   readonly overruns = new Counter({ name: 'airouter_billing_overruns_total', help: 'Requests whose actual cost went past their reservation (charged in full all the same)', registers: [this.registry] });
   readonly settleRetries = new Gauge({ name: 'airouter_settle_retry_queue', help: 'Charges of delivered answers waiting for the hot store to come back', registers: [this.registry] });
+  readonly leaseDraws = new Counter({ name: 'airouter_lease_draws_total', help: 'Requests whose hold was drawn from their process\'s lease, without a store call', registers: [this.registry] });
+  readonly leaseCalls = new Counter({ name: 'airouter_lease_store_calls_total', help: 'Store calls that opened, renewed and topped up, or closed a lease', labelNames: ['mode'] as const, registers: [this.registry] });
+
+  /** For the ledger's leases (billing's LeaseObserver). */
+  get leaseObserver(): { drawn(): void; called(mode: 'open' | 'extend' | 'close'): void } {
+    return { drawn: () => this.leaseDraws.inc(), called: (mode) => this.leaseCalls.inc({ mode }) };
+  }
 
   private maxBufferedSeen = 0;
 

@@ -134,3 +134,17 @@ t.test('the output cap sent upstream is the one reserved for, on both surfaces',
   t.same(caps, [[7, undefined], [1000, undefined], [1000, undefined], [1000, undefined]], 'the smaller of the client\'s cap and the model\'s maximum, always sent');
   await settledBooks(t);
 });
+
+t.test('holds of a key without limits come from a lease: many requests, few store calls, in /metrics', async (t) => {
+  const u = await gw.user('10');
+  const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: u.key, maxRetries: 0 });
+  const count = (text: string, re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
+  const draws = /airouter_lease_draws_total (\d+)/;
+  const opened = /airouter_lease_store_calls_total\{mode="open"\} (\d+)/;
+  const before = await gw.metrics();
+  for (let i = 0; i < 20; i++) await client.chat.completions.create({ model: 'oa-model', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] });
+  const after = await gw.metrics();
+  t.equal(count(after, draws) - count(before, draws), 20, 'every request drew its hold from a lease');
+  t.equal(count(after, opened) - count(before, opened), 1, 'one store call opened it');
+  await settledBooks(t);
+});
