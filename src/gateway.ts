@@ -90,6 +90,8 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
     await stores.hot.startWatching({
       committed: async (ids) => new Set((await sql<{ settle_id: string }[]>`SELECT settle_id FROM usage_records WHERE settle_id = ANY(${ids}::uuid[])`).map((r) => r.settle_id)),
       onReplay: (n) => log.error({ replayed: n }, 'Redis lost data (restart or flush): settled again the charges it lost'),
+      // Leases are holds in Redis: a lease may be gone with the data.
+      onLost: () => gw.ledger.suspendLeases(),
     });
   }
   if (runWriter) gw.outbox.start();

@@ -252,7 +252,7 @@ export class Ledger {
     } catch (err) {
       // It may have landed: the lease counts the cost as spent either way (see leases.ts).
       this.giveBack(res, cost);
-      this.leases?.suspend();
+      this.suspendLeases();
       this.opts.log?.warn({ err: (err as Error)?.message }, 'settle failed: the hot store is unreachable');
       throw unavailable();
     }
@@ -260,6 +260,11 @@ export class Ledger {
     if (result.duplicate) return 0n;
     if (!this.hot.durableSettle && result.entryId) await this.awaitCommit(result.entryId);
     return cost;
+  }
+
+  /** The hot store lost data (or could not be reached): no lease is drawn from before a store call renews it. */
+  suspendLeases(): void {
+    this.leases?.suspend();
   }
 
   /** Charges waiting for the store to come back. */

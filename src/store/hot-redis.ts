@@ -754,11 +754,18 @@ export class RedisHotStore implements HotStore {
    * second of writes may be gone) or a flush (the epoch key is gone). Then every charge this
    * process settled that is neither in the outbox nor committed in Postgres (`committed` says
    * which are) was lost, and is settled again. Otherwise, charges the writers acknowledged are
-   * forgotten. Called by the gateway, not by CLI commands.
+   * forgotten. `onLost` hears of it first: whatever this process counted on holding (its
+   * leases) may be gone. Called by the gateway, not by CLI commands.
    */
-  async startWatching(opts: { intervalMs?: number; committed: (settleIds: string[]) => Promise<Set<string>>; onReplay?: (count: number) => void }): Promise<void> {
+  async startWatching(opts: {
+    intervalMs?: number;
+    committed: (settleIds: string[]) => Promise<Set<string>>;
+    onReplay?: (count: number) => void;
+    onLost?: () => void;
+  }): Promise<void> {
     this.committed = opts.committed;
     this.onReplay = opts.onReplay;
+    this.onLost = opts.onLost;
     this.instance = await this.currentInstance();
     this.watchTimer = setInterval(() => void this.watch().catch(() => {}), opts.intervalMs ?? 1000);
     this.watchTimer.unref();
@@ -766,6 +773,7 @@ export class RedisHotStore implements HotStore {
 
   private committed?: (settleIds: string[]) => Promise<Set<string>>;
   private onReplay?: (count: number) => void;
+  private onLost?: () => void;
   private instance?: string;
 
   /** Which Redis this is: its run id and the epoch key (created if missing). */
@@ -780,6 +788,7 @@ export class RedisHotStore implements HotStore {
   async watch(): Promise<void> {
     const before = await this.currentInstance();
     if (before !== this.instance) {
+      this.onLost?.();
       await this.audit();
       this.instance = before;
       return;

@@ -236,3 +236,22 @@ t.test('a store that cannot be reached: no lease is drawn from until one call re
   await ledger.stop();
   await unreachable.stop();
 });
+
+t.test('Redis lost its data: the leases it held are not drawn from again', async (t) => {
+  const { s, userId, ledger, p } = await setUp(t, 1_000_000n);
+  const hot = s.hot as RedisHotStore;
+  await hot.startWatching({ intervalMs: 50, committed: async () => new Set(), onLost: () => ledger.suspendLeases() });
+  const first = await ledger.reserve(p, 1_000n);
+  await settle(ledger, first, 100n);
+  const redis = new Redis(REDIS_URL);
+  t.teardown(() => redis.disconnect());
+  // A flush of this gateway's keys: the lease's hold, the account and the epoch with them.
+  const keys = await redis.keys(`${s.redisPrefix}*`);
+  await redis.del(...keys);
+  await sleep(300);
+  const next = await ledger.reserve(p, 1_000n);
+  t.not(next.lease, first.lease, 'a new lease, opened against the account loaded again');
+  t.same(await s.hot.balance(userId), { balance: 1_000_000n, reserved: 32_000n }, 'held in Redis again; the lost settle is not in Postgres, as nothing wrote it');
+  await ledger.release(next);
+  await ledger.stop();
+});
