@@ -78,12 +78,12 @@ export class BenchLedger {
   async settle(hold: BenchHold, used: boolean, startedAt: number): Promise<void> {
     const { id, lease } = hold;
     const cost = used ? LEDGER_COST : 0n;
-    if (lease && !used) return this.leases!.returned(lease, HOLD, 0n);
+    if (lease && !used) return this.leases!.settled(lease, HOLD, 0n);
     try {
       const r = await this.store.settle({ userId: LEDGER_USER, reservationId: id, cost, keyId: KEY, leaseId: lease?.id, record: used ? record(id, startedAt) : undefined });
-      if (lease) this.leases!.returned(lease, HOLD, r.leaseTaken ?? cost, r.leaseGone);
+      if (lease) this.leases!.settled(lease, HOLD, cost, r);
     } catch (err) {
-      if (lease) this.leases!.returned(lease, HOLD, cost);
+      if (lease) this.leases!.settled(lease, HOLD, cost);
       throw err;
     }
   }

@@ -18,7 +18,7 @@
 //   requests already drawn from it are charged in full when they settle.
 
 import { randomUUID } from 'node:crypto';
-import type { HotStore, LeaseResult } from '../store/hot.js';
+import type { HotStore, LeaseResult, SettleResult } from '../store/hot.js';
 
 export interface LeaseOptions {
   /** How long a lease may be drawn from after the store call that last renewed it. */
@@ -97,7 +97,7 @@ export class Leases {
   /** Takes `amount` from the user's lease when it has that much and may be drawn from now. */
   private tryDraw(userId: string, amount: bigint): Lease | undefined {
     const lease = this.byUser.get(userId);
-    if (!lease || lease.pending || lease.dead) return undefined;
+    if (!lease || lease.pending) return undefined;
     const now = Date.now();
     if (now >= lease.until || lease.free < amount) return undefined;
     lease.drawn += amount;
@@ -118,8 +118,8 @@ export class Leases {
    * (and the requests waiting) fit. `retry` means the lease was found gone: open a new one.
    */
   private async refill(userId: string, amount: bigint): Promise<RefillOutcome> {
-    let lease = this.byUser.get(userId);
-    if (lease?.dead) lease = undefined;
+    // A lease found gone or closed has left the map: a new one is opened.
+    const lease = this.byUser.get(userId);
     const open = lease === undefined;
     const target = lease ?? new Lease(userId);
     if (open) this.byUser.set(userId, target);
@@ -163,14 +163,15 @@ export class Leases {
   }
 
   /**
-   * A settle (or release) of a request drawn from `lease`: its worst case is no longer drawn,
-   * and `taken` (what the settle took out of the hold, as the store answered; the whole cost
-   * when it did not answer) no longer held. `gone`: the store found no hold.
+   * A request drawn from `lease` is settled: its worst case is no longer drawn, and what the
+   * settle took out of the hold (as the store answered; the whole `cost` when `result` is
+   * absent: no answer, or a release that never asked) is no longer held. A hold the store found
+   * gone drops the lease.
    */
-  returned(lease: Lease, amount: bigint, taken: bigint, gone = false): void {
+  settled(lease: Lease, amount: bigint, cost: bigint, result?: SettleResult): void {
     lease.drawn -= amount;
-    lease.size -= taken;
-    if (gone) this.drop(lease);
+    lease.size -= result?.leaseTaken ?? cost;
+    if (result?.leaseGone) this.drop(lease);
   }
 
   private drop(lease: Lease) {

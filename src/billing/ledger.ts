@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
 import { Coalesced } from '../store/batch.js';
-import type { HotStore, OutboxRecord, ReserveResult } from '../store/hot.js';
+import type { HotStore, OutboxRecord, ReserveResult, SettleResult } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
 import { periodEnd, periodStart, previousSpendField, spendField, type KeyLimits, type SpendPeriod } from './key-limits.js';
 import { Lease, Leases, type LeaseObserver } from './leases.js';
@@ -256,7 +256,7 @@ export class Ledger {
       this.opts.log?.warn({ err: (err as Error)?.message }, 'settle failed: the hot store is unreachable');
       throw unavailable();
     }
-    this.giveBack(res, result.leaseTaken ?? cost, result.leaseGone);
+    this.giveBack(res, cost, result);
     if (result.duplicate) return 0n;
     if (!this.hot.durableSettle && result.entryId) await this.awaitCommit(result.entryId);
     return cost;
@@ -298,10 +298,10 @@ export class Ledger {
     }
   }
 
-  private giveBack(res: Reservation, taken: bigint, gone?: boolean) {
+  private giveBack(res: Reservation, cost: bigint, result?: SettleResult) {
     if (!res.lease || res.returned) return;
     res.returned = true;
-    this.leases!.returned(res.lease, res.amount, taken, gone);
+    this.leases!.settled(res.lease, res.amount, cost, result);
   }
 
   private settleRequest(res: Reservation, cost: bigint, record?: OutboxRecord) {
