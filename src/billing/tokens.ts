@@ -36,42 +36,9 @@ export function requestText(ir: IRRequest): { text: string[]; images: number } {
   return { text, images };
 }
 
-/**
- * Upper-bound input tokens of a request body, from everything in it that is forwarded: every
- * string (keys included: tool schemas, documents, unknown fields, all of it) at one token per 3
- * UTF-8 bytes (a token is rarely shorter for Latin text; CJK characters are 3 bytes and about a
- * token each), and IMAGE_TOKENS per image whatever its size. The body's depth is bounded before
- * parsing (body-guard.ts), so the recursion is too.
- */
-export function estimateBodyTokens(body: unknown): { tokens: number; oneHourCache: boolean } {
-  let bytes = 0;
-  let images = 0;
-  let oneHourCache = false;
-  const visit = (x: unknown): void => {
-    if (typeof x === 'string') bytes += Buffer.byteLength(x);
-    else if (Array.isArray(x)) for (const item of x) visit(item);
-    else if (x !== null && typeof x === 'object') {
-      const o = x as Record<string, unknown>;
-      // An image's bytes are not its tokens: OpenAI image_url parts, Anthropic image blocks.
-      if ((o.type === 'image_url' && o.image_url) || (o.type === 'image' && o.source)) {
-        images++;
-        return;
-      }
-      // Anthropic cache breakpoints with a one-hour lifetime: their writes cost more.
-      if (o.type === 'ephemeral' && o.ttl === '1h') oneHourCache = true;
-      for (const k in o) {
-        bytes += k.length;
-        visit(o[k]);
-      }
-    }
-  };
-  visit(body);
-  return { tokens: Math.ceil(bytes / 3) + images * IMAGE_TOKENS + 8, oneHourCache };
-}
-
 // The tokenizer's tables cost ~70 MB per process and only the fallback paths need them.
 let tokenizer: Promise<typeof import('gpt-tokenizer')> | undefined;
-const countTokens = async (text: string) => (await (tokenizer ??= import('gpt-tokenizer'))).countTokens(text);
+export const countTokens = async (text: string) => (await (tokenizer ??= import('gpt-tokenizer'))).countTokens(text);
 
 export async function countRequestTokens(ir: IRRequest): Promise<number> {
   const { text, images } = requestText(ir);

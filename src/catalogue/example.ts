@@ -1,11 +1,11 @@
-import type { CatalogueFile } from './schema.js';
+import type { CatalogueFileInput } from './schema.js';
 
 /**
  * The built-in catalogue, used when no GATEWAY_CONFIG file exists: the vendors' own APIs with
  * keys from the environment. Official prices are the vendors' list prices (USD per million
  * tokens) at the time of writing; the gateway's prices are 20% below them.
  */
-export const EXAMPLE_CATALOGUE: CatalogueFile = {
+export const EXAMPLE_CATALOGUE: CatalogueFileInput = {
   providers: [
     { id: 'openai', dialect: 'openai', base_url: 'https://api.openai.com/v1', api_key: { env: 'OPENAI_API_KEY' } },
     { id: 'anthropic', dialect: 'anthropic', base_url: 'https://api.anthropic.com', api_key: { env: 'ANTHROPIC_API_KEY' } },

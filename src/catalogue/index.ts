@@ -71,6 +71,8 @@ export interface Model {
   created: number;
   contextWindow: number;
   maxOutputTokens: number;
+  /** The most input tokens one image can be billed for. */
+  maxImageTokens: number;
   pricing: Prices;
   officialPricing: Prices;
   pricingJson: PricingJson;
@@ -169,6 +171,7 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
       created: m.created ?? 0,
       contextWindow: m.context_window,
       maxOutputTokens: m.max_output_tokens,
+      maxImageTokens: m.max_image_tokens,
       pricing: prices(pj, m.extras),
       officialPricing: prices(oj, m.extras),
       pricingJson: pj,

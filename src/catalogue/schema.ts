@@ -66,6 +66,8 @@ export const ModelSchema = v.object({
   created: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
   context_window: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 128_000),
   max_output_tokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 4096),
+  /** The most input tokens one image can be billed for on this model (the hold counts each image at this). */
+  max_image_tokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 2500),
   pricing: Pricing,
   official_pricing: v.optional(Pricing),
   extras: v.optional(Extras),
@@ -88,6 +90,8 @@ export const CatalogueFileSchema = v.object({
 });
 
 export type CatalogueFile = v.InferOutput<typeof CatalogueFileSchema>;
+/** A catalogue as written: fields with defaults may be left out. */
+export type CatalogueFileInput = v.InferInput<typeof CatalogueFileSchema>;
 export type ProviderEntry = v.InferOutput<typeof ProviderSchema>;
 export type ModelEntry = v.InferOutput<typeof ModelSchema>;
 

@@ -25,6 +25,21 @@ export interface RenderContext {
   requestId?: string;
 }
 
+/** An image inside a request body: the object holding its payload, and the payload's key. */
+export interface ImageSlot {
+  holder: Record<string, unknown>;
+  /** '' when the image has no inline payload (a file id). */
+  key: string;
+}
+
+/** What the hold needs of a body in this dialect beyond its bytes (billing/prompt-size.ts). */
+export interface PromptParts {
+  /** Images, only where this dialect puts them: each is billed as an image, not as its bytes. */
+  images: ImageSlot[];
+  /** Input the vendor adds that no byte of the body shows (typed tools' system prompts). */
+  overheadTokens: number;
+}
+
 export interface Dialect {
   name: DialectName;
   /** Validate a client request body (valibot) and map it to the IR; throws GatewayError('invalid_request'). */
@@ -46,4 +61,6 @@ export interface Dialect {
   decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent>;
   /** The human message inside an upstream error body of this dialect, if any. */
   upstreamErrorMessage(body: unknown): string | undefined;
+  /** Images and fixed overheads of a request body in this dialect, client's or upstream's. */
+  promptParts(body: unknown): PromptParts;
 }

@@ -24,11 +24,11 @@ const SLICE = 1 << 20;
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Throws a 400 naming the limit when `body` nests deeper or holds more containers than allowed.
- * A large body is scanned in slices with the event loop free in between, so other requests
- * (and /healthz) are not held up by it.
+ * Throws a 400 naming the limit when `body` nests deeper or holds more containers than allowed;
+ * else answers how many containers it has (the hold counts them). A large body is scanned in
+ * slices with the event loop free in between, so other requests (and /healthz) are not held up.
  */
-export async function checkBodyShape(body: Buffer, limits: BodyLimits): Promise<void> {
+export async function checkBodyShape(body: Buffer, limits: BodyLimits): Promise<number> {
   let depth = 0;
   let containers = 0;
   let work = 0;
@@ -38,7 +38,7 @@ export async function checkBodyShape(body: Buffer, limits: BodyLimits): Promise<
     if (inString) {
       // Jump from quote to quote; only the backslashes right before a quote matter.
       const q = body.indexOf(QUOTE, i);
-      if (q === -1) return; // unterminated: JSON.parse reports it
+      if (q === -1) return containers; // unterminated: JSON.parse reports it
       let backslashes = 0;
       for (let j = q - 1; body[j] === BACKSLASH; j--) backslashes++;
       if (backslashes % 2 === 0) inString = false;
@@ -62,4 +62,5 @@ export async function checkBodyShape(body: Buffer, limits: BodyLimits): Promise<
       await yieldToLoop();
     }
   }
+  return containers;
 }

@@ -8,7 +8,8 @@ import type { KeyIdentity } from '../accounts/keys.js';
 import { costOf } from '../billing/money.js';
 import type { Reservation } from '../billing/ledger.js';
 import type { OutboxRecord } from '../store/hot.js';
-import { countRequestTokens, countTextTokens } from '../billing/tokens.js';
+import { countTextTokens } from '../billing/tokens.js';
+import { forwardedTokens, type BodySize, type Forwarded } from '../billing/prompt-size.js';
 import type { Model, Route } from '../catalogue/index.js';
 import { usageFromAnthropic } from '../dialects/anthropic-messages/usage.js';
 import type { RenderContext } from '../dialects/dialect.js';
@@ -57,15 +58,15 @@ export async function authenticatedJson(
   ex: Exchange,
   surface: Surface,
   needsFunds: (identity: KeyIdentity) => Promise<void>,
-): Promise<{ identity: KeyIdentity; body: unknown }> {
+): Promise<{ identity: KeyIdentity; body: unknown; size: BodySize }> {
   const bodyPromise = ex.readBody(gw.config.MAX_BODY_BYTES);
   bodyPromise.catch(() => {});
   const identity = await authenticate(gw, ex, surface);
   await needsFunds(identity);
   const raw = await bodyPromise;
-  await checkBodyShape(raw, { maxDepth: gw.config.MAX_JSON_DEPTH, maxContainers: gw.config.MAX_JSON_CONTAINERS });
+  const containers = await checkBodyShape(raw, { maxDepth: gw.config.MAX_JSON_DEPTH, maxContainers: gw.config.MAX_JSON_CONTAINERS });
   try {
-    return { identity, body: JSON.parse(raw.toString('utf8')) };
+    return { identity, body: JSON.parse(raw.toString('utf8')), size: { bytes: raw.length, containers } };
   } catch {
     throw new GatewayError('invalid_request', 'The request body is not valid JSON.', { code: 'invalid_json' });
   }
@@ -174,6 +175,8 @@ interface Job {
   ctx: RenderContext;
   /** The request went out to an upstream: from then on an abort still costs its input. */
   sent: boolean;
+  /** What the last route tried was sent: counted as its input if the upstream never says. */
+  forwarded?: Forwarded;
 }
 
 // The request's parts live on `job`, not in this function's locals: a suspended async function
@@ -206,10 +209,10 @@ function respond(job: Job, { route, response }: Answer): Promise<void> {
 
 /** Key, balance, body, model and terms checked; the hold reserved. */
 async function admit(gw: Gateway, ex: Exchange, surface: Surface): Promise<Job> {
-  const { identity, body } = await authenticatedJson(gw, ex, surface, (id) => gw.ledger.precheck(id));
+  const { identity, body, size } = await authenticatedJson(gw, ex, surface, (id) => gw.ledger.precheck(id));
   const ir = surface.dialect.parseRequest(body);
   const model = findModel(gw, ir.model);
-  const terms = requestTerms(surface.name, body as Record<string, unknown>, model, ex.headers, gw.config);
+  const terms = requestTerms(surface.name, surface.dialect, body as Record<string, unknown>, size, model, ex.headers, gw.config);
   let reservation: Reservation;
   try {
     reservation = await gw.ledger.reserve(identity, terms.hold);
@@ -236,13 +239,15 @@ async function sendUpstream(job: Job) {
   const forgetAbort = abort ? ex.onAbort(() => abort.abort()) : undefined;
   const build = (r: Route) => {
     job.sent = true;
-    return upstreamCall(r, job.surface, job.ir, job.body!, job.terms, ex.rawQuery);
+    const call = upstreamCall(r, job.surface, job.ir, job.body!, job.terms, ex.rawQuery);
+    job.forwarded = { body: call.body, dialect: DIALECTS[r.provider.dialect], maxImageTokens: job.model.maxImageTokens };
+    return call;
   };
   try {
     return await job.gw.routes.forward(job.model, build, abort?.signal);
   } catch (err) {
     if (ex.aborted && job.sent) {
-      await settleBeforeAnswer(job, { ...ZERO_USAGE, input: await countRequestTokens(job.ir) }, 499);
+      await settleBeforeAnswer(job, { ...ZERO_USAGE, input: await forwardedTokens(job.forwarded!) }, 499);
       return undefined;
     }
     throw err;
@@ -345,7 +350,7 @@ async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', bo
     text = await readUpstreamBody(body);
   } catch (err) {
     // The upstream had the request: its input is billed whatever became of the answer.
-    if (ex.aborted) return settleBeforeAnswer(job, { ...ZERO_USAGE, input: await countRequestTokens(ir) }, 499);
+    if (ex.aborted) return settleBeforeAnswer(job, { ...ZERO_USAGE, input: await forwardedTokens(job.forwarded!) }, 499);
     throw err instanceof GatewayError ? err : new GatewayError('upstream', 'The upstream connection failed while answering.');
   }
   let json: Record<string, any>;
@@ -378,7 +383,7 @@ async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', bo
     usage = answer.usage;
     out = JSON.stringify(surface.dialect.renderResponse(answer, job.ctx));
   }
-  if (!usage) usage = { ...ZERO_USAGE, input: await countRequestTokens(ir), output: await countTextTokens([text]) };
+  if (!usage) usage = { ...ZERO_USAGE, input: await forwardedTokens(job.forwarded!), output: await countTextTokens([text]) };
   await settleBeforeAnswer(job, usage, ex.aborted ? 499 : 200);
   ex.send(200, out, { 'content-type': 'application/json', ...idHeader(job) });
 }
@@ -394,7 +399,8 @@ async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', b
   // The meter holds the request only until the upstream reports its input tokens (Anthropic's
   // message_start, at once): a coding agent's prompt is often hundreds of KB, and its stream
   // lasts minutes.
-  const meter = new StreamMeter(job.ir);
+  const meter = new StreamMeter(job.forwarded!);
+  job.forwarded = undefined;
   job.ir = settingsOnly(job.ir);
   let out: Observable<Buffer>;
   if (upstreamDialect === surface.dialect.name) {

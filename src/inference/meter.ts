@@ -4,9 +4,10 @@
 
 import { map, type OperatorFunction } from 'rxjs';
 import { usageFromAnthropic } from '../dialects/anthropic-messages/usage.js';
-import type { IRRequest, IRStreamEvent, IRUsage } from '../dialects/ir.js';
+import type { IRStreamEvent, IRUsage } from '../dialects/ir.js';
 import { usageFromOpenAI } from '../dialects/openai-chat/usage.js';
-import { countRequestTokens, countTextTokens } from '../billing/tokens.js';
+import { forwardedTokens, type Forwarded } from '../billing/prompt-size.js';
+import { countTextTokens } from '../billing/tokens.js';
 import { markFinal, type SSEEvent } from '../stream/sse.js';
 
 const TEXT_LIMIT = 256 * 1024;
@@ -49,8 +50,8 @@ class ByteLog {
 
 export class StreamMeter {
   private usage: Partial<IRUsage> = {};
-  /** The request, for counting its tokens if the upstream never says: let go once it does. */
-  private request?: IRRequest;
+  /** The body sent upstream, for counting its tokens if the upstream never says: let go once it does. */
+  private request?: Forwarded;
   private outputReported = false;
   /** Text produced so far, only needed if no usage arrives. */
   private readonly produced = new ByteLog();
@@ -63,7 +64,7 @@ export class StreamMeter {
    */
   failed = false;
 
-  constructor(request: IRRequest) {
+  constructor(request: Forwarded) {
     this.request = request;
   }
 
@@ -104,7 +105,7 @@ export class StreamMeter {
   /** Final usage: reported counts, with gaps filled by counting what we saw. */
   async final(): Promise<IRUsage> {
     const u = this.usage;
-    const input = u.input ?? (await countRequestTokens(this.request!));
+    const input = u.input ?? (await forwardedTokens(this.request!));
     let output = u.output;
     if (output === undefined || !this.outputReported) {
       output = (await this.counted) + (await countTextTokens([this.produced.take()]));

@@ -7,7 +7,8 @@
 import type { Config } from '../config.js';
 import type { Model, Prices } from '../catalogue/index.js';
 import { worstCase } from '../billing/money.js';
-import { estimateBodyTokens } from '../billing/tokens.js';
+import { asksOneHourCache, inputTokenBound, type BodySize } from '../billing/prompt-size.js';
+import type { Dialect } from '../dialects/dialect.js';
 import { GatewayError } from '../errors.js';
 
 export interface Terms {
@@ -59,7 +60,9 @@ const max = (...xs: bigint[]) => xs.reduce((a, b) => (b > a ? b : a));
 
 export function requestTerms(
   surface: 'chat' | 'messages',
+  dialect: Dialect,
   body: Body,
+  size: BodySize,
   model: Model,
   headers: Record<string, string>,
   limits: Limits,
@@ -68,7 +71,12 @@ export function requestTerms(
   if (Array.isArray(messages) && messages.length > limits.MAX_MESSAGES) {
     throw new GatewayError('invalid_request', `The request has ${messages.length} messages; at most ${limits.MAX_MESSAGES} are accepted (MAX_MESSAGES).`, { param: 'messages', code: 'too_many_messages' });
   }
-  const { tokens: inputTokens, oneHourCache } = estimateBodyTokens(body);
+  const inputTokens = inputTokenBound(body, size, dialect.promptParts(body), {
+    maxImageTokens: model.maxImageTokens,
+    contextWindow: model.contextWindow,
+    longContext: model.pricing.longContext !== undefined,
+  });
+  const oneHourCache = asksOneHourCache(body);
   let pricing = model.pricing;
   let officialPricing = model.officialPricing;
   let n = 1;
@@ -117,9 +125,9 @@ export function requestTerms(
         });
       });
     }
-    // A predicted output's rejected tokens are billed as output, beyond the cap.
+    // A predicted output's rejected tokens are billed as output, beyond the cap: at most one a byte.
     const prediction = body.prediction;
-    if (prediction !== undefined && prediction !== null) extraOutput = estimateBodyTokens(prediction).tokens;
+    if (prediction !== undefined && prediction !== null) extraOutput = Buffer.byteLength(JSON.stringify(prediction));
   } else {
     outputCap = Math.min(model.maxOutputTokens, typeof body.max_tokens === 'number' ? body.max_tokens : model.maxOutputTokens);
     const tools = Array.isArray(body.tools) ? (body.tools as (Body | null)[]) : [];

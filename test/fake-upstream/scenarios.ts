@@ -23,6 +23,7 @@ export const SCENARIO_NAMES = [
   'midstream_error',
   'replay',
   'fill',
+  'no_usage',
 ] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
@@ -171,6 +172,8 @@ export interface Plan {
   choices: number;
   /** Anthropic: searches run by the web_search server tool (one when the request offers it). */
   webSearches: number;
+  /** OpenAI: the answer says nothing of usage (vendors that ignore include_usage). */
+  reportUsage: boolean;
 }
 
 const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -258,6 +261,7 @@ export function buildPlan(
     choices: 1,
     webSearches:
       dialect === 'anthropic' && Array.isArray(body?.tools) && body.tools.some((x: any) => typeof x?.type === 'string' && x.type.startsWith('web_search_')) ? 1 : 0,
+    reportUsage: true,
   };
   const arg = scenario.arg;
   switch (scenario.name) {
@@ -326,6 +330,12 @@ export function buildPlan(
       plan.blocks = [fixedRun('text', TEXT_WORDS.slice(0, 3))];
       plan.ending = 'midstream_error';
       break;
+    case 'no_usage': {
+      const count = intArg(arg, 20);
+      plan.blocks = [{ kind: 'text', count, piece: (i) => `tok${i} ` }];
+      plan.reportUsage = false;
+      break;
+    }
     case 'fill': {
       // A model that writes until its cap, honouring only `max_tokens` (as many OpenAI-compatible
       // vendors do: `max_completion_tokens` is ignored), with `n` choices on the OpenAI dialect.

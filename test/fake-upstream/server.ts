@@ -20,6 +20,7 @@ import {
   type Plan,
   type Scenario,
 } from './scenarios.js';
+import { everyStringTokens } from './billing.js';
 import {
   anthropicMessage,
   anthropicStream,
@@ -32,6 +33,7 @@ import {
   type WireContext,
 } from './wire.js';
 
+export { everyStringTokens } from './billing.js';
 export { countPromptTokens, parseScenario, FAKE_SIGNATURE, TEXT_ANSWER, TEXT_WORDS, THINKING_TEXT } from './scenarios.js';
 export type { Dialect, ScenarioName } from './scenarios.js';
 
@@ -73,6 +75,12 @@ export interface FakeUpstreamOptions {
   fixturesDir?: string;
   /** Keep requests and per-stream stats in memory (default true; the bench turns it off). */
   record?: boolean;
+  /**
+   * How prompt tokens are billed: `prompt` (default) counts prompt text at 4 characters a
+   * token, the same in both dialects; `every-string` bills the o200k tokens of every string
+   * and key the request carries, as a vendor that reads all of it would (see billing.ts).
+   */
+  billing?: 'prompt' | 'every-string';
 }
 
 /** Counters kept even when `record` is off, so the bench can still see pauses (GET /_stats). */
@@ -160,7 +168,9 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     }
     if (selected.name === 'error') return sendError(res, errorResponse(dialect, errorStatus(selected), errorEcho(selected, body, dialect)));
     if (selected.name === 'replay') return replay(selected.arg ?? '', dialect, res);
-    return answer(buildPlan({ name: selected.name, arg: selected.arg }, body, dialect), body, dialect, req, res);
+    const plan = buildPlan({ name: selected.name, arg: selected.arg }, body, dialect);
+    if (opts.billing === 'every-string') plan.promptTokens = everyStringTokens(body, dialect);
+    return answer(plan, body, dialect, req, res);
   }
 
   function answer(plan: Plan, body: any, dialect: Dialect, req: IncomingMessage, res: ServerResponse): void {

@@ -69,7 +69,7 @@ export function openaiCompletion(plan: Plan, ctx: WireContext): object {
     created: ctx.created,
     model: ctx.model,
     choices: Array.from({ length: plan.choices }, (_, index) => ({ index, message, logprobs: null, finish_reason: FINISH_REASON[plan.stopReason] })),
-    usage: openaiUsage(plan),
+    ...(plan.reportUsage ? { usage: openaiUsage(plan) } : {}),
     service_tier: 'default',
     system_fingerprint: 'fp_fakeupstream',
   };
@@ -124,7 +124,7 @@ export function openaiStream(plan: Plan, ctx: WireContext): Segment[] {
   for (let c = 0; c < plan.choices; c++) {
     segs.push(head.replace('"choices":[{"index":0,', `"choices":[{"index":${c},`) + `{},"logprobs":null,"finish_reason":${json(FINISH_REASON[plan.stopReason])}}]${usageNull}}\n\n`);
   }
-  if (ctx.includeUsage) {
+  if (ctx.includeUsage && plan.reportUsage) {
     segs.push(
       `data: {"id":${json(ctx.id)},"object":"chat.completion.chunk","created":${ctx.created},` +
         `"model":${json(ctx.model)},"system_fingerprint":"fp_fakeupstream","choices":[],"usage":${json(openaiUsage(plan))}}\n\n`,

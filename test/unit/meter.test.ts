@@ -6,9 +6,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { deltaText, parsedText, StreamMeter } from '../../src/inference/meter.js';
 import { FIXTURES_DIR } from '../fixtures/index.js';
-import type { IRRequest } from '../../src/dialects/ir.js';
+import { DIALECTS } from '../../src/dialects/index.js';
 
-const ir: IRRequest = { model: 'm', system: [], messages: [{ role: 'user', content: [{ type: 'text', text: 'hello there' }] }], stream: true, includeUsage: false };
+// What went upstream: every string and key of it is input the vendor read.
+const ir = { body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello there' }] }), dialect: DIALECTS.openai, maxImageTokens: 2500 };
+const forwardedStrings = ['model', 'm', 'messages', 'role', 'user', 'content', 'hello there'];
 const piece = 'The quick brown fox jumps over the lazy dog. ';
 
 const held = (meter: StreamMeter): number => meter.heldBytes;
@@ -28,7 +30,8 @@ t.test('pass-through events: bounded memory, tokenizer count of all the text', a
   const exact = countTokens(text);
   const cuts = Math.ceil(text.length / (256 * 1024));
   t.ok(Math.abs(usage.output - exact) <= 2 * cuts, `counted ${usage.output}, whole text ${exact}`);
-  t.equal(usage.input, countTokens('hello there') + 4, 'input counted from the request');
+  const each = forwardedStrings.reduce((n, s) => n + countTokens(s), 0);
+  t.equal(usage.input, each, 'input: every string and key that was forwarded, each counted');
 });
 
 t.test('translated text deltas: the same bound; reported usage wins', async (t) => {

@@ -3,6 +3,7 @@
 import type { Dialect } from '../dialect.js';
 import { errorEvent, errorResponse, upstreamErrorMessage } from './errors.js';
 import { buildRequest, parseRequest } from './request.js';
+import { promptParts } from './prompt.js';
 import { parseResponse, renderResponse } from './response.js';
 import { decodeStream } from './stream-decode.js';
 import { encodeStream } from './stream-encode.js';
@@ -18,4 +19,5 @@ export const anthropicMessages: Dialect = {
   parseResponse,
   decodeStream,
   upstreamErrorMessage,
+  promptParts,
 };

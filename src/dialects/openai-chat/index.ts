@@ -4,6 +4,7 @@
 import type { Dialect } from '../dialect.js';
 import { errorEvent, errorResponse, upstreamErrorMessage } from './errors.js';
 import { buildRequest, parseRequest } from './request.js';
+import { promptParts } from './prompt.js';
 import { parseResponse, renderResponse } from './response.js';
 import { decodeStream } from './stream-decode.js';
 import { encodeStream } from './stream-encode.js';
@@ -19,6 +20,7 @@ export const openaiChat: Dialect = {
   parseResponse,
   decodeStream,
   upstreamErrorMessage,
+  promptParts,
 };
 
 export { RAW_ARGUMENTS_KEY } from './shared.js';
