@@ -303,16 +303,17 @@ t.test('parseRequest validation names the field at fault', async (t) => {
   ];
   for (const [label, body, param] of cases) expectInvalid(t, body, param, label);
 
-  try {
-    openaiChat.parseRequest(withMsg({ role: 'bot', content: 'x' }));
-  } catch (err) {
-    t.match((err as Error).message, /'user'/, 'a bad role lists the allowed roles');
-  }
-  try {
-    openaiChat.parseRequest({ messages: [] });
-  } catch (err) {
-    t.equal((err as Error).message, "Missing required parameter: 'model'.");
-  }
+  // t.throws, not a try/catch: a parser that stopped throwing must fail here, not pass unasserted.
+  t.throws(
+    () => openaiChat.parseRequest(withMsg({ role: 'bot', content: 'x' })),
+    { kind: 'invalid_request', status: 400, param: 'messages[1].role', message: /'system', 'developer', 'user', 'assistant', 'tool', 'function' \(got "bot"\)/ },
+    'a bad role is refused, naming the field and the allowed roles',
+  );
+  t.throws(
+    () => openaiChat.parseRequest({ messages: [] }),
+    { kind: 'invalid_request', status: 400, param: 'model', message: "Missing required parameter: 'model'." },
+    'a missing model is refused, naming it',
+  );
 });
 
 t.test('decodeStream reads every recorded OpenAI stream', async (t) => {

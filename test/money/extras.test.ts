@@ -1,12 +1,14 @@
 // Options that cost more than plain tokens: sold at their catalogue price, or refused with a 400
 // naming the field, never served at the token price. Unknown free fields still pass through.
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
+import { createKey } from '../../src/accounts/keys.js';
 import { reconcile } from '../../src/billing/reconcile.js';
 import { startFakeUpstream } from '../fake-upstream/server.js';
 import { PRICES, startTestGateway, testCatalogue } from '../helpers/gateway.js';
+import { eventually } from '../helpers/http.js';
 
 const fake = await startFakeUpstream();
 t.teardown(() => fake.close());
@@ -24,6 +26,19 @@ const catalogue = testCatalogue({
         extras: { long_context: { threshold: 200000, pricing: { input: 2, output: 3 } }, server_tools: ['web_fetch'] },
         routes: [{ provider: 'fake-anthropic', model: 'upstream-long' }],
       },
+      // Twins but for long-context prices past a small threshold (names of one length, so that
+      // the same body weighs the same for either): $1/$2 per M below it, $4/$6 past it.
+      {
+        id: 'lc-model', owned_by: 'fake', max_output_tokens: 1000,
+        pricing: { input: 1, output: 2, cache_read: 0.1, cache_write: 1 },
+        extras: { long_context: { threshold: 3000, pricing: { input: 4, output: 6 } } },
+        routes: [{ provider: 'fake-anthropic', model: 'upstream-lc' }],
+      },
+      {
+        id: 'pl-model', owned_by: 'fake', max_output_tokens: 1000,
+        pricing: { input: 1, output: 2, cache_read: 0.1, cache_write: 1 },
+        routes: [{ provider: 'fake-anthropic', model: 'upstream-pl' }],
+      },
     ],
   },
 });
@@ -39,6 +54,32 @@ async function lastRecord() {
     SELECT cost_nano, prompt_tokens, completion_tokens FROM usage_records WHERE user_id = ${u.userId} ORDER BY id DESC LIMIT 1`;
   return row;
 }
+
+// A request's hold, seen for real: a key with a requests-per-minute limit holds per request in
+// the store (no lease), and the fake upstream's [[slow]] keeps the request in flight while the
+// store's reserved total is read. Only differences between holds are pinned below: the input
+// estimate is the gateway's to change, what an option adds on top of it is not.
+// A user of its own, so that no lease of the other tests' key counts in its reserved total.
+const holder = await gw.user('5');
+const held = await createKey(gw.stores.sql, holder.userId, 'per-request holds', { rpm: 100_000 });
+const SLOW = '[[slow:400]]';
+
+async function holdOf(t: Test, path: '/v1/chat/completions' | '/v1/messages', body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<bigint> {
+  t.equal((await gw.stores.hot.balance(holder.userId))?.reserved ?? 0n, 0n, 'nothing held before');
+  const answer = fetch(`${gw.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${held.key}`, 'anthropic-version': '2023-06-01', ...headers },
+    body: JSON.stringify(body),
+  });
+  const reserved = await eventually(async () => (await gw.stores.hot.balance(holder.userId))?.reserved ?? 0n, 3000, 5);
+  const res = await answer;
+  const text = await res.text();
+  t.equal(res.status, 200, `answered: ${text.slice(0, 200)}`);
+  t.equal((await gw.stores.hot.balance(holder.userId))?.reserved, 0n, 'released once answered');
+  return reserved;
+}
+
+const slowMessages = (model: string, extra: Record<string, unknown> = {}, content = `hi ${SLOW}`) => ({ model, max_tokens: 100, messages: [{ role: 'user', content }], ...extra });
 
 async function refusal(p: Promise<unknown>) {
   const err = await p.then(() => null, (e: unknown) => e);
@@ -88,8 +129,75 @@ t.test('Anthropic server-side features: refused unless the model accepts them', 
   await anthropic.messages.create({ model: 'long-model', max_tokens: 50, messages: hi, tools: [fetchTool] } as any, { headers: { 'anthropic-beta': 'web-fetch-2025-09-10' } });
   t.same(fake.requests.at(-1)!.body.tools, [fetchTool], 'accepted where the catalogue allows it');
   t.equal(fake.requests.at(-1)!.headers['anthropic-beta'], 'web-fetch-2025-09-10', 'with its beta');
-  await anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, tools: [{ type: 'bash_20250124', name: 'bash' }] } as any);
-  t.pass('client-side tools (bash, text editor, computer, memory) are plain tokens');
+});
+
+t.test('client-side tools (bash, text editor, computer, memory) are plain tokens: forwarded, held and charged as such', async (t) => {
+  const tools = [
+    { type: 'bash_20250124', name: 'bash' },
+    { type: 'text_editor_20250728', name: 'str_replace_based_edit_tool' },
+    { type: 'computer_20250124', name: 'computer', display_width_px: 1024, display_height_px: 768 },
+    { type: 'memory_20250818', name: 'memory' },
+  ];
+  fake.reset();
+  const answer = await anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, tools } as any);
+  t.equal(answer.type, 'message', 'answered');
+  t.same(fake.requests.at(-1)!.body.tools, tools, 'forwarded with the tools as sent');
+  const r = await lastRecord();
+  t.equal(r.cost_nano, BigInt(r.prompt_tokens) * 1000n + BigInt(r.completion_tokens) * 2000n, 'charged the tokens, nothing per call');
+  // The same bytes under a field name of the same length, which is forwarded but is no tool:
+  // whatever the tools add to the hold is their bytes, no fee.
+  const withTools = await holdOf(t, '/v1/messages', slowMessages('an-model', { tools }));
+  const sameBytes = await holdOf(t, '/v1/messages', slowMessages('an-model', { toolz: tools }));
+  t.ok(withTools > 0n, `held ${withTools}`);
+  t.equal(withTools, sameBytes, 'the hold has no fee for them');
+});
+
+t.test('server-tool fees are held: max_uses × the per-call price, web_search_options its price', async (t) => {
+  const PER_CALL = 10_000_000n; // $0.01
+  const search = (max_uses?: number) => ({ type: 'web_search_20250305', name: 'web_search', ...(max_uses === undefined ? {} : { max_uses }) });
+  // max_uses 5 and 1 weigh the same bytes: the holds differ by exactly four searches.
+  const five = await holdOf(t, '/v1/messages', slowMessages('an-model', { tools: [search(5)] }));
+  const one = await holdOf(t, '/v1/messages', slowMessages('an-model', { tools: [search(1)] }));
+  t.equal(five - one, 4n * PER_CALL, 'max_uses 5 holds four searches more than max_uses 1');
+  // The tool against the same bytes under another field: the whole fee, max_uses × the price.
+  const none = await holdOf(t, '/v1/messages', slowMessages('an-model', { toolz: [search(5)] }));
+  t.equal(five - none, 5n * PER_CALL, 'the tool with max_uses 5 holds five searches on top of its bytes');
+  // Unbounded: the catalogue's max_calls (5 by default) is held. No max_uses is fewer bytes
+  // than `"max_uses":5`, so it is compared with a tool of the same size that bounds nothing.
+  const unbounded = await holdOf(t, '/v1/messages', slowMessages('an-model', { tools: [{ ...search(), max_usez: 5 }] }));
+  t.equal(unbounded - none, 5n * PER_CALL, 'no max_uses: max_calls searches held');
+
+  // OpenAI web_search_options: its price once, against a field of the same length.
+  const chat = (extra: Record<string, unknown>) => ({ model: 'oa-model', max_tokens: 100, messages: [{ role: 'user', content: `hi ${SLOW}` }], ...extra });
+  const withSearch = await holdOf(t, '/v1/chat/completions', chat({ web_search_options: { search_context_size: 'low' } }));
+  const without = await holdOf(t, '/v1/chat/completions', chat({ web_search_optionz: { search_context_size: 'low' } }));
+  t.equal(withSearch - without, PER_CALL, 'web_search_options holds one search on top of its bytes');
+});
+
+t.test('long context: past the threshold the hold is priced at the long-context prices', async (t) => {
+  // Below the threshold (3,000 tokens; "hi" is far below it however input is counted), the
+  // twins hold the same. Past it (18,000 bytes: 6,000 tokens at one per 3 bytes, more if input
+  // is counted closer), the output part is priced at $6/M rather than $2/M and the input part
+  // at $4/M rather than $1/M.
+  const long = `${'x'.repeat(18_000)} ${SLOW}`;
+  // Caps of as many digits, so that the two bodies weigh the same.
+  const holds = async (model: string, content: string) => ({
+    cap100: await holdOf(t, '/v1/messages', { ...slowMessages(model, {}, content), max_tokens: 100 }),
+    cap900: await holdOf(t, '/v1/messages', { ...slowMessages(model, {}, content), max_tokens: 900 }),
+  });
+  const shortLc = await holds('lc-model', `hi ${SLOW}`);
+  const shortPl = await holds('pl-model', `hi ${SLOW}`);
+  t.same(shortLc, shortPl, 'below the threshold: the base prices');
+  t.equal(shortLc.cap900 - shortLc.cap100, 800n * 2000n, 'output held at $2/M');
+
+  const longLc = await holds('lc-model', long);
+  const longPl = await holds('pl-model', long);
+  t.equal(longPl.cap900 - longPl.cap100, 800n * 2000n, 'without long-context pricing: output at $2/M');
+  t.equal(longLc.cap900 - longLc.cap100, 800n * 6000n, 'past the threshold: output held at the long-context $6/M');
+  const inputLc = longLc.cap100 - 100n * 6000n;
+  const inputPl = longPl.cap100 - 100n * 2000n;
+  t.ok(inputPl >= 6000n * 1000n, `the input part is held for at least 6,000 tokens (${inputPl})`);
+  t.equal(inputLc, 4n * inputPl, 'and past the threshold at $4/M: four times the base $1/M');
 });
 
 t.test('anthropic-beta: long context only where it is priced; unknown betas dropped', async (t) => {

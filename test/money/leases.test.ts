@@ -255,3 +255,119 @@ t.test('Redis lost its data: the leases it held are not drawn from again', async
   await ledger.release(next);
   await ledger.stop();
 });
+
+// Requests of very different worst cases drawing from one lease: a draw that does not fit what
+// the lease has left must top it up first, never take more than it holds. (Equal draws cannot
+// tell `free < amount` from a looser comparison: the lease is always a whole number of them.)
+const MIXED = [1_000n, 17n, 9_000n, 250n, 4_321n, 1n, 12_000n, 600n, 7_777n, 3n, 2_500n, 40n];
+
+/** Checks a drawn request against its lease and the store: drawn within what the lease holds. */
+function withinLease(t: Test, res: Reservation, what: string) {
+  const lease = res.lease!;
+  if (lease.drawn > lease.size) t.fail(`${what}: the lease lent ${lease.drawn} but holds ${lease.size}`);
+}
+
+t.test('mixed worst cases from one lease: never drawn past its hold, nor past the balance; every charge exact', async (t) => {
+  const balance = 50_000n;
+  const { s, userId, ledger, p } = await setUp(t, balance);
+  // One at a time: each draw either fits what the lease holds undrawn, or tops it up first.
+  const held: Reservation[] = [];
+  let refused = 0;
+  for (let i = 0; i < 60; i++) {
+    const amount = MIXED[i % MIXED.length];
+    const res = await refusal(ledger.reserve(p, amount).then((r) => (held.push(r), null)));
+    if (res) {
+      t.equal(res.kind, 'insufficient_balance');
+      refused++;
+      continue;
+    }
+    const r = held.at(-1)!;
+    t.equal(r.amount, amount);
+    withinLease(t, r, `draw ${i} of ${amount}`);
+    const hot = (await s.hot.balance(userId))!;
+    t.equal(hot.reserved, r.lease!.size, `draw ${i}: the store holds what the lease counts`);
+    const drawn = held.reduce((sum, h) => sum + h.amount, 0n);
+    t.equal(r.lease!.drawn, drawn, `draw ${i}: the lease lent exactly the worst cases drawn`);
+    t.ok(drawn <= balance, `draw ${i}: ${drawn} drawn, within the balance`);
+  }
+  t.ok(refused > 0, 'the balance ran out before the requests did');
+  const served = held.reduce((sum, h) => sum + h.amount, 0n);
+  t.ok(served > balance - 12_000n, `most of the balance was lent (${served})`);
+
+  // Settle each at a cost of its own (some past the worst case), release some: exact.
+  let charged = 0n;
+  for (const [i, r] of held.entries()) {
+    if (i % 5 === 4) {
+      await ledger.release(r);
+      continue;
+    }
+    const cost = i % 7 === 3 ? r.amount + 11n : (r.amount * BigInt(i % 4)) / 3n;
+    t.equal(await settle(ledger, r, cost), cost);
+    charged += cost;
+    withinLease(t, r, `settle ${i}`);
+  }
+  const lease = held[0].lease!;
+  t.equal(lease.drawn, 0n, 'nothing left drawn');
+  t.same(await s.hot.balance(userId), { balance: balance - charged, reserved: lease.size }, 'charged exactly; the store holds what the lease counts');
+  await ledger.stop();
+  t.same(await s.hot.balance(userId), { balance: balance - charged, reserved: 0n }, 'handed back whole');
+  await reconciled(t, s);
+});
+
+t.test('mixed worst cases at once, in one process and in two sharing a balance: never more lent than held or than the balance', async (t) => {
+  for (const processes of [1, 2]) {
+    await t.test(`${processes} process(es)`, async (t) => {
+      const balance = 100_000n;
+      const s = await testStores(t);
+      const userId = await funded(s, balance);
+      const ledgers = Array.from({ length: processes }, () => leasing(s));
+      const p = payer(userId);
+      const held: { r: Reservation; ledger: Ledger }[] = [];
+      let overdrawn = 0;
+      // Two waves of 120 at once: none settled, so what is drawn is what is held.
+      for (let wave = 0; wave < 2; wave++) {
+        await Promise.all(
+          Array.from({ length: 120 }, (_, i) => {
+            const ledger = ledgers[i % processes];
+            return refusal(
+              ledger.reserve(p, MIXED[(i * 5 + wave) % MIXED.length]).then((r) => {
+                held.push({ r, ledger });
+                if (r.lease!.drawn > r.lease!.size) overdrawn++;
+              }),
+            ).then((e) => {
+              if (e && e.kind !== 'insufficient_balance') t.fail(`refused with ${e.kind}`);
+            });
+          }),
+        );
+      }
+      t.equal(overdrawn, 0, 'no draw took a lease past its hold');
+      const leases = [...new Set(held.map(({ r }) => r.lease!))];
+      t.ok(leases.length >= processes, `${leases.length} lease(s)`);
+      for (const l of leases) {
+        t.equal(l.drawn, held.filter(({ r }) => r.lease === l).reduce((sum, { r }) => sum + r.amount, 0n), 'each lease lent exactly its draws');
+        t.ok(l.drawn <= l.size, `lent ${l.drawn} of the ${l.size} it holds`);
+      }
+      const lent = held.reduce((sum, { r }) => sum + r.amount, 0n);
+      const hot = (await s.hot.balance(userId))!;
+      t.equal(hot.reserved, leases.reduce((sum, l) => sum + l.size, 0n), 'the store holds what the leases count');
+      t.ok(hot.reserved <= balance, 'every lease together within the balance');
+      t.ok(lent <= balance, `lent ${lent}: within the balance`);
+      t.ok(lent > balance / 2n, 'and a good part of it');
+
+      // Each settles in its own process, at a cost of its own (some past the worst case).
+      let charged = 0n;
+      await Promise.all(
+        held.map(({ r, ledger }, i) => {
+          const cost = (r.amount * BigInt(i % 6)) / 4n;
+          charged += cost;
+          return settle(ledger, r, cost);
+        }),
+      );
+      for (const l of leases) t.equal(l.drawn, 0n, 'nothing left drawn');
+      t.equal((await s.hot.balance(userId))!.reserved, leases.reduce((sum, l) => sum + l.size, 0n), 'after the settles too');
+      for (const l of ledgers) await l.stop();
+      t.same(await s.hot.balance(userId), { balance: balance - charged, reserved: 0n }, 'charged exactly what was served; nothing held');
+      await reconciled(t, s);
+    });
+  }
+});
