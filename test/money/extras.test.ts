@@ -131,6 +131,9 @@ t.test('Anthropic server-side features: refused unless the model accepts them', 
   t.equal(fake.requests.at(-1)!.headers['anthropic-beta'], 'web-fetch-2025-09-10', 'with its beta');
 });
 
+/** The dearest input token at the test prices: a cache write, $1.25/M. */
+const INPUT_NANO = 1250n;
+
 t.test('client-side tools (bash, text editor, computer, memory) are plain tokens: forwarded, held and charged as such', async (t) => {
   const tools = [
     { type: 'bash_20250124', name: 'bash' },
@@ -145,11 +148,12 @@ t.test('client-side tools (bash, text editor, computer, memory) are plain tokens
   const r = await lastRecord();
   t.equal(r.cost_nano, BigInt(r.prompt_tokens) * 1000n + BigInt(r.completion_tokens) * 2000n, 'charged the tokens, nothing per call');
   // The same bytes under a field name of the same length, which is forwarded but is no tool:
-  // whatever the tools add to the hold is their bytes, no fee.
+  // what the tools add beyond their bytes is tokens (the tool-use prompt, 500, and each typed
+  // tool's own system prompt, 1,300: docs/api.md "Holds") at the dearest input price, no fee.
   const withTools = await holdOf(t, '/v1/messages', slowMessages('an-model', { tools }));
   const sameBytes = await holdOf(t, '/v1/messages', slowMessages('an-model', { toolz: tools }));
   t.ok(withTools > 0n, `held ${withTools}`);
-  t.equal(withTools, sameBytes, 'the hold has no fee for them');
+  t.equal(withTools - sameBytes, (500n + 4n * 1300n) * INPUT_NANO, 'the hold has no fee for them, only their prompts\' tokens');
 });
 
 t.test('server-tool fees are held: max_uses × the per-call price, web_search_options its price', async (t) => {
@@ -161,11 +165,12 @@ t.test('server-tool fees are held: max_uses × the per-call price, web_search_op
   t.equal(five - one, 4n * PER_CALL, 'max_uses 5 holds four searches more than max_uses 1');
   // The tool against the same bytes under another field: the whole fee, max_uses × the price.
   const none = await holdOf(t, '/v1/messages', slowMessages('an-model', { toolz: [search(5)] }));
-  t.equal(five - none, 5n * PER_CALL, 'the tool with max_uses 5 holds five searches on top of its bytes');
+  const toolPrompt = 500n * INPUT_NANO;
+  t.equal(five - none, 5n * PER_CALL + toolPrompt, 'the tool with max_uses 5 holds five searches on top of its bytes and the tool prompt');
   // Unbounded: the catalogue's max_calls (5 by default) is held. No max_uses is fewer bytes
   // than `"max_uses":5`, so it is compared with a tool of the same size that bounds nothing.
   const unbounded = await holdOf(t, '/v1/messages', slowMessages('an-model', { tools: [{ ...search(), max_usez: 5 }] }));
-  t.equal(unbounded - none, 5n * PER_CALL, 'no max_uses: max_calls searches held');
+  t.equal(unbounded - none, 5n * PER_CALL + toolPrompt, 'no max_uses: max_calls searches held');
 
   // OpenAI web_search_options: its price once, against a field of the same length.
   const chat = (extra: Record<string, unknown>) => ({ model: 'oa-model', max_tokens: 100, messages: [{ role: 'user', content: `hi ${SLOW}` }], ...extra });
