@@ -80,10 +80,10 @@ t.test('the primary kills a worker that stops answering its heartbeat, and repla
   t.ok(alive(other), 'the other worker lives on');
   t.ok(alive(serve.proc.pid!), 'and so does the primary');
 
-  const replaced = await waitFor(() => {
+  const replaced: number[] = await waitFor(() => {
     const pids = workerPids(serve.proc.pid!);
     return pids.length === 2 && !pids.includes(frozen) ? pids : undefined;
-  }, 30_000, 100);
+  }, 30_000, 100).then((pids) => pids!);
   t.ok(replaced.includes(other), `a new worker beside the other (${replaced})`);
   // Until the new one listens the kernel gives the port to the other alone: wait for it to.
   const fresh = replaced.find((p) => p !== other)!;
