@@ -3,9 +3,11 @@
 // minutes, off the event loop, and bounded on what may wait.
 
 import t from 'tap';
+import { execFileSync } from 'node:child_process';
 import { countTokens as libCount } from 'gpt-tokenizer';
 import { countTokens, countRequestTokens } from '../../src/billing/tokens.js';
 import { countBounded, MAX_PIECE } from '../../src/billing/tokenizer/bounded.js';
+import { childEnv, REPO_ROOT } from '../helpers/child.js';
 import { countTokensOrRefuse, MAX_COUNT_CHARS, MAX_QUEUED_CHARS, stopTokenizer, tokenizerState, TokenizerRefused } from '../../src/billing/tokenizer/pool.js';
 
 t.teardown(() => stopTokenizer());
@@ -126,4 +128,13 @@ t.test('a request\'s count: per-message overhead, images, and every text', async
     messages: [{ role: 'user', content: [{ type: 'text', text: 'hello there' }, { type: 'image', source: {} }] }],
   } as never;
   t.equal(await countRequestTokens(ir), lib('Be brief.') + lib('hello there') + 4 + 2500);
+});
+
+t.test('the thread starts from the sources as `node src/bin.js` runs them: tsx registered in code', async (t) => {
+  // Plain node, no loader in execArgv or NODE_OPTIONS: what src/bin.js does, then a count.
+  const script = `import { register } from 'tsx/esm/api'; register();
+    const { countTokens } = await import('./src/billing/tokens.ts');
+    process.stdout.write(String(await countTokens('x'.repeat(1000))));`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, env: childEnv(), timeout: 60_000 }).toString();
+  t.equal(out, '125', 'counted by the thread (the byte bound would be 1000)');
 });
