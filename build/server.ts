@@ -15,6 +15,26 @@ const SRC = path.join(ROOT, 'src');
 /** One folder below the root, as src/paths.ts expects of whatever file it ends up in. */
 export const DEFAULT_BUNDLE = path.join(ROOT, 'dist', 'airouter.js');
 
+/**
+ * What src/bin.js does, minus the loader: a module of no file (esbuild's stdin cannot sit beside
+ * a second entry), resolved from src/.
+ */
+const MAIN_ENTRY = 'airouter:main';
+const mainEntry: esbuild.Plugin = {
+  name: 'main-entry',
+  setup(b) {
+    b.onResolve({ filter: /^airouter:main$/ }, () => ({ path: 'bin.ts', namespace: 'airouter-main' }));
+    b.onLoad({ filter: /.*/, namespace: 'airouter-main' }, () => ({
+      contents: "import { main } from './cli/main.ts';\nawait main(process.argv.slice(2));\n",
+      resolveDir: SRC,
+      loader: 'ts',
+    }));
+  },
+};
+
+/** The tokenizer thread's entry (src/billing/tokenizer/worker.ts) is `<name>-tokenizer.js`. */
+const TOKENIZER_SUFFIX = '-tokenizer';
+
 const stampOf = (bundle: string) => bundle.replace(/\.js$/, '.json');
 
 export const serverSourceHash = (): string =>
@@ -31,7 +51,7 @@ export function isFresh(bundle = DEFAULT_BUNDLE): boolean {
 /** The files of one build: the entry and its chunks (`<name>-<hash>.js`), each with its map. */
 const partOf = (entry: string) => {
   const base = path.basename(entry, '.js');
-  const re = new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(-[A-Z0-9]{8})?\\.js(\\.map)?$`);
+  const re = new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(-[A-Z0-9]{8}|${TOKENIZER_SUFFIX})?\\.js(\\.map)?$`);
   return (file: string) => re.test(file);
 };
 
@@ -55,8 +75,14 @@ export async function buildServer(bundle = DEFAULT_BUNDLE): Promise<void> {
   mkdirSync(tmp, { recursive: true });
   try {
     await esbuild.build({
-      // What src/bin.js does, minus the loader.
-      stdin: { contents: "import { main } from './cli/main.ts';\nawait main(process.argv.slice(2));\n", resolveDir: SRC, sourcefile: 'bin.ts', loader: 'ts' },
+      entryPoints: [
+        { in: MAIN_ENTRY, out: name },
+        // The tokenizer thread's entry, loaded by new Worker() from beside the chunk that
+        // starts it, which finds it by the name defined here (src/billing/tokenizer/pool.ts).
+        { in: path.join(SRC, 'billing', 'tokenizer', 'worker.ts'), out: `${name}${TOKENIZER_SUFFIX}` },
+      ],
+      define: { AIROUTER_TOKENIZER_WORKER: JSON.stringify(`./${name}${TOKENIZER_SUFFIX}.js`) },
+      plugins: [mainEntry],
       bundle: true,
       splitting: true,
       platform: 'node',
@@ -64,7 +90,7 @@ export async function buildServer(bundle = DEFAULT_BUNDLE): Promise<void> {
       target: 'node20',
       packages: 'external',
       outdir: tmp,
-      entryNames: name,
+      entryNames: '[name]',
       chunkNames: `${name}-[hash]`,
       // Linked, so that `node --enable-source-maps dist/airouter.js` reports src/ lines.
       sourcemap: 'linked',

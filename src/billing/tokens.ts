@@ -3,6 +3,9 @@
 // upstream never reported usage, e.g. because the client went away mid-stream.
 
 import type { IRContent, IRRequest } from '../dialects/ir.js';
+// Counted off the event loop, in linear time: gpt-tokenizer alone is quadratic in a long word
+// and would stall the process for seconds to minutes.
+import { countTokens, countTokensOrRefuse } from './tokenizer/pool.js';
 
 /**
  * What an image is assumed to cost before the upstream says: vendors scale images down to a
@@ -36,15 +39,17 @@ export function requestText(ir: IRRequest): { text: string[]; images: number } {
   return { text, images };
 }
 
-// The tokenizer's tables cost ~70 MB per process and only the fallback paths need them.
-let tokenizer: Promise<typeof import('gpt-tokenizer')> | undefined;
-export const countTokens = async (text: string) => (await (tokenizer ??= import('gpt-tokenizer'))).countTokens(text);
+export { countTokens };
 
-export async function countRequestTokens(ir: IRRequest): Promise<number> {
+/**
+ * Input tokens of a request as the tokenizer counts them. `refusable` (count_tokens): past the
+ * tokenizer's size or backlog limits, TokenizerRefused instead of a wait or an upper bound.
+ */
+export async function countRequestTokens(ir: IRRequest, { refusable = false } = {}): Promise<number> {
   const { text, images } = requestText(ir);
-  let n = images * IMAGE_TOKENS + ir.messages.length * PER_MESSAGE;
-  for (const t of text) if (t) n += await countTokens(t);
-  return n;
+  const pieces = text.filter((t) => t);
+  const counted = refusable ? await countTokensOrRefuse(pieces) : (await Promise.all(pieces.map((t) => countTokens(t)))).reduce((a, b) => a + b, 0);
+  return images * IMAGE_TOKENS + ir.messages.length * PER_MESSAGE + counted;
 }
 
 export async function countTextTokens(pieces: string[]): Promise<number> {

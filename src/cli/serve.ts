@@ -1,7 +1,7 @@
 // `airouter serve`: one gateway process, or a primary that runs WORKERS of them on the same
 // port (uWS listens with SO_REUSEPORT, so the kernel spreads connections across workers).
 
-import cluster from 'node:cluster';
+import cluster, { type Worker } from 'node:cluster';
 import { createKey } from '../accounts/keys.js';
 import { createVerifiedUser, creditUser, watchCredits } from '../accounts/users.js';
 import { nanoToUsd, usdToNano } from '../billing/money.js';
@@ -61,6 +61,13 @@ export async function serve(config: Config): Promise<void> {
   process.on('SIGTERM', stop);
   // A worker whose primary is gone (killed outright) must not keep serving on its own.
   if (cluster.isWorker) process.on('disconnect', stop);
+  // The primary's heartbeat (see watchHeartbeats), answered from this event loop: an answer
+  // that does not come means the loop is stuck, which no exit event would ever tell it.
+  if (cluster.isWorker) {
+    process.on('message', (msg: { type?: string }) => {
+      if (msg?.type === HEARTBEAT) process.send?.(msg);
+    });
+  }
   process.on('SIGINT', stop);
 }
 
@@ -73,6 +80,46 @@ export async function serve(config: Config): Promise<void> {
 export function workerExecArgv(execArgv: readonly string[], nodeOptions: string, semiSpaceMb: number): string[] {
   const chosen = [...execArgv, ...nodeOptions.split(/\s+/)].some((a) => /^--max[-_]semi[-_]space[-_]size\b/.test(a));
   return chosen || semiSpaceMb === 0 ? [...execArgv] : [...execArgv, `--max-semi-space-size=${semiSpaceMb}`];
+}
+
+const HEARTBEAT = 'airouter:heartbeat';
+
+/**
+ * Kills a listening worker that has not answered a heartbeat for `timeoutMs`: a worker whose
+ * event loop is stuck (a runaway computation, a SIGSTOP) is alive, so the cluster never sees it
+ * exit, yet the kernel keeps handing it a share of the port's connections, which wait forever.
+ * Killed, it exits, and the exit handler starts another. Workers are watched from their
+ * 'listening' message on, since starting (migrations, loading) may legitimately take longer.
+ */
+function watchHeartbeats(timeoutMs: number, log: ReturnType<typeof createLogger>): { watch: (w: Worker) => void; stop: () => void } {
+  const lastSeen = new Map<Worker, number>();
+  const tick = setInterval(() => {
+    const now = Date.now();
+    for (const [w, seen] of lastSeen) {
+      if (w.isDead()) {
+        lastSeen.delete(w);
+      } else if (now - seen > timeoutMs) {
+        lastSeen.delete(w);
+        log.error({ worker: w.id, pid: w.process.pid, silentMs: now - seen }, 'worker stopped answering its heartbeat; killing it');
+        w.process.kill('SIGKILL');
+      } else if (w.isConnected()) {
+        w.send({ type: HEARTBEAT });
+      }
+    }
+  }, Math.max(25, Math.floor(timeoutMs / 4)));
+  tick.unref();
+  cluster.on('message', (w, msg: { type?: string }) => {
+    if (msg?.type === HEARTBEAT && lastSeen.has(w)) lastSeen.set(w, Date.now());
+  });
+  return {
+    watch: (w) => {
+      if (timeoutMs > 0) lastSeen.set(w, Date.now());
+    },
+    stop: () => {
+      clearInterval(tick);
+      lastSeen.clear();
+    },
+  };
 }
 
 async function supervise(config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
@@ -100,7 +147,9 @@ async function supervise(config: Config, log: ReturnType<typeof createLogger>): 
   const fork = () => cluster.fork();
   for (let i = 0; i < config.WORKERS; i++) fork();
   let listening = 0;
-  cluster.on('message', (_w, msg: { type?: string; port?: number }) => {
+  const heartbeats = watchHeartbeats(config.WORKER_HEARTBEAT_TIMEOUT_MS, log);
+  cluster.on('message', (w, msg: { type?: string; port?: number }) => {
+    if (msg?.type === 'listening') heartbeats.watch(w);
     if (msg?.type === 'listening' && ++listening === config.WORKERS) {
       process.stdout.write(`airouter listening on port ${msg.port} with ${config.WORKERS} workers\n`);
     }
@@ -115,6 +164,8 @@ async function supervise(config: Config, log: ReturnType<typeof createLogger>): 
   });
   const stopAll = () => {
     stopping = true;
+    // A worker finishing its requests may take SHUTDOWN_TIMEOUT_MS; it is not stuck.
+    heartbeats.stop();
     const workers = Object.values(cluster.workers ?? {});
     if (workers.length === 0) finish();
     for (const w of workers) w?.process.kill('SIGTERM');

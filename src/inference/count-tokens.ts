@@ -1,8 +1,11 @@
 // POST /v1/messages/count_tokens: exact from an Anthropic upstream that offers it, otherwise
 // the tokenizer's count. Never charged, but it reaches the upstream with the operator's key, so
-// it needs a positive balance and counts against the key's requests per minute.
+// it needs a positive balance and counts against the key's requests per minute, and a key
+// may have only COUNT_TOKENS_CONCURRENCY of them running at once in a process: a local count
+// is cheap per character but a request may carry millions of them.
 
 import { countRequestTokens } from '../billing/tokens.js';
+import { TokenizerRefused } from '../billing/tokenizer/pool.js';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
@@ -10,8 +13,29 @@ import { authenticatedJson, findModel } from './handle.js';
 import { MESSAGES } from './surfaces.js';
 import { anthropicHeaders } from './terms.js';
 
+/** count_tokens requests running per key, per gateway (a process may run several in tests). */
+const running = new WeakMap<Gateway, Map<string, number>>();
+
 export async function handleCountTokens(gw: Gateway, ex: Exchange): Promise<void> {
-  const { body } = await authenticatedJson(gw, ex, MESSAGES, (id) => gw.ledger.gate(id));
+  const { identity, body } = await authenticatedJson(gw, ex, MESSAGES, (id) => gw.ledger.gate(id));
+  let perKey = running.get(gw);
+  if (!perKey) running.set(gw, (perKey = new Map()));
+  const n = perKey.get(identity.keyId) ?? 0;
+  const limit = gw.config.COUNT_TOKENS_CONCURRENCY;
+  if (n >= limit) {
+    throw new GatewayError('rate_limit', `This key may have at most ${limit} count_tokens requests in progress at once.`, { retryAfter: 1, code: 'key_concurrency_limit' });
+  }
+  perKey.set(identity.keyId, n + 1);
+  try {
+    await countTokensFor(gw, ex, body);
+  } finally {
+    const left = (perKey.get(identity.keyId) ?? 1) - 1;
+    if (left > 0) perKey.set(identity.keyId, left);
+    else perKey.delete(identity.keyId);
+  }
+}
+
+async function countTokensFor(gw: Gateway, ex: Exchange, body: unknown): Promise<void> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
   const withBudget = { max_tokens: 1, ...(body as Record<string, unknown>) };
   const ir = MESSAGES.dialect.parseRequest(withBudget);
@@ -38,6 +62,15 @@ export async function handleCountTokens(gw: Gateway, ex: Exchange): Promise<void
       gw.log.warn({ err: (err as Error).message, route: route.key }, 'count_tokens upstream failed; estimating');
     }
   }
+  let inputTokens: number;
+  try {
+    inputTokens = await countRequestTokens(ir, { refusable: true });
+  } catch (err) {
+    if (!(err instanceof TokenizerRefused)) throw err;
+    // Refused rather than answered by an upper bound: a client asks to know a count, and a
+    // number several times too high, which it cannot tell from a real one, is worse than no answer.
+    throw err.reason === 'too_large' ? new GatewayError('too_large', err.message) : new GatewayError('overloaded', err.message, { retryAfter: 1 });
+  }
   // request-id as on Anthropic's own answers (the SDK reads it), like /v1/messages.
-  ex.json(200, { input_tokens: await countRequestTokens(ir) }, { 'request-id': ex.requestId });
+  ex.json(200, { input_tokens: inputTokens }, { 'request-id': ex.requestId });
 }

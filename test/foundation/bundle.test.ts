@@ -84,6 +84,16 @@ t.test('the bundle builds, knows when it is stale, and serves on the embedded de
   t.match(events, /event: message_start/, 'translated stream');
   t.match(events, /event: message_stop/);
 
+  // The tokenizer thread's entry is found beside the chunks: a 100 KB one-word body is counted
+  // (pieces of 256 "x", 32 tokens each), not answered by the one-token-a-byte upper bound.
+  const counted = await fetch(`${gw.url}/v1/messages/count_tokens`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ model: 'oa-model', messages: [{ role: 'user', content: 'x'.repeat(102_400) }] }),
+  });
+  t.equal(counted.status, 200);
+  t.same(await counted.json(), { input_tokens: 102_400 / 8 + 4 }, 'counted by the tokenizer thread');
+
   const page = await fetch(`${gw.url}/`);
   t.equal(page.status, 200, 'the dashboard was found from the bundle');
   t.match(page.headers.get('content-type') ?? '', /text\/html/);
@@ -130,4 +140,7 @@ t.test('the command line and the cluster primary load none of the server', async
   t.ok(primary.has('prom-client'), 'the primary loads what it runs: the cluster metrics');
   const server = buildFiles(bundle).find((f) => f.endsWith('.js') && readFileSync(f, 'utf8').includes('// src/gateway.ts'));
   t.ok(server && packagesLoaded(server).has('rxjs'), 'the server chunk loads the stream stack');
+  // The tokenizer's ~66 MB of tables are loaded by its thread only, never by a gateway's loop.
+  t.notOk(primary.has('gpt-tokenizer') || packagesLoaded(server!).has('gpt-tokenizer'), 'neither the primary nor the server loads the tokenizer');
+  t.ok(packagesLoaded(bundle.replace(/\.js$/, '-tokenizer.js')).has('gpt-tokenizer'), 'its thread\'s entry does');
 });
