@@ -1,6 +1,7 @@
-// Token counts the gateway works out itself: a cheap upper-bound estimate for reservations
-// (no tokenizer on the hot path), and a real count with gpt-tokenizer (o200k_base) when an
-// upstream never reported usage, e.g. because the client went away mid-stream.
+// Token counts the gateway works out itself with the o200k tokenizer (bounded, off the event
+// loop): what count_tokens answers for models without an Anthropic upstream, and the text an
+// answer produced when the upstream never reported usage. The hold needs no tokenizer
+// (prompt-size.ts).
 
 import type { IRContent, IRRequest } from '../dialects/ir.js';
 // Counted off the event loop, in linear time: gpt-tokenizer alone is quadratic in a long word
