@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { ROOT } from './paths.js';
 import { PaymentConfigError, paymentSettings, type PaymentSettings } from './payments/settings.js';
+import { parseProxyRule } from './server/client-address.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -90,6 +91,11 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 const ENV = {
   PORT: int('PORT', 8080, 0, 65535),
   HOST: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('HOST must not be empty')), '0.0.0.0'),
+  TRUST_PROXY: v.pipe(
+    v.optional(v.string(), ''),
+    v.transform((s) => s.split(',').map((x) => x.trim()).filter((x) => x !== '')),
+    v.check((xs) => xs.every((x) => parseProxyRule(x) !== undefined), 'TRUST_PROXY must be a comma-separated list of IP addresses or CIDR blocks, e.g. 10.0.0.0/8,::1'),
+  ),
   WORKERS: v.pipe(
     v.optional(v.string(), '1'),
     v.trim(),
@@ -169,6 +175,7 @@ const ENV = {
 export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   PORT: 'HTTP port (default 8080; 0 picks a free one).',
   HOST: 'Address to listen on (default 0.0.0.0).',
+  TRUST_PROXY: 'Reverse proxies whose X-Forwarded-For is believed: comma-separated IPv4/IPv6 addresses or CIDR blocks (default none). A request from one of them is counted (login and signup limits, logs, payment notifications) as coming from the rightmost X-Forwarded-For address that is not itself listed; from any other peer the header is ignored.',
   WORKERS: 'Gateway processes sharing the port (default 1; "auto" = one per core). The embedded stores force 1.',
   WORKER_SEMI_SPACE_MB: 'V8 semi-space of each cluster worker, MB (default 4; 0 = V8\'s own, 16 on 64-bit). Smaller holds less memory per open stream; larger spends less CPU collecting (16: 5–10 % less worker CPU on paced streams and about 3 % more non-stream throughput, for 7–8 KB more per open stream). A --max-semi-space-size given to node or in NODE_OPTIONS wins.',
   DATABASE_URL: 'Postgres URL. Absent: embedded PGlite under DATA_DIR.',

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { GatewayError } from '../errors.js';
+import type { TrustedProxies } from './client-address.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
 
 const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
@@ -40,7 +41,10 @@ export class Exchange {
   headers: Record<string, string> = {};
   readonly params: string[] = [];
   readonly requestId: string;
+  private peer?: string;
   private address?: string;
+  /** Every X-Forwarded-For header, joined; kept only when some proxy is trusted. */
+  private forwardedFor?: string;
   readonly startedAt = performance.now();
   aborted = false;
   /** True once the status line went out: from then on errors can only be written in-band. */
@@ -50,19 +54,26 @@ export class Exchange {
   private abortListeners: (() => void)[] = [];
   private writableListener?: () => void;
   /** A stream's status and headers, until its first bytes carry them (see beginStream). */
-  private head?: { status: number; headers: Record<string, string> };
+  private pendingHead?: { status: number; headers: Record<string, string> };
 
   constructor(
     private readonly res: HttpResponse,
     req: HttpRequest,
     paramCount: number,
+    private readonly proxies?: TrustedProxies,
   ) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
     this.path = req.getUrl();
     this.rawQuery = req.getQuery() ?? '';
     req.forEach((k, v) => {
+      // Repeated X-Forwarded-For lines are one list (RFC 9110 §5.3).
+      if (k === 'x-forwarded-for' && this.headers[k] !== undefined) {
+        this.headers[k] += `, ${v}`;
+        return;
+      }
       this.headers[k] = v;
     });
+    if (proxies) this.forwardedFor = this.headers['x-forwarded-for'];
     for (let i = 0; i < paramCount; i++) this.params.push(decodeParam(req.getParameter(i) ?? ''));
     const given = this.headers['x-request-id'];
     this.requestId = given && REQUEST_ID.test(given) ? given : `req_${ID_PREFIX}${(++idSeq).toString(36)}`;
@@ -79,8 +90,18 @@ export class Exchange {
     return (this.parsedQuery ??= new URLSearchParams(this.rawQuery));
   }
 
+  /** The TCP peer: the client, or the proxy in front of it. */
+  get peerAddress(): string {
+    if (this.peer === undefined) this.peer = this.aborted ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString();
+    return this.peer;
+  }
+
+  /**
+   * The client: the peer, or behind a trusted proxy (TRUST_PROXY) the address it forwarded for.
+   * What limits, logs and records name a request by.
+   */
   get remoteAddress(): string {
-    if (this.address === undefined) this.address = this.aborted ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString();
+    if (this.address === undefined) this.address = this.proxies ? this.proxies.client(this.peerAddress, this.forwardedFor) : this.peerAddress;
     return this.address;
   }
 
@@ -147,9 +168,9 @@ export class Exchange {
 
   /** Inside a cork: a stream's status and headers, if they have not gone out yet. */
   private writePendingHead() {
-    const head = this.head;
+    const head = this.pendingHead;
     if (!head) return;
-    this.head = undefined;
+    this.pendingHead = undefined;
     this.writeHead(head.status, head.headers);
   }
 
@@ -177,7 +198,7 @@ export class Exchange {
     if (this.aborted || this.headersSent) return;
     this.status = status;
     this.headersSent = true;
-    this.head = { status, headers };
+    this.pendingHead = { status, headers };
   }
 
   /**

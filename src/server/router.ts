@@ -3,9 +3,10 @@
 
 import type { Logger } from 'pino';
 import { asGatewayError, GatewayError } from '../errors.js';
+import type { TrustedProxies } from './client-address.js';
 import { Exchange } from './exchange.js';
 import type { Metrics } from './metrics.js';
-import type { TemplatedApp } from './uws.js';
+import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
 export type Handler = (ex: Exchange) => Promise<void> | void;
 export type ErrorRenderer = (ex: Exchange, err: GatewayError) => void;
@@ -29,17 +30,19 @@ export class Router {
     private readonly app: TemplatedApp,
     private readonly log: Logger,
     private readonly metrics: Metrics,
+    /** TRUST_PROXY, when it lists any proxy. */
+    private readonly proxies?: TrustedProxies,
   ) {}
 
   add(def: RouteDef): void {
     const params = (def.path.match(/:[A-Za-z_]+/g) ?? []).length;
     // uWS names its DELETE method `del`.
     const method = def.method === 'delete' ? 'del' : def.method;
-    const register = (this.app as unknown as Record<string, TemplatedApp['get']>)[method].bind(this.app);
-    register(def.path, (res, req) => {
+    const app = this.app as unknown as Record<string, TemplatedApp['get']>;
+    const handle = (res: HttpResponse, req: HttpRequest) => {
       let ex: Exchange;
       try {
-        ex = new Exchange(res, req, params);
+        ex = new Exchange(res, req, params, this.proxies);
       } catch (err) {
         // uWS aborts the whole process when a handler returns without answering or attaching
         // an abort handler, so a request we cannot even read still gets an answer.
@@ -74,7 +77,8 @@ export class Router {
           done();
         }
       });
-    });
+    };
+    app[method].call(this.app, def.path, handle);
   }
 
   /** Drop every open connection; their abort handlers settle what they reserved. */
