@@ -117,7 +117,7 @@ t.test('only failures count: logins that succeed are never limited', async (t) =
   t.equal(blocked.status, 429, 'the next failure past MAX is refused');
 });
 
-t.test('a burst of right and wrong passwords: the wrong ones are held to the limit', async (t) => {
+t.test('a burst of guesses at many emails from one address is held to the address limit', async (t) => {
   const s = await startDashboard(t, { LOGIN_MAX_ATTEMPTS: String(MAX), LOGIN_WINDOW_S: '600' });
   const u = await signUp(s, 'the right password');
   const c = dashboardClient(s.gw, t, '127.0.0.11');
