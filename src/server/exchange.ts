@@ -45,6 +45,14 @@ export class Exchange {
   private address?: string;
   /** Every X-Forwarded-For header, joined; kept only when some proxy is trusted. */
   private forwardedFor?: string;
+  /**
+   * Set when the request cannot be framed safely (Content-Length headers that disagree): the
+   * router answers it with this error instead of running the handler, and the connection is
+   * closed after the answer, since where this request's body ends is anybody's guess.
+   */
+  framingError?: GatewayError;
+  /** HEAD: the answer's status and headers as GET would have them, and no body bytes. */
+  readonly head: boolean;
   readonly startedAt = performance.now();
   aborted = false;
   /** True once the status line went out: from then on errors can only be written in-band. */
@@ -63,11 +71,19 @@ export class Exchange {
     private readonly proxies?: TrustedProxies,
   ) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
+    this.head = this.method === 'HEAD';
     this.path = req.getUrl();
     this.rawQuery = req.getQuery() ?? '';
+    // forEach sees every header line; getHeader would only show the first of a repeated one.
+    let length: string | undefined;
     req.forEach((k, v) => {
-      // Repeated X-Forwarded-For lines are one list (RFC 9110 §5.3).
-      if (k === 'x-forwarded-for' && this.headers[k] !== undefined) {
+      if (k === 'content-length') {
+        // The same value twice is one length (RFC 9112 §6.3); uWS itself drops a connection
+        // whose Content-Length is a list ("5, 5"), so each value here is a single number.
+        if (length === undefined) length = v;
+        else if (v !== length) this.framingError = conflictingLength();
+      } else if (k === 'x-forwarded-for' && this.headers[k] !== undefined) {
+        // Repeated X-Forwarded-For lines are one list (RFC 9110 §5.3).
         this.headers[k] += `, ${v}`;
         return;
       }
@@ -178,9 +194,20 @@ export class Exchange {
   send(status: number, body: string | Buffer, headers: Record<string, string> = {}): void {
     if (this.aborted || this.finished) return;
     this.finished = true;
+    // uWS writes `Connection: close` itself, and closes once the answer is out.
+    const close = this.framingError !== undefined;
     this.res.cork(() => {
+      if (this.head && !close) {
+        // A HEAD answer says how long the body would be, and sends none of it: a body after it
+        // would be read by the client as the start of the next response. The length goes in as
+        // a header because this uWS build, given endWithoutBody(length), leaves the connection
+        // unable to answer the next request.
+        this.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
+        this.res.endWithoutBody();
+        return;
+      }
       this.writeHead(status, headers);
-      this.res.end(body);
+      this.res.end(this.head ? '' : body, close);
     });
   }
 
@@ -207,7 +234,7 @@ export class Exchange {
    * onWritable fires. That is how a slow client ends up pausing the upstream.
    */
   write(chunk: Buffer | string): boolean {
-    if (this.aborted || this.finished) return true;
+    if (this.aborted || this.finished || this.head) return true;
     corked.ex = this;
     corked.chunk = chunk;
     this.res.cork(corkedWrite);
@@ -248,7 +275,8 @@ export class Exchange {
     this.finished = true;
     this.res.cork(() => {
       this.writePendingHead();
-      this.res.end(chunk);
+      if (this.head) this.res.endWithoutBody();
+      else this.res.end(chunk);
     });
   }
 
@@ -269,6 +297,10 @@ export class Exchange {
 const corked: { ex?: Exchange; chunk: Buffer | string; ok: boolean } = { chunk: '', ok: true };
 
 const corkedWrite = () => corked.ex!.writeCorkedChunk();
+
+function conflictingLength() {
+  return new GatewayError('invalid_request', 'The request has Content-Length headers that disagree; its body cannot be told from what follows it.', { code: 'conflicting_content_length' });
+}
 
 function tooLarge(limit: number) {
   return new GatewayError('too_large', `Request body is larger than the ${limit}-byte limit.`, { code: 'request_too_large' });

@@ -21,6 +21,14 @@ export interface RouteDef {
   onError: ErrorRenderer;
 }
 
+/**
+ * A refusal answered on the next turn of the event loop. uWS parses whatever else came in the
+ * same read as soon as a handler has answered, so bytes past an ambiguous body would be served
+ * as a request of their own before the connection closes; while this answer is pending, uWS
+ * drops the connection on such bytes instead.
+ */
+const answerLater = (err: GatewayError) => new Promise<void>((_, reject) => setImmediate(() => reject(err)));
+
 export class Router {
   inflight = 0;
   private readonly live = new Set<Exchange>();
@@ -54,7 +62,7 @@ export class Router {
       this.live.add(ex);
       let result: Promise<void> | void;
       try {
-        result = def.handler(ex);
+        result = ex.framingError ? answerLater(ex.framingError) : def.handler(ex);
       } catch (err) {
         result = Promise.reject(err);
       }
@@ -79,6 +87,9 @@ export class Router {
       });
     };
     app[method].call(this.app, def.path, handle);
+    // HEAD is GET without the body (Exchange sends none); uWS would otherwise hand it to the
+    // catch-all route, which answers 404.
+    if (def.method === 'get') app.head.call(this.app, def.path, handle);
   }
 
   /** Drop every open connection; their abort handlers settle what they reserved. */
