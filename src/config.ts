@@ -69,19 +69,6 @@ const list = (name: string, def: string, item: RegExp, what: string) =>
     v.check((xs) => xs.every((x) => item.test(x)), `${name} must be a comma-separated list of ${what}`),
   );
 
-/**
- * Anthropic betas forwarded by default: those that change no price (Claude Code's among them).
- * Betas that cost more are allowed per model by the catalogue (long context, server tools).
- */
-export const DEFAULT_BETAS = [
-  'claude-code-20250219', 'interleaved-thinking-2025-05-14', 'thinking-token-count-2026-05-13',
-  'context-management-2025-06-27', 'prompt-caching-scope-2026-01-05', 'mid-conversation-system-2026-04-07',
-  'effort-2025-11-24', 'fine-grained-tool-streaming-2025-05-14', 'token-efficient-tools-2025-02-19',
-  'output-128k-2025-02-19', 'prompt-caching-2024-07-31', 'extended-cache-ttl-2025-04-11', 'pdfs-2024-09-25',
-  'computer-use-2024-10-22', 'computer-use-2025-01-24', 'computer-use-2025-11-24', 'structured-outputs-2025-11-13',
-  'token-counting-2024-11-01',
-];
-
 /** Where `npm ci` and `npm start` build the dashboard (web/build.ts). */
 const DEFAULT_WEB_DIR = path.join(ROOT, 'web', 'dist');
 
@@ -136,7 +123,7 @@ const ENV = {
   MAX_JSON_DEPTH: int('MAX_JSON_DEPTH', 64, 8, 10_000),
   MAX_JSON_CONTAINERS: int('MAX_JSON_CONTAINERS', 100_000, 100, 100_000_000),
   ANTHROPIC_VERSIONS: list('ANTHROPIC_VERSIONS', '2023-06-01,2026-10-21', /^\d{4}-\d{2}-\d{2}$/, 'dates like 2023-06-01'),
-  ANTHROPIC_BETAS: list('ANTHROPIC_BETAS', DEFAULT_BETAS.join(','), /^[A-Za-z0-9._-]{1,100}$/, 'beta names'),
+  ANTHROPIC_PRICED_BETAS: list('ANTHROPIC_PRICED_BETAS', 'fast-mode-*', /^[A-Za-z0-9._-]{1,100}\*?$/, 'beta names or prefixes ending in *'),
   REDIS_TIMEOUT_MS: int('REDIS_TIMEOUT_MS', 2000, 50, 60_000),
   PING_INTERVAL_MS: int('PING_INTERVAL_MS', 10_000, 100, 600_000),
   METRICS_TOKEN: secret('METRICS_TOKEN', 16),
@@ -206,7 +193,7 @@ export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   MAX_JSON_DEPTH: 'Deepest nesting of objects and arrays in an inference body (default 64); deeper gets 400.',
   MAX_JSON_CONTAINERS: 'Most objects and arrays in one inference body (default 100000); more gets 400 before the body is parsed.',
   ANTHROPIC_VERSIONS: 'anthropic-version values forwarded to Anthropic upstreams as sent (comma-separated; default 2023-06-01,2026-10-21); any other valid date is replaced by the first.',
-  ANTHROPIC_BETAS: 'anthropic-beta values forwarded (comma-separated; default: the betas that change no price, Claude Code\'s included); others are dropped, and priced ones need the model\'s catalogue entry.',
+  ANTHROPIC_PRICED_BETAS: 'anthropic-beta values that change what Anthropic bills, refused (400) unless the model\'s catalogue entry lists them in priced_betas: comma-separated names or prefixes ending in * (default fast-mode-*). Every other beta is forwarded to Anthropic upstreams as sent; context-1m-* needs the model\'s long_context pricing.',
   REDIS_TIMEOUT_MS: 'Time allowed to connect to Redis and for each command; past it a request gets 503 (default 2000).',
   PING_INTERVAL_MS: 'Messages-surface streams send a ping after this much silence (default 10000).',
   METRICS_TOKEN: 'Bearer token (16+ characters) for GET /metrics and the details of GET /readyz on the public port. Unset: /metrics there is 403 and /readyz gives its status only.',

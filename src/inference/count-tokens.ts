@@ -8,7 +8,7 @@ import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import { authenticatedJson, findModel } from './handle.js';
 import { MESSAGES } from './surfaces.js';
-import { anthropicHeaders } from './terms.js';
+import { anthropicHeaders } from './anthropic-headers.js';
 
 export async function handleCountTokens(gw: Gateway, ex: Exchange): Promise<void> {
   const { body } = await authenticatedJson(gw, ex, MESSAGES, (id) => gw.ledger.gate(id));
