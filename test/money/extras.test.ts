@@ -5,6 +5,7 @@ import t from 'tap';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { reconcile } from '../../src/billing/reconcile.js';
+import { compileCatalogue } from '../../src/catalogue/index.js';
 import { startFakeUpstream } from '../fake-upstream/server.js';
 import { PRICES, startTestGateway, testCatalogue } from '../helpers/gateway.js';
 
@@ -128,6 +129,13 @@ t.test('anthropic-beta: passed through, bar the priced ones a model does not sel
   t.match(mcp?.error?.error?.message, /^mcp_servers: Remote MCP servers/);
   const container = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, container: 'cntr_1' } as any, { headers }));
   t.match(container?.error?.error?.message, /^container: A code execution container/);
+});
+
+t.test('catalogue: priced_betas are beta names or prefixes ending in *', async (t) => {
+  const withBetas = (priced_betas: string[]) => ({ ...catalogue, models: [{ ...(catalogue.models[1] as object), extras: { priced_betas } }] });
+  t.same(compileCatalogue(withBetas(['fast-mode-*', 'some-beta-2030-01-01']), 'test').models.get('an-model')!.pricedBetas, ['fast-mode-*', 'some-beta-2030-01-01']);
+  t.throws(() => compileCatalogue(withBetas(['fast mode']), 'test'), /priced_betas.*must be a beta name or a prefix ending in \*/);
+  t.throws(() => compileCatalogue(withBetas(['fast-*-mode']), 'test'), /must be a beta name or a prefix ending in \*/);
 });
 
 t.test('count_tokens: a priced beta is refused there too', async (t) => {
