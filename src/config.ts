@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { ROOT } from './paths.js';
 import { PaymentConfigError, paymentSettings, type PaymentSettings } from './payments/settings.js';
+import { parseProxyRule } from './server/client-address.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -68,19 +69,6 @@ const list = (name: string, def: string, item: RegExp, what: string) =>
     v.check((xs) => xs.every((x) => item.test(x)), `${name} must be a comma-separated list of ${what}`),
   );
 
-/**
- * Anthropic betas forwarded by default: those that change no price (Claude Code's among them).
- * Betas that cost more are allowed per model by the catalogue (long context, server tools).
- */
-export const DEFAULT_BETAS = [
-  'claude-code-20250219', 'interleaved-thinking-2025-05-14', 'thinking-token-count-2026-05-13',
-  'context-management-2025-06-27', 'prompt-caching-scope-2026-01-05', 'mid-conversation-system-2026-04-07',
-  'effort-2025-11-24', 'fine-grained-tool-streaming-2025-05-14', 'token-efficient-tools-2025-02-19',
-  'output-128k-2025-02-19', 'prompt-caching-2024-07-31', 'extended-cache-ttl-2025-04-11', 'pdfs-2024-09-25',
-  'computer-use-2024-10-22', 'computer-use-2025-01-24', 'computer-use-2025-11-24', 'structured-outputs-2025-11-13',
-  'token-counting-2024-11-01',
-];
-
 /** Where `npm ci` and `npm start` build the dashboard (web/build.ts). */
 const DEFAULT_WEB_DIR = path.join(ROOT, 'web', 'dist');
 
@@ -90,6 +78,11 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 const ENV = {
   PORT: int('PORT', 8080, 0, 65535),
   HOST: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('HOST must not be empty')), '0.0.0.0'),
+  TRUST_PROXY: v.pipe(
+    v.optional(v.string(), ''),
+    v.transform((s) => s.split(',').map((x) => x.trim()).filter((x) => x !== '')),
+    v.check((xs) => xs.every((x) => parseProxyRule(x) !== undefined), 'TRUST_PROXY must be a comma-separated list of IP addresses or CIDR blocks, e.g. 10.0.0.0/8,::1'),
+  ),
   WORKERS: v.pipe(
     v.optional(v.string(), '1'),
     v.trim(),
@@ -132,7 +125,7 @@ const ENV = {
   MAX_JSON_CONTAINERS: int('MAX_JSON_CONTAINERS', 100_000, 100, 100_000_000),
   COUNT_TOKENS_CONCURRENCY: int('COUNT_TOKENS_CONCURRENCY', 4, 1, 10_000),
   ANTHROPIC_VERSIONS: list('ANTHROPIC_VERSIONS', '2023-06-01,2026-10-21', /^\d{4}-\d{2}-\d{2}$/, 'dates like 2023-06-01'),
-  ANTHROPIC_BETAS: list('ANTHROPIC_BETAS', DEFAULT_BETAS.join(','), /^[A-Za-z0-9._-]{1,100}$/, 'beta names'),
+  ANTHROPIC_PRICED_BETAS: list('ANTHROPIC_PRICED_BETAS', 'fast-mode-*', /^[A-Za-z0-9._-]{1,100}\*?$/, 'beta names or prefixes ending in *'),
   REDIS_TIMEOUT_MS: int('REDIS_TIMEOUT_MS', 2000, 50, 60_000),
   PING_INTERVAL_MS: int('PING_INTERVAL_MS', 10_000, 100, 600_000),
   METRICS_TOKEN: secret('METRICS_TOKEN', 16),
@@ -171,6 +164,7 @@ const ENV = {
 export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   PORT: 'HTTP port (default 8080; 0 picks a free one).',
   HOST: 'Address to listen on (default 0.0.0.0).',
+  TRUST_PROXY: 'Reverse proxies whose X-Forwarded-For is believed: comma-separated IPv4/IPv6 addresses or CIDR blocks (default none). A request from one of them is counted (login and signup limits, logs, payment notifications) as coming from the rightmost X-Forwarded-For address that is not itself listed; from any other peer the header is ignored.',
   WORKERS: 'Gateway processes sharing the port (default 1; "auto" = one per core). The embedded stores force 1.',
   WORKER_SEMI_SPACE_MB: 'V8 semi-space of each cluster worker, MB (default 4; 0 = V8\'s own, 16 on 64-bit). Smaller holds less memory per open stream; larger spends less CPU collecting (16: 5–10 % less worker CPU on paced streams and about 3 % more non-stream throughput, for 7–8 KB more per open stream). A --max-semi-space-size given to node or in NODE_OPTIONS wins.',
   WORKER_HEARTBEAT_TIMEOUT_MS: 'With WORKERS > 1, the primary asks each worker for a heartbeat over the cluster channel and kills (then replaces) one that has not answered for this long, e.g. an event loop stuck in a computation (default 10000; 0 = off).',
@@ -203,7 +197,7 @@ export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   MAX_JSON_CONTAINERS: 'Most objects and arrays in one inference body (default 100000); more gets 400 before the body is parsed.',
   COUNT_TOKENS_CONCURRENCY: 'count_tokens requests one key may have in progress at once in each gateway process (default 4); past it, 429.',
   ANTHROPIC_VERSIONS: 'anthropic-version values forwarded to Anthropic upstreams as sent (comma-separated; default 2023-06-01,2026-10-21); any other valid date is replaced by the first.',
-  ANTHROPIC_BETAS: 'anthropic-beta values forwarded (comma-separated; default: the betas that change no price, Claude Code\'s included); others are dropped, and priced ones need the model\'s catalogue entry.',
+  ANTHROPIC_PRICED_BETAS: 'anthropic-beta values that change what Anthropic bills, refused (400) unless the model\'s catalogue entry lists them in priced_betas: comma-separated names or prefixes ending in * (default fast-mode-*). Every other beta is forwarded to Anthropic upstreams as sent; context-1m-* needs the model\'s long_context pricing.',
   REDIS_TIMEOUT_MS: 'Time allowed to connect to Redis and for each command; past it a request gets 503 (default 2000).',
   PING_INTERVAL_MS: 'Messages-surface streams send a ping after this much silence (default 10000).',
   METRICS_TOKEN: 'Bearer token (16+ characters) for GET /metrics and the details of GET /readyz on the public port. Unset: /metrics there is 403 and /readyz gives its status only.',

@@ -18,6 +18,7 @@ import { exposeToCluster } from './server/cluster-metrics.js';
 import { registerOps } from './server/ops.js';
 import { Router } from './server/router.js';
 import { registerStatic } from './server/static.js';
+import { TrustedProxies } from './server/client-address.js';
 import { loadUws, type us_listen_socket } from './server/uws.js';
 import { openStores, type Stores } from './store/index.js';
 import type { HotStore } from './store/hot.js';
@@ -99,7 +100,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   const stopSweeper = startSweeper(stores.sql, log, config.payments.expiryS);
 
   const app = uws.App();
-  const router = new Router(app, log, metrics);
+  const router = new Router(app, log, metrics, config.TRUST_PROXY.length > 0 ? new TrustedProxies(config.TRUST_PROXY) : undefined);
   registerOps(router, gw);
   registerInference(router, gw);
   registerDashboard(router, gw);

@@ -83,6 +83,8 @@ export interface Model {
   webSearchMaxCalls: number;
   /** Token-priced server tools the operator accepts (see the catalogue schema). */
   serverTools: ReadonlySet<string>;
+  /** Priced Anthropic betas (names or `prefix*`) this model's prices cover. */
+  pricedBetas: readonly string[];
   maxN?: number;
   routes: Route[];
 }
@@ -179,6 +181,7 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
       serviceTiers: tiers,
       webSearchMaxCalls: m.extras?.web_search?.max_calls ?? 5,
       serverTools: new Set(m.extras?.server_tools ?? []),
+      pricedBetas: m.extras?.priced_betas ?? [],
       maxN: m.max_n,
       routes,
     });

@@ -57,6 +57,11 @@ const Extras = v.object({
    * `tool_search`. They run inside one request, so its input can outgrow the hold.
    */
   server_tools: v.optional(v.array(v.picklist(['web_fetch', 'code_execution', 'mcp', 'tool_search'], 'must be web_fetch, code_execution, mcp or tool_search'))),
+  /**
+   * Anthropic betas named in ANTHROPIC_PRICED_BETAS that this model's prices already cover (an
+   * entry priced at fast-mode rates lists `fast-mode-*`): names, or prefixes ending in `*`.
+   */
+  priced_betas: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,100}\*?$/, 'must be a beta name or a prefix ending in *')))),
 });
 
 export const ModelSchema = v.object({

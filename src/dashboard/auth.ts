@@ -60,8 +60,9 @@ export const EMAIL_FACTOR = 10;
 /**
  * Counts one event in each bucket in turn, and refuses at the first that went past its limit in
  * the window. Counting before the work (not after a failure) holds a burst of parallel guesses
- * to the limit too; stopping at the first refusal keeps a flood that is already refused by its
- * address out of the wider buckets behind it.
+ * to the limit too: a check first and a count after a failure would let every guess of a burst
+ * pass the check before any of them was counted. Stopping at the first refusal keeps a flood
+ * that is already refused by its address out of the wider buckets behind it.
  */
 async function limit(gw: Gateway, buckets: [name: string, max: number][], what: string): Promise<void> {
   for (const [name, max] of buckets) {
@@ -149,16 +150,34 @@ export function authHandlers(gw: Gateway, mailer: Mailer) {
     const max = gw.config.LOGIN_MAX_ATTEMPTS;
     const tag = emailTag(email);
     const client = clientOf(ex.remoteAddress);
+    const addressBucket = `login:a:${client}`;
     const pairBucket = `login:ae:${client}:${tag}`;
     const emailBucket = `login:e:${tag}`;
-    await limit(gw, [[`login:a:${client}`, max], [pairBucket, max], [emailBucket, max * EMAIL_FACTOR]], 'sign-in attempts');
-
-    const user = await findUserByEmail(gw.sql, email);
-    const ok = (await passwordMatches(password, user?.password_hash ?? null)) && !!user?.email_verified_at;
-    if (!ok || !user) throw unauthorized('invalid_credentials', 'Wrong email or password.');
-    // Knowing the password clears that account's counts; the address keeps its own.
-    await Promise.all([gw.hot.resetHits(emailBucket), gw.hot.resetHits(pairBucket)]);
-    return { status: 200, body: await openSession(gw.sql, user.id, gw.config.SESSION_TTL_S) };
+    // Only failed attempts may count. Each attempt is counted before it is judged (see limit),
+    // and one that turns out not to be a wrong password gives its count back: a success, or a
+    // store failure that judged nothing. Otherwise the eleventh login of the day from one
+    // address, or from one office behind one proxy, would wait for the window to end.
+    await limit(gw, [[addressBucket, max], [pairBucket, max], [emailBucket, max * EMAIL_FACTOR]], 'sign-in attempts');
+    let wrong = false;
+    try {
+      const user = await findUserByEmail(gw.sql, email);
+      const ok = (await passwordMatches(password, user?.password_hash ?? null)) && !!user?.email_verified_at;
+      if (!ok || !user) {
+        wrong = true;
+        throw unauthorized('invalid_credentials', 'Wrong email or password.');
+      }
+      const session = await openSession(gw.sql, user.id, gw.config.SESSION_TTL_S);
+      // Knowing the password also clears the account's earlier failures, from this address and
+      // from all; the address keeps its other failures, which may be guesses at other accounts.
+      await Promise.all([gw.hot.resetHits(emailBucket), gw.hot.resetHits(pairBucket)]);
+      return { status: 200, body: session };
+    } finally {
+      if (!wrong) {
+        await Promise.all([gw.hot.releaseHit(addressBucket), gw.hot.releaseHit(pairBucket), gw.hot.releaseHit(emailBucket)]).catch((err: unknown) =>
+          gw.log.warn({ err, email: tag }, 'login: could not give back an attempt that did not fail'),
+        );
+      }
+    }
   }
 
   async function logout(ex: Exchange): Promise<Reply> {

@@ -11,7 +11,7 @@ import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import { authenticatedJson, findModel } from './handle.js';
 import { MESSAGES } from './surfaces.js';
-import { anthropicHeaders } from './terms.js';
+import { anthropicHeaders } from './anthropic-headers.js';
 
 /** count_tokens requests running per key, per gateway (a process may run several in tests). */
 const running = new WeakMap<Gateway, Map<string, number>>();

@@ -10,6 +10,7 @@ import { worstCase } from '../billing/money.js';
 import { asksOneHourCache, inputTokenBound, type BodySize } from '../billing/prompt-size.js';
 import type { Dialect } from '../dialects/dialect.js';
 import { GatewayError } from '../errors.js';
+import { anthropicHeaders } from './anthropic-headers.js';
 
 export interface Terms {
   pricing: Prices;
@@ -27,16 +28,13 @@ export interface Terms {
 }
 
 type Body = Record<string, unknown>;
-type Limits = Pick<Config, 'MAX_N' | 'MAX_MESSAGES' | 'ANTHROPIC_VERSIONS' | 'ANTHROPIC_BETAS'>;
+type Limits = Pick<Config, 'MAX_N' | 'MAX_MESSAGES' | 'ANTHROPIC_VERSIONS' | 'ANTHROPIC_PRICED_BETAS'>;
 
 const refuse = (param: string, message: string) => new GatewayError('invalid_request', message, { param, code: 'unsupported_option' });
 
 /** The field is named in the message too: the Anthropic envelope has no `param`. */
 const notSold = (param: string, what: string, model: Model) =>
   refuse(param, `${param}: ${what} costs more than plain tokens and is not offered on "${model.id}" by this gateway.`);
-
-/** RFC 9110 token characters: what a comma-separated header item may hold. */
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 /** Anthropic tools that run on the client (priced as tokens); other typed tools run server-side. */
 const CLIENT_TOOL = /^(?:custom|bash_\d+|text_editor_\d+|computer_\d+|memory_\d+)$/;
@@ -46,14 +44,6 @@ const SERVER_TOOL_FAMILY: [RegExp, string][] = [
   [/^code_execution_/, 'code_execution'],
   [/^tool_search_tool_/, 'tool_search'],
   [/^mcp_toolset$/, 'mcp'],
-];
-
-/** Betas that enable a server-side feature: forwarded only where the model sells it. */
-const FEATURE_BETAS: [RegExp, string][] = [
-  [/^web-fetch-/, 'web_fetch'],
-  [/^code-execution-/, 'code_execution'],
-  [/^mcp-client-/, 'mcp'],
-  [/^advanced-tool-use-/, 'tool_search'],
 ];
 
 const max = (...xs: bigint[]) => xs.reduce((a, b) => (b > a ? b : a));
@@ -158,43 +148,4 @@ export function requestTerms(
   const outputPrice = max(p.output, audioOut ? p.audioOut! : 0n);
   const hold = worstCase(inputTokens, outputCap * n + extraOutput, inputPrice, outputPrice, feeNano + holdFees);
   return { pricing, officialPricing, outputCap, n, feeNano, hold, anthropicVersion, anthropicBetas };
-}
-
-/**
- * What a messages-surface client's Anthropic headers become upstream: any valid version date is
- * accepted and replaced by a known one when the gateway was not built against it; betas are kept
- * when allowed (priced ones only where the model sells them); invalid values are a 400.
- */
-export function anthropicHeaders(headers: Record<string, string>, model: Model, limits: Pick<Limits, 'ANTHROPIC_VERSIONS' | 'ANTHROPIC_BETAS'>): { version: string; betas?: string } {
-  let version = limits.ANTHROPIC_VERSIONS[0]!;
-  const sent = headers['anthropic-version']?.trim();
-  if (sent !== undefined) {
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(sent)) {
-      throw new GatewayError('invalid_request', `anthropic-version: ${JSON.stringify(sent.slice(0, 40))} is not a version date like 2023-06-01.`, { param: 'anthropic-version' });
-    }
-    if (limits.ANTHROPIC_VERSIONS.includes(sent)) version = sent;
-  }
-  const beta = headers['anthropic-beta'];
-  return { version, betas: beta === undefined ? undefined : allowedBetas(beta, model, limits.ANTHROPIC_BETAS) };
-}
-
-/** The anthropic-beta values that may be forwarded: allowed ones, and priced ones the model sells. */
-function allowedBetas(header: string, model: Model, allowList: readonly string[]): string | undefined {
-  const kept: string[] = [];
-  for (const raw of header.split(',')) {
-    const beta = raw.trim();
-    if (beta === '') continue;
-    if (!TOKEN.test(beta)) {
-      throw new GatewayError('invalid_request', `anthropic-beta: ${JSON.stringify(beta.slice(0, 60))} is not a valid beta name.`, { param: 'anthropic-beta' });
-    }
-    if (/^context-1m-/.test(beta)) {
-      if (!model.pricing.longContext) throw notSold('anthropic-beta', `The ${beta} beta (long-context pricing)`, model);
-      kept.push(beta);
-      continue;
-    }
-    const feature = FEATURE_BETAS.find(([re]) => re.test(beta))?.[1];
-    if (feature ? model.serverTools.has(feature) : allowList.includes(beta)) kept.push(beta);
-    // Anything else is dropped: a beta the gateway does not know may change what is billed.
-  }
-  return kept.length > 0 ? kept.join(',') : undefined;
 }

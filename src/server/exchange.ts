@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { GatewayError } from '../errors.js';
+import type { TrustedProxies } from './client-address.js';
 import type { HttpRequest, HttpResponse } from './uws.js';
 
 const statusLine = (status: number) => `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
@@ -40,7 +41,18 @@ export class Exchange {
   headers: Record<string, string> = {};
   readonly params: string[] = [];
   readonly requestId: string;
+  private peer?: string;
   private address?: string;
+  /** Every X-Forwarded-For header, joined; kept only when some proxy is trusted. */
+  private forwardedFor?: string;
+  /**
+   * Set when the request cannot be framed safely (Content-Length headers that disagree): the
+   * router answers it with this error instead of running the handler, and the connection is
+   * closed after the answer, since where this request's body ends is anybody's guess.
+   */
+  framingError?: GatewayError;
+  /** HEAD: the answer's status and headers as GET would have them, and no body bytes. */
+  readonly head: boolean;
   readonly startedAt = performance.now();
   aborted = false;
   /** True once the status line went out: from then on errors can only be written in-band. */
@@ -50,19 +62,34 @@ export class Exchange {
   private abortListeners: (() => void)[] = [];
   private writableListener?: () => void;
   /** A stream's status and headers, until its first bytes carry them (see beginStream). */
-  private head?: { status: number; headers: Record<string, string> };
+  private pendingHead?: { status: number; headers: Record<string, string> };
 
   constructor(
     private readonly res: HttpResponse,
     req: HttpRequest,
     paramCount: number,
+    private readonly proxies?: TrustedProxies,
   ) {
     this.method = req.getCaseSensitiveMethod().toUpperCase();
+    this.head = this.method === 'HEAD';
     this.path = req.getUrl();
     this.rawQuery = req.getQuery() ?? '';
+    // forEach sees every header line; getHeader would only show the first of a repeated one.
+    let length: string | undefined;
     req.forEach((k, v) => {
+      if (k === 'content-length') {
+        // The same value twice is one length (RFC 9112 §6.3); uWS itself drops a connection
+        // whose Content-Length is a list ("5, 5"), so each value here is a single number.
+        if (length === undefined) length = v;
+        else if (v !== length) this.framingError = conflictingLength();
+      } else if (k === 'x-forwarded-for' && this.headers[k] !== undefined) {
+        // Repeated X-Forwarded-For lines are one list (RFC 9110 §5.3).
+        this.headers[k] += `, ${v}`;
+        return;
+      }
       this.headers[k] = v;
     });
+    if (proxies) this.forwardedFor = this.headers['x-forwarded-for'];
     for (let i = 0; i < paramCount; i++) this.params.push(decodeParam(req.getParameter(i) ?? ''));
     const given = this.headers['x-request-id'];
     this.requestId = given && REQUEST_ID.test(given) ? given : `req_${ID_PREFIX}${(++idSeq).toString(36)}`;
@@ -79,8 +106,18 @@ export class Exchange {
     return (this.parsedQuery ??= new URLSearchParams(this.rawQuery));
   }
 
+  /** The TCP peer: the client, or the proxy in front of it. */
+  get peerAddress(): string {
+    if (this.peer === undefined) this.peer = this.aborted ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString();
+    return this.peer;
+  }
+
+  /**
+   * The client: the peer, or behind a trusted proxy (TRUST_PROXY) the address it forwarded for.
+   * What limits, logs and records name a request by.
+   */
   get remoteAddress(): string {
-    if (this.address === undefined) this.address = this.aborted ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString();
+    if (this.address === undefined) this.address = this.proxies ? this.proxies.client(this.peerAddress, this.forwardedFor) : this.peerAddress;
     return this.address;
   }
 
@@ -147,9 +184,9 @@ export class Exchange {
 
   /** Inside a cork: a stream's status and headers, if they have not gone out yet. */
   private writePendingHead() {
-    const head = this.head;
+    const head = this.pendingHead;
     if (!head) return;
-    this.head = undefined;
+    this.pendingHead = undefined;
     this.writeHead(head.status, head.headers);
   }
 
@@ -157,9 +194,20 @@ export class Exchange {
   send(status: number, body: string | Buffer, headers: Record<string, string> = {}): void {
     if (this.aborted || this.finished) return;
     this.finished = true;
+    // uWS writes `Connection: close` itself, and closes once the answer is out.
+    const close = this.framingError !== undefined;
     this.res.cork(() => {
+      if (this.head && !close) {
+        // A HEAD answer says how long the body would be, and sends none of it: a body after it
+        // would be read by the client as the start of the next response. The length goes in as
+        // a header because this uWS build, given endWithoutBody(length), leaves the connection
+        // unable to answer the next request.
+        this.writeHead(status, { ...headers, 'content-length': String(Buffer.byteLength(body)) });
+        this.res.endWithoutBody();
+        return;
+      }
       this.writeHead(status, headers);
-      this.res.end(body);
+      this.res.end(this.head ? '' : body, close);
     });
   }
 
@@ -177,7 +225,7 @@ export class Exchange {
     if (this.aborted || this.headersSent) return;
     this.status = status;
     this.headersSent = true;
-    this.head = { status, headers };
+    this.pendingHead = { status, headers };
   }
 
   /**
@@ -186,7 +234,7 @@ export class Exchange {
    * onWritable fires. That is how a slow client ends up pausing the upstream.
    */
   write(chunk: Buffer | string): boolean {
-    if (this.aborted || this.finished) return true;
+    if (this.aborted || this.finished || this.head) return true;
     corked.ex = this;
     corked.chunk = chunk;
     this.res.cork(corkedWrite);
@@ -227,7 +275,8 @@ export class Exchange {
     this.finished = true;
     this.res.cork(() => {
       this.writePendingHead();
-      this.res.end(chunk);
+      if (this.head) this.res.endWithoutBody();
+      else this.res.end(chunk);
     });
   }
 
@@ -248,6 +297,10 @@ export class Exchange {
 const corked: { ex?: Exchange; chunk: Buffer | string; ok: boolean } = { chunk: '', ok: true };
 
 const corkedWrite = () => corked.ex!.writeCorkedChunk();
+
+function conflictingLength() {
+  return new GatewayError('invalid_request', 'The request has Content-Length headers that disagree; its body cannot be told from what follows it.', { code: 'conflicting_content_length' });
+}
 
 function tooLarge(limit: number) {
   return new GatewayError('too_large', `Request body is larger than the ${limit}-byte limit.`, { code: 'request_too_large' });

@@ -3,9 +3,10 @@
 
 import type { Logger } from 'pino';
 import { asGatewayError, GatewayError } from '../errors.js';
+import type { TrustedProxies } from './client-address.js';
 import { Exchange } from './exchange.js';
 import type { Metrics } from './metrics.js';
-import type { TemplatedApp } from './uws.js';
+import type { HttpRequest, HttpResponse, TemplatedApp } from './uws.js';
 
 export type Handler = (ex: Exchange) => Promise<void> | void;
 export type ErrorRenderer = (ex: Exchange, err: GatewayError) => void;
@@ -20,6 +21,14 @@ export interface RouteDef {
   onError: ErrorRenderer;
 }
 
+/**
+ * A refusal answered on the next turn of the event loop. uWS parses whatever else came in the
+ * same read as soon as a handler has answered, so bytes past an ambiguous body would be served
+ * as a request of their own before the connection closes; while this answer is pending, uWS
+ * drops the connection on such bytes instead.
+ */
+const answerLater = (err: GatewayError) => new Promise<void>((_, reject) => setImmediate(() => reject(err)));
+
 export class Router {
   inflight = 0;
   private readonly live = new Set<Exchange>();
@@ -29,17 +38,19 @@ export class Router {
     private readonly app: TemplatedApp,
     private readonly log: Logger,
     private readonly metrics: Metrics,
+    /** TRUST_PROXY, when it lists any proxy. */
+    private readonly proxies?: TrustedProxies,
   ) {}
 
   add(def: RouteDef): void {
     const params = (def.path.match(/:[A-Za-z_]+/g) ?? []).length;
     // uWS names its DELETE method `del`.
     const method = def.method === 'delete' ? 'del' : def.method;
-    const register = (this.app as unknown as Record<string, TemplatedApp['get']>)[method].bind(this.app);
-    register(def.path, (res, req) => {
+    const app = this.app as unknown as Record<string, TemplatedApp['get']>;
+    const handle = (res: HttpResponse, req: HttpRequest) => {
       let ex: Exchange;
       try {
-        ex = new Exchange(res, req, params);
+        ex = new Exchange(res, req, params, this.proxies);
       } catch (err) {
         // uWS aborts the whole process when a handler returns without answering or attaching
         // an abort handler, so a request we cannot even read still gets an answer.
@@ -51,7 +62,7 @@ export class Router {
       this.live.add(ex);
       let result: Promise<void> | void;
       try {
-        result = def.handler(ex);
+        result = ex.framingError ? answerLater(ex.framingError) : def.handler(ex);
       } catch (err) {
         result = Promise.reject(err);
       }
@@ -74,7 +85,11 @@ export class Router {
           done();
         }
       });
-    });
+    };
+    app[method].call(this.app, def.path, handle);
+    // HEAD is GET without the body (Exchange sends none); uWS would otherwise hand it to the
+    // catch-all route, which answers 404.
+    if (def.method === 'get') app.head.call(this.app, def.path, handle);
   }
 
   /** Drop every open connection; their abort handlers settle what they reserved. */

@@ -355,6 +355,10 @@ export class MemoryHotStore implements HotStore {
   async resetHits(bucket: string) {
     this.hits.delete(bucket);
   }
+  async releaseHit(bucket: string) {
+    const entry = this.hits.get(bucket);
+    if (entry && entry.expires > Date.now() && entry.count > 0) entry.count -= 1;
+  }
 
   async publish(channel: string, message: string) {
     this.bus.emit(channel, message);

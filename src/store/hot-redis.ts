@@ -389,6 +389,13 @@ if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return {n, redis.call('TTL', KEYS[1])}
 `;
 
+// A key whose window ended is gone: nothing to give back, and no key is made without its expiry.
+const UNHIT = `
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n > 0 then redis.call('DECR', KEYS[1]) end
+return 0
+`;
+
 type Scripted = Redis & {
   arReserve(...args: string[]): Promise<(number | string)[]>;
   arSettle(...args: string[]): Promise<(number | string)[]>;
@@ -400,6 +407,7 @@ type Scripted = Redis & {
   arCredit(...args: string[]): Promise<number | null>;
   arSnapshot(...args: string[]): Promise<string[][]>;
   arHit(...args: string[]): Promise<[number, number]>;
+  arUnhit(...args: string[]): Promise<number>;
 };
 
 export interface RedisHotStoreOptions {
@@ -503,6 +511,7 @@ export class RedisHotStore implements HotStore {
     this.redis.defineCommand('arCredit', { numberOfKeys: 1, lua: CREDIT });
     this.redis.defineCommand('arSnapshot', { lua: SNAPSHOT });
     this.redis.defineCommand('arHit', { numberOfKeys: 1, lua: HIT });
+    this.redis.defineCommand('arUnhit', { numberOfKeys: 1, lua: UNHIT });
   }
 
   private connect(extra: Record<string, unknown> = {}): Redis {
@@ -859,6 +868,9 @@ export class RedisHotStore implements HotStore {
   }
   async resetHits(bucket: string) {
     await this.redis.del(`${this.prefix}h:${bucket}`);
+  }
+  async releaseHit(bucket: string) {
+    await this.redis.arUnhit(`${this.prefix}h:${bucket}`);
   }
 
   async publish(channel: string, message: string) {

@@ -228,6 +228,8 @@ export interface HotStore {
   /** Count one event in a fixed window; returns the count so far and the seconds left. */
   hit(bucket: string, windowS: number): Promise<{ count: number; ttlS: number }>;
   resetHits(bucket: string): Promise<void>;
+  /** Takes back one event counted by hit(), if its window is still open; never below zero. */
+  releaseHit(bucket: string): Promise<void>;
 
   publish(channel: string, message: string): Promise<void>;
   subscribe(channel: string, onMessage: (message: string) => void): Promise<void>;

@@ -32,7 +32,10 @@ interface ClientFixture {
 const DIR = fixturePath('clients');
 const load = (file: string): ClientFixture => JSON.parse(readFileSync(`${DIR}/${file}`, 'utf8'));
 const CLIENTS = readdirSync(DIR).filter((f) => f.endsWith('.first.json')).map((f) => f.slice(0, -'.first.json'.length)).sort();
-assume(CLIENTS.length === 6, 'six client fixtures (Claude Code, opencode, LangChain ×2, AI SDK ×2)');
+assume(CLIENTS.length === 7, 'seven client fixtures (Claude Code 2.1.197 and 2.1.332, opencode, LangChain ×2, AI SDK ×2)');
+
+/** Claude Code, any release: the checks of its mapped fields apply to each. */
+const isClaudeCode = (name: string) => name === 'claude-code' || name.startsWith('claude-code-');
 
 const MAX_OUTPUT = 64000;
 const model = (id: string, provider: string, extra: object = {}) => ({
@@ -111,7 +114,7 @@ function checkTranslated(t: Test, name: string, fx: ClientFixture, up: RecordedR
       t.notOk(dropped in body, `${dropped} is not sent to an OpenAI-dialect upstream`);
     }
     t.equal(body.tools.length, fx.request.body.tools.length, 'every client tool');
-    if (name === 'claude-code') {
+    if (isClaudeCode(name)) {
       const blocks = fx.request.body.system.length;
       t.same(roles(body).slice(0, blocks + 2), [...Array(blocks).fill('system'), 'user', 'system'], 'the mid-conversation system message stays after the first user turn');
       t.same(body.messages.slice(0, blocks).map((m: any) => m.content), fx.request.body.system.map((b: any) => b.text), 'the system blocks lead, in order');
@@ -145,7 +148,7 @@ for (const name of CLIENTS) {
       if (same) {
         t.same(up.body, passThroughBody(first), 'forwarded as the client sent it (model and cap aside)');
         t.equal(up.query, first.request.path.split('?')[1] ?? '', 'the query string is forwarded');
-        if (name === 'claude-code') t.equal(up.headers['anthropic-beta'], first.request.headers['anthropic-beta'], 'every Claude Code beta is forwarded');
+        if (isClaudeCode(name)) t.equal(up.headers['anthropic-beta'], first.request.headers['anthropic-beta'], 'every Claude Code beta is forwarded');
       } else checkTranslated(t, name, first, up, target);
 
       const answer = read(t, first, one.text);
@@ -162,8 +165,10 @@ for (const name of CLIENTS) {
       const final = read(t, followUp, two.text);
       t.equal(final.text, TEXT_ANSWER, 'the model answers once the result is back');
       t.same(final.tools, []);
-      const last = two.upstream!.body.messages.at(-1);
-      const prev = two.upstream!.body.messages.at(-2);
+      // The result is the last turn, bar system messages after it (Claude Code's tool changes).
+      const turns = two.upstream!.body.messages.filter((m: any) => m.role !== 'system');
+      const last = turns.at(-1);
+      const prev = turns.at(-2);
       if (target.dialect === 'anthropic') {
         t.ok(last.content.some((b: any) => b.type === 'tool_result' && b.tool_use_id === call.id), 'the tool_result names the call');
         t.ok(prev.content.some((b: any) => b.type === 'tool_use' && b.id === call.id), 'after the tool_use');
@@ -171,9 +176,14 @@ for (const name of CLIENTS) {
         t.same([last.role, last.tool_call_id], ['tool', call.id], 'a tool message names the call');
         t.equal(prev.tool_calls[0].id, call.id, 'after the assistant\'s tool call');
       }
-      if (name === 'claude-code' && !same) {
+      if (isClaudeCode(name) && !same) {
         const blocks = followUp.request.body.system.length;
-        t.same(roles(two.upstream!.body), [...Array(blocks).fill('system'), 'user', 'system', 'assistant', 'tool'], 'the system message keeps its place in a longer conversation');
+        const after = followUp.request.body.messages.at(-1).role === 'system' ? ['system'] : [];
+        t.same(roles(two.upstream!.body), [...Array(blocks).fill('system'), 'user', 'system', 'assistant', 'tool', ...after], 'each system message keeps its place in a longer conversation');
+      }
+      if (isClaudeCode(name) && same) {
+        t.equal(two.upstream!.headers['anthropic-beta'], followUp.request.headers['anthropic-beta'], 'the follow-up\'s betas are forwarded too');
+        t.same(roles(two.upstream!.body), roles(followUp.request.body), 'every message, system ones included, at its place');
       }
     });
   }

@@ -360,7 +360,8 @@ function firstToolName(body: any): string | undefined {
 
 /** The conversation's last turn hands back a tool's result (Anthropic tool_result block, OpenAI tool message). */
 function endsWithToolResult(body: any, dialect: Dialect): boolean {
-  const last = Array.isArray(body?.messages) ? body.messages.at(-1) : undefined;
+  // A system message after the result (Claude Code announcing changed tools) is not a new turn.
+  const last = Array.isArray(body?.messages) ? body.messages.filter((m: any) => m?.role !== 'system').at(-1) : undefined;
   if (dialect === 'openai') return last?.role === 'tool';
   return last?.role === 'user' && Array.isArray(last.content) && last.content.some((b: any) => b?.type === 'tool_result');
 }

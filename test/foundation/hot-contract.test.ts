@@ -387,6 +387,24 @@ for (const impl of IMPLS) {
       t.equal((await store.hit(b, 60)).count, 1, 'reset starts over');
     });
 
+    t.test('releaseHit() takes one event back, never below zero', async (t) => {
+      const { store } = impl.open(t);
+      const a = `login:${user()}`;
+      await store.hit(a, 60);
+      await store.hit(a, 60);
+      await store.releaseHit(a);
+      t.equal((await store.hit(a, 60)).count, 2, 'one of two taken back, then one more counted');
+      await store.releaseHit(a);
+      await store.releaseHit(a);
+      await store.releaseHit(a);
+      t.equal((await store.hit(a, 60)).count, 1, 'released down to zero, not below');
+      const b = `login:${user()}`;
+      await store.releaseHit(b);
+      const fresh = await store.hit(b, 60);
+      t.same(fresh.count, 1, 'releasing an empty bucket leaves it empty');
+      t.ok(fresh.ttlS > 55, 'and the next hit opens a window with its expiry');
+    });
+
     t.test('publish reaches subscribers', async (t) => {
       const { store, peer } = impl.open(t);
       const other = peer();

@@ -248,12 +248,12 @@ t.test('both auth forms: x-api-key and Authorization: Bearer (apiKey and authTok
   t.equal(fake.requests.length, 4, 'every form reached the upstream');
 });
 
-t.test('headers: anthropic-version and -beta forwarded by allow-list, the provider key only', async (t) => {
+t.test('headers: anthropic-version by allow-list, anthropic-beta as sent, the provider key only', async (t) => {
   fake.reset();
   await client.messages.create({ model: 'an-model', max_tokens: 50, messages: user1('hi') }, { headers: { 'anthropic-beta': 'prompt-caching-2024-07-31,token-efficient-tools-2025-02-19,made-up-beta-2030-01-01' } });
   const sdk = fake.requests.at(-1)!;
   t.equal(sdk.headers['anthropic-version'], '2026-10-21', 'the version this SDK sends is on the allow-list: forwarded');
-  t.equal(sdk.headers['anthropic-beta'], 'prompt-caching-2024-07-31,token-efficient-tools-2025-02-19', 'allowed betas forwarded, an unknown one dropped');
+  t.equal(sdk.headers['anthropic-beta'], 'prompt-caching-2024-07-31,token-efficient-tools-2025-02-19,made-up-beta-2030-01-01', 'every beta forwarded, one the gateway does not know included');
   const future = await fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': user.key, 'content-type': 'application/json', 'anthropic-version': '2099-01-01' }, body: JSON.stringify({ model: 'an-model', max_tokens: 50, messages: user1('hi') }) });
   t.equal(future.status, 200, 'any date is accepted');
   t.equal(fake.requests.at(-1)!.headers['anthropic-version'], '2023-06-01', 'one not on the allow-list is replaced by the default');

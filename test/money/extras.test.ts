@@ -6,6 +6,7 @@ import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { createKey } from '../../src/accounts/keys.js';
 import { reconcile } from '../../src/billing/reconcile.js';
+import { compileCatalogue } from '../../src/catalogue/index.js';
 import { startFakeUpstream } from '../fake-upstream/server.js';
 import { PRICES, startTestGateway, testCatalogue } from '../helpers/gateway.js';
 import { eventually } from '../helpers/http.js';
@@ -38,6 +39,12 @@ const catalogue = testCatalogue({
         id: 'pl-model', owned_by: 'fake', max_output_tokens: 1000,
         pricing: { input: 1, output: 2, cache_read: 0.1, cache_write: 1 },
         routes: [{ provider: 'fake-anthropic', model: 'upstream-pl' }],
+      },
+      {
+        // Priced at fast-mode rates by its operator, so it may send the beta.
+        id: 'fast-model', owned_by: 'fake', max_output_tokens: 1000, pricing: { input: 6, output: 12 },
+        extras: { priced_betas: ['fast-mode-*'] },
+        routes: [{ provider: 'fake-anthropic', model: 'upstream-fast' }],
       },
     ],
   },
@@ -205,16 +212,55 @@ t.test('long context: past the threshold the hold is priced at the long-context 
   t.equal(inputLc, 4n * inputPl, 'and past the threshold at $4/M: four times the base $1/M');
 });
 
-t.test('anthropic-beta: long context only where it is priced; unknown betas dropped', async (t) => {
-  const denied = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi }, { headers: { 'anthropic-beta': 'context-1m-2025-08-07' } }));
-  t.equal(denied?.status, 400);
-  t.match(denied?.error?.error?.message, /context-1m-2025-08-07 beta \(long-context pricing\)/);
+t.test('anthropic-beta: passed through, bar the priced ones a model does not sell', async (t) => {
   fake.reset();
+  const denied = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi }, { headers: { 'anthropic-beta': 'claude-code-20250219,context-1m-2025-08-07' } }));
+  t.equal(denied?.status, 400);
+  t.equal(denied?.error?.type, 'error', 'in the Anthropic envelope');
+  t.equal(denied?.error?.error?.type, 'invalid_request_error');
+  t.match(denied?.error?.error?.message, /^anthropic-beta: The context-1m-2025-08-07 beta \(long-context pricing\) costs more than plain tokens and is not offered on "an-model"/);
+  const fast = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi }, { headers: { 'anthropic-beta': 'some-new-beta-2031-01-01, fast-mode-2026-02-01' } }));
+  t.equal(fast?.status, 400);
+  t.match(fast?.error?.error?.message, /^anthropic-beta: The fast-mode-2026-02-01 beta \(listed in ANTHROPIC_PRICED_BETAS\) costs more than plain tokens and is not offered on "an-model"/, 'the message names the beta');
+  t.equal(fake.requests.length, 0, 'neither reached the upstream');
+
   await anthropic.messages.create({ model: 'long-model', max_tokens: 50, messages: hi }, { headers: { 'anthropic-beta': 'context-1m-2025-08-07,some-new-beta-2031-01-01' } });
-  t.equal(fake.requests.at(-1)!.headers['anthropic-beta'], 'context-1m-2025-08-07', 'priced beta kept, the unknown one dropped');
-  const fetchBeta = await anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi }, { headers: { 'anthropic-beta': 'web-fetch-2025-09-10' } });
+  t.equal(fake.requests.at(-1)!.headers['anthropic-beta'], 'context-1m-2025-08-07,some-new-beta-2031-01-01', 'long context where it is priced, and a beta the gateway has never heard of');
+  await anthropic.messages.create({ model: 'fast-model', max_tokens: 50, messages: hi }, { headers: { 'anthropic-beta': 'fast-mode-2026-02-01' } });
+  t.equal(fake.requests.at(-1)!.headers['anthropic-beta'], 'fast-mode-2026-02-01', 'a priced beta where the catalogue entry covers it');
+  const r = await lastRecord();
+  t.equal(r.cost_nano, BigInt(r.prompt_tokens) * 6000n + BigInt(r.completion_tokens) * 12000n, 'at that entry\'s prices');
+
+  const fetchBeta = await anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi }, { headers: { 'anthropic-beta': 'web-fetch-2025-09-10,mcp-client-2025-11-20,code-execution-2025-08-25,advanced-tool-use-2025-11-20' } });
   t.ok(fetchBeta.id);
-  t.notOk('anthropic-beta' in fake.requests.at(-1)!.headers, 'a feature beta the model does not sell is dropped');
+  t.equal(fake.requests.at(-1)!.headers['anthropic-beta'], 'web-fetch-2025-09-10,mcp-client-2025-11-20,code-execution-2025-08-25,advanced-tool-use-2025-11-20', 'feature betas pass: the body is what uses, and pays for, the feature');
+  // What those betas unlock is in the body, and that is still refused where it is not sold.
+  const headers = { 'anthropic-beta': 'web-fetch-2025-09-10,mcp-client-2025-11-20,code-execution-2025-08-25' };
+  const tool = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, tools: [{ type: 'web_fetch_20250910', name: 'web_fetch' }] } as any, { headers }));
+  t.match(tool?.error?.error?.message, /^tools\.0\.type: The server tool "web_fetch_20250910"/);
+  const mcp = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, mcp_servers: [{ type: 'url', url: 'https://mcp.example.test', name: 'x' }] } as any, { headers }));
+  t.match(mcp?.error?.error?.message, /^mcp_servers: Remote MCP servers/);
+  const container = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, container: 'cntr_1' } as any, { headers }));
+  t.match(container?.error?.error?.message, /^container: A code execution container/);
+});
+
+t.test('catalogue: priced_betas are beta names or prefixes ending in *', async (t) => {
+  const withBetas = (priced_betas: string[]) => ({ ...catalogue, models: [{ ...(catalogue.models[1] as object), extras: { priced_betas } }] });
+  t.same(compileCatalogue(withBetas(['fast-mode-*', 'some-beta-2030-01-01']), 'test').models.get('an-model')!.pricedBetas, ['fast-mode-*', 'some-beta-2030-01-01']);
+  t.throws(() => compileCatalogue(withBetas(['fast mode']), 'test'), /priced_betas.*must be a beta name or a prefix ending in \*/);
+  t.throws(() => compileCatalogue(withBetas(['fast-*-mode']), 'test'), /must be a beta name or a prefix ending in \*/);
+});
+
+t.test('count_tokens: a priced beta is refused there too', async (t) => {
+  fake.reset();
+  const res = await fetch(`${gw.url}/v1/messages/count_tokens`, {
+    method: 'POST',
+    headers: { 'x-api-key': u.key, 'content-type': 'application/json', 'anthropic-beta': 'fast-mode-2026-02-01' },
+    body: JSON.stringify({ model: 'an-model', messages: hi }),
+  });
+  t.equal(res.status, 400);
+  t.match(((await res.json()) as any).error.message, /fast-mode-2026-02-01/);
+  t.equal(fake.requests.length, 0);
 });
 
 t.test('audio: refused where it is not sold', async (t) => {
