@@ -136,6 +136,11 @@ export function requestTerms(
     });
     if (body.mcp_servers !== undefined && body.mcp_servers !== null && !model.serverTools.has('mcp')) throw notSold('mcp_servers', 'Remote MCP servers', model);
     if (body.container !== undefined && body.container !== null && !model.serverTools.has('code_execution')) throw notSold('container', 'A code execution container', model);
+    // Fast mode is billed at a premium, asked for by the body on models that need no beta for it:
+    // sold only where the catalogue entry's prices cover the fast-mode beta.
+    if (body.speed !== undefined && body.speed !== null && body.speed !== 'standard' && !model.pricedBetas.some((p) => p.startsWith('fast-mode'))) {
+      throw notSold('speed', `speed ${JSON.stringify(body.speed)}`, model);
+    }
 
     ({ version: anthropicVersion, betas: anthropicBetas } = anthropicHeaders(headers, model, limits));
   }

@@ -231,6 +231,15 @@ t.test('anthropic-beta: passed through, bar the priced ones a model does not sel
   const r = await lastRecord();
   t.equal(r.cost_nano, BigInt(r.prompt_tokens) * 6000n + BigInt(r.completion_tokens) * 12000n, 'at that entry\'s prices');
 
+  // Fast mode asked for in the body, as models that need no beta for it take it.
+  const speed = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, speed: 'fast' } as any));
+  t.equal(speed?.status, 400, 'speed: fast on a model not priced for it is refused');
+  t.match(speed?.error?.error?.message, /^speed: speed "fast" costs more than plain tokens/, 'naming the field');
+  await anthropic.messages.create({ model: 'fast-model', max_tokens: 50, messages: hi, speed: 'fast' } as any);
+  t.equal(fake.requests.at(-1)!.body.speed, 'fast', 'and forwarded where the entry is priced for fast mode');
+  await anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, speed: 'standard' } as any);
+  t.equal(fake.requests.at(-1)!.body.speed, 'standard', 'the standard speed is plain tokens');
+
   const fetchBeta = await anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi }, { headers: { 'anthropic-beta': 'web-fetch-2025-09-10,mcp-client-2025-11-20,code-execution-2025-08-25,advanced-tool-use-2025-11-20' } });
   t.ok(fetchBeta.id);
   t.equal(fake.requests.at(-1)!.headers['anthropic-beta'], 'web-fetch-2025-09-10,mcp-client-2025-11-20,code-execution-2025-08-25,advanced-tool-use-2025-11-20', 'feature betas pass: the body is what uses, and pays for, the feature');
