@@ -22,20 +22,21 @@ export const supportedNodeText = (): string =>
   SUPPORTED_NODE.map((n) => `Node ${n.major}${process.platform === 'linux' ? ` (glibc ≥ ${n.glibc})` : ''}`).join(', ');
 
 /** The path of the native binary for this process, inside the installed package. */
-export function uwsBinary(): string {
+export function uwsBinary(abi: string = process.versions.modules): string {
   const dir = path.dirname(require.resolve('uWebSockets.js'));
-  return path.join(dir, `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  return path.join(dir, `uws_${process.platform}_${process.arch}_${abi}.node`);
 }
 
-export function loadUws(): typeof UWS {
-  const binary = uwsBinary();
+/** `abi` is this process's; a test passes another to see what an unsupported runtime is told. */
+export function loadUws(abi: string = process.versions.modules): typeof UWS {
+  const binary = uwsBinary(abi);
   try {
     return require(binary) as typeof UWS;
   } catch (err) {
-    const supported = SUPPORTED_NODE.some((n) => n.abi === process.versions.modules);
+    const supported = SUPPORTED_NODE.some((n) => n.abi === abi);
     throw new Error(
       `uWebSockets.js native module did not load (${path.basename(binary)}: ${(err as Error).message.split('\n')[0]}). ` +
-        `The gateway runs on ${supportedNodeText()}, on x86_64/arm64 Linux, macOS or Windows; this is Node ${process.versions.node}. ` +
+        `The gateway runs on ${supportedNodeText()}, on x86_64/arm64 Linux, macOS or Windows; this is Node ${process.versions.node}${abi === process.versions.modules ? '' : ` asking for ABI ${abi}`}. ` +
         (supported
           ? 'Reinstall with npm ci; on Linux, check the glibc version (ldd --version).'
           : 'Switch to a supported Node (e.g. nvm install 24), then reinstall with npm ci.'),
