@@ -170,7 +170,7 @@ export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   PORT: 'HTTP port (default 8080; 0 picks a free one).',
   HOST: 'Address to listen on (default 0.0.0.0).',
   WORKERS: 'Gateway processes sharing the port (default 1; "auto" = one per core). The embedded stores force 1.',
-  WORKER_SEMI_SPACE_MB: 'V8 semi-space of each cluster worker, MB (default 4; 0 = V8\'s own, 16 on 64-bit). Smaller holds less memory per open stream; larger spends less CPU collecting (16: 5–10 % less worker CPU on paced streams and about 3 % more non-stream throughput, for 7–8 KB more per open stream). A --max-semi-space-size given to node or in NODE_OPTIONS wins.',
+  WORKER_SEMI_SPACE_MB: 'V8 semi-space of each cluster worker, MB (default 4; 0 = V8\'s own: 16 on Node 20, 32 on Node 24, 64-bit). Smaller holds less memory per open stream; larger spends less CPU collecting (16: 5–10 % less worker CPU on paced streams and about 3 % more non-stream throughput, for 7–8 KB more per open stream). A --max-semi-space-size given to node or in NODE_OPTIONS wins.',
   DATABASE_URL: 'Postgres URL. Absent: embedded PGlite under DATA_DIR.',
   REDIS_URL: 'Redis URL. Absent: in-process hot store (single process).',
   REDIS_PREFIX: 'Prefix of every Redis key and channel (default "ar:"), so gateways can share a Redis.',

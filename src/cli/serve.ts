@@ -66,7 +66,8 @@ export async function serve(config: Config): Promise<void> {
 
 /**
  * Node flags for the cluster's workers: the primary's own, plus the young generation's size
- * unless the operator chose one. V8's default (16 MB semi-spaces) lets a worker's heap run
+ * unless the operator chose one. V8's default (16 MB semi-spaces on Node 20, 32 MB on Node 24)
+ * lets a worker's heap run
  * hundreds of MB ahead of what is live under thousands of open streams; at 4 MB the bench's
  * 10,000 streams peaked about 80 MB lower, for about 3% of non-stream throughput.
  */
