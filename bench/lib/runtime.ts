@@ -4,7 +4,7 @@
 
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { uwsBinary } from '../../src/server/uws.js';
+import { uwsBinary } from '../../src/runtime.js';
 
 const require = createRequire(import.meta.url);
 

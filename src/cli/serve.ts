@@ -10,6 +10,7 @@ import type { RunningGateway } from '../gateway.js';
 import { createLogger } from '../log.js';
 import { gatewayWriter } from '../billing/outbox-writer.js';
 import { openStores } from '../store/index.js';
+import { checkUwsLoads } from '../runtime.js';
 import { serveClusterMetrics } from '../server/cluster-metrics.js';
 import { OutboxMetrics } from '../server/metrics.js';
 import { Registry } from 'prom-client';
@@ -77,6 +78,9 @@ export function workerExecArgv(execArgv: readonly string[], nodeOptions: string,
 }
 
 async function supervise(config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
+  // A runtime whose uWS binary does not load would have every worker die at start, and be
+  // restarted, forever: stop here, once, with the reason.
+  checkUwsLoads();
   // Migrate once here, so workers never queue on the migration lock at start.
   const stores = await openStores(config);
   // The outbox writer runs here, not in the workers: committing a batch means handling a
