@@ -11,8 +11,15 @@ export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '
 
 const require = createRequire(import.meta.url);
 
-/** `abi` is this process's; a test passes another to see what an unsupported runtime is told. */
-export function loadUws(abi: string = process.versions.modules): typeof UWS {
+/**
+ * `maxHeaderBytes` caps a request's head (MAX_HEADER_BYTES): uWS reads it from
+ * UWS_HTTP_MAX_HEADERS_SIZE once, when its binary loads (an operator's own setting wins), and
+ * answers 431 past it; its own default, 4 KiB, is below what clients send with long cookies or
+ * tokens. `abi` is this process's; a test passes another to see what an unsupported runtime is told.
+ */
+export function loadUws(opts: { maxHeaderBytes?: number; abi?: string } = {}): typeof UWS {
+  const abi = opts.abi ?? process.versions.modules;
+  if (opts.maxHeaderBytes && process.env.UWS_HTTP_MAX_HEADERS_SIZE === undefined) process.env.UWS_HTTP_MAX_HEADERS_SIZE = String(opts.maxHeaderBytes);
   try {
     return require(uwsBinary(abi)) as typeof UWS;
   } catch (err) {

@@ -32,7 +32,7 @@ t.test('this runtime is a supported one and its uWS binary serves', async (t) =>
 });
 
 t.test('an unsupported runtime is told which are supported and what to do', async (t) => {
-  const err = t.throws(() => loadUws('999')) as Error;
+  const err = t.throws(() => loadUws({ abi: '999' })) as Error;
   t.match(err.message, /native module did not load/);
   for (const n of SUPPORTED_NODE) t.match(err.message, `Node ${n.major}`, `names Node ${n.major}`);
   t.match(err.message, /glibc ≥ 2\.38/, 'and the glibc Node 24 needs');
