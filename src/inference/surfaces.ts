@@ -1,10 +1,10 @@
 // The two inference surfaces: which dialect each speaks, how it takes the key, how its ids look.
 
-import { randomBase62 } from '../accounts/keys.js';
+import { bearer, randomBase62 } from '../wire.js';
 import type { Dialect } from '../dialects/dialect.js';
 import { DIALECTS } from '../dialects/index.js';
 import type { GatewayError } from '../errors.js';
-import { bearer, type Exchange } from '../server/exchange.js';
+import type { Exchange } from '../server/exchange.js';
 
 export interface Surface {
   name: 'chat' | 'messages';
