@@ -5,6 +5,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
 import type { DialectName } from '../dialects/dialect.js';
+import { CatalogueError } from './error.js';
 import { EXAMPLE_CATALOGUE } from './example.js';
 import { CatalogueFileSchema, issuePath, type ModelEntry } from './schema.js';
 
@@ -95,12 +96,7 @@ export interface Catalogue {
   source: string;
 }
 
-export class CatalogueError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CatalogueError';
-  }
-}
+export { CatalogueError };
 
 const nanoPerMillion = (usdPerMillion: number): bigint => BigInt(Math.round(usdPerMillion * 1e9));
 
