@@ -4,7 +4,8 @@
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
-import type { DialectName } from '../dialects/dialect.js';
+import type { MaxTokensField } from '../dialects/dialect.js';
+import { DIALECTS, type DialectName } from '../dialects/index.js';
 import { CatalogueError } from './error.js';
 import { EXAMPLE_CATALOGUE } from './example.js';
 import { CatalogueFileSchema, issuePath, type ModelEntry } from './schema.js';
@@ -39,7 +40,7 @@ export interface Provider {
   id: string;
   dialect: DialectName;
   /** OpenAI dialect: the field that carries the output cap (see the catalogue schema). */
-  maxTokensField: 'max_tokens' | 'max_completion_tokens' | 'both';
+  maxTokensField: MaxTokensField;
   /** The full URL requests are posted to. */
   endpoint: string;
   /** Base for other endpoints of the same vendor (count_tokens). */
@@ -143,7 +144,7 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
       // OpenAI's own API refuses max_tokens on its newer models; compatible vendors mostly honour only it.
       maxTokensField: p.max_tokens_field ?? (new URL(base).hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens'),
       baseUrl: base,
-      endpoint: p.dialect === 'openai' ? `${base}/chat/completions` : `${base}/v1/messages`,
+      endpoint: DIALECTS[p.dialect].upstream.endpoint(base),
       apiKeyEnv: p.api_key?.env,
       headers: p.headers ?? {},
     });

@@ -2,6 +2,13 @@
 // (e.g. `models[3].pricing.input`) so an operator can find the mistake.
 
 import * as v from 'valibot';
+import { DIALECT_NAMES } from '../dialects/index.js';
+
+/** `"a"`, `"a" or "b"`, `"a", "b" or "c"`. */
+const oneOf = (names: readonly string[]) => {
+  const quoted = names.map((n) => `"${n}"`);
+  return quoted.length === 1 ? quoted[0]! : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`;
+};
 
 const Price = v.pipe(v.number('must be a number'), v.finite('must be finite'), v.minValue(0, 'must not be negative'), v.maxValue(1_000_000, 'is implausibly large'));
 
@@ -20,7 +27,7 @@ export const MAX_TOKENS_FIELDS = ['max_tokens', 'max_completion_tokens', 'both']
 
 export const ProviderSchema = v.object({
   id: Id,
-  dialect: v.picklist(['openai', 'anthropic'], 'must be "openai" or "anthropic"'),
+  dialect: v.picklist(DIALECT_NAMES, `must be ${oneOf(DIALECT_NAMES)}`),
   base_url: v.pipe(v.string(), v.url('must be a URL')),
   api_key: v.optional(Secret),
   /** Extra headers sent to this provider (e.g. an org id). Values may be secrets. */
