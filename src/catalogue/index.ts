@@ -39,8 +39,10 @@ export interface PricingJson {
 export interface Provider {
   id: string;
   dialect: DialectName;
-  /** OpenAI dialect: the field that carries the output cap (see the catalogue schema). */
-  maxTokensField: MaxTokensField;
+  /** The field that carries the output cap, when the operator named one (see the catalogue schema); the dialect's rule otherwise. */
+  maxTokensField?: MaxTokensField;
+  /** base_url's host name, which a dialect's defaults may depend on. */
+  host: string;
   /** The full URL requests are posted to. */
   endpoint: string;
   /** Base for other endpoints of the same vendor (count_tokens). */
@@ -141,8 +143,8 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
     providers.set(p.id, {
       id: p.id,
       dialect: p.dialect,
-      // OpenAI's own API refuses max_tokens on its newer models; compatible vendors mostly honour only it.
-      maxTokensField: p.max_tokens_field ?? (new URL(base).hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens'),
+      maxTokensField: p.max_tokens_field,
+      host: new URL(base).hostname,
       baseUrl: base,
       endpoint: DIALECTS[p.dialect].upstream.endpoint(base),
       apiKeyEnv: p.api_key?.env,

@@ -33,9 +33,10 @@ export const ProviderSchema = v.object({
   /** Extra headers sent to this provider (e.g. an org id). Values may be secrets. */
   headers: v.optional(v.record(v.string(), v.union([v.string(), Secret]))),
   /**
-   * OpenAI dialect: which field carries the output cap the gateway reserved for. OpenAI's own
-   * API takes `max_completion_tokens` (and refuses both at once); most compatible vendors honour
-   * only `max_tokens`; `both` sends the same value in both fields, for vendors that accept that.
+   * OpenAI dialect: which field carries the output cap the gateway reserved for, on forwarded
+   * and translated requests alike. OpenAI's own API takes `max_completion_tokens` (and refuses
+   * both at once); most compatible vendors honour only `max_tokens`; `both` sends the same value
+   * in both fields, for vendors that accept that. Unset: the dialect's rule (openai-chat/upstream.ts).
    */
   max_tokens_field: v.optional(v.picklist(MAX_TOKENS_FIELDS, `must be one of ${MAX_TOKENS_FIELDS.join(', ')}`)),
 });

@@ -54,8 +54,10 @@ export type MaxTokensField = 'max_tokens' | 'max_completion_tokens' | 'both';
 
 /** What the upstream half reads of a catalogue provider (catalogue/index.ts `Provider` has it). */
 export interface UpstreamProvider {
-  /** The catalogue's `max_tokens_field` (its default depends on the host). */
-  maxTokensField: MaxTokensField;
+  /** base_url's host name. */
+  host: string;
+  /** The catalogue's `max_tokens_field`, when the operator set one. */
+  maxTokensField?: MaxTokensField;
 }
 
 /**

@@ -93,12 +93,13 @@ function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody:
     // Same dialect: every field the client sent reaches the upstream untouched, bar the model
     // and the output cap, which is exactly the one reserved for.
     body = { ...clientBody, model: route.model };
-    dialect.upstream.setOutputCap(body, terms.outputCap, provider, route.model);
-    dialect.upstream.prepareForward?.(body, ir);
   } else {
     const reasoningEffort = route.reasoning ? ir.reasoningEffort : undefined;
     body = dialect.buildRequest({ ...ir, maxTokens: terms.outputCap, reasoningEffort }, route.model);
   }
+  // Both paths: the cap reserved for, in the field this provider honours.
+  dialect.upstream.setOutputCap(body, terms.outputCap, provider, route.model);
+  if (same) dialect.upstream.prepareForward?.(body, ir);
   const key = provider.apiKeyEnv ? process.env[provider.apiKeyEnv] : undefined;
   const headers: Record<string, string> = {
     'content-type': 'application/json',

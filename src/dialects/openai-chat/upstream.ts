@@ -3,12 +3,33 @@
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
 import type { IRRequest, IRUsage } from '../ir.js';
-import type { RenderContext, UpstreamProvider, UpstreamSide, UsageSink } from '../dialect.js';
+import type { MaxTokensField, RenderContext, UpstreamProvider, UpstreamSide, UsageSink } from '../dialect.js';
 import { usageFromOpenAI, usageToOpenAI } from './usage.js';
 
+/**
+ * OpenAI's reasoning models (o-series, gpt-5) reject `max_tokens` and want
+ * `max_completion_tokens`; nearly every other OpenAI-compatible vendor (DeepSeek, Mistral,
+ * Groq, Together, vLLM, older Azure API versions) knows only `max_tokens`, or ignores the newer
+ * name, which would silently lift the cap billing reserved for.
+ */
+const NEEDS_MAX_COMPLETION_TOKENS = /^(?:openai\/)?(?:o\d|gpt-5)/i;
+
+/**
+ * The one rule for the field that carries the output cap, on translated and forwarded requests
+ * alike: the operator's `max_tokens_field` when set; otherwise `max_completion_tokens` on
+ * OpenAI's own API (which takes it on every model) and, elsewhere, for model names known to
+ * require it (Azure and other hosts serving o-series or gpt-5); `max_tokens` for the rest.
+ * Without a provider (a body built on its own) the model name decides.
+ */
+export function capField(provider: UpstreamProvider | undefined, upstreamModel: string): MaxTokensField {
+  if (provider?.maxTokensField) return provider.maxTokensField;
+  if (provider?.host === 'api.openai.com' || NEEDS_MAX_COMPLETION_TOKENS.test(upstreamModel)) return 'max_completion_tokens';
+  return 'max_tokens';
+}
+
 /** Exactly `cap`, in the field(s) the provider honours; the other one removed. */
-export function setOutputCap(body: Record<string, unknown>, cap: number, provider: UpstreamProvider): void {
-  const field = provider.maxTokensField;
+export function setOutputCap(body: Record<string, unknown>, cap: number, provider: UpstreamProvider | undefined, upstreamModel: string): void {
+  const field = capField(provider, upstreamModel);
   if (field !== 'max_completion_tokens') body.max_tokens = cap;
   else delete body.max_tokens;
   if (field !== 'max_tokens') body.max_completion_tokens = cap;
