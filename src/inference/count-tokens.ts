@@ -45,16 +45,16 @@ async function countTokensFor(gw: Gateway, ex: Exchange, body: unknown): Promise
     const p = route.provider;
     const key = p.apiKeyEnv ? process.env[p.apiKeyEnv] : undefined;
     // The body is forwarded as the client wrote it: only to a vendor of the client's dialect.
-    const upstream = DIALECTS[p.dialect];
-    if (upstream !== MESSAGES.dialect || !upstream.upstream.countTokensEndpoint || (p.apiKeyEnv && !key)) continue;
+    const { upstream } = DIALECTS[p.dialect];
+    if (DIALECTS[p.dialect] !== MESSAGES.dialect || !upstream.countTokensEndpoint || (p.apiKeyEnv && !key)) continue;
     const { max_tokens: _drop, ...forward } = { ...(body as Record<string, unknown>), model: route.model } as Record<string, unknown>;
-    const headers = { 'content-type': 'application/json', ...upstream.upstream.headers(key, forwarded, gw.config) };
+    const headers = { 'content-type': 'application/json', ...upstream.headers(key, forwarded, gw.config) };
     try {
-      const res = await fetch(upstream.upstream.countTokensEndpoint(p.baseUrl), { method: 'POST', headers, body: JSON.stringify(forward), signal: AbortSignal.timeout(gw.config.UPSTREAM_FIRST_BYTE_TIMEOUT_MS) });
+      const res = await fetch(upstream.countTokensEndpoint(p.baseUrl), { method: 'POST', headers, body: JSON.stringify(forward), signal: AbortSignal.timeout(gw.config.UPSTREAM_FIRST_BYTE_TIMEOUT_MS) });
       if (res.ok) {
         const json = (await res.json()) as { input_tokens?: unknown };
         if (typeof json.input_tokens === 'number') {
-          ex.json(200, { input_tokens: json.input_tokens }, { 'request-id': ex.requestId });
+          ex.json(200, { input_tokens: json.input_tokens }, MESSAGES.answerHeaders(ex.requestId));
           return;
         }
       }
@@ -72,5 +72,5 @@ async function countTokensFor(gw: Gateway, ex: Exchange, body: unknown): Promise
     throw err.reason === 'too_large' ? new GatewayError('too_large', err.message) : new GatewayError('overloaded', err.message, { retryAfter: 1 });
   }
   // request-id as on Anthropic's own answers (the SDK reads it), like /v1/messages.
-  ex.json(200, { input_tokens: inputTokens }, { 'request-id': ex.requestId });
+  ex.json(200, { input_tokens: inputTokens }, MESSAGES.answerHeaders(ex.requestId));
 }
