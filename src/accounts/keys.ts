@@ -2,13 +2,13 @@
 // Lookups are cached in process (short TTL) and in the hot store; a revocation is published
 // so that every gateway process drops the key at once.
 
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { KeyLimits, SpendPeriod } from '../billing/key-limits.js';
 import type { Sql } from '../store/sql.js';
 import { Coalesced } from '../store/batch.js';
+import { randomBase62 } from '../wire.js';
 import type { HotStore } from '../store/hot.js';
 
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const KEY_PREFIX = 'ar-';
 const KEY_CHARS = 40;
 const REVOKE_CHANNEL = 'key-revoked';
@@ -22,17 +22,6 @@ const SHARED_CACHE_MS = 10 * 60_000;
  */
 const REVOKED = 'revoked';
 
-/** Unbiased base62: bytes ≥ 248 are rejected so every character is equally likely. */
-export function randomBase62(length: number): string {
-  let out = '';
-  while (out.length < length) {
-    for (const b of randomBytes(length * 2)) {
-      if (b < 248) out += BASE62[b % 62];
-      if (out.length === length) break;
-    }
-  }
-  return out;
-}
 
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 

@@ -4,7 +4,9 @@
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
-import type { DialectName } from '../dialects/dialect.js';
+import type { MaxTokensField } from '../dialects/dialect.js';
+import { DIALECTS, type DialectName } from '../dialects/index.js';
+import { CatalogueError } from './error.js';
 import { EXAMPLE_CATALOGUE } from './example.js';
 import { CatalogueFileSchema, issuePath, type ModelEntry } from './schema.js';
 
@@ -37,8 +39,10 @@ export interface PricingJson {
 export interface Provider {
   id: string;
   dialect: DialectName;
-  /** OpenAI dialect: the field that carries the output cap (see the catalogue schema). */
-  maxTokensField: 'max_tokens' | 'max_completion_tokens' | 'both';
+  /** The field that carries the output cap, when the operator named one (see the catalogue schema); the dialect's rule otherwise. */
+  maxTokensField?: MaxTokensField;
+  /** base_url's host name, which a dialect's defaults may depend on. */
+  host: string;
   /** The full URL requests are posted to. */
   endpoint: string;
   /** Base for other endpoints of the same vendor (count_tokens). */
@@ -95,12 +99,7 @@ export interface Catalogue {
   source: string;
 }
 
-export class CatalogueError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'CatalogueError';
-  }
-}
+export { CatalogueError };
 
 const nanoPerMillion = (usdPerMillion: number): bigint => BigInt(Math.round(usdPerMillion * 1e9));
 
@@ -144,10 +143,10 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
     providers.set(p.id, {
       id: p.id,
       dialect: p.dialect,
-      // OpenAI's own API refuses max_tokens on its newer models; compatible vendors mostly honour only it.
-      maxTokensField: p.max_tokens_field ?? (new URL(base).hostname === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens'),
+      maxTokensField: p.max_tokens_field,
+      host: new URL(base).hostname,
       baseUrl: base,
-      endpoint: p.dialect === 'openai' ? `${base}/chat/completions` : `${base}/v1/messages`,
+      endpoint: DIALECTS[p.dialect].upstream.endpoint(base),
       apiKeyEnv: p.api_key?.env,
       headers: p.headers ?? {},
     });

@@ -2,6 +2,13 @@
 // (e.g. `models[3].pricing.input`) so an operator can find the mistake.
 
 import * as v from 'valibot';
+import { DIALECT_NAMES } from '../dialects/index.js';
+
+/** `"a"`, `"a" or "b"`, `"a", "b" or "c"`. */
+const oneOf = (names: readonly string[]) => {
+  const quoted = names.map((n) => `"${n}"`);
+  return quoted.length === 1 ? quoted[0]! : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`;
+};
 
 const Price = v.pipe(v.number('must be a number'), v.finite('must be finite'), v.minValue(0, 'must not be negative'), v.maxValue(1_000_000, 'is implausibly large'));
 
@@ -20,15 +27,16 @@ export const MAX_TOKENS_FIELDS = ['max_tokens', 'max_completion_tokens', 'both']
 
 export const ProviderSchema = v.object({
   id: Id,
-  dialect: v.picklist(['openai', 'anthropic'], 'must be "openai" or "anthropic"'),
+  dialect: v.picklist(DIALECT_NAMES, `must be ${oneOf(DIALECT_NAMES)}`),
   base_url: v.pipe(v.string(), v.url('must be a URL')),
   api_key: v.optional(Secret),
   /** Extra headers sent to this provider (e.g. an org id). Values may be secrets. */
   headers: v.optional(v.record(v.string(), v.union([v.string(), Secret]))),
   /**
-   * OpenAI dialect: which field carries the output cap the gateway reserved for. OpenAI's own
-   * API takes `max_completion_tokens` (and refuses both at once); most compatible vendors honour
-   * only `max_tokens`; `both` sends the same value in both fields, for vendors that accept that.
+   * OpenAI dialect: which field carries the output cap the gateway reserved for, on forwarded
+   * and translated requests alike. OpenAI's own API takes `max_completion_tokens` (and refuses
+   * both at once); most compatible vendors honour only `max_tokens`; `both` sends the same value
+   * in both fields, for vendors that accept that. Unset: the dialect's rule (openai-chat/upstream.ts).
    */
   max_tokens_field: v.optional(v.picklist(MAX_TOKENS_FIELDS, `must be one of ${MAX_TOKENS_FIELDS.join(', ')}`)),
 });

@@ -5,7 +5,7 @@ import { createKey } from '../accounts/keys.js';
 import { createVerifiedUser, creditUser, findUserByEmail } from '../accounts/users.js';
 import { nanoToUsd, usdToNano } from '../billing/money.js';
 import { reconcile } from '../billing/reconcile.js';
-import { CatalogueError } from '../catalogue/index.js';
+import { CatalogueError } from '../catalogue/error.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createLogger } from '../log.js';
 import { openStores, type Stores } from '../store/index.js';

@@ -5,6 +5,7 @@
 import { RANGES, LIMITS } from './schemas.js';
 import { MAX_LIVE_KEYS } from './keys.js';
 import { SPEND_PERIODS } from '../billing/key-limits.js';
+import { SURFACE_NAMES } from '../dialects/index.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const money = (description: string) => ({ type: 'string', pattern: '^-?\\d+\\.\\d{9}$', description: `${description} (USD, decimal string, 9 decimals)`, examples: ['12.345678901'] });
@@ -419,7 +420,7 @@ export function openApiDocument(publicUrl: string) {
             created_at: instant('When the request ended'),
             model: { type: 'string' },
             key_id: { type: ['string', 'null'], format: 'uuid' },
-            surface: { type: 'string', enum: ['chat', 'messages'] },
+            surface: { type: 'string', enum: SURFACE_NAMES },
             stream: { type: 'boolean' },
             status: { type: 'integer', description: 'HTTP status given to the client (499: the client went away)' },
             prompt_tokens: int('Prompt tokens, cached ones included'),

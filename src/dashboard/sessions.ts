@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import type postgres from 'postgres';
 import { hashSecret } from '../accounts/keys.js';
 import type { Gateway } from '../services.js';
-import { bearer, type Exchange } from '../server/exchange.js';
+import type { Exchange } from '../server/exchange.js';
+import { bearer } from '../wire.js';
 import type { Sql } from '../store/sql.js';
 import { unauthorized } from './errors.js';
 

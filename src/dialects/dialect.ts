@@ -1,13 +1,20 @@
-// What every wire dialect provides. The client side turns a surface's request into the IR
-// and the IR answer back into the surface's wire form; the upstream side does the reverse
-// for providers that speak the dialect.
+// What every wire dialect provides, so that a dialect is one folder plus one line of the
+// registry (index.ts). The client side turns a surface's request into the IR and the IR answer
+// back into the surface's wire form, and says what the surface's options cost (its terms); the
+// upstream side does the reverse for providers that speak the dialect, and knows how such a
+// provider is addressed, authenticated, capped, and how its answers are read when they pass
+// through untouched.
+//
+// Dialects import nothing from src/inference or src/server but types: the request pipeline
+// calls them, never the other way round.
 
 import type { OperatorFunction } from 'rxjs';
+import type { Prices, Model } from '../catalogue/index.js';
+import type { Config } from '../config.js';
 import type { GatewayError } from '../errors.js';
+import type { Exchange } from '../server/exchange.js';
 import type { SSEEvent } from '../stream/sse.js';
 import type { IRRequest, IRResponse, IRStreamEvent, IRTool, IRUsage } from './ir.js';
-
-export type DialectName = 'openai' | 'anthropic';
 
 export interface RenderContext {
   /** The model id the client asked for (what the answer names). */
@@ -49,8 +56,104 @@ export interface PromptParts {
   overheadTokens: number;
 }
 
+/** The configuration the dialects read (the client's headers, choices, and their defaults). */
+export type DialectLimits = Pick<Config, 'MAX_N' | 'ANTHROPIC_VERSIONS' | 'ANTHROPIC_PRICED_BETAS'>;
+
+export type MaxTokensField = 'max_tokens' | 'max_completion_tokens' | 'both';
+
+/** What the upstream half reads of a catalogue provider (catalogue/index.ts `Provider` has it). */
+export interface UpstreamProvider {
+  /** base_url's host name. */
+  host: string;
+  /** The catalogue's `max_tokens_field`, when the operator set one. */
+  maxTokensField?: MaxTokensField;
+}
+
+/**
+ * What a pass-through tap reports to; the stream meter implements it. Declared here so that a
+ * dialect's tap needs nothing from src/inference.
+ */
+export interface UsageSink {
+  noteUsage(u: Partial<IRUsage> | null | undefined): void;
+  /** An event's data whose text is counted if no usage comes (an OpenAI chunk, an Anthropic delta). */
+  noteRaw(data: string): void;
+  /** Produced text, for a dialect whose events the meter cannot read itself. */
+  noteText(text: string): void;
+  /** The upstream reported an error inside the stream. */
+  failed: boolean;
+}
+
+/** The upstream half: a provider of this dialect, as the gateway calls it. */
+export interface UpstreamSide {
+  /** The URL requests are posted to, from the catalogue's base_url (no trailing slash). */
+  endpoint(baseUrl: string): string;
+  /** Where this vendor counts a request's tokens; absent: it does not. */
+  countTokensEndpoint?(baseUrl: string): string;
+  /**
+   * Auth and protocol headers. `forwarded`: the client's vetted headers (ClientTerms), given only
+   * when the client speaks this dialect too; otherwise the dialect's defaults apply.
+   */
+  headers(key: string | undefined, forwarded: Record<string, string> | undefined, limits: DialectLimits): Record<string, string>;
+  /** Puts the output cap reserved for in the field this provider honours, and only there. */
+  setOutputCap(body: Record<string, unknown>, cap: number, provider: UpstreamProvider, upstreamModel: string): void;
+  /** Same-dialect forwarding: what the client's body needs on top (billing's usage reports). */
+  prepareForward?(body: Record<string, unknown>, ir: IRRequest): void;
+  /** Same-dialect whole answer: the bytes for the client, and the usage it reports (null: none). */
+  passThroughWhole(text: string, json: Record<string, any>, ctx: RenderContext): { out: string; usage: IRUsage | null };
+  /**
+   * Same-dialect stream: each upstream event's bytes for the client (null: dropped), usage and
+   * text noted on the way. Runs once per event on the hot path: no allocation for plain deltas.
+   */
+  passThroughTap(sink: UsageSink, ir: IRRequest): (ev: SSEEvent) => Buffer | null;
+}
+
+/** What a client request costs beyond its prompt, as this surface's fields say. */
+export interface ClientTerms {
+  pricing: Prices;
+  officialPricing: Prices;
+  /** Output tokens per choice: what the upstream is told, and what is reserved for. */
+  outputCap: number;
+  n: number;
+  /** Output billed beyond the cap (OpenAI's rejected prediction tokens). */
+  extraOutput: number;
+  /** Charged per request on top of the tokens. */
+  feeNano: bigint;
+  /** Held, not charged unless used (per-call tools bounded by max_uses). */
+  holdFees: bigint;
+  audioIn: boolean;
+  audioOut: boolean;
+  /** The client's vetted headers for an upstream of this same dialect. */
+  forwardHeaders?: Record<string, string>;
+}
+
+/** A dialect that the gateway also serves to clients: its inference route. */
+export interface Surface {
+  /** The usage record's `surface` column and the route's name. */
+  name: string;
+  /** The POST route. */
+  path: string;
+  /** The service key as this surface's clients send it. */
+  key(ex: Exchange): string | undefined;
+  /** The authentication error's message when no key came. */
+  missingKey: string;
+  /** A translated answer's id, in this surface's form. */
+  newId(): string;
+  /** Headers on every answer and error of the surface. */
+  answerHeaders(requestId: string): Record<string, string>;
+  /** Sent on a stream after PING_INTERVAL_MS of silence; absent: no keep-alive. */
+  ping?: Buffer;
+  /** The client's vetted headers for a same-dialect upstream (400 for a value the gateway does not sell). */
+  forwardHeaders?(headers: Record<string, string>, model: Model, limits: DialectLimits): Record<string, string>;
+  /** Output cap, choices, priced options and forwarded headers of a client body (400s for what is not sold). */
+  clientTerms(body: Record<string, unknown>, model: Model, headers: Record<string, string>, limits: DialectLimits): ClientTerms;
+}
+
 export interface Dialect {
-  name: DialectName;
+  /** The catalogue's `dialect` value for providers that speak it. */
+  name: string;
+  /** Absent for a dialect the gateway only speaks to upstreams. */
+  surface?: Surface;
+  upstream: UpstreamSide;
   /** Validate a client request body (valibot) and map it to the IR; throws GatewayError('invalid_request'). */
   parseRequest(body: unknown): IRRequest;
   /** IR answer → the surface's JSON body. */

@@ -9,9 +9,9 @@ import { TokenizerRefused } from '../billing/tokenizer/pool.js';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
+import { DIALECTS } from '../dialects/index.js';
 import { authenticatedJson, findModel } from './handle.js';
 import { MESSAGES } from './surfaces.js';
-import { anthropicHeaders } from './anthropic-headers.js';
 
 /** count_tokens requests running per key, per gateway (a process may run several in tests). */
 const running = new WeakMap<Gateway, Map<string, number>>();
@@ -40,21 +40,21 @@ async function countTokensFor(gw: Gateway, ex: Exchange, body: unknown): Promise
   const withBudget = { max_tokens: 1, ...(body as Record<string, unknown>) };
   const ir = MESSAGES.dialect.parseRequest(withBudget);
   const model = findModel(gw, ir.model);
-  const upstreamHeaders = anthropicHeaders(ex.headers, model, gw.config);
+  const forwarded = MESSAGES.forwardHeaders?.(ex.headers, model, gw.config);
   for (const route of gw.routes.order(model)) {
     const p = route.provider;
     const key = p.apiKeyEnv ? process.env[p.apiKeyEnv] : undefined;
-    if (p.dialect !== 'anthropic' || (p.apiKeyEnv && !key)) continue;
+    // The body is forwarded as the client wrote it: only to a vendor of the client's dialect.
+    const { upstream } = DIALECTS[p.dialect];
+    if (DIALECTS[p.dialect] !== MESSAGES.dialect || !upstream.countTokensEndpoint || (p.apiKeyEnv && !key)) continue;
     const { max_tokens: _drop, ...forward } = { ...(body as Record<string, unknown>), model: route.model } as Record<string, unknown>;
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'anthropic-version': upstreamHeaders.version };
-    if (key) headers['x-api-key'] = key;
-    if (upstreamHeaders.betas) headers['anthropic-beta'] = upstreamHeaders.betas;
+    const headers = { 'content-type': 'application/json', ...upstream.headers(key, forwarded, gw.config) };
     try {
-      const res = await fetch(`${p.baseUrl}/v1/messages/count_tokens`, { method: 'POST', headers, body: JSON.stringify(forward), signal: AbortSignal.timeout(gw.config.UPSTREAM_FIRST_BYTE_TIMEOUT_MS) });
+      const res = await fetch(upstream.countTokensEndpoint(p.baseUrl), { method: 'POST', headers, body: JSON.stringify(forward), signal: AbortSignal.timeout(gw.config.UPSTREAM_FIRST_BYTE_TIMEOUT_MS) });
       if (res.ok) {
         const json = (await res.json()) as { input_tokens?: unknown };
         if (typeof json.input_tokens === 'number') {
-          ex.json(200, { input_tokens: json.input_tokens }, { 'request-id': ex.requestId });
+          ex.json(200, { input_tokens: json.input_tokens }, MESSAGES.answerHeaders(ex.requestId));
           return;
         }
       }
@@ -72,5 +72,5 @@ async function countTokensFor(gw: Gateway, ex: Exchange, body: unknown): Promise
     throw err.reason === 'too_large' ? new GatewayError('too_large', err.message) : new GatewayError('overloaded', err.message, { retryAfter: 1 });
   }
   // request-id as on Anthropic's own answers (the SDK reads it), like /v1/messages.
-  ex.json(200, { input_tokens: inputTokens }, { 'request-id': ex.requestId });
+  ex.json(200, { input_tokens: inputTokens }, MESSAGES.answerHeaders(ex.requestId));
 }

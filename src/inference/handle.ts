@@ -11,23 +11,20 @@ import type { OutboxRecord } from '../store/hot.js';
 import { countTextTokens } from '../billing/tokens.js';
 import { forwardedTokens, type BodySize, type Forwarded } from '../billing/prompt-size.js';
 import type { Model, Route } from '../catalogue/index.js';
-import { usageFromAnthropic } from '../dialects/anthropic-messages/usage.js';
-import type { RenderContext } from '../dialects/dialect.js';
+import type { Dialect, DialectLimits, RenderContext } from '../dialects/dialect.js';
 import { DIALECTS } from '../dialects/index.js';
 import { ZERO_USAGE, type IRRequest, type IRUsage } from '../dialects/ir.js';
-import { usageFromOpenAI, usageToOpenAI } from '../dialects/openai-chat/usage.js';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import { keepAlive } from '../stream/keep-alive.js';
 import { upstreamEvents, Valve } from '../stream/valve.js';
-import { encodeSSE } from '../stream/sse.js';
 import { streamToClient } from '../stream/to-client.js';
 import { BodyTooLargeError, type UpstreamBody } from '../upstream/client.js';
 import type { Answer, UpstreamCall } from '../upstream/router.js';
 import { errorMessageOf } from '../upstream/router.js';
 import { checkBodyShape } from './body-guard.js';
-import { chatPassThrough, messagesPassThrough, meterIR, StreamMeter } from './meter.js';
+import { meterIR, StreamMeter } from './meter.js';
 import type { Surface } from './surfaces.js';
 import { requestTerms, type Terms } from './terms.js';
 
@@ -35,11 +32,7 @@ const MAX_UPSTREAM_BODY = 64 * 1024 * 1024;
 
 export async function authenticate(gw: Gateway, ex: Exchange, surface: Surface): Promise<KeyIdentity> {
   const key = surface.key(ex);
-  if (!key) {
-    throw new GatewayError('authentication', surface.name === 'chat'
-      ? 'Missing API key: send it as "Authorization: Bearer ar-…".'
-      : 'Missing API key: send it as "x-api-key: ar-…" or "Authorization: Bearer ar-…".', { code: 'invalid_api_key' });
-  }
+  if (!key) throw new GatewayError('authentication', surface.missingKey, { code: 'invalid_api_key' });
   const identity = await gw.keys.resolve(key).catch((err) => {
     gw.log.error({ err }, 'key lookup failed');
     throw new GatewayError('unavailable', 'The gateway cannot check keys right now; try again shortly.');
@@ -88,41 +81,32 @@ function resolveSecret(v: string | { env: string }): string {
 }
 
 /** The upstream request for one route: pass-through when dialects match, translated otherwise. */
-function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody: Record<string, unknown>, terms: Terms, query: string): UpstreamCall {
+function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody: Record<string, unknown>, terms: Terms, query: string, limits: DialectLimits): UpstreamCall {
   const provider = route.provider;
+  const dialect = DIALECTS[provider.dialect];
+  const same = dialect === surface.dialect;
   let body: Record<string, unknown>;
   let url = provider.endpoint;
-  if (provider.dialect === surface.dialect.name) {
+  if (same) {
     // The query string too (Claude Code's `?beta=true`): it is the vendor's to read.
     if (query !== '') url += (url.includes('?') ? '&' : '?') + query;
     // Same dialect: every field the client sent reaches the upstream untouched, bar the model
     // and the output cap, which is exactly the one reserved for.
     body = { ...clientBody, model: route.model };
-    if (provider.dialect === 'openai') {
-      delete body.max_tokens;
-      delete body.max_completion_tokens;
-      if (provider.maxTokensField !== 'max_completion_tokens') body.max_tokens = terms.outputCap;
-      if (provider.maxTokensField !== 'max_tokens') body.max_completion_tokens = terms.outputCap;
-      if (ir.stream) body.stream_options = { ...(clientBody.stream_options as object | undefined), include_usage: true };
-    } else {
-      body.max_tokens = terms.outputCap;
-    }
   } else {
     const reasoningEffort = route.reasoning ? ir.reasoningEffort : undefined;
-    body = DIALECTS[provider.dialect].buildRequest({ ...ir, maxTokens: terms.outputCap, reasoningEffort }, route.model);
+    body = dialect.buildRequest({ ...ir, maxTokens: terms.outputCap, reasoningEffort }, route.model);
   }
+  // Both paths: the cap reserved for, in the field this provider honours.
+  dialect.upstream.setOutputCap(body, terms.outputCap, provider, route.model);
+  if (same) dialect.upstream.prepareForward?.(body, ir);
+  const key = provider.apiKeyEnv ? process.env[provider.apiKeyEnv] : undefined;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: ir.stream ? 'text/event-stream' : 'application/json',
+    // The client's own headers (Anthropic's version and betas) only reach its own dialect.
+    ...dialect.upstream.headers(key, same ? terms.forwardHeaders : undefined, limits),
   };
-  const key = provider.apiKeyEnv ? process.env[provider.apiKeyEnv] : undefined;
-  if (provider.dialect === 'openai') {
-    if (key) headers.authorization = `Bearer ${key}`;
-  } else {
-    if (key) headers['x-api-key'] = key;
-    headers['anthropic-version'] = terms.anthropicVersion;
-    if (terms.anthropicBetas) headers['anthropic-beta'] = terms.anthropicBetas;
-  }
   for (const [k, v] of Object.entries(provider.headers)) headers[k.toLowerCase()] = resolveSecret(v);
   return { url, headers, body: JSON.stringify(body) };
 }
@@ -201,7 +185,7 @@ function respond(job: Job, { route, response }: Answer): Promise<void> {
       throw clientErrorFromUpstream(response.status, text);
     });
   }
-  const upstreamDialect = route.provider.dialect;
+  const upstreamDialect = DIALECTS[route.provider.dialect];
   const contentType = String(response.headers['content-type'] ?? '');
   if (job.ir.stream && contentType.includes('text/event-stream')) return streamAnswer(job, upstreamDialect, response.body);
   return wholeAnswer(job, upstreamDialect, response.body);
@@ -212,7 +196,7 @@ async function admit(gw: Gateway, ex: Exchange, surface: Surface): Promise<Job> 
   const { identity, body, size } = await authenticatedJson(gw, ex, surface, (id) => gw.ledger.precheck(id));
   const ir = surface.dialect.parseRequest(body);
   const model = findModel(gw, ir.model);
-  const terms = requestTerms(surface.name, surface.dialect, body as Record<string, unknown>, size, model, ex.headers, gw.config);
+  const terms = requestTerms(surface, body as Record<string, unknown>, size, model, ex.headers, gw.config);
   let reservation: Reservation;
   try {
     reservation = await gw.ledger.reserve(identity, terms.hold);
@@ -239,7 +223,7 @@ async function sendUpstream(job: Job) {
   const forgetAbort = abort ? ex.onAbort(() => abort.abort()) : undefined;
   const build = (r: Route) => {
     job.sent = true;
-    const call = upstreamCall(r, job.surface, job.ir, job.body!, job.terms, ex.rawQuery);
+    const call = upstreamCall(r, job.surface, job.ir, job.body!, job.terms, ex.rawQuery, job.gw.config);
     job.forwarded = { body: call.body, dialect: DIALECTS[r.provider.dialect], maxImageTokens: job.model.maxImageTokens };
     return call;
   };
@@ -296,14 +280,6 @@ async function settleBeforeAnswer(job: Job, usage: IRUsage, status: number): Pro
   await job.gw.ledger.settle(job.reservation, record.costNano, record);
 }
 
-/**
- * Anthropic names every answer's id in `request-id`, which its SDK reads (`_request_id`,
- * `requestID`); the messages surface already sends it on errors, so it does on answers too.
- */
-function idHeader(job: Job): Record<string, string> {
-  return job.surface.name === 'messages' ? { 'request-id': job.ex.requestId } : {};
-}
-
 async function readUpstreamBody(body: UpstreamBody): Promise<string> {
   try {
     return await body.text(MAX_UPSTREAM_BODY);
@@ -312,38 +288,7 @@ async function readUpstreamBody(body: UpstreamBody): Promise<string> {
   }
 }
 
-const USAGE_KEY = /"usage"\s*:\s*\{/g;
-
-/**
- * Adds `cached_tokens` (and `prompt_tokens_details`) to the usage object of an upstream answer
- * by inserting text, so the common answer goes out without a parse-and-stringify round trip.
- * Undefined when the shape asks for a real rewrite. In valid JSON an unescaped `"usage":{`
- * can only be a key, and the answer's own usage is its last one.
- */
-export function spliceCachedTokens(text: string, usage: Record<string, any>, cached: number): string | undefined {
-  const details = usage.prompt_tokens_details;
-  const hasTop = 'cached_tokens' in usage;
-  if (details && typeof details === 'object') {
-    if (details.cached_tokens === undefined) return undefined;
-    if (hasTop) return text;
-  }
-  let at = -1;
-  for (let m = USAGE_KEY.exec(text); m; m = USAGE_KEY.exec(text)) at = m.index + m[0].length;
-  USAGE_KEY.lastIndex = 0;
-  if (at === -1) return undefined;
-  const parts: string[] = [];
-  if (!hasTop) parts.push(`"cached_tokens":${cached}`);
-  if (!details) parts.push(`"prompt_tokens_details":{"cached_tokens":${cached}}`);
-  if (parts.length === 0) return text;
-  const empty = Object.keys(usage).length === 0;
-  return text.slice(0, at) + parts.join(',') + (empty ? '' : ',') + text.slice(at);
-}
-
-function fillUsage(u: Partial<IRUsage> | null): IRUsage | null {
-  return u ? { ...ZERO_USAGE, ...u } : null;
-}
-
-async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', body: UpstreamBody): Promise<void> {
+async function wholeAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBody): Promise<void> {
   const { ex, surface, ir } = job;
   let text: string;
   try {
@@ -361,31 +306,16 @@ async function wholeAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', bo
   }
   let usage: IRUsage | null;
   let out: string;
-  if (upstreamDialect === surface.dialect.name) {
-    if (upstreamDialect === 'openai') {
-      usage = usageFromOpenAI(json.usage);
-      // Some OpenAI-compatible vendors use bare UUIDs; clients expect the chatcmpl- form.
-      const idOk = typeof json.id === 'string' && json.id.startsWith('chatcmpl-');
-      const spliced = idOk && usage ? spliceCachedTokens(text, json.usage, usage.cacheRead) : undefined;
-      if (spliced !== undefined) out = spliced;
-      else {
-        // The chat surface always carries cached_tokens at top level too (API.md §1).
-        if (usage) json.usage = { ...json.usage, ...usageToOpenAI(usage), prompt_tokens_details: { ...json.usage?.prompt_tokens_details, cached_tokens: usage.cacheRead } };
-        if (!idOk) json.id = job.ctx.id;
-        out = JSON.stringify(json);
-      }
-    } else {
-      usage = fillUsage(usageFromAnthropic(json.usage));
-      out = text;
-    }
+  if (upstreamDialect === surface.dialect) {
+    ({ out, usage } = upstreamDialect.upstream.passThroughWhole(text, json, job.ctx));
   } else {
-    const answer = DIALECTS[upstreamDialect].parseResponse(json);
+    const answer = upstreamDialect.parseResponse(json);
     usage = answer.usage;
     out = JSON.stringify(surface.dialect.renderResponse(answer, job.ctx));
   }
   if (!usage) usage = { ...ZERO_USAGE, input: await forwardedTokens(job.forwarded!), output: await countTextTokens([text]) };
   await settleBeforeAnswer(job, usage, ex.aborted ? 499 : 200);
-  ex.send(200, out, { 'content-type': 'application/json', ...idHeader(job) });
+  ex.send(200, out, { 'content-type': 'application/json', ...job.surface.answerHeaders(job.ex.requestId) });
 }
 
 /** The request without its content (prompts, messages, tools): what is left is a few settings. */
@@ -393,7 +323,7 @@ function settingsOnly(ir: IRRequest): IRRequest {
   return { ...ir, system: [], messages: [], tools: undefined };
 }
 
-async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', body: UpstreamBody): Promise<void> {
+async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBody): Promise<void> {
   const { gw, ex, surface, ctx } = job;
   const valve = new Valve();
   // The meter holds the request only until the upstream reports its input tokens (Anthropic's
@@ -403,13 +333,13 @@ async function streamAnswer(job: Job, upstreamDialect: 'openai' | 'anthropic', b
   job.forwarded = undefined;
   job.ir = settingsOnly(job.ir);
   let out: Observable<Buffer>;
-  if (upstreamDialect === surface.dialect.name) {
-    out = upstreamEvents(body, valve, upstreamDialect === 'openai' ? chatPassThrough(meter, job.ir.includeUsage) : messagesPassThrough(meter));
+  if (upstreamDialect === surface.dialect) {
+    out = upstreamEvents(body, valve, upstreamDialect.upstream.passThroughTap(meter, job.ir));
   } else {
-    out = upstreamEvents(body, valve, (ev) => ev).pipe(DIALECTS[upstreamDialect].decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
+    out = upstreamEvents(body, valve, (ev) => ev).pipe(upstreamDialect.decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
   }
-  if (surface.name === 'messages') out = out.pipe(keepAlive(gw.config.PING_INTERVAL_MS, encodeSSE('{"type":"ping"}', 'ping')));
-  ex.beginStream(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...idHeader(job) });
+  if (surface.ping) out = out.pipe(keepAlive(gw.config.PING_INTERVAL_MS, surface.ping));
+  ex.beginStream(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...job.surface.answerHeaders(job.ex.requestId) });
   ex.releaseHeaders();
   gw.metrics.activeStreams.inc();
   let status = 200;

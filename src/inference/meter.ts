@@ -3,12 +3,10 @@
 // far are counted with the tokenizer.
 
 import { map, type OperatorFunction } from 'rxjs';
-import { usageFromAnthropic } from '../dialects/anthropic-messages/usage.js';
+import type { UsageSink } from '../dialects/dialect.js';
 import type { IRStreamEvent, IRUsage } from '../dialects/ir.js';
-import { usageFromOpenAI } from '../dialects/openai-chat/usage.js';
 import { forwardedTokens, type Forwarded } from '../billing/prompt-size.js';
 import { countTextTokens } from '../billing/tokens.js';
-import { markFinal, type SSEEvent } from '../stream/sse.js';
 
 const TEXT_LIMIT = 256 * 1024;
 
@@ -48,7 +46,8 @@ class ByteLog {
   }
 }
 
-export class StreamMeter {
+/** What a stream used; a pass-through stream's dialect tap (dialects/…/upstream.ts) reports to it. */
+export class StreamMeter implements UsageSink {
   private usage: Partial<IRUsage> = {};
   /** The body sent upstream, for counting its tokens if the upstream never says: let go once it does. */
   private request?: Forwarded;
@@ -191,60 +190,6 @@ export function parsedText(data: string, out: { append(s: string): void }): void
   if (typeof d.text === 'string') out.append(d.text);
   if (typeof d.thinking === 'string') out.append(d.thinking);
   if (typeof d.partial_json === 'string') out.append(d.partial_json);
-}
-
-const USAGE_OBJECT = /"usage"\s*:\s*\{/;
-/** An `"error":` key; inside JSON strings quotes are escaped, so text cannot match this. */
-const ERROR_KEY = /"error"\s*:/;
-
-/**
- * Chat surface, OpenAI upstream: events pass through byte for byte. Only the usage chunk is
- * parsed; it is dropped (null) unless the client asked for it (the gateway always asks upstream).
- */
-export function chatPassThrough(meter: StreamMeter, includeUsage: boolean): (ev: SSEEvent) => Buffer | null {
-  return (ev) => {
-    if (ev.data === '[DONE]') return markFinal(ev.raw);
-    if (USAGE_OBJECT.test(ev.data)) {
-      try {
-        const chunk = JSON.parse(ev.data) as { usage?: unknown; choices?: unknown[] };
-        meter.noteUsage(usageFromOpenAI(chunk.usage));
-        if (!includeUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
-      } catch {
-        // Not JSON: forwarded as is; the client sees what the upstream sent.
-      }
-    } else if (ERROR_KEY.test(ev.data) && isErrorChunk(ev.data)) meter.failed = true;
-    else meter.noteRaw(ev.data);
-    return ev.raw;
-  };
-}
-
-function isErrorChunk(data: string): boolean {
-  try {
-    const chunk = JSON.parse(data) as { error?: unknown };
-    return chunk.error !== null && typeof chunk.error === 'object';
-  } catch {
-    return false;
-  }
-}
-
-/** Messages surface, Anthropic upstream: byte for byte; usage read from the two events that carry it. */
-export function messagesPassThrough(meter: StreamMeter): (ev: SSEEvent) => Buffer {
-  return (ev) => {
-    if (ev.event === 'message_start' || ev.event === 'message_delta') {
-      try {
-        const data = JSON.parse(ev.data) as { message?: { usage?: unknown }; usage?: unknown };
-        const u = usageFromAnthropic(ev.event === 'message_start' ? data.message?.usage : data.usage);
-        // message_start's output_tokens is a placeholder; only message_delta's counts.
-        if (u && ev.event === 'message_start') delete u.output;
-        meter.noteUsage(u);
-      } catch {
-        // forwarded as is
-      }
-    } else if (ev.event === 'content_block_delta') meter.noteRaw(ev.data);
-    else if (ev.event === 'error') meter.failed = true;
-    else if (ev.event === 'message_stop') return markFinal(ev.raw);
-    return ev.raw;
-  };
 }
 
 /** Translated streams: usage and produced text come from the IR events. */

@@ -5,14 +5,15 @@ import type { Router } from '../server/router.js';
 import { handleCountTokens } from './count-tokens.js';
 import { authenticate, handleInference } from './handle.js';
 import { modelsJson } from './models.js';
-import { CHAT, MESSAGES, type Surface } from './surfaces.js';
+import { CHAT, MESSAGES, SURFACES, type Surface } from './surfaces.js';
 
 /** GET /v1/models accepts either surface's way of sending the key. */
 const eitherKey: Surface = { ...CHAT, key: MESSAGES.key };
 
 export function registerInference(router: Router, gw: Gateway): void {
-  router.add({ method: 'post', path: '/v1/chat/completions', name: 'chat', onError: CHAT.renderError, handler: (ex) => handleInference(gw, ex, CHAT) });
-  router.add({ method: 'post', path: '/v1/messages', name: 'messages', onError: MESSAGES.renderError, handler: (ex) => handleInference(gw, ex, MESSAGES) });
+  for (const surface of SURFACES) {
+    router.add({ method: 'post', path: surface.path, name: surface.name, onError: surface.renderError, handler: (ex) => handleInference(gw, ex, surface) });
+  }
   router.add({ method: 'post', path: '/v1/messages/count_tokens', name: 'count_tokens', onError: MESSAGES.renderError, handler: (ex) => handleCountTokens(gw, ex) });
 
   const onModelsError = (ex: Exchange, err: GatewayError) => (ex.headers['anthropic-version'] ? MESSAGES : CHAT).renderError(ex, err);

@@ -1,43 +1,34 @@
-// The two inference surfaces: which dialect each speaks, how it takes the key, how its ids look.
+// The inference surfaces the gateway serves: one per registered dialect that has a surface,
+// with the error rendering every route of it shares.
 
-import { randomBase62 } from '../accounts/keys.js';
-import type { Dialect } from '../dialects/dialect.js';
+import type { Dialect, Surface as DialectSurface } from '../dialects/dialect.js';
 import { DIALECTS } from '../dialects/index.js';
 import type { GatewayError } from '../errors.js';
-import { bearer, type Exchange } from '../server/exchange.js';
+import type { Exchange } from '../server/exchange.js';
 
-export interface Surface {
-  name: 'chat' | 'messages';
+export interface Surface extends DialectSurface {
   dialect: Dialect;
-  /** The service key as this surface's clients send it. */
-  key(ex: Exchange): string | undefined;
-  newId(): string;
   renderError(ex: Exchange, err: GatewayError): void;
 }
 
-function renderWith(dialect: Dialect, extra: (ex: Exchange) => Record<string, string>) {
-  return (ex: Exchange, err: GatewayError) => {
-    const { status, body } = dialect.errorResponse(err, ex.requestId);
-    const headers = extra(ex);
-    if (err.retryAfter !== undefined) headers['retry-after'] = String(err.retryAfter);
-    if (err.noRetry) headers['x-should-retry'] = 'false';
-    ex.json(status, body, headers);
+function served(dialect: Dialect, surface: DialectSurface): Surface {
+  return {
+    ...surface,
+    dialect,
+    renderError(ex, err) {
+      const { status, body } = dialect.errorResponse(err, ex.requestId);
+      const headers = surface.answerHeaders(ex.requestId);
+      if (err.retryAfter !== undefined) headers['retry-after'] = String(err.retryAfter);
+      if (err.noRetry) headers['x-should-retry'] = 'false';
+      ex.json(status, body, headers);
+    },
   };
 }
 
-export const CHAT: Surface = {
-  name: 'chat',
-  dialect: DIALECTS.openai,
-  key: (ex) => bearer(ex.headers.authorization),
-  newId: () => `chatcmpl-${randomBase62(29)}`,
-  renderError: renderWith(DIALECTS.openai, () => ({})),
-};
+export const SURFACES: readonly Surface[] = Object.values(DIALECTS).flatMap((d: Dialect) => (d.surface ? [served(d, d.surface)] : []));
 
-export const MESSAGES: Surface = {
-  name: 'messages',
-  dialect: DIALECTS.anthropic,
-  // Older SDKs send x-api-key, recent ones Authorization: Bearer (API.md §1).
-  key: (ex) => ex.headers['x-api-key']?.trim() || bearer(ex.headers.authorization),
-  newId: () => `msg_${randomBase62(24)}`,
-  renderError: renderWith(DIALECTS.anthropic, (ex) => ({ 'request-id': ex.requestId })),
-};
+const surfaceOf = (dialect: Dialect) => SURFACES.find((s) => s.dialect === dialect)!;
+
+/** The two surfaces that /v1/models and count_tokens answer for (OpenAI's and Anthropic's). */
+export const CHAT = surfaceOf(DIALECTS.openai);
+export const MESSAGES = surfaceOf(DIALECTS.anthropic);

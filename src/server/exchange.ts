@@ -305,9 +305,3 @@ function conflictingLength() {
 function tooLarge(limit: number) {
   return new GatewayError('too_large', `Request body is larger than the ${limit}-byte limit.`, { code: 'request_too_large' });
 }
-
-export const bearer = (header: string | undefined): string | undefined => {
-  if (!header) return undefined;
-  const m = /^Bearer\s+(.+)$/i.exec(header.trim());
-  return m ? m[1].trim() : undefined;
-};

@@ -51,7 +51,8 @@ export interface OutboxRecord {
   keyId: string | null;
   requestId: string;
   model: string;
-  surface: 'chat' | 'messages';
+  /** The inference surface's name (its dialect's `surface.name`: 'chat', 'messages'). */
+  surface: string;
   stream: boolean;
   status: number;
   promptTokens: number;

@@ -7,9 +7,13 @@ import { promptParts } from './prompt.js';
 import { parseResponse, renderResponse } from './response.js';
 import { decodeStream } from './stream-decode.js';
 import { encodeStream } from './stream-encode.js';
+import { surface } from './surface.js';
+import { upstream } from './upstream.js';
 
 export const anthropicMessages: Dialect = {
   name: 'anthropic',
+  surface,
+  upstream,
   parseRequest,
   renderResponse,
   encodeStream,

@@ -8,9 +8,13 @@ import { promptParts } from './prompt.js';
 import { parseResponse, renderResponse } from './response.js';
 import { decodeStream } from './stream-decode.js';
 import { encodeStream } from './stream-encode.js';
+import { surface } from './surface.js';
+import { upstream } from './upstream.js';
 
 export const openaiChat: Dialect = {
   name: 'openai',
+  surface,
+  upstream,
   parseRequest,
   renderResponse,
   encodeStream,

@@ -5,6 +5,7 @@ import * as v from 'valibot';
 import { GatewayError } from '../../errors.js';
 import type { IRContent, IRMessage, IRRequest, IRTool, IRToolChoice } from '../ir.js';
 import { parseToolArguments, stringifyToolArguments } from './shared.js';
+import { setOutputCap } from './upstream.js';
 
 // ---------------------------------------------------------------------------------------------
 // Validation. Only the fields the gateway reads are checked; everything else passes untouched
@@ -327,15 +328,6 @@ function toolChoiceToIR(choice: ChatRequestBody['tool_choice']): IRToolChoice | 
 // ---------------------------------------------------------------------------------------------
 // IR → upstream body
 
-/**
- * OpenAI's reasoning models (o-series, gpt-5) reject `max_tokens` and want
- * `max_completion_tokens`; nearly every other OpenAI-compatible vendor (DeepSeek, Mistral,
- * Groq, Together, vLLM, older Azure API versions) knows only `max_tokens`, or ignores the newer
- * name, which would silently lift the cap billing reserved for. So `max_tokens` is the default
- * and the newer name is used only for models known to require it.
- */
-const NEEDS_MAX_COMPLETION_TOKENS = /^(?:openai\/)?(?:o\d|gpt-5)/i;
-
 type OpenAIMessage = Record<string, unknown>;
 
 export function buildRequest(ir: IRRequest, upstreamModel: string): Record<string, unknown> {
@@ -366,9 +358,9 @@ export function buildRequest(ir: IRRequest, upstreamModel: string): Record<strin
     const choice = ir.toolChoice;
     body.tool_choice = choice.type === 'tool' ? { type: 'function', function: { name: choice.name } } : choice.type;
   }
-  if (ir.maxTokens !== undefined) {
-    body[NEEDS_MAX_COMPLETION_TOKENS.test(upstreamModel) ? 'max_completion_tokens' : 'max_tokens'] = ir.maxTokens;
-  }
+  // Without the provider the model name picks the field; the gateway applies the provider's
+  // rule to every upstream body afterwards (upstream.ts capField).
+  if (ir.maxTokens !== undefined) setOutputCap(body, ir.maxTokens, undefined, upstreamModel);
   if (ir.temperature !== undefined) body.temperature = ir.temperature;
   if (ir.topP !== undefined) body.top_p = ir.topP;
   if (ir.stop && ir.stop.length > 0) body.stop = ir.stop;

@@ -4,15 +4,16 @@
 // allow-list dropped what each new Claude Code release sent, so its requests failed upstream.
 // What a beta may not do is change the price behind the gateway's back. Those that only unlock
 // a body feature (web fetch, code execution, MCP, tool search) cost nothing unless the body uses
-// the feature, and the body is what requestTerms gates and prices. Those that change what tokens
-// cost are named in ANTHROPIC_PRICED_BETAS and refused unless the model's catalogue entry says
-// its prices cover them; `context-1m-…` needs the model's long-context pricing.
+// the feature, and the body is what the surface's terms (surface.ts) gate and price. Those that
+// change what tokens cost are named in ANTHROPIC_PRICED_BETAS and refused unless the model's
+// catalogue entry says its prices cover them; `context-1m-…` needs the model's long-context
+// pricing.
 
-import type { Config } from '../config.js';
-import type { Model } from '../catalogue/index.js';
-import { GatewayError } from '../errors.js';
+import type { Model } from '../../catalogue/index.js';
+import { GatewayError } from '../../errors.js';
+import type { DialectLimits } from '../dialect.js';
 
-type Limits = Pick<Config, 'ANTHROPIC_VERSIONS' | 'ANTHROPIC_PRICED_BETAS'>;
+type Limits = Pick<DialectLimits, 'ANTHROPIC_VERSIONS' | 'ANTHROPIC_PRICED_BETAS'>;
 
 /** RFC 9110 token characters: what a comma-separated header item may hold. */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -33,7 +34,7 @@ const notSold = (beta: string, why: string, model: Model) =>
  * against it; betas are forwarded unless they are priced and the model does not sell them (a
  * 400 naming the beta); invalid values are a 400.
  */
-export function anthropicHeaders(headers: Record<string, string>, model: Model, limits: Limits): { version: string; betas?: string } {
+export function anthropicHeaders(headers: Record<string, string>, model: Model, limits: Limits): Record<string, string> {
   let version = limits.ANTHROPIC_VERSIONS[0]!;
   const sent = headers['anthropic-version']?.trim();
   if (sent !== undefined) {
@@ -42,8 +43,11 @@ export function anthropicHeaders(headers: Record<string, string>, model: Model, 
     }
     if (limits.ANTHROPIC_VERSIONS.includes(sent)) version = sent;
   }
+  const out: Record<string, string> = { 'anthropic-version': version };
   const beta = headers['anthropic-beta'];
-  return { version, betas: beta === undefined ? undefined : forwardedBetas(beta, model, limits.ANTHROPIC_PRICED_BETAS) };
+  const betas = beta === undefined ? undefined : forwardedBetas(beta, model, limits.ANTHROPIC_PRICED_BETAS);
+  if (betas) out['anthropic-beta'] = betas;
+  return out;
 }
 
 /** The anthropic-beta values to forward: all of them, once each priced one is sold by the model. */
