@@ -18,6 +18,18 @@ export interface BodySize {
   containers: number;
 }
 
+/** The size of a body the gateway made itself (a continuation's history spliced in). */
+export function sizeOf(body: unknown): BodySize {
+  let containers = 0;
+  const count = (x: unknown): void => {
+    if (x === null || typeof x !== 'object') return;
+    containers++;
+    for (const v of Array.isArray(x) ? x : Object.values(x)) count(v);
+  };
+  count(body);
+  return { bytes: Buffer.byteLength(JSON.stringify(body)), containers };
+}
+
 /**
  * Vendors' markers around a message, a content block or a tool (role tokens, separators), and
  * what a translation adds per object (OpenAI's `"type":"function"` around a tool, say): at most

@@ -81,6 +81,8 @@ export interface UsageSink {
   noteText(text: string): void;
   /** The upstream reported an error inside the stream. */
   failed: boolean;
+  /** The whole answer, where the stream's last event carries it (Responses): kept for continuations. */
+  noteAnswer?(answer: Record<string, unknown>): void;
 }
 
 /** The upstream half: a provider of this dialect, as the gateway calls it. */

@@ -5,10 +5,12 @@
 import type { Dialect } from './dialect.js';
 import { anthropicMessages } from './anthropic-messages/index.js';
 import { openaiChat } from './openai-chat/index.js';
+import { openaiResponses } from './openai-responses/index.js';
 
 export const DIALECTS = {
   openai: openaiChat,
   anthropic: anthropicMessages,
+  responses: openaiResponses,
 } satisfies Record<string, Dialect>;
 
 export type DialectName = keyof typeof DIALECTS;

@@ -9,11 +9,11 @@ import { costOf } from '../billing/money.js';
 import type { Reservation } from '../billing/ledger.js';
 import type { OutboxRecord } from '../store/hot.js';
 import { countTextTokens } from '../billing/tokens.js';
-import { forwardedTokens, type BodySize, type Forwarded } from '../billing/prompt-size.js';
+import { forwardedTokens, sizeOf, type BodySize, type Forwarded } from '../billing/prompt-size.js';
 import type { Model, Route } from '../catalogue/index.js';
 import type { Dialect, DialectLimits, RenderContext } from '../dialects/dialect.js';
 import { DIALECTS } from '../dialects/index.js';
-import { ZERO_USAGE, type IRRequest, type IRUsage } from '../dialects/ir.js';
+import { ZERO_USAGE, type IRRequest, type IRTool, type IRUsage } from '../dialects/ir.js';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
@@ -25,6 +25,7 @@ import type { Answer, UpstreamCall } from '../upstream/router.js';
 import { errorMessageOf } from '../upstream/router.js';
 import { checkBodyShape } from './body-guard.js';
 import { meterIR, StreamMeter } from './meter.js';
+import type { Conversation } from './state.js';
 import type { Surface } from './surfaces.js';
 import { requestTerms, type Terms } from './terms.js';
 
@@ -64,6 +65,8 @@ export async function authenticatedJson(
     throw new GatewayError('invalid_request', 'The request body is not valid JSON.', { code: 'invalid_json' });
   }
 }
+
+const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
 
 export function findModel(gw: Gateway, id: string): Model {
   const model = gw.catalogue.current.models.get(id);
@@ -127,6 +130,10 @@ function clientErrorFromUpstream(status: number, text: string): GatewayError {
 class AnswerContext implements RenderContext {
   private ownId?: string;
   readonly created = Math.floor(Date.now() / 1000);
+  // Set for stateful surfaces only; declared so that every context has one shape.
+  clientTools?: ReadonlyMap<string, IRTool> = undefined;
+  echo?: Record<string, unknown> = undefined;
+  onFinal?: (answer: Record<string, unknown>) => void = undefined;
 
   constructor(
     readonly model: string,
@@ -161,6 +168,12 @@ interface Job {
   sent: boolean;
   /** What the last route tried was sent: counted as its input if the upstream never says. */
   forwarded?: Forwarded;
+  /** A stateful surface's conversation (Responses): the history this request continues. */
+  conversation?: Conversation;
+  /** The whole answer as the client got it, for a stateful surface to keep. */
+  final?: Record<string, unknown>;
+  /** The route that answered. */
+  route?: Route;
 }
 
 // The request's parts live on `job`, not in this function's locals: a suspended async function
@@ -185,6 +198,7 @@ function respond(job: Job, { route, response }: Answer): Promise<void> {
       throw clientErrorFromUpstream(response.status, text);
     });
   }
+  job.route = route;
   const upstreamDialect = DIALECTS[route.provider.dialect];
   const contentType = String(response.headers['content-type'] ?? '');
   if (job.ir.stream && contentType.includes('text/event-stream')) return streamAnswer(job, upstreamDialect, response.body);
@@ -193,7 +207,12 @@ function respond(job: Job, { route, response }: Answer): Promise<void> {
 
 /** Key, balance, body, model and terms checked; the hold reserved. */
 async function admit(gw: Gateway, ex: Exchange, surface: Surface): Promise<Job> {
-  const { identity, body, size } = await authenticatedJson(gw, ex, surface, (id) => gw.ledger.precheck(id));
+  const read = await authenticatedJson(gw, ex, surface, (id) => gw.ledger.precheck(id));
+  const { identity } = read;
+  let { body, size } = read;
+  // A continuation stands for its whole history: that is what is parsed, held for and sent.
+  const conversation = surface.state && isObject(body) ? await surface.state.resume(gw, identity.userId, body) : undefined;
+  if (conversation && conversation.body !== body) ({ body, size } = { body: conversation.body, size: sizeOf(conversation.body) });
   const ir = surface.dialect.parseRequest(body);
   const model = findModel(gw, ir.model);
   const terms = requestTerms(surface, body as Record<string, unknown>, size, model, ex.headers, gw.config);
@@ -204,11 +223,18 @@ async function admit(gw: Gateway, ex: Exchange, surface: Surface): Promise<Job> 
     if (err instanceof GatewayError && err.kind === 'insufficient_balance') gw.metrics.reservationRefusals.inc();
     throw err;
   }
-  return {
-    gw, ex, surface, identity, model, ir, terms, reservation, sent: false,
+  const job: Job = {
+    gw, ex, surface, identity, model, ir, terms, reservation, sent: false, conversation,
     body: body as Record<string, unknown>,
     ctx: new AnswerContext(model.id, ir.includeUsage, ex.requestId, surface),
   };
+  if (conversation) {
+    const ctx = job.ctx as AnswerContext;
+    ctx.echo = conversation.echo;
+    ctx.clientTools = new Map((ir.tools ?? []).map((t) => [t.name, t]));
+    ctx.onFinal = (answer) => (job.final = answer);
+  }
+  return job;
 }
 
 /**
@@ -223,7 +249,9 @@ async function sendUpstream(job: Job) {
   const forgetAbort = abort ? ex.onAbort(() => abort.abort()) : undefined;
   const build = (r: Route) => {
     job.sent = true;
-    const call = upstreamCall(r, job.surface, job.ir, job.body!, job.terms, ex.rawQuery, job.gw.config);
+    // A provider that kept the previous turn itself is sent the client's own request, naming it.
+    const own = DIALECTS[r.provider.dialect] === job.surface.dialect ? job.conversation?.forProvider(r.provider.id) : undefined;
+    const call = upstreamCall(r, job.surface, job.ir, own ?? job.body!, job.terms, ex.rawQuery, job.gw.config);
     job.forwarded = { body: call.body, dialect: DIALECTS[r.provider.dialect], maxImageTokens: job.model.maxImageTokens };
     return call;
   };
@@ -308,6 +336,7 @@ async function wholeAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBod
   let out: string;
   if (upstreamDialect === surface.dialect) {
     ({ out, usage } = upstreamDialect.upstream.passThroughWhole(text, json, job.ctx));
+    if (job.conversation) job.final = json;
   } else {
     const answer = upstreamDialect.parseResponse(json);
     usage = answer.usage;
@@ -315,6 +344,7 @@ async function wholeAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBod
   }
   if (!usage) usage = { ...ZERO_USAGE, input: await forwardedTokens(job.forwarded!), output: await countTextTokens([text]) };
   await settleBeforeAnswer(job, usage, ex.aborted ? 499 : 200);
+  await keepAnswer(job);
   ex.send(200, out, { 'content-type': 'application/json', ...job.surface.answerHeaders(job.ex.requestId) });
 }
 
@@ -367,7 +397,26 @@ async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBo
   const recorded = await gw.ledger.settleEventually(job.reservation, record.costNano, record);
   if (!recorded && !outcome.aborted) failure ??= new GatewayError('unavailable', 'The gateway could not record this answer\'s usage; it will be billed when the store recovers.');
   if (failure) ex.write(surface.dialect.errorEvent(failure, ex.requestId));
-  else for (const chunk of outcome.held) ex.write(chunk);
+  else {
+    if (status === 200) await keepAnswer(job, meter.answer);
+    for (const chunk of outcome.held) ex.write(chunk);
+  }
   ex.end();
+}
+
+/**
+ * A stateful surface keeps the answer before its last byte leaves, so that a client continuing
+ * from it at once finds it. Failing to keep it fails nothing else: the answer is billed and
+ * sent, and a continuation from it gets a 404.
+ */
+async function keepAnswer(job: Job, streamed?: Record<string, unknown>): Promise<void> {
+  const { conversation, surface, route } = job;
+  const answer = job.final ?? streamed;
+  if (!conversation || !surface.state || !answer || !route) return;
+  try {
+    await surface.state.keep(job.gw, job.identity.userId, conversation, answer, route, DIALECTS[route.provider.dialect] === surface.dialect);
+  } catch (err) {
+    job.gw.log.warn({ err, requestId: job.ex.requestId }, 'the answer could not be kept for continuations');
+  }
 }
 

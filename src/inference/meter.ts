@@ -62,6 +62,8 @@ export class StreamMeter implements UsageSink {
    * usage record would call a failed answer a 200.
    */
   failed = false;
+  /** The whole answer, where the upstream's last event carries it (kept for continuations). */
+  answer?: Record<string, unknown>;
 
   constructor(request: Forwarded) {
     this.request = request;
@@ -73,6 +75,10 @@ export class StreamMeter implements UsageSink {
     // Reported counts are kept, never unset: once the input is known the request is not needed.
     for (const [k, v] of Object.entries(u)) if (v !== undefined) (this.usage as Record<string, number>)[k] = v;
     if (this.usage.input !== undefined) this.request = undefined;
+  }
+
+  noteAnswer(answer: Record<string, unknown>) {
+    this.answer = answer;
   }
 
   noteText(text: string) {

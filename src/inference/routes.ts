@@ -13,6 +13,7 @@ const eitherKey: Surface = { ...CHAT, key: MESSAGES.key };
 export function registerInference(router: Router, gw: Gateway): void {
   for (const surface of SURFACES) {
     router.add({ method: 'post', path: surface.path, name: surface.name, onError: surface.renderError, handler: (ex) => handleInference(gw, ex, surface) });
+    surface.state?.register(router, gw, { authenticate: (ex) => authenticate(gw, ex, surface), onError: surface.renderError });
   }
   router.add({ method: 'post', path: '/v1/messages/count_tokens', name: 'count_tokens', onError: MESSAGES.renderError, handler: (ex) => handleCountTokens(gw, ex) });
 

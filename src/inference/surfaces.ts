@@ -4,17 +4,25 @@
 import type { Dialect, Surface as DialectSurface } from '../dialects/dialect.js';
 import { DIALECTS } from '../dialects/index.js';
 import type { GatewayError } from '../errors.js';
+import { responsesState } from '../responses/state.js';
 import type { Exchange } from '../server/exchange.js';
+import type { SurfaceState } from './state.js';
 
 export interface Surface extends DialectSurface {
   dialect: Dialect;
   renderError(ex: Exchange, err: GatewayError): void;
+  /** Server-side conversation state, for the surfaces that have it. */
+  state?: SurfaceState;
 }
+
+/** Surfaces with state kept by the gateway, by surface name. */
+const STATE: Record<string, SurfaceState> = { responses: responsesState };
 
 function served(dialect: Dialect, surface: DialectSurface): Surface {
   return {
     ...surface,
     dialect,
+    state: STATE[surface.name],
     renderError(ex, err) {
       const { status, body } = dialect.errorResponse(err, ex.requestId);
       const headers = surface.answerHeaders(ex.requestId);

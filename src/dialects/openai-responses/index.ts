@@ -8,9 +8,13 @@ import { buildRequest, parseRequest } from './request.js';
 import { parseResponse, renderResponse } from './response.js';
 import { decodeStream } from './stream-decode.js';
 import { encodeStream } from './stream-encode.js';
+import { surface } from './surface.js';
+import { upstream } from './upstream.js';
 
-export const openaiResponses: Omit<Dialect, 'name'> & { name: 'responses' } = {
+export const openaiResponses: Dialect = {
   name: 'responses',
+  surface,
+  upstream,
   parseRequest,
   renderResponse,
   encodeStream,
