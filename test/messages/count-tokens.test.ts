@@ -81,8 +81,14 @@ t.test('/healthz answers at once while adversarial one-word bodies are counted',
   });
   const took = performance.now() - started;
   t.ok(probes.length >= 3, `${probes.length} probes during ${Math.round(took)} ms of counting`);
-  const slowest = Math.max(...probes);
-  t.ok(slowest < 100, `the slowest /healthz took ${slowest} ms (then ${[...probes].sort((a, b) => b - a).slice(1, 6).join(', ')})`);
+  // Counting one of these bodies on the loop took 4.8 s before: a blocked loop shows as probes
+  // of seconds. On a quiet machine every probe is under 100 ms; with other test files sharing
+  // the two cores a probe now and then is not, so the bound is on nine probes in ten, and the
+  // slowest must stay far below what one blocked count would cost.
+  const sorted = [...probes].sort((a, b) => a - b);
+  const p90 = sorted[Math.floor(sorted.length * 0.9)]!;
+  t.ok(p90 < 100, `nine /healthz probes in ten answered within ${p90} ms (under 100)`);
+  t.ok(sorted.at(-1)! < 1000, `the slowest took ${sorted.at(-1)} ms (then ${sorted.slice(-6, -1).reverse().join(', ')})`);
   answers.forEach((a, i) => {
     t.equal(a.status, 200);
     // The bounded count (pieces of 256 characters) plus the message's 4.
