@@ -3,6 +3,7 @@
 // registered route is described and that answers carry the documented fields.
 
 import { RANGES, LIMITS } from './schemas.js';
+import { ERROR_CODES, FIELD_REASONS } from './error-codes.js';
 import { MAX_LIVE_KEYS } from './keys.js';
 import { SPEND_PERIODS } from '../billing/key-limits.js';
 
@@ -393,7 +394,17 @@ export function openApiDocument(publicUrl: string) {
           properties: {
             error: {
               type: 'object',
-              properties: { code: { type: 'string', pattern: '^[a-z_]+$' }, message: { type: 'string' } },
+              properties: {
+                code: { type: 'string', enum: [...ERROR_CODES] },
+                message: { type: 'string', description: 'In English, for people; clients word the refusal from code, reason and params' },
+                param: { type: 'string', description: 'The body field or query parameter at fault (dotted path)' },
+                reason: { type: 'string', enum: [...FIELD_REASONS], description: 'The rule the field broke' },
+                params: {
+                  type: 'object',
+                  description: "The rule's figures: min, max (numbers, or decimal strings for amounts), allowed (the values allowed), decimals",
+                  additionalProperties: { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'array', items: { type: 'string' } }] },
+                },
+              },
               required: ['code', 'message'],
             },
           },
