@@ -105,14 +105,18 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   t.match(await page.locator('.figures').first().innerText(), /models\s+3\b/, 'public stats');
   await shoot('landing');
 
-  // Sign up: a bad email gets the API's own words.
+  // Sign up: a bad email is worded by the page under the field, and goes once it is edited.
   await page.getByRole('link', { name: 'Create an account' }).click();
   await page.waitForURL('**/signup');
   const badEmail = await api('POST', '/register', { body: { email: 'not-an-email' } });
+  t.match(badEmail.json.error, { param: 'email', reason: 'invalid_email' });
   await page.getByLabel('Email address').fill('not-an-email');
   await page.getByRole('button', { name: 'Send me the link' }).click();
-  t.equal(await alertText(), badEmail.json.error.message, `bad email: "${badEmail.json.error.message}"`);
+  t.equal(await page.locator('#email-error').innerText(), 'Enter an email address, like name@example.com.', 'bad email: worded under the field');
+  t.equal(await page.getByLabel('Email address').getAttribute('aria-invalid'), 'true', 'the field is marked invalid');
   await shoot('signup');
+  await page.getByLabel('Email address').fill('not-an-email-yet');
+  t.equal(await page.locator('#email-error').count(), 0, 'the error goes once the field is edited');
   const email = newEmail();
   await page.getByLabel('Email address').fill(email);
   await page.getByRole('button', { name: 'Send me the link' }).click();
@@ -126,8 +130,13 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   await page.getByLabel('New password').fill('short');
   await page.getByLabel('Repeat the password').fill('short');
   await page.getByRole('button', { name: 'Set password and continue' }).click();
-  t.equal(await alertText(), shortPassword.json.error.message, `short password: "${shortPassword.json.error.message}"`);
+  t.match(shortPassword.json.error, { param: 'password', reason: 'too_short', params: { min: 8 } });
+  t.equal(await page.locator('#password-error').innerText(), 'Use at least 8 characters.', 'short password: worded under the field with its figure');
   await shoot('verify');
+  await page.getByLabel('Repeat the password').fill('shorter');
+  t.equal(await page.locator('#password-error').count(), 0, 'cleared on edit');
+  await page.getByRole('button', { name: 'Set password and continue' }).click();
+  t.equal(await page.locator('#confirm-error').innerText(), 'The two passwords are not the same.', 'a mismatch under the second field');
   const password = 'a browser-chosen password';
   await page.getByLabel('New password').fill(password);
   await page.getByLabel('Repeat the password').fill(password);
@@ -209,15 +218,24 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   t.equal(await page.locator('tbody tr').count(), 3, 'the catalogue');
   await shoot('catalogue');
 
-  // Top up by QRIS: an amount under the minimum gets the API's words, then a QR code.
+  // Top up by QRIS: an amount under the minimum is worded in Indonesian under the amount field
+  // with the limits in rupiah, at both sizes; then a QR code.
   await nav('Top up');
   await page.getByLabel('QRIS (IDR)').check();
   const tooSmall = await api('POST', '/topup/qris', { token: session!, body: { amount_idr: '5000' } });
   t.equal(tooSmall.status, 400);
-  await page.getByLabel('Amount in rupiah').fill('5000');
-  await page.getByRole('button', { name: 'Show QR code' }).click();
-  t.equal(await alertText(), tooSmall.json.error.message, `amount under the minimum: "${tooSmall.json.error.message}"`);
-  await page.getByLabel('Amount in rupiah').fill('50000');
+  t.match(tooSmall.json.error, { code: 'amount_out_of_range', param: 'amount_idr', reason: 'too_small' });
+  await page.getByLabel('Language').selectOption('id');
+  await page.getByLabel('Jumlah dalam rupiah').fill('5000');
+  await page.getByRole('button', { name: 'Tampilkan kode QR' }).click();
+  const rupiah = (v: string) => new Intl.NumberFormat('id-ID', { style: 'currency', currency: 'IDR', maximumFractionDigits: 0 }).format(Number(v));
+  const { min, max } = tooSmall.json.error.params;
+  t.equal(await page.locator('#amount-error').innerText(), `Masukkan jumlah dari ${rupiah(min)} sampai ${rupiah(max)}.`, 'the refusal in Indonesian, under the amount');
+  t.equal(await page.getByLabel('Jumlah dalam rupiah').getAttribute('aria-describedby'), 'amount-hint amount-error', 'read out with the field');
+  await shoot('topup-error-id');
+  await page.getByLabel('Jumlah dalam rupiah').fill('50000');
+  t.equal(await page.locator('#amount-error').count(), 0, 'fixed: the error is gone');
+  await page.getByLabel('Bahasa').selectOption('en');
   t.match(await page.getByText('Buys about').innerText(), /\$3\.08/, 'the credit it buys, while typing');
   await page.getByRole('button', { name: 'Show QR code' }).click();
   await page.waitForURL('**/topup?deposit=*');
@@ -259,7 +277,7 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   const tooLittle = await api('POST', '/deposit/epusdt/create', { token: session!, body: { amount_usd: '0.5' } });
   await page.getByLabel('Amount in USD').fill('0.5');
   await page.getByRole('button', { name: 'Continue to payment' }).click();
-  t.equal(await alertText(), tooLittle.json.error.message, `USD amount under the minimum: "${tooLittle.json.error.message}"`);
+  t.equal(await page.locator('#amount-error').innerText(), `Enter an amount from ${usd2(tooLittle.json.error.params.min)} to ${usd2(tooLittle.json.error.params.max)}.`, 'USD amount under the minimum, in dollars');
   await page.getByLabel('Amount in USD').fill('5');
   await page.getByRole('button', { name: 'Continue to payment' }).click();
   await page.waitForURL(`${s.epusdt.url}/pay/checkout-counter/*`);
@@ -300,8 +318,7 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   await page.getByLabel('Email address').fill(email);
   await page.getByLabel('Password').fill('wrong password');
   await page.getByRole('button', { name: 'Log in' }).click();
-  const wrong = await alertText();
-  t.match(wrong, /password/i, `a wrong password: "${wrong}"`);
+  t.equal(await alertText(), 'Wrong email or password.', 'a wrong password, worded by the page');
   await shoot('login');
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Log in' }).click();

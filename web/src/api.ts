@@ -1,5 +1,8 @@
 // The only way the dashboard talks to the gateway: JSON over fetch, the session token from
-// localStorage, and every failure turned into an ApiError carrying the API's own message.
+// localStorage, and every failure turned into an ApiError carrying the API's code, the field
+// at fault and the rule's figures (the page words them in its own language).
+
+import type { ErrorBody, ErrorParams, FieldReason } from '../../src/dashboard/error-codes.js';
 
 const TOKEN_KEY = 'airouter.session';
 
@@ -8,6 +11,9 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    readonly param?: string,
+    readonly reason?: FieldReason,
+    readonly params?: ErrorParams,
   ) {
     super(message);
   }
@@ -45,8 +51,8 @@ async function call<T>(method: string, url: string, body?: unknown): Promise<T> 
       session.drop();
       onSessionLost();
     }
-    const err = json?.error;
-    throw new ApiError(res.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${res.status}`);
+    const err = json?.error as ErrorBody | undefined;
+    throw new ApiError(res.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${res.status}`, err?.param, err?.reason, err?.params);
   }
   return json as T;
 }
@@ -55,6 +61,7 @@ export const api = {
   get: <T>(path: string) => call<T>('GET', `/api/dashboard${path}`),
   post: <T>(path: string, body?: unknown) => call<T>('POST', `/api/dashboard${path}`, body ?? {}),
   del: <T>(path: string) => call<T>('DELETE', `/api/dashboard${path}`),
+  patch: <T>(path: string, body: unknown) => call<T>('PATCH', `/api/dashboard${path}`, body),
   pub: <T>(path: string) => call<T>('GET', `/api/public${path}`),
 };
 

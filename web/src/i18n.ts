@@ -1,5 +1,5 @@
-// English and Bahasa Indonesia. The API's own error messages are shown as the API wrote them
-// (they name the field and the rule); everything the page itself says is here.
+// English and Bahasa Indonesia: everything the page itself says. The API's refusals are worded
+// from their codes in i18n-errors.ts; the API's English messages are never shown.
 
 const en = {
   'app.tagline': 'Prepaid access to many language models through the OpenAI and Anthropic APIs.',
@@ -29,6 +29,8 @@ const en = {
   'err.session': 'Your session has ended. Please log in again.',
   'err.mismatch': 'The two passwords are not the same.',
   'err.notoken': 'This link has no verification token. Open the link from the email again.',
+  'err.unknown': 'The request failed (status {status}). Try again.',
+  'err.unexpected': 'Something went wrong in the page. Reload it and try again.',
   'landing.start': 'Create an account',
   'landing.stats': 'Right now',
   'stats.models': 'models',
@@ -172,6 +174,8 @@ const id: Record<MessageKey, string> = {
   'err.session': 'Sesi Anda telah berakhir. Silakan masuk lagi.',
   'err.mismatch': 'Kedua kata sandi tidak sama.',
   'err.notoken': 'Tautan ini tidak memuat token verifikasi. Buka lagi tautan dari email.',
+  'err.unknown': 'Permintaan gagal (status {status}). Coba lagi.',
+  'err.unexpected': 'Terjadi kesalahan di halaman. Muat ulang lalu coba lagi.',
   'landing.start': 'Buat akun',
   'landing.stats': 'Saat ini',
   'stats.models': 'model',
@@ -291,7 +295,7 @@ export const LANGS: { id: Lang; name: string }[] = [
   { id: 'id', name: 'Bahasa Indonesia' },
 ];
 
-const DICTS: Record<Lang, Record<MessageKey, string>> = { en, id };
+export const DICTS: Record<Lang, Record<MessageKey, string>> = { en, id };
 const LANG_KEY = 'airouter.lang';
 
 export function initialLang(): Lang {

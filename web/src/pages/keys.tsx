@@ -80,10 +80,10 @@ export function Keys() {
   return (
     <Section title={t('keys.title')} wide page>
       <form class="inline" noValidate onSubmit={(e) => { e.preventDefault(); create.run(); }}>
-        <Field label={t('keys.name')} id="key-name" maxLength={100} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        <Field label={t('keys.name')} id="key-name" maxLength={100} value={name} onInput={create.edit(setName)} error={create.at('name')} />
         <button type="submit" disabled={create.busy}>{t('keys.create')}</button>
       </form>
-      <ErrorText error={create.error} />
+      <ErrorText error={create.rest('name')} />
       {created && <NewKeyBox created={created} />}
       <ErrorText error={keys.error} />
       {keys.data && keys.data.data.length === 0 && <p class="muted">{t('common.none')}</p>}
