@@ -48,6 +48,10 @@ function pictureStats(png: Buffer): { stdev: number; colours: number } {
   return { stdev: Math.sqrt(Math.max(0, sq / n - mean * mean)), colours: colours.size };
 }
 
+/** A ledger amount as the page must show it: every digit it has, down to cents, never rounded (en-US, under $1,000). */
+const exact = (v: string) => `$${/^(\d+\.\d{2}\d*?)0*$/.exec(v)![1]}`;
+/** The same in Indonesian: US$ and a decimal comma. */
+const exactId = (v: string) => exact(v).replace('$', 'US$').replace('.', ',');
 const usd2 = (v: string) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(v));
 
 t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI ? 'no Chromium binary (apt-get install chromium)' : false }, async (t) => {
@@ -174,7 +178,9 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   // The key's name comes from the key list, loaded beside the log.
   await row.first().getByText('browser').waitFor();
   t.equal(await row.count(), 2, 'both requests in the log');
-  t.match(await row.first().innerText(), /oa-model\s+browser\s+\d+\s+\d+\s+\$0\.0000\d+\s+200/, 'model, key name, tokens, cost, status');
+  const newest = (await api('GET', '/usage?range=24h&limit=1', { token: session! })).json.data[0];
+  t.match(newest.cost_usd, /^0\.0000\d{5}$/, 'a cost below a cent, with nano-dollar digits');
+  t.match(await row.first().innerText(), new RegExp(`oa-model\\s+browser\\s+\\d+\\s+\\d+\\s+${exact(newest.cost_usd).replace('$', '\\$')}\\s+200`), `model, key name, tokens, the exact cost (${exact(newest.cost_usd)}), status`);
   await page.getByLabel('Model').selectOption('an-model');
   await page.getByText('Nothing here yet.').waitFor();
   t.pass('the model filter narrows the log');
@@ -212,6 +218,38 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   });
   t.ok(bars > 20, `today's spend is a bar on the chart (${bars} bar pixels)`);
   await shoot('overview');
+  // The last bar is drawn whole: a gap of background between it and the plot's right edge (a
+  // clipped bar ends exactly at the edge).
+  const lastBar = await page.evaluate(() => {
+    const c = document.querySelector('.chart canvas') as PageCanvas;
+    const over = document.querySelector('.chart .u-over') as unknown as { offsetLeft: number; offsetTop: number; offsetWidth: number; offsetHeight: number };
+    const ratio = c.width / (document.querySelector('.chart canvas') as unknown as { clientWidth: number }).clientWidth;
+    const y = Math.round((over.offsetTop + over.offsetHeight - 3) * ratio);
+    const row = c.getContext('2d')!.getImageData(0, y, c.width, 1).data;
+    let right = -1;
+    for (let x = 0; x < c.width; x++) if (row[x * 4 + 3] > 0 && row[x * 4 + 1] > row[x * 4] + 40 && row[x * 4 + 1] > row[x * 4 + 2]) right = x;
+    return { right: right / ratio, edge: over.offsetLeft + over.offsetWidth };
+  });
+  t.ok(lastBar.right > 0 && lastBar.right < lastBar.edge - 4, `the last bar ends before the plot's edge (${lastBar.right.toFixed(0)} < ${lastBar.edge})`);
+  t.equal(await page.locator('.u-legend').count(), 0, "no chart library legend (it only speaks English)");
+  t.equal(await page.getByTestId('chart-legend').innerText(), 'Spent (USD)\nTokens', 'the legend, in English');
+  // In Indonesian: the exact balance, the legend, and figures inside their cards at a phone's width.
+  const balanceNow = (await api('GET', '/balance', { token: session! })).json.balance_usd;
+  await page.getByLabel('Language').selectOption('id');
+  await page.getByTestId('chart-legend').getByText('Terpakai (USD)').waitFor();
+  t.equal(await page.getByTestId('balance').innerText(), exactId(balanceNow), `the balance in Indonesian, exact (${balanceNow})`);
+  t.equal(await page.getByTestId('header-balance').innerText(), `Saldo: ${exactId(balanceNow)}`, 'the header, exact too');
+  t.equal(await page.getByTestId('chart-legend').innerText(), 'Terpakai (USD)\nToken', 'the legend in Indonesian');
+  await page.setViewportSize(SIZES.phone);
+  await page.waitForTimeout(150);
+  const overflowing = await page.evaluate(() =>
+    [...document.querySelectorAll('.figures dd')]
+      .filter((e) => { const d = e as unknown as { scrollWidth: number; clientWidth: number }; return d.scrollWidth > d.clientWidth + 1; })
+      .map((e) => e.outerHTML),
+  );
+  t.same(overflowing, [], 'no figure overflows its card on a phone');
+  await shoot('overview-id');
+  await page.getByLabel('Bahasa').selectOption('en');
 
   await nav('Models');
   await page.locator('tbody tr').first().waitFor();
@@ -236,7 +274,8 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   await page.getByLabel('Jumlah dalam rupiah').fill('50000');
   t.equal(await page.locator('#amount-error').count(), 0, 'fixed: the error is gone');
   await page.getByLabel('Bahasa').selectOption('en');
-  t.match(await page.getByText('Buys about').innerText(), /\$3\.08/, 'the credit it buys, while typing');
+  // 50,000 / 16,250 = 3.0769…: an estimate is rounded down, never promising more than it buys.
+  t.equal(await page.getByText('Buys about').innerText(), 'Buys about $3.07 of credit.', 'the credit it buys, while typing, rounded down');
   await page.getByRole('button', { name: 'Show QR code' }).click();
   await page.waitForURL('**/topup?deposit=*');
   const depositId = new URL(page.url()).searchParams.get('deposit')!;
@@ -260,15 +299,16 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   const after = (await api('GET', '/balance', { token: session! })).json.balance_usd;
   t.equal(usdToNano(after) - usdToNano(before), usdToNano(invoice.credit_usd), 'credited');
   await page.getByTestId('deposit-status').getByText('Paid').waitFor();
-  t.equal(await page.getByTestId('deposit-message').innerText(), `Paid. Your balance is now ${usd2(after)}.`, 'paid, with the new balance');
-  t.equal(await page.getByTestId('header-balance').innerText(), `Balance: ${usd2(after)}`, 'the header follows');
+  t.match(after, /^\d\.\d*[1-9]\d*$/, `a balance with digits past the cent (${after})`);
+  t.equal(await page.getByTestId('deposit-message').innerText(), `Paid. Your balance is now ${exact(after)}.`, 'paid, with the exact new balance');
+  t.equal(await page.getByTestId('header-balance').innerText(), `Balance: ${exact(after)}`, 'the header follows, exactly (not rounded up to cents)');
   t.ok(await page.evaluate(() => window.notReloaded), 'no reload happened');
   await shoot('topup-paid');
 
   await nav('Deposits');
   const dep = page.getByTestId('deposits-table').locator('tbody tr');
   await dep.first().waitFor();
-  t.match(await dep.first().innerText(), new RegExp(`QRIS\\s+IDR\\s${Number(invoice.amount).toLocaleString('en-US')}\\s+${usd2(invoice.credit_usd).replace('$', '\\$')}\\s+Paid`), 'the deposit in the history');
+  t.match(await dep.first().innerText(), new RegExp(`QRIS\\s+IDR\\s${Number(invoice.amount).toLocaleString('en-US')}\\s+${exact(invoice.credit_usd).replace('$', '\\$')}\\s+Paid`), 'the deposit in the history, its exact credit');
   await shoot('deposits');
 
   // USDT/USDC: an amount, then the provider's hosted checkout page.

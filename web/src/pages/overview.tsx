@@ -5,10 +5,11 @@ import type { FunctionComponent } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Balance, type Stats } from '../api.js';
 import type { DayPoint } from '../chart.js';
+import type { Lang } from '../i18n.js';
 import { num, usd } from '../format.js';
 import { ErrorText, RangeSelect, Scroll, Section, useApp, useLoad, type Range } from '../ui.js';
 
-type Chart = FunctionComponent<{ points: DayPoint[]; labels: { spend: string; tokens: string } }>;
+type Chart = FunctionComponent<{ points: DayPoint[]; labels: { spend: string; tokens: string }; lang: Lang }>;
 
 const DAY_S = 86_400;
 
@@ -68,7 +69,7 @@ export function Overview() {
               <div><dt>{t('overview.official')}</dt><dd title={s.official_cost_usd}>{usd(lang, s.official_cost_usd)}</dd></div>
               <div><dt>{t('overview.saved')}</dt><dd class="good" title={s.saved_usd}>{usd(lang, s.saved_usd)}</dd></div>
             </dl>
-            {Chart && <Chart points={points} labels={labels} />}
+            {Chart && <Chart points={points} labels={labels} lang={lang} />}
             {s.by_model.length > 0 && (
               <>
                 <h3>{t('overview.byModel')}</h3>

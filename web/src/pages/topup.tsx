@@ -4,7 +4,7 @@
 
 import { useEffect, useState } from 'preact/hooks';
 import { api, type DepositDetail, type Method } from '../api.js';
-import { countdown, idr, money, usd } from '../format.js';
+import { countdown, idr, money, usd, usdAbout } from '../format.js';
 import { ErrorText, Field, Link, Section, Select, StatusBadge, useApp, useLoad, useSubmit } from '../ui.js';
 
 const POLL_MS = 2000;
@@ -50,7 +50,7 @@ function MethodForm({ m }: { m: Method }) {
       {m.tokens && m.tokens.length > 1 && (
         <Select label={t('topup.token')} id="token" value={token} onChange={setToken} options={m.tokens.map((x): [string, string] => [x, x.toUpperCase()])} />
       )}
-      {credit !== null && <p class="muted" aria-live="polite">{t('topup.buys', { credit: usd(lang, credit) })}</p>}
+      {credit !== null && <p class="muted" aria-live="polite">{t('topup.buys', { credit: usdAbout(lang, credit) })}</p>}
       <ErrorText error={submit.rest('amount_idr', 'amount_usd')} />
       <button type="submit" disabled={submit.busy}>{qris ? t('topup.createQris') : t('topup.createUsdt')}</button>
     </form>
