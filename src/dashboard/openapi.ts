@@ -100,7 +100,7 @@ export function openApiDocument(publicUrl: string) {
       version: '1',
       description:
         'Accounts, sessions, service keys, usage, balance and deposits. JSON in and out. Money is a decimal string of USD with nine decimals; ' +
-        'prices are JSON numbers in USD per million tokens. Errors: {"error":{"code","message"}}.',
+        'prices are JSON numbers in USD per million tokens. Errors: {"error":{"code","message","param"?,"reason"?,"params"?}}.',
     },
     servers: [{ url: `${publicUrl}/api/dashboard` }],
     security: [{ session: [] }],
@@ -150,6 +150,51 @@ export function openApiDocument(publicUrl: string) {
       },
       '/logout': {
         post: { summary: 'End this session', responses: { '204': { description: 'Signed out' }, ...errors(401) } },
+      },
+      '/logout-all': {
+        post: { summary: 'End every session of the account, this one included', responses: { '204': { description: 'Signed out everywhere' }, ...errors(401) } },
+      },
+      '/password': {
+        post: {
+          summary: 'Change the password',
+          description: 'Needs the current password (wrong_password, param current_password, otherwise; attempts limited like logins). Ends every other session of the account and every outstanding emailed link.',
+          requestBody: {
+            required: true,
+            content: json({
+              type: 'object',
+              properties: { current_password: { type: 'string', minLength: 1, maxLength: LIMITS.passwordMax }, new_password: { type: 'string', minLength: LIMITS.passwordMin, maxLength: LIMITS.passwordMax } },
+              required: ['current_password', 'new_password'],
+            }),
+          },
+          responses: { '204': { description: 'Changed' }, ...errors(400, 401, 413, 429) },
+        },
+      },
+      '/password-reset': {
+        post: {
+          summary: 'Mail a password reset link',
+          description: 'Answers the same whether or not the email has an account; only an account that is set up gets the mail. The link is {PUBLIC_URL}/reset?token=…, valid one hour, single use.',
+          security: [],
+          requestBody: { required: true, content: json({ type: 'object', properties: { email: { type: 'string', format: 'email', maxLength: LIMITS.email } }, required: ['email'] }) },
+          responses: { '202': ok('Accepted', { type: 'object', properties: { status: { const: 'reset_sent' } }, required: ['status'] }), ...errors(400, 413, 429) },
+        },
+      },
+      '/password-reset/confirm': {
+        post: {
+          summary: 'Set a new password from a reset link; ends every session and opens a new one',
+          security: [],
+          requestBody: {
+            required: true,
+            content: json({
+              type: 'object',
+              properties: {
+                token: { type: 'string', maxLength: LIMITS.token, description: 'The token from the mailed link' },
+                password: { type: 'string', minLength: LIMITS.passwordMin, maxLength: LIMITS.passwordMax },
+              },
+              required: ['token', 'password'],
+            }),
+          },
+          responses: { '200': ok('Password set, signed in', session), ...errors(400, 413) },
+        },
       },
       '/keys': {
         get: {
@@ -468,7 +513,7 @@ export function openApiDocument(publicUrl: string) {
         },
         ...Object.fromEntries(
           [
-            [400, 'Invalid input (codes: invalid_json, invalid_text, invalid_request, invalid_range, invalid_cursor, invalid_token, token_used, token_expired, amount_out_of_range)'],
+            [400, 'Invalid input (codes: invalid_json, invalid_text, invalid_request, invalid_range, invalid_cursor, invalid_token, token_used, token_expired, amount_out_of_range, wrong_password); param, reason and params name the field and its rule'],
             [401, 'No session, an invalid or expired one (unauthorized, invalid_session), or wrong credentials (invalid_credentials)'],
             [404, 'Not found, or not yours (not_found); a deposit method that is not enabled (method_disabled)'],
             [409, 'Conflict (already_verified, too_many_keys)'],

@@ -8,12 +8,14 @@ import { dashRoute, PREFIX } from './http.js';
 import { keyHandlers } from './keys.js';
 import { createMailer, type Mailer } from './mail.js';
 import { openApiDocument } from './openapi.js';
+import { passwordHandlers } from './passwords.js';
 import { publicStatsHandler } from './public-stats.js';
 import { usageHandlers } from './usage.js';
 
 /** The dashboard API (API.md §3), GET /api/public/stats and GET /api/public/models. */
 export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = createMailer(gw.config, gw.log)): void {
   const auth = authHandlers(gw, mailer);
+  const passwords = passwordHandlers(gw, mailer);
   const keys = keyHandlers(gw);
   const usage = usageHandlers(gw);
   const account = accountHandlers(gw);
@@ -30,6 +32,10 @@ export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = 
   route('post', '/verify', 'verify', auth.verify);
   route('post', '/login', 'login', auth.login);
   route('post', '/logout', 'logout', auth.logout);
+  route('post', '/logout-all', 'logout_all', passwords.logoutAll);
+  route('post', '/password', 'password_change', passwords.change);
+  route('post', '/password-reset', 'password_reset', passwords.requestReset);
+  route('post', '/password-reset/confirm', 'password_reset_confirm', passwords.confirmReset);
   route('get', '/keys', 'keys_list', keys.list);
   route('post', '/keys', 'keys_create', keys.create);
   // Two workarounds for src/server until it is fixed there: Router registers 'delete' as

@@ -74,6 +74,9 @@ const KeyName = v.pipe(
 export const RegisterBody = v.object({ email: Email }, 'must be a JSON object');
 export const VerifyBody = v.object({ token: EmailToken, password: NewPassword }, 'must be a JSON object');
 export const LoginBody = v.object({ email: Email, password: AnyPassword }, 'must be a JSON object');
+export const ChangePasswordBody = v.object({ current_password: AnyPassword, new_password: NewPassword }, 'must be a JSON object');
+export const ResetRequestBody = v.object({ email: Email }, 'must be a JSON object');
+export const ResetConfirmBody = v.object({ token: EmailToken, password: NewPassword }, 'must be a JSON object');
 // ---- key limits ----
 
 /** The api_keys.rpm_limit column is a Postgres integer. */
