@@ -88,6 +88,22 @@ export function registerStatic(router: Router, dir: string, log: Logger): void {
   for (const route of web.routes) {
     router.add({ method: 'get', path: route, name: 'web', onError: plainError, handler: (ex) => serve(ex, web.index) });
   }
+  // A browser that opens a path the dashboard does not have gets the dashboard's own not-found
+  // page (index.html with a 404; the app sees the path is not one of its routes) instead of
+  // raw JSON. API clients, which do not ask for HTML, and the API prefixes keep their JSON 404.
+  // A GET route outranks the catch-all `any /*` of ops.ts, which answers everything else.
+  router.add({
+    method: 'get',
+    path: '/*',
+    name: 'web_not_found',
+    onError: plainError,
+    handler: (ex) => {
+      const api = /^\/(v1|api|assets)(\/|$)/.test(ex.path);
+      if (api || !/\btext\/html\b/.test(ex.headers.accept ?? '')) throw new GatewayError('not_found', `No such endpoint: ${ex.method} ${ex.path.slice(0, 200)}.`);
+      const { etag: _etag, ...headers } = web.index.headers;
+      ex.send(404, web.index.body, { ...headers, 'cache-control': 'no-store' });
+    },
+  });
   router.add({
     method: 'get',
     path: '/assets/*',

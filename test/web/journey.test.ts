@@ -15,7 +15,7 @@ import { usdToNano } from '../../src/billing/money.js';
 import { qrisSignature } from '../../src/payments/qris/signature.js';
 import { buildWeb } from '../../web/build.js';
 import { REPO_ROOT } from '../helpers/child.js';
-import { newEmail, verifyLinkToken } from '../helpers/dashboard.js';
+import { mailText, newEmail, verifyLinkToken } from '../helpers/dashboard.js';
 import { eventually } from '../helpers/http.js';
 import { chat, decodeQrPng, QRIS_NOTIFY_SECRET, startPayments, STATIC_QRIS } from '../helpers/payments.js';
 
@@ -384,6 +384,64 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   await page.evaluate(() => new Promise((done) => setTimeout(done, 200)));
   t.equal(new URL(page.url()).pathname + new URL(page.url()).search, '/login?next=%2Fdeposits', 'two 401s end the session once');
   t.equal(await page.evaluate(() => localStorage.getItem('airouter.session')), null, 'a 401 drops the session');
+
+  // A path the dashboard does not have: its own page, with a 404, in the page's language.
+  const missing = await page.goto(`${gw.url}/no-such-page`);
+  t.equal(missing!.status(), 404, 'an unknown path answers 404');
+  await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+  await shoot('notfound');
+
+  // Forgotten password: a link by mail (the test SMTP server), single use; the new password works.
+  await page.goto(`${gw.url}/login`);
+  await page.getByRole('link', { name: 'Forgot your password?' }).click();
+  await page.waitForURL('**/forgot');
+  await page.getByLabel('Email address').fill(email);
+  await page.getByRole('button', { name: 'Send me a reset link' }).click();
+  await page.getByText(`If ${email} has an account`).waitFor();
+  await shoot('forgot');
+  const resetMail = mailText((await s.sink.take(email)).raw);
+  const resetLink = /(https?:\/\/\S+\/reset\?token=[A-Za-z0-9_-]+)/.exec(resetMail)![1];
+  t.ok(resetLink.startsWith(`${gw.url}/reset?token=`), 'the reset link opens this dashboard');
+  await page.goto(resetLink);
+  await page.getByLabel('New password').fill('reset');
+  await page.getByLabel('Repeat the password').fill('reset');
+  await page.getByRole('button', { name: 'Set the new password' }).click();
+  t.equal(await page.locator('#password-error').innerText(), 'Use at least 8 characters.', 'a short new password, under the field');
+  await shoot('reset');
+  const resetPassword = 'a password chosen after a reset';
+  await page.getByLabel('New password').fill(resetPassword);
+  await page.getByLabel('Repeat the password').fill(resetPassword);
+  await page.getByRole('button', { name: 'Set the new password' }).click();
+  await page.waitForURL('**/overview');
+  t.equal((await api('POST', '/login', { body: { email, password: resetPassword } })).status, 200, 'the reset password signs in');
+  t.equal((await api('POST', '/login', { body: { email, password } })).status, 401, 'the old one does not');
+  await page.goto(resetLink);
+  await page.getByLabel('New password').fill('another long password');
+  await page.getByLabel('Repeat the password').fill('another long password');
+  await page.getByRole('button', { name: 'Set the new password' }).click();
+  t.equal(await alertText(), 'This link has already been used. Log in, or ask for a new link.', 'the link works once');
+
+  // Change the password (a wrong current one is refused in Indonesian, under its field), then
+  // sign out everywhere.
+  await page.goto(`${gw.url}/account`);
+  await page.getByLabel('Language').selectOption('id');
+  await page.getByLabel('Kata sandi saat ini').fill('not my password');
+  await page.getByLabel('Kata sandi baru').fill('a changed password');
+  await page.getByLabel('Ulangi kata sandi').fill('a changed password');
+  await page.getByRole('button', { name: 'Ganti kata sandi' }).click();
+  t.equal(await page.locator('#current_password-error').innerText(), 'Kata sandi saat ini salah.', 'a wrong current password, in Indonesian under its field');
+  await shoot('account-id');
+  await page.getByLabel('Kata sandi saat ini').fill(resetPassword);
+  t.equal(await page.locator('#current_password-error').count(), 0, 'cleared on edit');
+  await page.getByRole('button', { name: 'Ganti kata sandi' }).click();
+  await page.getByText('Kata sandi diganti.').waitFor();
+  await page.getByLabel('Bahasa').selectOption('en');
+  t.equal((await api('POST', '/login', { body: { email, password: 'a changed password' } })).status, 200, 'the changed password signs in');
+  const elsewhere = (await api('POST', '/login', { body: { email, password: 'a changed password' } })).json.token;
+  await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+  await page.waitForURL(`${gw.url}/`);
+  t.equal(await page.evaluate(() => localStorage.getItem('airouter.session')), null, 'this browser is signed out');
+  t.equal((await api('GET', '/balance', { token: elsewhere })).status, 401, 'and so is every other session');
 
   t.same(problems, [], 'no script errors and no content-security refusals');
 });

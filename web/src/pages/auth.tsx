@@ -75,6 +75,7 @@ export function Login() {
         <ErrorText error={submit.rest('email', 'password')} />
         <button type="submit" disabled={submit.busy}>{t('login.submit')}</button>
       </form>
+      <p class="aside"><Link href="/forgot">{t('forgot.link')}</Link></p>
       <p class="aside">{t('login.noAccount')} <Link href="/signup">{t('nav.signup')}</Link></p>
     </section>
   );
