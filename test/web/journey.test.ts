@@ -202,6 +202,40 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   await page.locator(`tr[data-id="${logged[0].id}"]`).waitFor();
   t.pass('back to page 1');
 
+  // On a phone: the table scrolls inside its region, says so, and the keyboard scrolls it.
+  await page.setViewportSize(SIZES.phone);
+  await page.getByTestId('scroll-hint').waitFor();
+  t.equal(await page.getByTestId('scroll-hint').innerText(), 'The table is wider than the screen: swipe it sideways, or focus it and use the arrow keys.', 'a visible cue that the table scrolls');
+  const region = page.getByRole('region', { name: 'Usage' });
+  t.match(await region.getAttribute('class'), /more-right/, 'a shadow on the edge where it goes on');
+  await region.focus();
+  for (let i = 0; i < 8; i++) await page.keyboard.press('ArrowRight');
+  t.ok(await region.evaluate((e) => (e as unknown as { scrollLeft: number }).scrollLeft > 0), 'the arrow keys scroll it');
+  await page.waitForFunction(() => (document.querySelector('.scroll') as unknown as { className: string }).className.includes('more-left'));
+  t.pass('then the shadow shows on the left too');
+
+  // On a phone, in both languages: every page's link is in sight and opens its page.
+  const phoneNav: [string, [string, string][]][] = [
+    ['en', [['Overview', 'Overview'], ['Keys', 'API keys'], ['Usage', 'Usage'], ['Models', 'Models'], ['Top up', 'Top up'], ['Deposits', 'Deposits'], ['Account', 'Account']]],
+    ['id', [['Ringkasan', 'Ringkasan'], ['Kunci', 'Kunci API'], ['Pemakaian', 'Pemakaian'], ['Model', 'Model'], ['Isi saldo', 'Isi saldo'], ['Deposit', 'Deposit'], ['Akun', 'Akun']]],
+  ];
+  for (const [lang, links] of phoneNav) {
+    await page.locator('.lang select').selectOption(lang);
+    for (const [link, heading] of links) {
+      const a = page.getByRole('navigation').getByRole('link', { name: link, exact: true });
+      const box = (await a.boundingBox())!;
+      t.ok(box.x >= 0 && box.x + box.width <= SIZES.phone.width && box.y + box.height <= SIZES.phone.height, `${lang} phone: "${link}" is in sight without scrolling the bar`);
+      await a.click();
+      await page.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor();
+      t.equal(await a.getAttribute('aria-current'), 'page', `${lang} phone: "${link}" opens ${heading}`);
+    }
+  }
+  await shoot('nav-phone-id');
+  await page.locator('.lang select').selectOption('en');
+  await page.setViewportSize(SIZES.desktop);
+  await nav('Usage');
+  await row.first().waitFor();
+
   await nav('Overview');
   await page.getByTestId('requests').waitFor();
   t.equal(await page.getByTestId('requests').innerText(), '2', 'the requests counted');

@@ -3,7 +3,7 @@
 
 import type { AnchorHTMLAttributes, ComponentChildren } from 'preact';
 import { createContext } from 'preact';
-import { useCallback, useContext, useEffect, useState } from 'preact/hooks';
+import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type Balance } from './api.js';
 import type { Lang, MessageKey, Translate } from './i18n.js';
 import { errorWords } from './i18n-errors.js';
@@ -187,8 +187,39 @@ export function Section({ title, children, wide, page }: { title: string; childr
   );
 }
 
-/** Wide tables scroll sideways inside the page on a phone instead of widening it. */
-export const Scroll = ({ children }: { children: ComponentChildren }) => <div class="scroll">{children}</div>;
+/**
+ * Wide tables scroll sideways inside the page on a phone instead of widening it. While some of
+ * the table is out of sight, a shadow on that edge and a line under it say so; the region takes
+ * keyboard focus, so arrow keys scroll it too.
+ */
+export function Scroll({ children, label }: { children: ComponentChildren; label: string }) {
+  const { t } = useApp();
+  const box = useRef<HTMLDivElement>(null);
+  const [more, setMore] = useState({ left: false, right: false });
+  useEffect(() => {
+    const el = box.current!;
+    const measure = () => {
+      const next = { left: el.scrollLeft > 1, right: el.scrollLeft + el.clientWidth < el.scrollWidth - 1 };
+      setMore((m) => (m.left === next.left && m.right === next.right ? m : next));
+    };
+    measure();
+    el.addEventListener('scroll', measure, { passive: true });
+    const watch = new ResizeObserver(measure);
+    watch.observe(el);
+    if (el.firstElementChild) watch.observe(el.firstElementChild);
+    return () => {
+      el.removeEventListener('scroll', measure);
+      watch.disconnect();
+    };
+  }, []);
+  const cls = `scroll${more.left ? ' more-left' : ''}${more.right ? ' more-right' : ''}`;
+  return (
+    <>
+      <div ref={box} class={cls} tabIndex={0} role="region" aria-label={label}>{children}</div>
+      {(more.left || more.right) && <p class="scroll-hint" data-testid="scroll-hint">{t('common.scrollHint')}</p>}
+    </>
+  );
+}
 
 export function StatusBadge({ status }: { status: 'pending' | 'paid' | 'expired' | 'failed' }) {
   const { t } = useApp();

@@ -88,7 +88,7 @@ export function Keys() {
       <ErrorText error={keys.error} />
       {keys.data && keys.data.data.length === 0 && <p class="muted">{t('common.none')}</p>}
       {keys.data && keys.data.data.length > 0 && (
-        <Scroll>
+        <Scroll label={t('keys.title')}>
           <table>
             <thead>
               <tr>

@@ -73,7 +73,7 @@ export function Overview() {
             {s.by_model.length > 0 && (
               <>
                 <h3>{t('overview.byModel')}</h3>
-                <Scroll>
+                <Scroll label={t('overview.byModel')}>
                   <table>
                     <thead>
                       <tr>

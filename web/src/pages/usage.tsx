@@ -43,7 +43,7 @@ export function Usage() {
       <ErrorText error={rows.error} />
       {rows.data && rows.data.data.length === 0 && <p class="muted">{t('common.none')}</p>}
       {rows.data && rows.data.data.length > 0 && (
-        <Scroll>
+        <Scroll label={t('usage.title')}>
           <table data-testid="usage-table">
             <thead>
               <tr>
