@@ -158,9 +158,60 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   await page.getByRole('button', { name: 'Create key' }).click();
   const key = await page.getByTestId('new-key').innerText();
   t.match(key, /^ar-[0-9A-Za-z]{40}$/, 'the new key is shown');
-  await page.getByRole('button', { name: 'Copy' }).click();
-  await page.getByRole('button', { name: 'Copied' }).waitFor();
+  await page.getByRole('button', { name: 'Copy', exact: true }).click();
+  await page.getByRole('button', { name: 'Copied', exact: true }).waitFor();
+
+  // Copy-ready snippets with the new key: the OpenAI SDK on /v1, the Anthropic SDK on the root,
+  // Claude Code and Codex.
+  const snippet = () => page.getByTestId('snippet').first().innerText();
+  t.match(await snippet(), `baseURL: '${gw.url}/v1', apiKey: '${key}'`, 'OpenAI SDK: base URL with /v1, the key');
+  const tab = (name: string) => page.locator('.newkey').getByRole('tab', { name, exact: true }).click();
+  await tab('Anthropic SDK');
+  t.match(await snippet(), `baseURL: '${gw.url}', apiKey: '${key}'`, 'Anthropic SDK: base URL without /v1');
+  await tab('Claude Code');
+  t.match(await snippet(), `ANTHROPIC_BASE_URL=${gw.url} ANTHROPIC_API_KEY=${key} ANTHROPIC_MODEL=oa-model claude`, 'Claude Code');
+  await tab('Codex');
+  t.match(await snippet(), `base_url = "${gw.url}/v1"`, 'Codex: its provider on /v1');
   await shoot('keys');
+
+  // Limits: the API's rules worded next to the fields (in Indonesian here), then a key with
+  // 60 requests a minute and $5 a day.
+  await page.getByLabel('Language').selectOption('id');
+  await page.getByLabel('Nama kunci (opsional)').fill('limited');
+  await page.getByLabel('Permintaan per menit (opsional)').fill('60');
+  await page.getByLabel('Batas pengeluaran dalam USD (opsional)').fill('5');
+  await page.getByRole('button', { name: 'Buat kunci' }).click();
+  t.equal(await page.locator('#new-period-error').innerText(), 'Pilih periode untuk batas pengeluaran.', 'a cap without its period, in Indonesian under the period');
+  await shoot('keys-limits-id');
+  await page.getByLabel('Periode batas').selectOption('day');
+  t.equal(await page.locator('#new-period-error').count(), 0, 'cleared once a period is picked');
+  await page.getByLabel('Bahasa').selectOption('en');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const limitedRow = page.getByTestId('keys-table').locator('tr', { hasText: 'limited' });
+  await limitedRow.waitFor();
+  t.match(await limitedRow.innerText(), '60/min · $5.00 a day', 'the limits in the list');
+  const limitedKey = () => api('GET', '/keys', { token: session! }).then((r) => r.json.data.find((k: { name: string }) => k.name === 'limited'));
+  t.match(await limitedKey(), { rpm_limit: 60, spend_limit_usd: '5.000000000', spend_limit_period: 'day' }, 'as the API keeps them');
+  await limitedRow.getByRole('button', { name: 'Edit' }).click();
+  await page.getByLabel('Requests per minute (optional)').last().fill('');
+  await page.getByLabel('Spending cap in USD (optional)').last().fill('2.5');
+  await page.getByLabel('Cap period').last().selectOption('week');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByTestId('keys-table').getByText('$2.50 a week').waitFor();
+  t.match(await limitedKey(), { rpm_limit: null, spend_limit_usd: '2.500000000', spend_limit_period: 'week' }, 'edited: no rpm limit, $2.50 a week');
+
+  // A name at the API's bound (100 characters) wraps inside its column.
+  const longName = 'n'.repeat(100);
+  await page.getByLabel('Key name (optional)').fill(`${longName}extra`);
+  t.equal((await page.getByLabel('Key name (optional)').inputValue()).length, 100, 'the field stops at 100 characters');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const longCell = page.getByTestId('keys-table').locator('th.keyname', { hasText: longName });
+  await longCell.waitFor();
+  const longWidth = (await longCell.boundingBox())!.width;
+  t.ok(longWidth <= 16 * 16 + 32, `the long name is held to its column (${longWidth}px)`);
+  await page.setViewportSize(SIZES.phone);
+  t.ok(await page.getByTestId('keys-table').locator('tr', { hasText: 'browser' }).getByRole('button', { name: 'Revoke' }).isVisible(), 'Revoke is reachable on a phone');
+  await shoot('keys-long-name');
 
   // Some credit from the operator (as `airouter user credit` gives), then requests with the key.
   const [{ id: userId }] = await gw.gw.sql<{ id: string }[]>`SELECT id FROM users WHERE email = ${email}`;
@@ -362,14 +413,22 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   t.equal(await page.getByTestId('deposit-status').innerText(), 'Pending', 'back: the open USDT invoice');
 
   // Revoke, after being asked; the key is refused from then on.
+  // Revoke, in a dialog that takes focus, closes with Escape and gives focus back.
   await nav('Keys');
-  await page.getByRole('button', { name: 'Revoke' }).click();
-  await page.getByText('Revoke browser? Requests with it will be refused.').waitFor();
-  await page.getByRole('button', { name: 'Cancel' }).click();
+  const revokeBrowser = page.getByTestId('keys-table').locator('tr', { hasText: 'browser' }).getByRole('button', { name: 'Revoke' });
+  await revokeBrowser.click();
+  const dialog = page.getByRole('dialog', { name: 'Revoke this key?' });
+  await dialog.getByText('Revoke browser? Requests with it will be refused.').waitFor();
+  t.equal(await page.evaluate(() => (document as unknown as { activeElement: { textContent: string; closest(s: string): unknown } }).activeElement.closest('dialog') !== null), true, 'the dialog takes focus');
+  t.equal(await page.evaluate(() => (document as unknown as { activeElement: { textContent: string } }).activeElement.textContent), 'Cancel', 'on its harmless button');
+  await shoot('keys-revoke');
+  await page.keyboard.press('Escape');
+  await dialog.waitFor({ state: 'detached' });
+  t.equal(await page.evaluate(() => (document as unknown as { activeElement: { textContent: string } }).activeElement.textContent), 'Revoke', 'Escape closes it, focus back on Revoke');
   t.equal(await chat(gw.url, key), 200, 'cancelled: the key still works');
-  await page.getByRole('button', { name: 'Revoke' }).click();
-  await page.getByRole('button', { name: 'Yes, revoke' }).click();
-  await page.getByText('Revoked', { exact: true }).waitFor();
+  await revokeBrowser.click();
+  await dialog.getByRole('button', { name: 'Yes, revoke' }).click();
+  await page.getByTestId('keys-table').locator('tr', { hasText: 'browser' }).getByText('Revoked', { exact: true }).waitFor();
   t.ok(await eventually(async () => (await chat(gw.url, key)) === 401, 2000), 'the revoked key is refused');
 
   // Bahasa Indonesia, kept across a reload; a reload keeps the session too.

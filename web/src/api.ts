@@ -81,8 +81,9 @@ export interface Model {
   id: string; display_name: string; owned_by: string; context_window: number | null; max_output_tokens: number;
   pricing: Prices; official_pricing: Prices; discount_pct: number;
 }
-export interface Key { id: string; name: string | null; prefix: string; created_at: string; last_used_at: string | null; revoked_at: string | null }
-export interface NewKey { id: string; name: string | null; key: string; prefix: string; created_at: string }
+export interface KeyLimits { rpm_limit: number | null; spend_limit_usd: string | null; spend_limit_period: 'day' | 'week' | 'month' | 'total' | null }
+export interface Key extends KeyLimits { id: string; name: string | null; prefix: string; created_at: string; last_used_at: string | null; revoked_at: string | null }
+export interface NewKey extends KeyLimits { id: string; name: string | null; key: string; prefix: string; created_at: string }
 export interface UsageRow {
   id: string; created_at: string; model: string; key_id: string | null; surface: string; stream: boolean; status: number;
   prompt_tokens: number; completion_tokens: number; cached_tokens: number; cost_usd: string; official_cost_usd: string;

@@ -91,13 +91,15 @@ export function errorText(t: Translate, lang: Lang, error: unknown, format?: For
   return errorWords(lang, error.code, error.reason, format ? format(vars) : vars) ?? t('err.unknown', { status: error.status });
 }
 
-export function Select({ label, id, value, onChange, options }: { label: string; id: string; value: string; onChange(v: string): void; options: [string, string][] }) {
+export function Select({ label, id, value, onChange, options, error }: { label: string; id: string; value: string; onChange(v: string): void; options: [string, string][]; error?: unknown }) {
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <select id={id} name={id} value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
+      <select id={id} name={id} value={value} aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-error` : undefined}
+        onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
         {options.map(([v, text]) => <option key={v} value={v}>{text}</option>)}
       </select>
+      <ErrorText error={error} id={`${id}-error`} />
     </div>
   );
 }
