@@ -5,6 +5,7 @@
 import { RANGES, LIMITS } from './schemas.js';
 import { ERROR_CODES, FIELD_REASONS } from './error-codes.js';
 import { MAX_LIVE_KEYS } from './keys.js';
+import { EXPORT_MAX_ROWS } from './usage-export.js';
 import { SPEND_PERIODS } from '../billing/key-limits.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -28,6 +29,12 @@ const rangeParams = [
 const pageParams = [
   { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: LIMITS.pageMax, default: LIMITS.pageDefault } },
   { name: 'cursor', in: 'query', schema: { type: 'string', maxLength: LIMITS.cursor }, description: 'next_cursor of the previous page, unchanged.' },
+];
+
+const usageFilterParams = [
+  { name: 'model', in: 'query', schema: { type: 'string', maxLength: LIMITS.model } },
+  { name: 'key_id', in: 'query', schema: { type: 'string', format: 'uuid' } },
+  { name: 'status', in: 'query', schema: { type: 'string', pattern: '^(ok|error|[1-5][0-9]{2})$' }, description: 'ok: 2xx; error: anything else (refused, failed, cut short); or one status code' },
 ];
 
 const tokenTotals = {
@@ -250,8 +257,7 @@ export function openApiDocument(publicUrl: string) {
           parameters: [
             ...rangeParams,
             ...pageParams,
-            { name: 'model', in: 'query', schema: { type: 'string', maxLength: LIMITS.model } },
-            { name: 'key_id', in: 'query', schema: { type: 'string', format: 'uuid' } },
+            ...usageFilterParams,
           ],
           responses: {
             '200': ok('One page', {
@@ -259,6 +265,21 @@ export function openApiDocument(publicUrl: string) {
               properties: { data: { type: 'array', items: ref('UsageRecord') }, next_cursor: { type: ['string', 'null'], description: 'null on the last page' } },
               required: ['data', 'next_cursor'],
             }),
+            ...errors(400, 401),
+          },
+        },
+      },
+      '/usage.csv': {
+        get: {
+          summary: 'The usage log as CSV, with the same filters, newest first',
+          description: `Every matching record up to ${EXPORT_MAX_ROWS} (x-truncated: true past that), with the key's name. Cells starting like a spreadsheet formula (=, +, -, @) are quoted with a leading apostrophe.`,
+          parameters: [...rangeParams, ...usageFilterParams],
+          responses: {
+            '200': {
+              description: 'CSV (RFC 4180, CRLF), one header line',
+              headers: { 'x-rows': { schema: { type: 'integer' } }, 'x-truncated': { schema: { type: 'string', enum: ['true', 'false'] } } },
+              content: { 'text/csv': { schema: { type: 'string' } } },
+            },
             ...errors(400, 401),
           },
         },
@@ -473,6 +494,7 @@ export function openApiDocument(publicUrl: string) {
           properties: {
             id: { type: 'string', pattern: '^\\d+$' },
             created_at: instant('When the request ended'),
+            request_id: { type: 'string', description: 'The x-request-id the client was answered with' },
             model: { type: 'string' },
             key_id: { type: ['string', 'null'], format: 'uuid' },
             surface: { type: 'string', enum: ['chat', 'messages'] },
@@ -486,7 +508,7 @@ export function openApiDocument(publicUrl: string) {
             latency_ms: int('Total time'),
             ttft_ms: { type: ['integer', 'null'], minimum: 0, description: 'Time to the first token (streams)' },
           },
-          required: ['id', 'created_at', 'model', 'key_id', 'surface', 'stream', 'status', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'cost_usd', 'official_cost_usd', 'latency_ms', 'ttft_ms'],
+          required: ['id', 'created_at', 'request_id', 'model', 'key_id', 'surface', 'stream', 'status', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'cost_usd', 'official_cost_usd', 'latency_ms', 'ttft_ms'],
         },
         Deposit: { type: 'object', properties: deposit, required: Object.keys(deposit) },
         DepositDetail: { type: 'object', properties: depositDetail, required: Object.keys(depositDetail) },

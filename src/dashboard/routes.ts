@@ -11,6 +11,7 @@ import { openApiDocument } from './openapi.js';
 import { passwordHandlers } from './passwords.js';
 import { publicStatsHandler } from './public-stats.js';
 import { usageHandlers } from './usage.js';
+import { usageExportHandler } from './usage-export.js';
 
 /** The dashboard API (API.md §3), GET /api/public/stats and GET /api/public/models. */
 export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = createMailer(gw.config, gw.log)): void {
@@ -47,6 +48,7 @@ export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = 
     handler: (ex) => (ex.method === 'DELETE' ? keys.revoke(ex) : ex.method === 'PATCH' ? keys.update(ex) : unknown(ex)),
   });
   route('get', '/usage', 'usage', usage.list);
+  route('get', '/usage.csv', 'usage_csv', usageExportHandler(gw));
   route('get', '/usage-stats', 'usage_stats', usage.stats);
   route('get', '/catalog', 'catalog', account.catalogue);
   route('get', '/balance', 'balance', account.balance);
