@@ -4,7 +4,7 @@
 // and watch it turn paid without a reload, revoke the key. Every page is photographed at phone
 // and desktop sizes (under .tap/screenshots) and the pictures are checked to show something.
 
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PNG } from 'pngjs';
@@ -63,7 +63,7 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
 
   const browser = await chromium.launch({ executablePath: CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });
   t.teardown(() => browser.close());
-  const context = await browser.newContext({ viewport: SIZES.desktop, locale: 'en-US', timezoneId: 'UTC' });
+  const context = await browser.newContext({ viewport: SIZES.desktop, locale: 'en-US', timezoneId: 'Asia/Jakarta' });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   const problems: string[] = [];
@@ -231,7 +231,28 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   t.equal(await row.count(), 2, 'both requests in the log');
   const newest = (await api('GET', '/usage?range=24h&limit=1', { token: session! })).json.data[0];
   t.match(newest.cost_usd, /^0\.0000\d{5}$/, 'a cost below a cent, with nano-dollar digits');
-  t.match(await row.first().innerText(), new RegExp(`oa-model\\s+browser\\s+\\d+\\s+\\d+\\s+${exact(newest.cost_usd).replace('$', '\\$')}\\s+200`), `model, key name, tokens, the exact cost (${exact(newest.cost_usd)}), status`);
+  t.match(await row.first().innerText(), new RegExp(`oa-model\\s+browser\\s+Chat completions\\s+200\\s+\\d+\\s+${newest.cached_tokens}\\s+\\d+\\s+${exact(newest.cost_usd).replace('$', '\\$')}\\s+\\d+ ms\\s+${newest.request_id}`), `model, key name, surface, status, tokens with cached, the exact cost (${exact(newest.cost_usd)}), latency, request id`);
+  const jakarta = new Intl.DateTimeFormat('en-US', { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short', timeZone: 'Asia/Jakarta' });
+  t.equal(await row.first().locator('time').innerText(), jakarta.format(new Date(newest.created_at)), 'the time to the second, in the browser\'s time zone');
+  t.equal(await page.getByLabel('Period').inputValue(), '30d', 'the same default period as the overview');
+  // Filters by key and status, and the filtered log as CSV.
+  await page.locator('#key').selectOption({ label: 'browser' });
+  await row.first().waitFor();
+  t.equal(await row.count(), 2, 'the key filter keeps its requests');
+  await page.locator('#status').selectOption('error');
+  await page.getByText('Nothing here yet.').waitFor();
+  t.pass('no refused requests');
+  await page.locator('#status').selectOption('ok');
+  await row.first().waitFor();
+  const download = page.waitForEvent('download');
+  await page.getByRole('button', { name: 'Download CSV' }).click();
+  const file = await download;
+  t.match(file.suggestedFilename(), /^usage-\d{4}-\d{2}-\d{2}\.csv$/, 'a CSV file');
+  const csvLines = readFileSync((await file.path())!, 'utf8').trim().split('\r\n');
+  t.equal(csvLines.length, 3, 'a header and both requests');
+  t.ok(csvLines.slice(1).some((l) => l.includes(newest.request_id) && l.includes(newest.cost_usd) && l.includes(',browser,')), 'with the request id, the exact cost and the key name');
+  await page.locator('#status').selectOption('');
+  await page.locator('#key').selectOption('');
   await page.getByLabel('Model').selectOption('an-model');
   await page.getByText('Nothing here yet.').waitFor();
   t.pass('the model filter narrows the log');

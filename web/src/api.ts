@@ -31,7 +31,7 @@ export const whenSessionLost = (fn: () => void) => {
   onSessionLost = fn;
 };
 
-async function call<T>(method: string, url: string, body?: unknown): Promise<T> {
+async function call<T>(method: string, url: string, body?: unknown, as: 'json' | 'blob' = 'json'): Promise<T> {
   const token = session.get();
   const headers: Record<string, string> = {};
   if (token) headers.authorization = `Bearer ${token}`;
@@ -43,6 +43,7 @@ async function call<T>(method: string, url: string, body?: unknown): Promise<T> 
     throw new ApiError(0, 'network', '');
   }
   if (res.status === 204) return undefined as T;
+  if (as === 'blob' && res.ok) return (await res.blob()) as T;
   const json = await res.json().catch(() => undefined);
   if (!res.ok) {
     // Several calls can be out on one session (a page's data and the header's balance): only
@@ -63,6 +64,18 @@ export const api = {
   del: <T>(path: string) => call<T>('DELETE', `/api/dashboard${path}`),
   patch: <T>(path: string, body: unknown) => call<T>('PATCH', `/api/dashboard${path}`, body),
   pub: <T>(path: string) => call<T>('GET', `/api/public${path}`),
+  /** A file the API makes (CSV), fetched with the session and handed to the browser to save. */
+  async download(path: string, filename: string): Promise<void> {
+    const blob = await call<Blob>('GET', `/api/dashboard${path}`, undefined, 'blob');
+    const url = URL.createObjectURL(blob);
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = filename;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  },
 };
 
 /** `?a=1&b=2` from the defined entries. */
@@ -85,7 +98,7 @@ export interface KeyLimits { rpm_limit: number | null; spend_limit_usd: string |
 export interface Key extends KeyLimits { id: string; name: string | null; prefix: string; created_at: string; last_used_at: string | null; revoked_at: string | null }
 export interface NewKey extends KeyLimits { id: string; name: string | null; key: string; prefix: string; created_at: string }
 export interface UsageRow {
-  id: string; created_at: string; model: string; key_id: string | null; surface: string; stream: boolean; status: number;
+  id: string; created_at: string; request_id: string; model: string; key_id: string | null; surface: string; stream: boolean; status: number;
   prompt_tokens: number; completion_tokens: number; cached_tokens: number; cost_usd: string; official_cost_usd: string;
   latency_ms: number; ttft_ms: number | null;
 }

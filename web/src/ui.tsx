@@ -173,6 +173,8 @@ export function useSubmit<A extends unknown[]>(action: (...args: A) => Promise<v
 
 export const RANGES = ['24h', '7d', '30d', '90d'] as const;
 export type Range = (typeof RANGES)[number];
+/** Every page with a period opens on this one, so their figures agree. */
+export const DEFAULT_RANGE: Range = '30d';
 
 export function RangeSelect({ value, onChange }: { value: Range; onChange(r: Range): void }) {
   const { t } = useApp();

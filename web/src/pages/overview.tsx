@@ -7,7 +7,7 @@ import { api, type Balance, type Stats } from '../api.js';
 import type { DayPoint } from '../chart.js';
 import type { Lang } from '../i18n.js';
 import { num, usd } from '../format.js';
-import { ErrorText, RangeSelect, Scroll, Section, useApp, useLoad, type Range } from '../ui.js';
+import { DEFAULT_RANGE, ErrorText, RangeSelect, Scroll, Section, useApp, useLoad, type Range } from '../ui.js';
 
 type Chart = FunctionComponent<{ points: DayPoint[]; labels: { spend: string; tokens: string }; lang: Lang }>;
 
@@ -30,7 +30,7 @@ function dayPoints(stats: Stats & { from?: string | null; to?: string | null }):
 
 export function Overview() {
   const { t, lang, balance, refreshBalance } = useApp();
-  const [range, setRange] = useState<Range>('30d');
+  const [range, setRange] = useState<Range>(DEFAULT_RANGE);
   const bal = useLoad<Balance | null>(() => refreshBalance(), []);
   const stats = useLoad(() => api.get<Stats>(`/usage-stats?range=${range}`), [range]);
   const [Chart, setChart] = useState<Chart | null>(null);
