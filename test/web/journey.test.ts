@@ -15,7 +15,7 @@ import { usdToNano } from '../../src/billing/money.js';
 import { qrisSignature } from '../../src/payments/qris/signature.js';
 import { buildWeb } from '../../web/build.js';
 import { REPO_ROOT } from '../helpers/child.js';
-import { mailText, newEmail, verifyLinkToken } from '../helpers/dashboard.js';
+import { mailText, newEmail, signUp, startDashboard, verifyLinkToken } from '../helpers/dashboard.js';
 import { eventually } from '../helpers/http.js';
 import { chat, decodeQrPng, QRIS_NOTIFY_SECRET, startPayments, STATIC_QRIS } from '../helpers/payments.js';
 
@@ -24,7 +24,7 @@ import { chat, decodeQrPng, QRIS_NOTIFY_SECRET, startPayments, STATIC_QRIS } fro
 interface PageElement { outerHTML: string; getBoundingClientRect(): { right: number }; closest(selector: string): unknown }
 interface PageCanvas { width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } }
 declare const document: { documentElement: { lang: string; scrollWidth: number }; querySelectorAll(selector: string): Iterable<PageElement>; querySelector(selector: string): unknown };
-declare const localStorage: { getItem(key: string): string | null };
+declare const localStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
 declare const window: { notReloaded?: boolean };
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => p && existsSync(p));
@@ -151,6 +151,10 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   t.equal((await api('POST', '/verify', { body: { token, password } })).status, 400, 'the link was used up');
   await page.getByTestId('balance').waitFor();
   t.equal(await page.getByTestId('balance').innerText(), '$0.00', 'a new account starts empty');
+  // At $0 the overview says what to do: here, top up (this gateway takes QRIS and USDT).
+  await page.getByTestId('onboarding').getByText('Your balance is empty: add credit to make requests.').waitFor();
+  t.equal(await page.getByTestId('onboarding').getByRole('link', { name: 'Top up' }).getAttribute('href'), '/topup', 'the way forward: top up');
+  await shoot('overview-new');
 
   // A key, shown once.
   await nav('Keys');
@@ -311,6 +315,7 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   await nav('Overview');
   await page.getByTestId('requests').waitFor();
   t.equal(await page.getByTestId('requests').innerText(), '2', 'the requests counted');
+  t.equal(await page.getByTestId('onboarding').count(), 0, 'funded and used: no getting-started steps');
   t.equal(await page.getByTestId('tokens').innerText(), String(logged.reduce((n, r) => n + r.prompt_tokens + r.completion_tokens, 0)));
   await page.locator('.chart canvas').waitFor();
   const chartPng = await page.locator('.chart canvas').screenshot();
@@ -558,4 +563,18 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   t.equal((await api('GET', '/balance', { token: elsewhere })).status, 401, 'and so is every other session');
 
   t.same(problems, [], 'no script errors and no content-security refusals');
+
+  // A gateway that takes no payments: a new account at $0 is told to ask the operator, in
+  // Indonesian here.
+  const bare = await startDashboard(t, { WEB_DIR: webDir, PUBLIC_URL: '' });
+  const newcomer = await signUp(bare);
+  const idContext = await browser.newContext({ viewport: SIZES.phone, locale: 'id-ID', timezoneId: 'Asia/Jakarta' });
+  const idPage = await idContext.newPage();
+  await idPage.addInitScript((token) => localStorage.setItem('airouter.session', token), newcomer.session);
+  await idPage.goto(`${bare.gw.url}/overview`);
+  await idPage.getByTestId('no-payment').waitFor();
+  t.equal(await idPage.getByTestId('no-payment').innerText(), 'Saldo Anda kosong, dan gateway ini tidak menerima pembayaran daring. Minta operatornya menambahkan kredit ke akun Anda.', 'no payment method: ask the operator');
+  t.equal(await idPage.getByTestId('onboarding').getByRole('link', { name: 'Isi saldo' }).count(), 0, 'and no top-up link that leads nowhere');
+  writeFileSync(path.join(SHOTS, 'overview-no-payment-id-phone.png'), await idPage.screenshot({ fullPage: true }));
+  await idContext.close();
 });

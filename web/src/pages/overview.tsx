@@ -7,6 +7,7 @@ import { api, type Balance, type Stats } from '../api.js';
 import type { DayPoint } from '../chart.js';
 import type { Lang } from '../i18n.js';
 import { num, usd } from '../format.js';
+import { Onboarding } from './onboarding.js';
 import { DEFAULT_RANGE, ErrorText, RangeSelect, Scroll, Section, useApp, useLoad, type Range } from '../ui.js';
 
 type Chart = FunctionComponent<{ points: DayPoint[]; labels: { spend: string; tokens: string }; lang: Lang }>;
@@ -53,6 +54,7 @@ export function Overview() {
           </dl>
         )}
       </Section>
+      {b && s && <Onboarding balance={b} requests={s.requests} />}
       <Section title={t('overview.perDay')} wide>
         <RangeSelect value={range} onChange={setRange} />
         <ErrorText error={stats.error} />
