@@ -6,6 +6,7 @@ import { RANGES, LIMITS } from './schemas.js';
 import { ERROR_CODES, FIELD_REASONS } from './error-codes.js';
 import { MAX_LIVE_KEYS } from './keys.js';
 import { EXPORT_MAX_ROWS } from './usage-export.js';
+import { PLAYGROUND_LIMITS } from './playground.js';
 import { SPEND_PERIODS } from '../billing/key-limits.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -448,6 +449,35 @@ export function openApiDocument(publicUrl: string) {
           },
         },
       },
+      '/playground': {
+        post: {
+          summary: 'Send a prompt through the inference path on the caller\'s balance, as an event stream',
+          description:
+            'The gateway mints an ephemeral key of the caller (never shown, not listed, revoked when the answer ends) and calls POST /v1/chat/completions ' +
+            'with stream and include_usage; the answer is that surface\'s event stream, relayed. x-request-id names the usage record, which appears in GET /usage once written. ' +
+            'Refusals of the inference surface come in this API\'s envelope: 402 insufficient_balance, 404 not_found (model), 429 too_many_attempts.',
+          requestBody: {
+            required: true,
+            content: json({
+              type: 'object',
+              properties: {
+                model: { type: 'string', maxLength: LIMITS.model, description: 'A catalogue model id' },
+                prompt: { type: 'string', minLength: 1, maxLength: PLAYGROUND_LIMITS.prompt },
+                max_tokens: { type: 'integer', minimum: 1, maximum: PLAYGROUND_LIMITS.maxTokens, default: PLAYGROUND_LIMITS.defaultMaxTokens },
+              },
+              required: ['model', 'prompt'],
+            }),
+          },
+          responses: {
+            '200': {
+              description: 'The chat-completions event stream (data: {…} lines, then data: [DONE])',
+              headers: { 'x-request-id': { schema: { type: 'string' } } },
+              content: { 'text/event-stream': { schema: { type: 'string' } } },
+            },
+            ...errors(400, 401, 402, 404, 413, 429),
+          },
+        },
+      },
       '/openapi.json': {
         get: { summary: 'This document', security: [], responses: { '200': ok('OpenAPI 3.1', { type: 'object' }) } },
       },
@@ -536,6 +566,7 @@ export function openApiDocument(publicUrl: string) {
         ...Object.fromEntries(
           [
             [400, 'Invalid input (codes: invalid_json, invalid_text, invalid_request, invalid_range, invalid_cursor, invalid_token, token_used, token_expired, amount_out_of_range, wrong_password); param, reason and params name the field and its rule'],
+            [402, 'The balance cannot cover the request (insufficient_balance)'],
             [401, 'No session, an invalid or expired one (unauthorized, invalid_session), or wrong credentials (invalid_credentials)'],
             [404, 'Not found, or not yours (not_found); a deposit method that is not enabled (method_disabled)'],
             [409, 'Conflict (already_verified, too_many_keys)'],

@@ -9,12 +9,14 @@ import { keyHandlers } from './keys.js';
 import { createMailer, type Mailer } from './mail.js';
 import { openApiDocument } from './openapi.js';
 import { passwordHandlers } from './passwords.js';
+import { registerPlayground, type SelfAddress } from './playground.js';
 import { publicStatsHandler } from './public-stats.js';
 import { usageHandlers } from './usage.js';
 import { usageExportHandler } from './usage-export.js';
 
 /** The dashboard API (API.md §3), GET /api/public/stats and GET /api/public/models. */
-export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = createMailer(gw.config, gw.log)): void {
+/** `self` is where this process listens (its port is filled in once it does): the playground calls the inference surface there. */
+export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = createMailer(gw.config, gw.log), self?: SelfAddress): void {
   const auth = authHandlers(gw, mailer);
   const passwords = passwordHandlers(gw, mailer);
   const keys = keyHandlers(gw);
@@ -57,6 +59,7 @@ export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = 
   route('get', '/deposit/info', 'deposit_info', deposits.info);
   route('post', '/topup/qris', 'topup_qris', deposits.topupQris);
   route('post', '/deposit/epusdt/create', 'deposit_epusdt_create', deposits.epusdtCreate);
+  if (self) registerPlayground(router, gw, self);
   route('get', '/openapi.json', 'openapi', async () => ({ status: 200, json: openapi, headers: { 'cache-control': 'public, max-age=300' } }));
 
   dashRoute(router, gw, { method: 'any', path: `${PREFIX}/*`, name: 'dashboard_unknown', handler: unknown });
