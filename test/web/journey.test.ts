@@ -292,8 +292,8 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
 
   // On a phone, in both languages: every page's link is in sight and opens its page.
   const phoneNav: [string, [string, string][]][] = [
-    ['en', [['Overview', 'Overview'], ['Keys', 'API keys'], ['Usage', 'Usage'], ['Models', 'Models'], ['Top up', 'Top up'], ['Deposits', 'Deposits'], ['Account', 'Account']]],
-    ['id', [['Ringkasan', 'Ringkasan'], ['Kunci', 'Kunci API'], ['Pemakaian', 'Pemakaian'], ['Model', 'Model'], ['Isi saldo', 'Isi saldo'], ['Deposit', 'Deposit'], ['Akun', 'Akun']]],
+    ['en', [['Overview', 'Overview'], ['Keys', 'API keys'], ['Usage', 'Usage'], ['Playground', 'Playground'], ['Models', 'Models'], ['Top up', 'Top up'], ['Deposits', 'Deposits'], ['Account', 'Account']]],
+    ['id', [['Ringkasan', 'Ringkasan'], ['Kunci', 'Kunci API'], ['Pemakaian', 'Pemakaian'], ['Coba model', 'Coba model'], ['Model', 'Model'], ['Isi saldo', 'Isi saldo'], ['Deposit', 'Deposit'], ['Akun', 'Akun']]],
   ];
   for (const [lang, links] of phoneNav) {
     await page.locator('.lang select').selectOption(lang);
@@ -361,6 +361,29 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   t.same(overflowing, [], 'no figure overflows its card on a phone');
   await shoot('overview-id');
   await page.getByLabel('Bahasa').selectOption('en');
+
+  // The playground: a catalogue model, a prompt, the answer streaming in, then its cost, read
+  // back from the usage log, where the request is listed under the playground.
+  await nav('Playground');
+  await page.getByLabel('Model').selectOption('oa-model');
+  await page.getByLabel('Prompt').fill('Say hello');
+  const streamed = page.waitForResponse((r) => r.url().endsWith('/api/dashboard/playground'));
+  await page.getByRole('button', { name: 'Send' }).click();
+  const playResponse = await streamed;
+  t.match(playResponse.headers()['content-type'], /^text\/event-stream/, 'the answer comes as a stream');
+  const playId = playResponse.headers()['x-request-id'];
+  await page.getByTestId('play-cost').waitFor();
+  const answerText = await page.getByTestId('play-answer').innerText();
+  t.ok(answerText.length > 0 && answerText !== 'Loading…', `the streamed answer is shown (${JSON.stringify(answerText.slice(0, 40))})`);
+  t.match(await page.getByTestId('play-tokens').innerText(), /^Tokens: \d+ in, \d+ out\.$/, 'its tokens');
+  const playRecord = (await api('GET', '/usage?range=24h', { token: session! })).json.data.find((r: { request_id: string }) => r.request_id === playId);
+  t.ok(playRecord, 'the playground request is in the usage log');
+  t.equal(await page.getByTestId('play-cost').innerText(), `Cost: ${exact(playRecord.cost_usd)}. Request ${playId}`, 'its exact cost, from the log');
+  await shoot('playground');
+  await nav('Usage');
+  const playRow = page.getByTestId('usage-table').locator('tr', { hasText: playId });
+  await playRow.waitFor();
+  t.match(await playRow.innerText(), new RegExp(`oa-model\\s+Playground\\s+Chat completions · stream\\s+200[\\s\\S]*${exact(playRecord.cost_usd).replace('$', '\\$')}`), 'in the usage log: the playground, streamed, its cost');
 
   await nav('Models');
   await page.locator('tbody tr').first().waitFor();

@@ -31,6 +31,41 @@ export const whenSessionLost = (fn: () => void) => {
   onSessionLost = fn;
 };
 
+/**
+ * POST with the session, answered by an event stream: each chunk of text as it arrives. Resolves
+ * with the answer's x-request-id once the stream ends; a refusal is an ApiError like any call's.
+ */
+export async function postStream(path: string, body: unknown, onText: (text: string) => void, signal: AbortSignal): Promise<string> {
+  const token = session.get();
+  let res: Response;
+  try {
+    res = await fetch(`/api/dashboard${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+      signal,
+    });
+  } catch (err) {
+    if (signal.aborted) throw err;
+    throw new ApiError(0, 'network', '');
+  }
+  if (!res.ok || !res.body) {
+    const err = (await res.json().catch(() => undefined))?.error as ErrorBody | undefined;
+    if (res.status === 401 && token && session.get() === token) {
+      session.drop();
+      onSessionLost();
+    }
+    throw new ApiError(res.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${res.status}`, err?.param, err?.reason, err?.params);
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    onText(value);
+  }
+  return res.headers.get('x-request-id') ?? '';
+}
+
 async function call<T>(method: string, url: string, body?: unknown, as: 'json' | 'blob' = 'json'): Promise<T> {
   const token = session.get();
   const headers: Record<string, string> = {};

@@ -17,6 +17,7 @@ import { Catalogue } from './pages/catalogue.js';
 import { TopUp } from './pages/topup.js';
 import { Deposits } from './pages/deposits.js';
 import { Account, Forgot, NotFound, Reset } from './pages/account.js';
+import { Playground } from './pages/playground.js';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 
@@ -28,6 +29,7 @@ const VIEWS: Record<Page, () => preact.JSX.Element> = {
   '/forgot': Forgot,
   '/reset': Reset,
   '/account': Account,
+  '/playground': Playground,
   '/overview': Overview,
   '/keys': Keys,
   '/usage': Usage,
@@ -41,7 +43,7 @@ const isPage = (p: string): p is Page => (PAGES as readonly string[]).includes(p
 function Header() {
   const { t, lang, setLang, loggedIn, logout, balance, path } = useApp();
   const nav: [Page, string][] = loggedIn
-    ? [['/overview', t('nav.overview')], ['/keys', t('nav.keys')], ['/usage', t('nav.usage')], ['/catalogue', t('nav.catalogue')], ['/topup', t('nav.topup')], ['/deposits', t('nav.deposits')], ['/account', t('nav.account')]]
+    ? [['/overview', t('nav.overview')], ['/keys', t('nav.keys')], ['/usage', t('nav.usage')], ['/playground', t('nav.playground')], ['/catalogue', t('nav.catalogue')], ['/topup', t('nav.topup')], ['/deposits', t('nav.deposits')], ['/account', t('nav.account')]]
     : [['/login', t('nav.login')], ['/signup', t('nav.signup')]];
   return (
     <header>

@@ -28,7 +28,8 @@ export function Usage() {
   const keys = useLoad(() => api.get<{ data: Key[] }>('/keys'), []);
   const keyName = (id: string | null) => {
     const k = keys.data?.data.find((x) => x.id === id);
-    return k ? k.name || `${k.prefix}…` : '—';
+    // Listed keys are every key of the account but the playground's own, made per request.
+    return k ? k.name || `${k.prefix}…` : id && keys.data ? t('nav.playground') : '—';
   };
   const refilter = (apply: () => void) => {
     apply();
