@@ -35,9 +35,19 @@ export interface SelfAddress {
 
 /** The inference surface's refusals, in the dashboard's codes. */
 const CODE_BY_STATUS: Record<number, string> = {
-  400: 'invalid_request', 401: 'unauthorized', 402: 'insufficient_balance', 404: 'not_found', 413: 'request_too_large',
+  400: 'invalid_request', 402: 'insufficient_balance', 404: 'not_found', 413: 'request_too_large',
   429: 'too_many_attempts', 502: 'provider_error', 503: 'unavailable', 504: 'timeout',
 };
+
+/**
+ * A refusal of the inner request as this API's status and code. Its key was minted a moment
+ * ago, so a 401 means the gateway itself is not right: the caller may retry later.
+ */
+function refusalOf(status: number): [number, string] {
+  if (status === 401) return [503, 'unavailable'];
+  if (CODE_BY_STATUS[status]) return [status, CODE_BY_STATUS[status]];
+  return status >= 500 ? [502, 'provider_error'] : [400, 'invalid_request'];
+}
 
 export function registerPlayground(router: Router, gw: Gateway, self: SelfAddress): void {
   async function mint(userId: string): Promise<{ id: string; key: string }> {
@@ -83,7 +93,8 @@ export function registerPlayground(router: Router, gw: Gateway, self: SelfAddres
           // not JSON: keep the status
         }
         const retry = Number(res.headers['retry-after']);
-        throw new DashboardError(res.statusCode === 401 ? 503 : res.statusCode, CODE_BY_STATUS[res.statusCode] ?? 'internal_error', message, Number.isFinite(retry) && retry > 0 ? retry : undefined);
+        const [status, code] = refusalOf(res.statusCode);
+        throw new DashboardError(status, code, message, Number.isFinite(retry) && retry > 0 ? retry : undefined);
       }
       ex.beginStream(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
       for await (const chunk of res.body) {
