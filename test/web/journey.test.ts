@@ -380,6 +380,10 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   t.ok(playRecord, 'the playground request is in the usage log');
   t.equal(await page.getByTestId('play-cost').innerText(), `Cost: ${exact(playRecord.cost_usd)}. Request ${playId}`, 'its exact cost, from the log');
   await shoot('playground');
+  await page.getByLabel('Language').selectOption('id');
+  t.equal(await page.getByTestId('play-cost').innerText(), `Biaya: ${exactId(playRecord.cost_usd)}. Permintaan ${playId}`, 'in Indonesian: the exact cost with a decimal comma');
+  await shoot('playground-id');
+  await page.getByLabel('Bahasa').selectOption('en');
   await nav('Usage');
   const playRow = page.getByTestId('usage-table').locator('tr', { hasText: playId });
   await playRow.waitFor();
