@@ -1,104 +1,44 @@
 // The dashboard in a real browser (Debian's Chromium driven by playwright-core) against a real
 // gateway on real Postgres and Redis, the fake upstream and the payment fakes: sign up from
-// the mailed link, make a key, see a request in the usage log and the chart, top up by QRIS
-// and watch it turn paid without a reload, revoke the key. Every page is photographed at phone
-// and desktop sizes (under .tap/screenshots) and the pictures are checked to show something.
+// the mailed link (refusals worded in the page's language under their fields), make keys with
+// limits and snippets, see requests in the usage log (filters, CSV) and the chart (exact money),
+// the playground's stream and cost, top up by QRIS and watch it turn paid without a reload,
+// revoke a key in a dialog, reach every page from a phone's navigation, in both languages.
+// Every page is photographed at phone and desktop sizes (under .tap/screenshots) and the
+// pictures are checked to show something. The account pages are in account.test.ts.
 
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PNG } from 'pngjs';
-import { chromium, type Page } from 'playwright-core';
 import t from 'tap';
 import { creditUser } from '../../src/accounts/users.js';
 import { usdToNano } from '../../src/billing/money.js';
 import { qrisSignature } from '../../src/payments/qris/signature.js';
 import { buildWeb } from '../../web/build.js';
-import { REPO_ROOT } from '../helpers/child.js';
-import { mailText, newEmail, signUp, startDashboard, verifyLinkToken } from '../helpers/dashboard.js';
+import { exact, exactId, launchBrowser, openPage, pictureStats, shooter, SIZES, SKIP_WITHOUT_CHROMIUM } from '../helpers/browser.js';
+import { newEmail, verifyLinkToken } from '../helpers/dashboard.js';
 import { eventually } from '../helpers/http.js';
 import { chat, decodeQrPng, QRIS_NOTIFY_SECRET, startPayments, STATIC_QRIS } from '../helpers/payments.js';
 
 // Callbacks given to page.evaluate run in the page. The test process has no DOM types, so the
 // little those callbacks touch is declared here.
-interface PageElement { outerHTML: string; getBoundingClientRect(): { right: number }; closest(selector: string): unknown }
+interface PageElement { outerHTML: string; closest(selector: string): unknown }
 interface PageCanvas { width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } }
-declare const document: { documentElement: { lang: string; scrollWidth: number }; querySelectorAll(selector: string): Iterable<PageElement>; querySelector(selector: string): unknown };
-declare const localStorage: { getItem(key: string): string | null; setItem(key: string, value: string): void };
+declare const document: { documentElement: { lang: string }; querySelectorAll(selector: string): Iterable<PageElement>; querySelector(selector: string): unknown };
+declare const localStorage: { getItem(key: string): string | null };
 declare const window: { notReloaded?: boolean };
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => p && existsSync(p));
-const SHOTS = path.join(REPO_ROOT, '.tap', 'screenshots');
-const SIZES = { phone: { width: 390, height: 844 }, desktop: { width: 1280, height: 800 } };
-
-/** Spread of the pixels' brightness: a blank or single-colour picture has (nearly) none. */
-function pictureStats(png: Buffer): { stdev: number; colours: number } {
-  const img = PNG.sync.read(png);
-  let sum = 0;
-  let sq = 0;
-  const colours = new Set<number>();
-  const n = img.width * img.height;
-  for (let i = 0; i < img.data.length; i += 4) {
-    const l = 0.2126 * img.data[i] + 0.7152 * img.data[i + 1] + 0.0722 * img.data[i + 2];
-    sum += l;
-    sq += l * l;
-    if (colours.size < 1000) colours.add((img.data[i] << 16) | (img.data[i + 1] << 8) | img.data[i + 2]);
-  }
-  const mean = sum / n;
-  return { stdev: Math.sqrt(Math.max(0, sq / n - mean * mean)), colours: colours.size };
-}
-
-/** A ledger amount as the page must show it: every digit it has, down to cents, never rounded (en-US, under $1,000). */
-const exact = (v: string) => `$${/^(\d+\.\d{2}\d*?)0*$/.exec(v)![1]}`;
-/** The same in Indonesian: US$ and a decimal comma. */
-const exactId = (v: string) => exact(v).replace('$', 'US$').replace('.', ',');
 const usd2 = (v: string) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(v));
 
-t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI ? 'no Chromium binary (apt-get install chromium)' : false }, async (t) => {
+t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t) => {
   const webDir = path.join(mkdtempSync(path.join(tmpdir(), 'airouter-web-')), 'dist');
   await buildWeb(webDir);
   const s = await startPayments(t, { QRIS_MODE: 'merchant', QRIS_STATIC_PAYLOAD: STATIC_QRIS, QRIS_NOTIFY_SECRET, EPUSDT_MIN_USD: '1', WEB_DIR: webDir });
   const { api, gw } = s;
-  mkdirSync(SHOTS, { recursive: true });
-
-  const browser = await chromium.launch({ executablePath: CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-  t.teardown(() => browser.close());
-  const context = await browser.newContext({ viewport: SIZES.desktop, locale: 'en-US', timezoneId: 'Asia/Jakarta' });
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  const problems: string[] = [];
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  // Failed API calls are logged by Chromium as "Failed to load resource"; those are expected
-  // (the bad-input cases). Anything else (a CSP refusal, an exception) is a fault.
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) problems.push(`console: ${m.text()}`);
-  });
-
+  const browser = await launchBrowser(t);
+  const { page, problems } = await openPage(browser);
+  const shoot = shooter(t, page);
   const alertText = () => page.locator('[role=alert]').first().innerText();
-
-  /** Both sizes: labelled inputs, no sideways scrolling on a phone, a picture with content. */
-  async function shoot(name: string) {
-    for (const [size, viewport] of Object.entries(SIZES)) {
-      await page.setViewportSize(viewport);
-      await page.waitForTimeout(150);
-      const unlabelled = await page.$$eval('input:not([type=hidden]), select', (els) =>
-        els.filter((e) => (e as unknown as { labels: { length: number } | null }).labels?.length === 0 && !e.getAttribute('aria-label')).map((e) => e.outerHTML),
-      );
-      t.same(unlabelled, [], `${name}: every input has a label`);
-      if (size === 'phone') {
-        const wide = await page.evaluate((w) => {
-          const past = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w + 1 && !e.closest('.scroll, nav'));
-          return { width: document.documentElement.scrollWidth, past: past.slice(0, 3).map((e) => e.outerHTML.slice(0, 120)) };
-        }, viewport.width);
-        t.ok(wide.width <= viewport.width, `${name}: fits a phone's width (${wide.width}px)`, { past: wide.past });
-      }
-      const png = await page.screenshot({ fullPage: true });
-      writeFileSync(path.join(SHOTS, `${name}-${size}.png`), png);
-      const stats = pictureStats(png);
-      t.ok(stats.stdev > 12 && stats.colours > 16, `${name} at ${size}: not blank (brightness spread ${stats.stdev.toFixed(1)}, ${stats.colours} colours)`);
-    }
-    await page.setViewportSize(SIZES.desktop);
-  }
 
   const nav = (name: string) => page.getByRole('navigation').getByRole('link', { name, exact: true }).click();
 
@@ -531,77 +471,5 @@ t.test('the dashboard journey in Chromium', { skip: !CHROMIUM && !process.env.CI
   t.equal(new URL(page.url()).pathname + new URL(page.url()).search, '/login?next=%2Fdeposits', 'two 401s end the session once');
   t.equal(await page.evaluate(() => localStorage.getItem('airouter.session')), null, 'a 401 drops the session');
 
-  // A path the dashboard does not have: its own page, with a 404, in the page's language.
-  const missing = await page.goto(`${gw.url}/no-such-page`);
-  t.equal(missing!.status(), 404, 'an unknown path answers 404');
-  await page.getByRole('heading', { name: 'Page not found' }).waitFor();
-  await shoot('notfound');
-
-  // Forgotten password: a link by mail (the test SMTP server), single use; the new password works.
-  await page.goto(`${gw.url}/login`);
-  await page.getByRole('link', { name: 'Forgot your password?' }).click();
-  await page.waitForURL('**/forgot');
-  await page.getByLabel('Email address').fill(email);
-  await page.getByRole('button', { name: 'Send me a reset link' }).click();
-  await page.getByText(`If ${email} has an account`).waitFor();
-  await shoot('forgot');
-  const resetMail = mailText((await s.sink.take(email)).raw);
-  const resetLink = /(https?:\/\/\S+\/reset\?token=[A-Za-z0-9_-]+)/.exec(resetMail)![1];
-  t.ok(resetLink.startsWith(`${gw.url}/reset?token=`), 'the reset link opens this dashboard');
-  await page.goto(resetLink);
-  await page.getByLabel('New password').fill('reset');
-  await page.getByLabel('Repeat the password').fill('reset');
-  await page.getByRole('button', { name: 'Set the new password' }).click();
-  t.equal(await page.locator('#password-error').innerText(), 'Use at least 8 characters.', 'a short new password, under the field');
-  await shoot('reset');
-  const resetPassword = 'a password chosen after a reset';
-  await page.getByLabel('New password').fill(resetPassword);
-  await page.getByLabel('Repeat the password').fill(resetPassword);
-  await page.getByRole('button', { name: 'Set the new password' }).click();
-  await page.waitForURL('**/overview');
-  t.equal((await api('POST', '/login', { body: { email, password: resetPassword } })).status, 200, 'the reset password signs in');
-  t.equal((await api('POST', '/login', { body: { email, password } })).status, 401, 'the old one does not');
-  await page.goto(resetLink);
-  await page.getByLabel('New password').fill('another long password');
-  await page.getByLabel('Repeat the password').fill('another long password');
-  await page.getByRole('button', { name: 'Set the new password' }).click();
-  t.equal(await alertText(), 'This link has already been used. Log in, or ask for a new link.', 'the link works once');
-
-  // Change the password (a wrong current one is refused in Indonesian, under its field), then
-  // sign out everywhere.
-  await page.goto(`${gw.url}/account`);
-  await page.getByLabel('Language').selectOption('id');
-  await page.getByLabel('Kata sandi saat ini').fill('not my password');
-  await page.getByLabel('Kata sandi baru').fill('a changed password');
-  await page.getByLabel('Ulangi kata sandi').fill('a changed password');
-  await page.getByRole('button', { name: 'Ganti kata sandi' }).click();
-  t.equal(await page.locator('#current_password-error').innerText(), 'Kata sandi saat ini salah.', 'a wrong current password, in Indonesian under its field');
-  await shoot('account-id');
-  await page.getByLabel('Kata sandi saat ini').fill(resetPassword);
-  t.equal(await page.locator('#current_password-error').count(), 0, 'cleared on edit');
-  await page.getByRole('button', { name: 'Ganti kata sandi' }).click();
-  await page.getByText('Kata sandi diganti.').waitFor();
-  await page.getByLabel('Bahasa').selectOption('en');
-  t.equal((await api('POST', '/login', { body: { email, password: 'a changed password' } })).status, 200, 'the changed password signs in');
-  const elsewhere = (await api('POST', '/login', { body: { email, password: 'a changed password' } })).json.token;
-  await page.getByRole('button', { name: 'Sign out everywhere' }).click();
-  await page.waitForURL(`${gw.url}/`);
-  t.equal(await page.evaluate(() => localStorage.getItem('airouter.session')), null, 'this browser is signed out');
-  t.equal((await api('GET', '/balance', { token: elsewhere })).status, 401, 'and so is every other session');
-
   t.same(problems, [], 'no script errors and no content-security refusals');
-
-  // A gateway that takes no payments: a new account at $0 is told to ask the operator, in
-  // Indonesian here.
-  const bare = await startDashboard(t, { WEB_DIR: webDir, PUBLIC_URL: '' });
-  const newcomer = await signUp(bare);
-  const idContext = await browser.newContext({ viewport: SIZES.phone, locale: 'id-ID', timezoneId: 'Asia/Jakarta' });
-  const idPage = await idContext.newPage();
-  await idPage.addInitScript((token) => localStorage.setItem('airouter.session', token), newcomer.session);
-  await idPage.goto(`${bare.gw.url}/overview`);
-  await idPage.getByTestId('no-payment').waitFor();
-  t.equal(await idPage.getByTestId('no-payment').innerText(), 'Saldo Anda kosong, dan gateway ini tidak menerima pembayaran daring. Minta operatornya menambahkan kredit ke akun Anda.', 'no payment method: ask the operator');
-  t.equal(await idPage.getByTestId('onboarding').getByRole('link', { name: 'Isi saldo' }).count(), 0, 'and no top-up link that leads nowhere');
-  writeFileSync(path.join(SHOTS, 'overview-no-payment-id-phone.png'), await idPage.screenshot({ fullPage: true }));
-  await idContext.close();
 });
