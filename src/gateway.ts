@@ -101,11 +101,14 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
 
   const app = uws.App();
   const router = new Router(app, log, metrics, config.TRUST_PROXY.length > 0 ? new TrustedProxies(config.TRUST_PROXY) : undefined);
-  registerOps(router, gw);
+  // The dashboard's build first: the catch-all route of ops gives browsers its not-found page.
+  const webNotFound = registerStatic(router, config.webDir, log);
+  registerOps(router, gw, false, webNotFound);
   registerInference(router, gw);
-  registerDashboard(router, gw);
+  // The playground calls this process's own inference surface; on every address, by loopback.
+  const self = { host: ['0.0.0.0', '::', ''].includes(config.HOST) ? (config.HOST === '::' ? '::1' : '127.0.0.1') : config.HOST, port: 0 };
+  registerDashboard(router, gw, undefined, self);
   registerPayments(router, gw);
-  registerStatic(router, config.webDir, log);
 
   const listen = (on: typeof app, host: string, port: number) =>
     new Promise<us_listen_socket | false>((resolve) => on.listen(host, port, (socket) => resolve(socket || false)));
@@ -128,6 +131,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
     throw new ConfigError(`cannot listen on ${where} (port in use?)`);
   }
   const port = uws.us_socket_local_port(listenSocket);
+  self.port = port;
   log.info({ port, host: config.HOST, catalogue: catalogue.current.source, models: catalogue.current.list.length }, 'gateway listening');
 
   let stopped: Promise<void> | undefined;

@@ -21,9 +21,12 @@ export interface WebManifest {
   entry: { js: string; css?: string; preload: string[] };
 }
 
+/** The gateway's error vocabulary, which the app imports (one source for both sides). */
+const SHARED = [path.join(WEB, '..', 'src', 'dashboard', 'error-codes.ts')];
+
 /** The sources, this script and the locked dependency versions: what decides the output. */
 export const sourceHash = (): string =>
-  hashOf(WEB, [path.join(WEB, 'src'), fileURLToPath(import.meta.url), path.join(WEB, '..', 'package-lock.json')]);
+  hashOf(WEB, [path.join(WEB, 'src'), ...SHARED, fileURLToPath(import.meta.url), path.join(WEB, '..', 'package-lock.json')]);
 
 export function readManifest(dir: string): WebManifest | undefined {
   try {

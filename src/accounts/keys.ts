@@ -93,7 +93,7 @@ export async function createKey(sql: Sql, userId: string, name = '', limits: Omi
 export function listKeys(sql: Sql, userId: string): Promise<KeyRow[]> {
   return sql<KeyRow[]>`
     SELECT id, name, prefix, created_at, last_used_at, revoked_at, rpm_limit, spend_limit_nano, spend_limit_period FROM api_keys
-    WHERE user_id = ${userId} ORDER BY created_at DESC, id`;
+    WHERE user_id = ${userId} AND NOT ephemeral ORDER BY created_at DESC, id`;
 }
 
 /**

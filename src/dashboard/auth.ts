@@ -12,6 +12,7 @@ import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import { badRequest, conflict, tooManyAttempts, unauthorized } from './errors.js';
 import { readJson, type Reply } from './http.js';
+import { linkBase } from './links.js';
 import { alreadyRegisteredMail, verificationMail, type Mailer } from './mail.js';
 import { LoginBody, parseBody, RegisterBody, VerifyBody } from './schemas.js';
 import { closeSession, openSession, randomToken, requireSession } from './sessions.js';
@@ -64,7 +65,7 @@ export const EMAIL_FACTOR = 10;
  * pass the check before any of them was counted. Stopping at the first refusal keeps a flood
  * that is already refused by its address out of the wider buckets behind it.
  */
-async function limit(gw: Gateway, buckets: [name: string, max: number][], what: string): Promise<void> {
+export async function limit(gw: Gateway, buckets: [name: string, max: number][], what: string): Promise<void> {
   for (const [name, max] of buckets) {
     const hit = await gw.hot.hit(name, gw.config.LOGIN_WINDOW_S);
     if (hit.count > max) throw tooManyAttempts(hit.ttlS, `Too many ${what}; try again in ${hit.ttlS} seconds.`);
@@ -80,14 +81,14 @@ export function authHandlers(gw: Gateway, mailer: Mailer) {
    * out: an unknown email costs two inserts, a known one none, and the SMTP server's pace is
    * its own; none of that may show in how long the answer takes.
    */
-  async function completeSignup(email: string): Promise<void> {
+  async function completeSignup(email: string, base: string): Promise<void> {
     await gw.sql`INSERT INTO users (email) VALUES (${email}) ON CONFLICT (email) DO NOTHING`;
     const [user] = await gw.sql<{ id: string; verified: boolean; has_password: boolean }[]>`
       SELECT id, email_verified_at IS NOT NULL AS verified, password_hash IS NOT NULL AS has_password
       FROM users WHERE email = ${email}`;
     if (user.verified && user.has_password) {
       // An existing account is left exactly as it is; its owner is only told someone tried.
-      await mailer.send(alreadyRegisteredMail(email, `${gw.config.publicUrl}/login`));
+      await mailer.send(alreadyRegisteredMail(email, `${base}/login`, `${base}/reset`));
       return;
     }
     // Unverified, or created by an operator without a password: the link lets the mailbox
@@ -96,7 +97,7 @@ export function authHandlers(gw: Gateway, mailer: Mailer) {
     await gw.sql`
       INSERT INTO email_tokens (token_hash, user_id, expires_at)
       VALUES (${hashSecret(token)}, ${user.id}, now() + make_interval(secs => ${EMAIL_TOKEN_TTL_S}))`;
-    await mailer.send(verificationMail(email, `${gw.config.publicUrl}/verify?token=${token}`));
+    await mailer.send(verificationMail(email, `${base}/verify?token=${token}`));
   }
 
   async function register(ex: Exchange): Promise<Reply> {
@@ -105,8 +106,9 @@ export function authHandlers(gw: Gateway, mailer: Mailer) {
     // Each request may send a mail: bounded per client and per inbox, like logins.
     const max = gw.config.LOGIN_MAX_ATTEMPTS;
     await limit(gw, [[`register:a:${clientOf(ex.remoteAddress)}`, max], [`register:e:${emailTag(email)}`, max]], 'signup requests');
+    const base = linkBase(gw, ex);
     setImmediate(() => {
-      completeSignup(email).catch((err: unknown) => gw.log.error({ err, email: emailTag(email) }, 'signup after the answer failed'));
+      completeSignup(email, base).catch((err: unknown) => gw.log.error({ err, email: emailTag(email) }, 'signup after the answer failed'));
     });
     return { status: 202, body: { status: 'verification_sent' } };
   }

@@ -1,8 +1,17 @@
-// The dashboard's error envelope (API.md §3): `{"error":{"code","message"}}`. Its own error
-// type extends GatewayError so that the router neither logs it as a bug nor rewrites it.
+// The dashboard's error envelope (API.md §3): `{"error":{"code","message","param"?,"reason"?,
+// "params"?}}`. Its own error type extends GatewayError so that the router neither logs it as a
+// bug nor rewrites it. The message is for people reading logs and curl output; clients word
+// the refusal themselves from code, reason and params (error-codes.ts).
 
 import { GatewayError, type ErrorKind } from '../errors.js';
 import type { Exchange } from '../server/exchange.js';
+import type { ErrorBody, ErrorParams, FieldReason } from './error-codes.js';
+
+export interface ErrorDetail {
+  param?: string;
+  reason?: FieldReason;
+  params?: ErrorParams;
+}
 
 const KIND_BY_STATUS: Record<number, ErrorKind> = {
   400: 'invalid_request',
@@ -17,17 +26,19 @@ const KIND_BY_STATUS: Record<number, ErrorKind> = {
 
 export class DashboardError extends GatewayError {
   readonly httpStatus: number;
-  constructor(status: number, code: string, message: string, retryAfter?: number) {
+  readonly detail?: ErrorDetail;
+  constructor(status: number, code: string, message: string, retryAfter?: number, detail?: ErrorDetail) {
     super(KIND_BY_STATUS[status] ?? 'invalid_request', message, { code, retryAfter });
     this.name = 'DashboardError';
     this.httpStatus = status;
+    this.detail = detail;
   }
   override get status(): number {
     return this.httpStatus;
   }
 }
 
-export const badRequest = (code: string, message: string) => new DashboardError(400, code, message);
+export const badRequest = (code: string, message: string, detail?: ErrorDetail) => new DashboardError(400, code, message, undefined, detail);
 export const unauthorized = (code: string, message: string) => new DashboardError(401, code, message);
 export const notFound = (message = 'Not found.') => new DashboardError(404, 'not_found', message);
 export const conflict = (code: string, message: string) => new DashboardError(409, code, message);
@@ -53,15 +64,18 @@ const FROM_KIND: Record<ErrorKind, [number, string]> = {
 export function renderDashboardError(ex: Exchange, err: GatewayError): void {
   let status: number;
   let code: string;
+  let detail: ErrorDetail | undefined;
   if (err instanceof DashboardError) {
     status = err.status;
     code = err.code ?? 'error';
+    detail = err.detail;
   } else {
     [status, code] = FROM_KIND[err.kind];
   }
   const headers: Record<string, string> = { 'cache-control': 'no-store' };
   if (err.retryAfter !== undefined) headers['retry-after'] = String(err.retryAfter);
-  ex.json(status, { error: { code, message: err.message } }, headers);
+  const body = { code, message: err.message, ...detail } as ErrorBody;
+  ex.json(status, { error: body }, headers);
 }
 
 /** Postgres or Redis unreachable, as opposed to a bug: worth a 503 the client may retry. */

@@ -54,7 +54,7 @@ export function keyHandlers(gw: Gateway) {
     const { userId } = await requireSession(gw, ex);
     const { name, limits } = parseBody(CreateKeyBody, await raw);
     const [{ live }] = await gw.sql<{ live: bigint }[]>`
-      SELECT count(*) AS live FROM api_keys WHERE user_id = ${userId} AND revoked_at IS NULL`;
+      SELECT count(*) AS live FROM api_keys WHERE user_id = ${userId} AND revoked_at IS NULL AND NOT ephemeral`;
     if (live >= BigInt(MAX_LIVE_KEYS)) {
       throw conflict('too_many_keys', `An account can hold at most ${MAX_LIVE_KEYS} live keys; revoke one first.`);
     }

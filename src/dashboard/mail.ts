@@ -65,7 +65,7 @@ export function verificationMail(to: string, link: string): Mail {
   };
 }
 
-export function alreadyRegisteredMail(to: string, link: string): Mail {
+export function alreadyRegisteredMail(to: string, link: string, resetLink: string): Mail {
   return {
     to,
     link,
@@ -78,7 +78,30 @@ export function alreadyRegisteredMail(to: string, link: string): Mail {
       '',
       link,
       '',
+      'Forgot the password? Ask for a reset link here:',
+      '',
+      resetLink,
+      '',
       'If you did not ask for this, you can ignore this message.',
+    ].join('\n'),
+  };
+}
+
+export function resetMail(to: string, link: string, ttlMin: number): Mail {
+  return {
+    to,
+    link,
+    subject: 'Reset your airouter password',
+    text: [
+      'Hello,',
+      '',
+      'Someone (hopefully you) asked to reset the password of the airouter account with this address.',
+      `To choose a new password, open this link within ${ttlMin} minutes (it works once):`,
+      '',
+      link,
+      '',
+      'Choosing a new password signs out every session of the account.',
+      'If you did not ask for this, ignore this message: the password stays as it is.',
     ].join('\n'),
   };
 }

@@ -3,7 +3,10 @@
 // registered route is described and that answers carry the documented fields.
 
 import { RANGES, LIMITS } from './schemas.js';
+import { ERROR_CODES, FIELD_REASONS } from './error-codes.js';
 import { MAX_LIVE_KEYS } from './keys.js';
+import { EXPORT_MAX_ROWS } from './usage-export.js';
+import { PLAYGROUND_LIMITS } from './playground.js';
 import { SPEND_PERIODS } from '../billing/key-limits.js';
 import { SURFACE_NAMES } from '../dialects/index.js';
 
@@ -28,6 +31,12 @@ const rangeParams = [
 const pageParams = [
   { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: LIMITS.pageMax, default: LIMITS.pageDefault } },
   { name: 'cursor', in: 'query', schema: { type: 'string', maxLength: LIMITS.cursor }, description: 'next_cursor of the previous page, unchanged.' },
+];
+
+const usageFilterParams = [
+  { name: 'model', in: 'query', schema: { type: 'string', maxLength: LIMITS.model } },
+  { name: 'key_id', in: 'query', schema: { type: 'string', format: 'uuid' } },
+  { name: 'status', in: 'query', schema: { type: 'string', pattern: '^(ok|error|[1-5][0-9]{2})$' }, description: 'ok: 2xx; error: anything else (refused, failed, cut short); or one status code' },
 ];
 
 const tokenTotals = {
@@ -100,7 +109,7 @@ export function openApiDocument(publicUrl: string) {
       version: '1',
       description:
         'Accounts, sessions, service keys, usage, balance and deposits. JSON in and out. Money is a decimal string of USD with nine decimals; ' +
-        'prices are JSON numbers in USD per million tokens. Errors: {"error":{"code","message"}}.',
+        'prices are JSON numbers in USD per million tokens. Errors: {"error":{"code","message","param"?,"reason"?,"params"?}}.',
     },
     servers: [{ url: `${publicUrl}/api/dashboard` }],
     security: [{ session: [] }],
@@ -150,6 +159,51 @@ export function openApiDocument(publicUrl: string) {
       },
       '/logout': {
         post: { summary: 'End this session', responses: { '204': { description: 'Signed out' }, ...errors(401) } },
+      },
+      '/logout-all': {
+        post: { summary: 'End every session of the account, this one included', responses: { '204': { description: 'Signed out everywhere' }, ...errors(401) } },
+      },
+      '/password': {
+        post: {
+          summary: 'Change the password',
+          description: 'Needs the current password (wrong_password, param current_password, otherwise; attempts limited like logins). Ends every other session of the account and every outstanding emailed link.',
+          requestBody: {
+            required: true,
+            content: json({
+              type: 'object',
+              properties: { current_password: { type: 'string', minLength: 1, maxLength: LIMITS.passwordMax }, new_password: { type: 'string', minLength: LIMITS.passwordMin, maxLength: LIMITS.passwordMax } },
+              required: ['current_password', 'new_password'],
+            }),
+          },
+          responses: { '204': { description: 'Changed' }, ...errors(400, 401, 413, 429) },
+        },
+      },
+      '/password-reset': {
+        post: {
+          summary: 'Mail a password reset link',
+          description: 'Answers the same whether or not the email has an account; only an account that is set up gets the mail. The link is {PUBLIC_URL}/reset?token=…, valid one hour, single use.',
+          security: [],
+          requestBody: { required: true, content: json({ type: 'object', properties: { email: { type: 'string', format: 'email', maxLength: LIMITS.email } }, required: ['email'] }) },
+          responses: { '202': ok('Accepted', { type: 'object', properties: { status: { const: 'reset_sent' } }, required: ['status'] }), ...errors(400, 413, 429) },
+        },
+      },
+      '/password-reset/confirm': {
+        post: {
+          summary: 'Set a new password from a reset link; ends every session and opens a new one',
+          security: [],
+          requestBody: {
+            required: true,
+            content: json({
+              type: 'object',
+              properties: {
+                token: { type: 'string', maxLength: LIMITS.token, description: 'The token from the mailed link' },
+                password: { type: 'string', minLength: LIMITS.passwordMin, maxLength: LIMITS.passwordMax },
+              },
+              required: ['token', 'password'],
+            }),
+          },
+          responses: { '200': ok('Password set, signed in', session), ...errors(400, 413) },
+        },
       },
       '/keys': {
         get: {
@@ -205,8 +259,7 @@ export function openApiDocument(publicUrl: string) {
           parameters: [
             ...rangeParams,
             ...pageParams,
-            { name: 'model', in: 'query', schema: { type: 'string', maxLength: LIMITS.model } },
-            { name: 'key_id', in: 'query', schema: { type: 'string', format: 'uuid' } },
+            ...usageFilterParams,
           ],
           responses: {
             '200': ok('One page', {
@@ -214,6 +267,21 @@ export function openApiDocument(publicUrl: string) {
               properties: { data: { type: 'array', items: ref('UsageRecord') }, next_cursor: { type: ['string', 'null'], description: 'null on the last page' } },
               required: ['data', 'next_cursor'],
             }),
+            ...errors(400, 401),
+          },
+        },
+      },
+      '/usage.csv': {
+        get: {
+          summary: 'The usage log as CSV, with the same filters, newest first',
+          description: `Every matching record up to ${EXPORT_MAX_ROWS} (x-truncated: true past that), with the key's name. Cells starting like a spreadsheet formula (=, +, -, @) are quoted with a leading apostrophe.`,
+          parameters: [...rangeParams, ...usageFilterParams],
+          responses: {
+            '200': {
+              description: 'CSV (RFC 4180, CRLF), one header line',
+              headers: { 'x-rows': { schema: { type: 'integer' } }, 'x-truncated': { schema: { type: 'string', enum: ['true', 'false'] } } },
+              content: { 'text/csv': { schema: { type: 'string' } } },
+            },
             ...errors(400, 401),
           },
         },
@@ -382,6 +450,35 @@ export function openApiDocument(publicUrl: string) {
           },
         },
       },
+      '/playground': {
+        post: {
+          summary: 'Send a prompt through the inference path on the caller\'s balance, as an event stream',
+          description:
+            'The gateway mints an ephemeral key of the caller (never shown, not listed, revoked when the answer ends) and calls POST /v1/chat/completions ' +
+            'with stream and include_usage; the answer is that surface\'s event stream, relayed. x-request-id names the usage record, which appears in GET /usage once written. ' +
+            'Refusals of the inference surface come in this API\'s envelope: 402 insufficient_balance, 404 not_found (model), 429 too_many_attempts.',
+          requestBody: {
+            required: true,
+            content: json({
+              type: 'object',
+              properties: {
+                model: { type: 'string', maxLength: LIMITS.model, description: 'A catalogue model id' },
+                prompt: { type: 'string', minLength: 1, maxLength: PLAYGROUND_LIMITS.prompt },
+                max_tokens: { type: 'integer', minimum: 1, maximum: PLAYGROUND_LIMITS.maxTokens, default: PLAYGROUND_LIMITS.defaultMaxTokens },
+              },
+              required: ['model', 'prompt'],
+            }),
+          },
+          responses: {
+            '200': {
+              description: 'The chat-completions event stream (data: {…} lines, then data: [DONE])',
+              headers: { 'x-request-id': { schema: { type: 'string' } } },
+              content: { 'text/event-stream': { schema: { type: 'string' } } },
+            },
+            ...errors(400, 401, 402, 404, 413, 429),
+          },
+        },
+      },
       '/openapi.json': {
         get: { summary: 'This document', security: [], responses: { '200': ok('OpenAPI 3.1', { type: 'object' }) } },
       },
@@ -394,7 +491,17 @@ export function openApiDocument(publicUrl: string) {
           properties: {
             error: {
               type: 'object',
-              properties: { code: { type: 'string', pattern: '^[a-z_]+$' }, message: { type: 'string' } },
+              properties: {
+                code: { type: 'string', enum: [...ERROR_CODES] },
+                message: { type: 'string', description: 'In English, for people; clients word the refusal from code, reason and params' },
+                param: { type: 'string', description: 'The body field or query parameter at fault (dotted path)' },
+                reason: { type: 'string', enum: [...FIELD_REASONS], description: 'The rule the field broke' },
+                params: {
+                  type: 'object',
+                  description: "The rule's figures: min, max (numbers, or decimal strings for amounts), allowed (the values allowed), decimals",
+                  additionalProperties: { oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'array', items: { type: 'string' } }] },
+                },
+              },
               required: ['code', 'message'],
             },
           },
@@ -418,6 +525,7 @@ export function openApiDocument(publicUrl: string) {
           properties: {
             id: { type: 'string', pattern: '^\\d+$' },
             created_at: instant('When the request ended'),
+            request_id: { type: 'string', description: 'The x-request-id the client was answered with' },
             model: { type: 'string' },
             key_id: { type: ['string', 'null'], format: 'uuid' },
             surface: { type: 'string', enum: SURFACE_NAMES },
@@ -431,7 +539,7 @@ export function openApiDocument(publicUrl: string) {
             latency_ms: int('Total time'),
             ttft_ms: { type: ['integer', 'null'], minimum: 0, description: 'Time to the first token (streams)' },
           },
-          required: ['id', 'created_at', 'model', 'key_id', 'surface', 'stream', 'status', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'cost_usd', 'official_cost_usd', 'latency_ms', 'ttft_ms'],
+          required: ['id', 'created_at', 'request_id', 'model', 'key_id', 'surface', 'stream', 'status', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'cost_usd', 'official_cost_usd', 'latency_ms', 'ttft_ms'],
         },
         Deposit: { type: 'object', properties: deposit, required: Object.keys(deposit) },
         DepositDetail: { type: 'object', properties: depositDetail, required: Object.keys(depositDetail) },
@@ -458,7 +566,8 @@ export function openApiDocument(publicUrl: string) {
         },
         ...Object.fromEntries(
           [
-            [400, 'Invalid input (codes: invalid_json, invalid_text, invalid_request, invalid_range, invalid_cursor, invalid_token, token_used, token_expired, amount_out_of_range)'],
+            [400, 'Invalid input (codes: invalid_json, invalid_text, invalid_request, invalid_range, invalid_cursor, invalid_token, token_used, token_expired, amount_out_of_range, wrong_password); param, reason and params name the field and its rule'],
+            [402, 'The balance cannot cover the request (insufficient_balance)'],
             [401, 'No session, an invalid or expired one (unauthorized, invalid_session), or wrong credentials (invalid_credentials)'],
             [404, 'Not found, or not yours (not_found); a deposit method that is not enabled (method_disabled)'],
             [409, 'Conflict (already_verified, too_many_keys)'],

@@ -8,12 +8,17 @@ import { dashRoute, PREFIX } from './http.js';
 import { keyHandlers } from './keys.js';
 import { createMailer, type Mailer } from './mail.js';
 import { openApiDocument } from './openapi.js';
+import { passwordHandlers } from './passwords.js';
+import { registerPlayground, type SelfAddress } from './playground.js';
 import { publicStatsHandler } from './public-stats.js';
 import { usageHandlers } from './usage.js';
+import { usageExportHandler } from './usage-export.js';
 
 /** The dashboard API (API.md §3), GET /api/public/stats and GET /api/public/models. */
-export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = createMailer(gw.config, gw.log)): void {
+/** `self` is where this process listens (its port is filled in once it does): the playground calls the inference surface there. */
+export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = createMailer(gw.config, gw.log), self?: SelfAddress): void {
   const auth = authHandlers(gw, mailer);
+  const passwords = passwordHandlers(gw, mailer);
   const keys = keyHandlers(gw);
   const usage = usageHandlers(gw);
   const account = accountHandlers(gw);
@@ -30,6 +35,10 @@ export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = 
   route('post', '/verify', 'verify', auth.verify);
   route('post', '/login', 'login', auth.login);
   route('post', '/logout', 'logout', auth.logout);
+  route('post', '/logout-all', 'logout_all', passwords.logoutAll);
+  route('post', '/password', 'password_change', passwords.change);
+  route('post', '/password-reset', 'password_reset', passwords.requestReset);
+  route('post', '/password-reset/confirm', 'password_reset_confirm', passwords.confirmReset);
   route('get', '/keys', 'keys_list', keys.list);
   route('post', '/keys', 'keys_create', keys.create);
   // Two workarounds for src/server until it is fixed there: Router registers 'delete' as
@@ -41,6 +50,7 @@ export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = 
     handler: (ex) => (ex.method === 'DELETE' ? keys.revoke(ex) : ex.method === 'PATCH' ? keys.update(ex) : unknown(ex)),
   });
   route('get', '/usage', 'usage', usage.list);
+  route('get', '/usage.csv', 'usage_csv', usageExportHandler(gw));
   route('get', '/usage-stats', 'usage_stats', usage.stats);
   route('get', '/catalog', 'catalog', account.catalogue);
   route('get', '/balance', 'balance', account.balance);
@@ -49,6 +59,7 @@ export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = 
   route('get', '/deposit/info', 'deposit_info', deposits.info);
   route('post', '/topup/qris', 'topup_qris', deposits.topupQris);
   route('post', '/deposit/epusdt/create', 'deposit_epusdt_create', deposits.epusdtCreate);
+  if (self) registerPlayground(router, gw, self);
   route('get', '/openapi.json', 'openapi', async () => ({ status: 200, json: openapi, headers: { 'cache-control': 'public, max-age=300' } }));
 
   dashRoute(router, gw, { method: 'any', path: `${PREFIX}/*`, name: 'dashboard_unknown', handler: unknown });

@@ -2,7 +2,8 @@
 // before any pattern runs, so a megabyte of input costs a length check, not a regex.
 
 import * as v from 'valibot';
-import { badRequest } from './errors.js';
+import { badRequest, type ErrorDetail } from './errors.js';
+import type { ErrorParams, FieldReason } from './error-codes.js';
 import { decodeCursor, type Cursor, type CursorKind } from './cursor.js';
 import { usdCents } from '../payments/amounts.js';
 import type { KeyChanges } from '../accounts/keys.js';
@@ -21,6 +22,16 @@ export const LIMITS = {
   pageMax: 500,
   pageDefault: 50,
 } as const;
+
+/**
+ * Rules whose valibot issue type does not say which rule it was (checks, transforms, picklists):
+ * their message names the reason and figures a client words the refusal from.
+ */
+const RULES = new Map<string, { reason: FieldReason; params?: ErrorParams }>();
+const rule = (reason: FieldReason, message: string, params?: ErrorParams) => {
+  RULES.set(message, { reason, params });
+  return message;
+};
 
 const Email = v.pipe(
   v.string('must be a string'),
@@ -57,12 +68,15 @@ const KeyName = v.pipe(
   v.trim(),
   v.maxLength(LIMITS.name, `must be at most ${LIMITS.name} characters`),
   // eslint-disable-next-line no-control-regex
-  v.regex(/^[^\u0000-\u001f\u007f]*$/, 'must not contain control characters'),
+  v.regex(/^[^\u0000-\u001f\u007f]*$/, rule('control_characters', 'must not contain control characters')),
 );
 
 export const RegisterBody = v.object({ email: Email }, 'must be a JSON object');
 export const VerifyBody = v.object({ token: EmailToken, password: NewPassword }, 'must be a JSON object');
 export const LoginBody = v.object({ email: Email, password: AnyPassword }, 'must be a JSON object');
+export const ChangePasswordBody = v.object({ current_password: AnyPassword, new_password: NewPassword }, 'must be a JSON object');
+export const ResetRequestBody = v.object({ email: Email }, 'must be a JSON object');
+export const ResetConfirmBody = v.object({ token: EmailToken, password: NewPassword }, 'must be a JSON object');
 // ---- key limits ----
 
 /** The api_keys.rpm_limit column is a Postgres integer. */
@@ -86,18 +100,18 @@ const SpendLimitUsd = v.nullable(
       try {
         nano = usdToNano(dataset.value);
       } catch {
-        addIssue({ message: 'must be a USD amount with at most 9 decimals, e.g. 25 or "0.50"' });
+        addIssue({ message: rule('invalid_amount', 'must be a USD amount with at most 9 decimals, e.g. 25 or "0.50"', { max: MAX_SPEND_USD, decimals: 9 }) });
         return NEVER;
       }
       if (nano <= 0n || nano > BigInt(MAX_SPEND_USD) * NANO_PER_USD) {
-        addIssue({ message: `must be more than 0 and at most ${MAX_SPEND_USD} (null removes the limit)` });
+        addIssue({ message: rule('invalid_amount', `must be more than 0 and at most ${MAX_SPEND_USD} (null removes the limit)`, { max: MAX_SPEND_USD, decimals: 9 }) });
         return NEVER;
       }
       return nano;
     }),
   ),
 );
-const SpendPeriod = v.picklist(SPEND_PERIODS, `must be one of ${SPEND_PERIODS.join(', ')}`);
+const SpendPeriod = v.picklist(SPEND_PERIODS, rule('not_allowed', `must be one of ${SPEND_PERIODS.join(', ')}`, { allowed: [...SPEND_PERIODS] }));
 const LimitEntries = {
   rpm_limit: v.optional(RpmLimit),
   spend_limit_usd: v.optional(SpendLimitUsd),
@@ -107,9 +121,9 @@ type LimitInput = { rpm_limit?: number | null; spend_limit_usd?: bigint | null; 
 
 /** A cap needs its period, and a period means nothing without a cap in the same body. */
 const periodGiven = (b: LimitInput) => !(typeof b.spend_limit_usd === 'bigint' && b.spend_limit_period === undefined);
-const PERIOD_MISSING = 'is required with spend_limit_usd (day, week, month or total)';
+const PERIOD_MISSING = rule('period_required', 'is required with spend_limit_usd (day, week, month or total)');
 const capGiven = (b: LimitInput) => !(b.spend_limit_period !== undefined && typeof b.spend_limit_usd !== 'bigint');
-const CAP_MISSING = 'is given only together with a spend_limit_usd amount';
+const CAP_MISSING = rule('period_without_cap', 'is given only together with a spend_limit_usd amount');
 
 /** The limits of a parsed body as key changes: absent stays, null removes. */
 function limitChanges(b: LimitInput): Omit<KeyChanges, 'name'> {
@@ -136,7 +150,7 @@ export const Uuid = v.pipe(v.string(), v.maxLength(36), v.uuid());
 
 // Deposit amounts: a JSON number or its decimal text, compared and converted exactly later.
 const WholeRupiah = v.pipe(
-  v.union([v.pipe(v.number(), v.safeInteger()), v.pipe(v.string(), v.trim(), v.regex(/^\d{1,15}$/))], 'must be a whole number of rupiah'),
+  v.union([v.pipe(v.number(), v.safeInteger()), v.pipe(v.string(), v.trim(), v.regex(/^\d{1,15}$/))], rule('not_integer', 'must be a whole number of rupiah')),
   v.transform((x) => BigInt(x)),
 );
 const UsdAmount = v.pipe(
@@ -144,7 +158,7 @@ const UsdAmount = v.pipe(
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     const cents = usdCents(dataset.value);
     if (cents === null) {
-      addIssue({ message: 'must be a USD amount with at most 2 decimals, e.g. 25 or "25.50"' });
+      addIssue({ message: rule('invalid_amount', 'must be a USD amount with at most 2 decimals, e.g. 25 or "25.50"', { decimals: 2 }) });
       return NEVER;
     }
     return cents;
@@ -195,7 +209,7 @@ const Instant = v.pipe(
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     const date = parseInstant(dataset.value);
     if (!date) {
-      addIssue({ message: 'must be an ISO-8601 date or instant, e.g. 2025-01-31 or 2025-01-31T12:00:00Z' });
+      addIssue({ message: rule('invalid_date', 'must be an ISO-8601 date or instant, e.g. 2025-01-31 or 2025-01-31T12:00:00Z') });
       return NEVER;
     }
     return date;
@@ -205,12 +219,12 @@ const Instant = v.pipe(
 const RangeEntries = {
   from: v.optional(Instant),
   to: v.optional(Instant),
-  range: v.optional(v.picklist(Object.keys(RANGES) as RangeName[], `must be one of ${Object.keys(RANGES).join(', ')}`)),
+  range: v.optional(v.picklist(Object.keys(RANGES) as RangeName[], rule('not_allowed', `must be one of ${Object.keys(RANGES).join(', ')}`, { allowed: Object.keys(RANGES) }))),
 };
 
 const Limit = v.pipe(
   v.string(),
-  v.regex(/^\d{1,4}$/, `must be a whole number from 1 to ${LIMITS.pageMax}`),
+  v.regex(/^\d{1,4}$/, rule('not_integer', `must be a whole number from 1 to ${LIMITS.pageMax}`, { min: 1, max: LIMITS.pageMax })),
   v.transform(Number),
   v.minValue(1, `must be at least 1`),
   v.maxValue(LIMITS.pageMax, `must be at most ${LIMITS.pageMax}`),
@@ -222,7 +236,7 @@ const CursorParam = (kind: CursorKind) => v.pipe(
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     const c = decodeCursor(kind, dataset.value);
     if (!c) {
-      addIssue({ message: 'is not a cursor from this list (pass its next_cursor back unchanged)' });
+      addIssue({ message: rule('invalid_cursor', 'is not a cursor from this list (pass its next_cursor back unchanged)') });
       return NEVER;
     }
     return c;
@@ -244,8 +258,8 @@ function resolveRange(q: { from?: Date; to?: Date; range?: RangeName }): TimeRan
 type RangeInput = { from?: Date; to?: Date; range?: RangeName };
 const notMixed = (q: RangeInput) => !(q.range && (q.from || q.to));
 const ordered = (q: RangeInput) => !(q.from && q.to && q.from.getTime() > q.to.getTime());
-const MIXED = 'Give either "range" or "from"/"to", not both';
-const DISORDERED = '"from" must not be after "to"';
+const MIXED = rule('mixed_range', 'Give either "range" or "from"/"to", not both');
+const DISORDERED = rule('disordered_range', '"from" must not be after "to"');
 
 export const StatsQuery = v.pipe(
   v.object(RangeEntries),
@@ -254,17 +268,40 @@ export const StatsQuery = v.pipe(
   v.transform((q) => resolveRange(q)),
 );
 
+/** `ok` (2xx), `error` (anything else: refused, failed, cut short) or one status code. */
+const StatusFilter = v.pipe(
+  v.string(),
+  v.regex(/^(ok|error|[1-5]\d\d)$/, rule('not_allowed', 'must be ok, error or a status code such as 429', { allowed: ['ok', 'error', '100–599'] })),
+  v.transform((s): UsageStatus => (s === 'ok' || s === 'error' ? s : Number(s))),
+);
+export type UsageStatus = 'ok' | 'error' | number;
+
+const UsageFilterEntries = {
+  ...RangeEntries,
+  model: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(LIMITS.model, `must be at most ${LIMITS.model} characters`))),
+  key_id: v.optional(v.pipe(v.string(), v.maxLength(36, 'must be a key id'), v.uuid('must be a key id'))),
+  status: v.optional(StatusFilter),
+};
+type UsageFilterInput = RangeInput & { model?: string; key_id?: string; status?: UsageStatus };
+const usageFilter = (q: UsageFilterInput) => ({ ...resolveRange(q), model: q.model, keyId: q.key_id?.toLowerCase(), status: q.status });
+export type UsageFilter = ReturnType<typeof usageFilter>;
+
 export const UsageQuery = v.pipe(
   v.object({
-    ...RangeEntries,
+    ...UsageFilterEntries,
     limit: v.optional(Limit, String(LIMITS.pageDefault)),
     cursor: v.optional(CursorParam('usage')),
-    model: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(LIMITS.model, `must be at most ${LIMITS.model} characters`))),
-    key_id: v.optional(v.pipe(v.string(), v.maxLength(36, 'must be a key id'), v.uuid('must be a key id'))),
   }),
   v.check((q) => notMixed(q), MIXED),
   v.check((q) => ordered(q), DISORDERED),
-  v.transform((q) => ({ ...resolveRange(q), limit: q.limit, cursor: q.cursor as Cursor | undefined, model: q.model, keyId: q.key_id?.toLowerCase() })),
+  v.transform((q) => ({ ...usageFilter(q), limit: q.limit, cursor: q.cursor as Cursor | undefined })),
+);
+
+export const UsageExportQuery = v.pipe(
+  v.object(UsageFilterEntries),
+  v.check((q) => notMixed(q), MIXED),
+  v.check((q) => ordered(q), DISORDERED),
+  v.transform((q) => usageFilter(q)),
 );
 
 export const DepositsQuery = v.pipe(
@@ -292,9 +329,28 @@ function describe(issue: v.BaseIssue<unknown>, where: 'body' | 'query'): string 
   return `${field} ${issue.message}.`;
 }
 
+/** Which rule a field broke, with its figures: valibot's issue type, or the rule's own entry. */
+const BY_TYPE: Record<string, FieldReason> = {
+  min_length: 'too_short', max_length: 'too_long', non_empty: 'required', email: 'invalid_email', regex: 'invalid_format',
+  uuid: 'invalid_format', min_value: 'too_small', max_value: 'too_large', safe_integer: 'not_integer', integer: 'not_integer',
+};
+const FIGURE: Partial<Record<FieldReason, string>> = { too_short: 'min', too_small: 'min', too_long: 'max', too_large: 'max' };
+
+export function issueDetail(issue: v.BaseIssue<unknown>): ErrorDetail {
+  const path = issuePath(issue);
+  const param = path ? { param: path } : {};
+  const own = RULES.get(issue.message);
+  if (own) return { ...param, reason: own.reason, ...(own.params ? { params: own.params } : {}) };
+  if (issue.kind === 'schema') return { ...param, reason: issue.input === undefined ? 'required' : 'invalid_type' };
+  const reason = BY_TYPE[issue.type] ?? 'invalid_format';
+  const figure = FIGURE[reason];
+  const requirement = (issue as { requirement?: unknown }).requirement;
+  return { ...param, reason, ...(figure && typeof requirement === 'number' ? { params: { [figure]: requirement } } : {}) };
+}
+
 export function parseBody<S extends v.GenericSchema>(schema: S, body: unknown): v.InferOutput<S> {
   const r = v.safeParse(schema, body);
-  if (!r.success) throw badRequest('invalid_request', describe(r.issues[0], 'body'));
+  if (!r.success) throw badRequest('invalid_request', describe(r.issues[0], 'body'), issueDetail(r.issues[0]));
   return r.output;
 }
 
@@ -305,14 +361,14 @@ export function parseBody<S extends v.GenericSchema>(schema: S, body: unknown): 
 export function parseQuery<S extends v.GenericSchema>(schema: S, query: URLSearchParams): v.InferOutput<S> {
   const obj: Record<string, string> = {};
   for (const [k, value] of query) {
-    if (Object.hasOwn(obj, k)) throw badRequest('invalid_request', `Query parameter "${k}" is given more than once.`);
+    if (Object.hasOwn(obj, k)) throw badRequest('invalid_request', `Query parameter "${k}" is given more than once.`, { param: k.slice(0, 50), reason: 'repeated' });
     obj[k] = value;
   }
   const r = v.safeParse(schema, obj);
   if (!r.success) {
     const issue = r.issues[0];
     const code = issuePath(issue) === 'cursor' ? 'invalid_cursor' : ['from', 'to', 'range', ''].includes(issuePath(issue)) ? 'invalid_range' : 'invalid_request';
-    throw badRequest(code, describe(issue, 'query'));
+    throw badRequest(code, describe(issue, 'query'), issueDetail(issue));
   }
   return r.output;
 }

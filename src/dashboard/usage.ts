@@ -11,13 +11,14 @@ import type { Exchange } from '../server/exchange.js';
 import type { Sql } from '../store/sql.js';
 import { CURSOR_AT_SQL, encodeCursor } from './cursor.js';
 import type { Reply } from './http.js';
-import { parseQuery, StatsQuery, UsageQuery, type TimeRange } from './schemas.js';
+import { parseQuery, StatsQuery, UsageQuery, type TimeRange, type UsageFilter } from './schemas.js';
 import { requireSession } from './sessions.js';
 
 interface UsageRow {
   id: bigint;
   created_at: Date;
   cursor_at: string;
+  request_id: string;
   model: string;
   key_id: string | null;
   surface: string;
@@ -107,19 +108,28 @@ function totalsJson(t: Totals) {
   };
 }
 
+/** The log's filters as conditions, shared by the page and the CSV export. */
+export function usageWhere(sql: Sql, userId: string, q: UsageFilter): Fragment[] {
+  const where: Fragment[] = [sql`user_id = ${userId}`, ...rangeConditions(sql, q)];
+  if (q.model) where.push(sql`model = ${q.model}`);
+  if (q.keyId) where.push(sql`key_id = ${q.keyId}`);
+  if (q.status === 'ok') where.push(sql`status BETWEEN 200 AND 299`);
+  else if (q.status === 'error') where.push(sql`NOT (status BETWEEN 200 AND 299)`);
+  else if (q.status !== undefined) where.push(sql`status = ${q.status}`);
+  return where;
+}
+
 export function usageHandlers(gw: Gateway) {
   const sql = gw.sql;
 
   async function list(ex: Exchange): Promise<Reply> {
     const { userId } = await requireSession(gw, ex);
     const q = parseQuery(UsageQuery, ex.query);
-    const where: Fragment[] = [sql`user_id = ${userId}`, ...rangeConditions(sql, q)];
-    if (q.model) where.push(sql`model = ${q.model}`);
-    if (q.keyId) where.push(sql`key_id = ${q.keyId}`);
+    const where = usageWhere(sql, userId, q);
     // A row comparison on the index's own column order: the scan starts right after the cursor.
     if (q.cursor) where.push(sql`(created_at, id) < (${q.cursor.at}::timestamptz, ${q.cursor.id}::bigint)`);
     const rows = await sql<UsageRow[]>`
-      SELECT id, created_at, ${sql.unsafe(CURSOR_AT_SQL)} AS cursor_at, model, key_id, surface, stream, status,
+      SELECT id, created_at, ${sql.unsafe(CURSOR_AT_SQL)} AS cursor_at, request_id, model, key_id, surface, stream, status,
              prompt_tokens, completion_tokens, cached_tokens, cost_nano, official_cost_nano, latency_ms, ttft_ms
       FROM usage_records
       WHERE ${and(sql, where)}
@@ -133,6 +143,7 @@ export function usageHandlers(gw: Gateway) {
         data: page.map((r) => ({
           id: r.id.toString(),
           created_at: r.created_at.toISOString(),
+          request_id: r.request_id,
           model: r.model,
           key_id: r.key_id,
           surface: r.surface,

@@ -42,6 +42,8 @@ export class DepositError extends Error {
     readonly code: string,
     message: string,
     readonly retryAfterS?: number,
+    /** The field at fault and its rule's figures, for a client to word the refusal itself. */
+    readonly detail?: { param: string; reason?: 'too_small' | 'too_large' | 'not_allowed'; params?: Record<string, string | string[]> },
   ) {
     super(message);
     this.name = 'DepositError';

@@ -79,7 +79,9 @@ export class Payments {
     const q = this.settings.qris;
     if (!q) throw new DepositError(404, 'method_disabled', 'QRIS deposits are not enabled on this gateway.');
     if (amountIdr < q.minIdr || amountIdr > q.maxIdr) {
-      throw new DepositError(400, 'amount_out_of_range', `"amount_idr" must be from ${q.minIdr} to ${q.maxIdr} rupiah.`);
+      throw new DepositError(400, 'amount_out_of_range', `"amount_idr" must be from ${q.minIdr} to ${q.maxIdr} rupiah.`, undefined, {
+        param: 'amount_idr', reason: amountIdr < q.minIdr ? 'too_small' : 'too_large', params: { min: String(q.minIdr), max: String(q.maxIdr) },
+      });
     }
     const rate = { rate_idr_per_usd: formatDecimal(q.idrPerUsd), fee_pct: formatDecimal(q.feePct), requested_idr: amountIdr.toString() };
     const provider: Provider = q.mode === 'midtrans' ? 'midtrans' : 'qris';
@@ -109,10 +111,15 @@ export class Payments {
     const e = this.settings.epusdt;
     if (!e) throw new DepositError(404, 'method_disabled', 'USDT/USDC deposits are not enabled on this gateway.');
     if (cents < e.minCents || cents > e.maxCents) {
-      throw new DepositError(400, 'amount_out_of_range', `"amount_usd" must be from ${formatDecimal({ units: e.minCents, scale: 2 })} to ${formatDecimal({ units: e.maxCents, scale: 2 })}.`);
+      const [min, max] = [formatDecimal({ units: e.minCents, scale: 2 }), formatDecimal({ units: e.maxCents, scale: 2 })];
+      throw new DepositError(400, 'amount_out_of_range', `"amount_usd" must be from ${min} to ${max}.`, undefined, {
+        param: 'amount_usd', reason: cents < e.minCents ? 'too_small' : 'too_large', params: { min, max },
+      });
     }
     if (token !== undefined && !e.tradeTypes.includes(token)) {
-      throw new DepositError(400, 'invalid_token', e.tradeTypes.length ? `"token" must be one of ${e.tradeTypes.join(', ')}.` : 'This gateway offers no choice of "token"; leave it out.');
+      throw new DepositError(400, 'invalid_token', e.tradeTypes.length ? `"token" must be one of ${e.tradeTypes.join(', ')}.` : 'This gateway offers no choice of "token"; leave it out.', undefined, {
+        param: 'token', reason: 'not_allowed', params: { allowed: [...e.tradeTypes] },
+      });
     }
     const tradeType = token ?? e.tradeTypes[0] ?? null;
     const pay = formatDecimal(e.fiatUsd ? { units: cents, scale: 2 } : usdToPayCents(cents, e.usdtPerUsd));

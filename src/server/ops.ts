@@ -4,6 +4,7 @@
 // on the public port they need METRICS_TOKEN as a bearer token; on OPS_PORT, which listens on
 // 127.0.0.1 only, they are served as they are.
 
+import type { WebNotFound } from './static.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Gateway } from '../services.js';
 import type { Router } from './router.js';
@@ -37,7 +38,7 @@ function operatorAccess(gw: Gateway, ex: Exchange, ops: boolean): Access {
 }
 
 /** `ops`: the routes of the OPS_PORT listener, where no token is asked for. */
-export function registerOps(router: Router, gw: Gateway, ops = false): void {
+export function registerOps(router: Router, gw: Gateway, ops = false, webNotFound?: WebNotFound): void {
   router.add({ method: 'get', path: '/healthz', name: 'healthz', onError: plainError, handler: (ex) => ex.json(200, { status: 'ok' }) });
 
   router.add({
@@ -62,13 +63,15 @@ export function registerOps(router: Router, gw: Gateway, ops = false): void {
   });
 
   // Anything no other route claims (uWS matches the most specific pattern first): a 404 in
-  // JSON, where uWS by itself would just drop the connection.
+  // JSON, where uWS by itself would just drop the connection; a browser gets the dashboard's
+  // not-found page (static.ts).
   router.add({
     method: 'any',
     path: '/*',
     name: 'unknown',
     onError: plainError,
     handler: (ex) => {
+      if (webNotFound?.(ex)) return;
       throw new GatewayError('not_found', `No such endpoint: ${ex.method} ${ex.path}.`);
     },
   });

@@ -81,10 +81,18 @@ function serve(ex: Exchange, a: Asset): void {
   else ex.send(200, a.body, a.headers);
 }
 
-/** Serves the build in `dir` when there is one. */
-export function registerStatic(router: Router, dir: string, log: Logger): void {
+/**
+ * Answers a browser that opened a path the dashboard does not have with the dashboard's own
+ * not-found page (index.html with a 404: the app sees the path is not one of its routes) instead
+ * of raw JSON; true when it did. API clients, which do not ask for HTML, and the API prefixes
+ * keep their JSON 404.
+ */
+export type WebNotFound = (ex: Exchange) => boolean;
+
+/** Serves the build in `dir` when there is one; gives the not-found page to the catch-all route. */
+export function registerStatic(router: Router, dir: string, log: Logger): WebNotFound | undefined {
   const web = loadWebAssets(dir, log);
-  if (!web) return;
+  if (!web) return undefined;
   for (const route of web.routes) {
     router.add({ method: 'get', path: route, name: 'web', onError: plainError, handler: (ex) => serve(ex, web.index) });
   }
@@ -99,4 +107,10 @@ export function registerStatic(router: Router, dir: string, log: Logger): void {
       serve(ex, a);
     },
   });
+  const { etag: _etag, ...pageHeaders } = web.index.headers;
+  return (ex) => {
+    if (ex.method !== 'GET' || /^\/(v1|api|assets)(\/|$)/.test(ex.path) || !/\btext\/html\b/.test(ex.headers.accept ?? '')) return false;
+    ex.send(404, web.index.body, { ...pageHeaders, 'cache-control': 'no-store' });
+    return true;
+  };
 }

@@ -18,6 +18,7 @@ t.test('openapi document', async (t) => {
   const routes = [
     'post /register', 'post /verify', 'post /login', 'post /logout', 'get /keys', 'post /keys', 'patch /keys/{id}', 'delete /keys/{id}', 'get /usage', 'get /usage-stats',
     'get /catalog', 'get /balance', 'get /deposits', 'get /deposits/{id}', 'get /deposit/info', 'post /topup/qris', 'post /deposit/epusdt/create', 'get /openapi.json',
+    'post /logout-all', 'post /password', 'post /password-reset', 'post /password-reset/confirm', 'get /usage.csv', 'post /playground',
   ];
   const documented = Object.entries(doc.paths).flatMap(([p, ops]: [string, any]) => Object.keys(ops).map((m) => `${m} ${p}`));
   t.same(documented.sort(), [...routes].sort(), 'exactly the routes that exist');
@@ -59,6 +60,10 @@ t.test('openapi document', async (t) => {
     ['/keys/{id}', 'patch', patched],
     ['/keys/{id}', 'patch', await api('PATCH', `/keys/${limited.json.id}`, { token: u.session, body: { rpm_limit: 0 } })],
     ['/keys/{id}', 'patch', await api('PATCH', '/keys/00000000-0000-4000-8000-000000000000', { token: u.session, body: {} })],
+    ['/password', 'post', await api('POST', '/password', { token: u.session, body: { current_password: 'not it', new_password: 'a new long password' } })],
+    ['/password-reset', 'post', await api('POST', '/password-reset', { body: { email: u.email } })],
+    ['/password-reset/confirm', 'post', await api('POST', '/password-reset/confirm', { body: { token: 'A'.repeat(43), password: 'a new long password' } })],
+    ['/logout-all', 'post', await api('POST', '/logout-all')],
   ];
   for (const [p, m, r] of live) {
     t.same(answerErrors(doc, p, m, r), [], `${m} ${p} ${r.status} is documented and fits its schema`);

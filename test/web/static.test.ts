@@ -90,6 +90,20 @@ t.test('the built dashboard at /', async (t) => {
     t.ok(ok(r), `GET ${p}: its own answer (${r.text.slice(0, 80)})`);
     t.notOk(r.text.startsWith('<!doctype html>'), `GET ${p}: not the dashboard`);
   }
+  // A browser gets the dashboard's own not-found page for a path it does not have; API paths
+  // stay JSON for browsers too.
+  const browser = { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' };
+  for (const p of ['/keys/extra', '/no-such-page', '/favicon.ico']) {
+    const r = await get(`${gw.url}${p}`, browser);
+    t.equal(r.status, 404, `GET ${p} from a browser: 404`);
+    t.ok(r.text.startsWith('<!doctype html>'), `GET ${p} from a browser: the dashboard's page`);
+    t.match(r.headers['content-security-policy'], /default-src 'self'/, 'with the page headers');
+  }
+  for (const p of ['/v1/nothing', '/api/nothing', '/api/dashboard/nothing', '/assets/app-NOTBUILT.js']) {
+    const r = await get(`${gw.url}${p}`, browser);
+    t.equal(r.status, 404, `GET ${p} from a browser: 404`);
+    t.doesNotThrow(() => JSON.parse(r.text), `GET ${p} from a browser: still JSON`);
+  }
   const post = await readResponse(await request(`${gw.url}/keys`, { method: 'POST' }));
   t.equal(post.status, 404, 'client routes answer GET only');
 });

@@ -1,5 +1,8 @@
 // The only way the dashboard talks to the gateway: JSON over fetch, the session token from
-// localStorage, and every failure turned into an ApiError carrying the API's own message.
+// localStorage, and every failure turned into an ApiError carrying the API's code, the field
+// at fault and the rule's figures (the page words them in its own language).
+
+import type { ErrorBody, ErrorParams, FieldReason } from '../../src/dashboard/error-codes.js';
 
 const TOKEN_KEY = 'airouter.session';
 
@@ -8,6 +11,9 @@ export class ApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    readonly param?: string,
+    readonly reason?: FieldReason,
+    readonly params?: ErrorParams,
   ) {
     super(message);
   }
@@ -25,7 +31,42 @@ export const whenSessionLost = (fn: () => void) => {
   onSessionLost = fn;
 };
 
-async function call<T>(method: string, url: string, body?: unknown): Promise<T> {
+/**
+ * POST with the session, answered by an event stream: each chunk of text as it arrives. Resolves
+ * with the answer's x-request-id once the stream ends; a refusal is an ApiError like any call's.
+ */
+export async function postStream(path: string, body: unknown, onText: (text: string) => void, signal: AbortSignal): Promise<string> {
+  const token = session.get();
+  let res: Response;
+  try {
+    res = await fetch(`/api/dashboard${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: JSON.stringify(body),
+      signal,
+    });
+  } catch (err) {
+    if (signal.aborted) throw err;
+    throw new ApiError(0, 'network', '');
+  }
+  if (!res.ok || !res.body) {
+    const err = (await res.json().catch(() => undefined))?.error as ErrorBody | undefined;
+    if (res.status === 401 && token && session.get() === token) {
+      session.drop();
+      onSessionLost();
+    }
+    throw new ApiError(res.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${res.status}`, err?.param, err?.reason, err?.params);
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    onText(value);
+  }
+  return res.headers.get('x-request-id') ?? '';
+}
+
+async function call<T>(method: string, url: string, body?: unknown, as: 'json' | 'blob' = 'json'): Promise<T> {
   const token = session.get();
   const headers: Record<string, string> = {};
   if (token) headers.authorization = `Bearer ${token}`;
@@ -37,6 +78,7 @@ async function call<T>(method: string, url: string, body?: unknown): Promise<T> 
     throw new ApiError(0, 'network', '');
   }
   if (res.status === 204) return undefined as T;
+  if (as === 'blob' && res.ok) return (await res.blob()) as T;
   const json = await res.json().catch(() => undefined);
   if (!res.ok) {
     // Several calls can be out on one session (a page's data and the header's balance): only
@@ -45,8 +87,8 @@ async function call<T>(method: string, url: string, body?: unknown): Promise<T> 
       session.drop();
       onSessionLost();
     }
-    const err = json?.error;
-    throw new ApiError(res.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${res.status}`);
+    const err = json?.error as ErrorBody | undefined;
+    throw new ApiError(res.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${res.status}`, err?.param, err?.reason, err?.params);
   }
   return json as T;
 }
@@ -55,7 +97,20 @@ export const api = {
   get: <T>(path: string) => call<T>('GET', `/api/dashboard${path}`),
   post: <T>(path: string, body?: unknown) => call<T>('POST', `/api/dashboard${path}`, body ?? {}),
   del: <T>(path: string) => call<T>('DELETE', `/api/dashboard${path}`),
+  patch: <T>(path: string, body: unknown) => call<T>('PATCH', `/api/dashboard${path}`, body),
   pub: <T>(path: string) => call<T>('GET', `/api/public${path}`),
+  /** A file the API makes (CSV), fetched with the session and handed to the browser to save. */
+  async download(path: string, filename: string): Promise<void> {
+    const blob = await call<Blob>('GET', `/api/dashboard${path}`, undefined, 'blob');
+    const url = URL.createObjectURL(blob);
+    const a = document.createElement('a');
+    a.href = url;
+    a.download = filename;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  },
 };
 
 /** `?a=1&b=2` from the defined entries. */
@@ -74,10 +129,11 @@ export interface Model {
   id: string; display_name: string; owned_by: string; context_window: number | null; max_output_tokens: number;
   pricing: Prices; official_pricing: Prices; discount_pct: number;
 }
-export interface Key { id: string; name: string | null; prefix: string; created_at: string; last_used_at: string | null; revoked_at: string | null }
-export interface NewKey { id: string; name: string | null; key: string; prefix: string; created_at: string }
+export interface KeyLimits { rpm_limit: number | null; spend_limit_usd: string | null; spend_limit_period: 'day' | 'week' | 'month' | 'total' | null }
+export interface Key extends KeyLimits { id: string; name: string | null; prefix: string; created_at: string; last_used_at: string | null; revoked_at: string | null }
+export interface NewKey extends KeyLimits { id: string; name: string | null; key: string; prefix: string; created_at: string }
 export interface UsageRow {
-  id: string; created_at: string; model: string; key_id: string | null; surface: string; stream: boolean; status: number;
+  id: string; created_at: string; request_id: string; model: string; key_id: string | null; surface: string; stream: boolean; status: number;
   prompt_tokens: number; completion_tokens: number; cached_tokens: number; cost_usd: string; official_cost_usd: string;
   latency_ms: number; ttft_ms: number | null;
 }

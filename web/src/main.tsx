@@ -16,6 +16,8 @@ import { Usage } from './pages/usage.js';
 import { Catalogue } from './pages/catalogue.js';
 import { TopUp } from './pages/topup.js';
 import { Deposits } from './pages/deposits.js';
+import { Account, Forgot, NotFound, Reset } from './pages/account.js';
+import { Playground } from './pages/playground.js';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 
@@ -24,6 +26,10 @@ const VIEWS: Record<Page, () => preact.JSX.Element> = {
   '/signup': Signup,
   '/verify': Verify,
   '/login': Login,
+  '/forgot': Forgot,
+  '/reset': Reset,
+  '/account': Account,
+  '/playground': Playground,
   '/overview': Overview,
   '/keys': Keys,
   '/usage': Usage,
@@ -37,7 +43,7 @@ const isPage = (p: string): p is Page => (PAGES as readonly string[]).includes(p
 function Header() {
   const { t, lang, setLang, loggedIn, logout, balance, path } = useApp();
   const nav: [Page, string][] = loggedIn
-    ? [['/overview', t('nav.overview')], ['/keys', t('nav.keys')], ['/usage', t('nav.usage')], ['/catalogue', t('nav.catalogue')], ['/topup', t('nav.topup')], ['/deposits', t('nav.deposits')]]
+    ? [['/overview', t('nav.overview')], ['/keys', t('nav.keys')], ['/usage', t('nav.usage')], ['/playground', t('nav.playground')], ['/catalogue', t('nav.catalogue')], ['/topup', t('nav.topup')], ['/deposits', t('nav.deposits')], ['/account', t('nav.account')]]
     : [['/login', t('nav.login')], ['/signup', t('nav.signup')]];
   return (
     <header>
@@ -143,14 +149,15 @@ function Root() {
     if (loggedIn) refreshBalance().catch(() => {});
   }, [loggedIn, loc.path, refreshBalance]);
 
-  const page: Page = isPage(loc.path) ? loc.path : '/';
-  const needsLogin = PRIVATE.includes(page) && !loggedIn;
+  // A path the dashboard does not have (the gateway answers it with a 404 and this page).
+  const page: Page | null = isPage(loc.path) ? loc.path : null;
+  const needsLogin = page !== null && PRIVATE.includes(page) && !loggedIn;
   useEffect(() => {
     if (needsLogin) navigate(`/login?next=${encodeURIComponent(loc.path + loc.search)}`, true);
     else if (loggedIn && (page === '/login' || page === '/signup')) navigate('/overview', true);
   }, [needsLogin, loggedIn, page]);
 
-  const View = VIEWS[page];
+  const View = page ? VIEWS[page] : NotFound;
   return (
     <App.Provider value={state}>
       <Header />

@@ -3,9 +3,10 @@
 
 import type { AnchorHTMLAttributes, ComponentChildren } from 'preact';
 import { createContext } from 'preact';
-import { useCallback, useContext, useEffect, useState } from 'preact/hooks';
+import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, type Balance } from './api.js';
-import type { Lang, Translate } from './i18n.js';
+import type { Lang, MessageKey, Translate } from './i18n.js';
+import { errorWords } from './i18n-errors.js';
 
 export interface AppState {
   lang: Lang;
@@ -41,41 +42,72 @@ interface FieldProps {
   value: string;
   onInput(e: Event): void;
   hint?: string;
+  /** Shown under the input, and read out with it. */
+  error?: unknown;
+  /** Words the error's figures (amounts in the field's currency). */
+  format?: FormatParams;
   type?: 'text' | 'email' | 'password';
   autocomplete?: string;
   inputMode?: 'numeric' | 'decimal' | 'text';
   maxLength?: number;
 }
 
-/** A labelled input; `hint` is read out with it. */
-export function Field({ label, id, hint, type = 'text', ...rest }: FieldProps) {
+/** A labelled input; `hint` and `error` are read out with it. */
+export function Field({ label, id, hint, type = 'text', error, format, ...rest }: FieldProps) {
+  const described = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ');
   return (
     <div class="field">
       <label for={id}>{label}</label>
       {/* Preact types <input> per `type` value; a union of them does not narrow, hence the cast. */}
-      <input id={id} name={id} type={type as 'text'} aria-describedby={hint ? `${id}-hint` : undefined} {...rest} />
+      <input id={id} name={id} type={type as 'text'} aria-invalid={error ? true : undefined} aria-describedby={described || undefined} {...rest} />
       {hint && <small id={`${id}-hint`}>{hint}</small>}
+      <ErrorText error={error} id={`${id}-error`} format={format} />
     </div>
   );
 }
 
-export function Select({ label, id, value, onChange, options }: { label: string; id: string; value: string; onChange(v: string): void; options: [string, string][] }) {
+/** A refusal the page finds itself, before asking the API (two passwords that differ). */
+export class LocalError extends Error {
+  constructor(
+    readonly param: string,
+    readonly key: MessageKey,
+  ) {
+    super(key);
+  }
+}
+
+export type FormatParams = (params: Record<string, string>) => Record<string, string>;
+
+/** The field an error is about, in the API's naming. */
+const paramOf = (error: unknown) => (error instanceof ApiError || error instanceof LocalError ? error.param : undefined);
+
+/** An error in the user's language: the API's code and figures worded here, never its English. */
+export function errorText(t: Translate, lang: Lang, error: unknown, format?: FormatParams): string {
+  if (error instanceof LocalError) return t(error.key);
+  if (!(error instanceof ApiError)) return t('err.unexpected');
+  if (error.code === 'network') return t('err.network');
+  const vars: Record<string, string> = {};
+  for (const [k, v] of Object.entries(error.params ?? {})) vars[k] = Array.isArray(v) ? v.join(', ') : typeof v === 'number' ? new Intl.NumberFormat(lang === 'id' ? 'id-ID' : 'en-US').format(v) : v;
+  return errorWords(lang, error.code, error.reason, format ? format(vars) : vars) ?? t('err.unknown', { status: error.status });
+}
+
+export function Select({ label, id, value, onChange, options, error }: { label: string; id: string; value: string; onChange(v: string): void; options: [string, string][]; error?: unknown }) {
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <select id={id} name={id} value={value} onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
+      <select id={id} name={id} value={value} aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-error` : undefined}
+        onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
         {options.map(([v, text]) => <option key={v} value={v}>{text}</option>)}
       </select>
+      <ErrorText error={error} id={`${id}-error`} />
     </div>
   );
 }
 
-/** An error in words: the API's own message, or what a failed connection means. */
-export function ErrorText({ error }: { error: unknown }) {
-  const { t } = useApp();
+export function ErrorText({ error, id, format }: { error: unknown; id?: string; format?: FormatParams }) {
+  const { t, lang } = useApp();
   if (!error) return null;
-  const text = error instanceof ApiError ? (error.code === 'network' ? t('err.network') : error.message) : String((error as Error).message ?? error);
-  return <p class="error" role="alert">{text}</p>;
+  return <p class="error" role="alert" id={id}>{errorText(t, lang, error, format)}</p>;
 }
 
 export interface Loaded<T> {
@@ -105,10 +137,26 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
   return { data: state.data, error: state.error, loading: state.loading, reload };
 }
 
-/** A form's submit: busy while it runs, the error kept for display. */
+/**
+ * A form's submit: busy while it runs, the error kept for display until the next edit. `at`
+ * gives the error to the field it names; `rest` is what no field of the form shows.
+ */
 export function useSubmit<A extends unknown[]>(action: (...args: A) => Promise<void>) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const at = (...params: string[]) => {
+    const p = paramOf(error);
+    return p !== undefined && params.includes(p) ? error : null;
+  };
+  const rest = (...params: string[]) => {
+    const p = paramOf(error);
+    return p !== undefined && params.includes(p) ? null : error;
+  };
+  /** An input handler that also clears the error: a fixed input no longer shows it. */
+  const edit = (set: (v: string) => void) => (e: Event) => {
+    set((e.target as HTMLInputElement).value);
+    setError(null);
+  };
   const run = async (...args: A) => {
     setBusy(true);
     setError(null);
@@ -120,11 +168,13 @@ export function useSubmit<A extends unknown[]>(action: (...args: A) => Promise<v
       setBusy(false);
     }
   };
-  return { busy, error, setError, run };
+  return { busy, error, setError, run, at, rest, edit };
 }
 
 export const RANGES = ['24h', '7d', '30d', '90d'] as const;
 export type Range = (typeof RANGES)[number];
+/** Every page with a period opens on this one, so their figures agree. */
+export const DEFAULT_RANGE: Range = '30d';
 
 export function RangeSelect({ value, onChange }: { value: Range; onChange(r: Range): void }) {
   const { t } = useApp();
@@ -141,8 +191,39 @@ export function Section({ title, children, wide, page }: { title: string; childr
   );
 }
 
-/** Wide tables scroll sideways inside the page on a phone instead of widening it. */
-export const Scroll = ({ children }: { children: ComponentChildren }) => <div class="scroll">{children}</div>;
+/**
+ * Wide tables scroll sideways inside the page on a phone instead of widening it. While some of
+ * the table is out of sight, a shadow on that edge and a line under it say so; the region takes
+ * keyboard focus, so arrow keys scroll it too.
+ */
+export function Scroll({ children, label }: { children: ComponentChildren; label: string }) {
+  const { t } = useApp();
+  const box = useRef<HTMLDivElement>(null);
+  const [more, setMore] = useState({ left: false, right: false });
+  useEffect(() => {
+    const el = box.current!;
+    const measure = () => {
+      const next = { left: el.scrollLeft > 1, right: el.scrollLeft + el.clientWidth < el.scrollWidth - 1 };
+      setMore((m) => (m.left === next.left && m.right === next.right ? m : next));
+    };
+    measure();
+    el.addEventListener('scroll', measure, { passive: true });
+    const watch = new ResizeObserver(measure);
+    watch.observe(el);
+    if (el.firstElementChild) watch.observe(el.firstElementChild);
+    return () => {
+      el.removeEventListener('scroll', measure);
+      watch.disconnect();
+    };
+  }, []);
+  const cls = `scroll${more.left ? ' more-left' : ''}${more.right ? ' more-right' : ''}`;
+  return (
+    <>
+      <div ref={box} class={cls} tabIndex={0} role="region" aria-label={label}>{children}</div>
+      {(more.left || more.right) && <p class="scroll-hint" data-testid="scroll-hint">{t('common.scrollHint')}</p>}
+    </>
+  );
+}
 
 export function StatusBadge({ status }: { status: 'pending' | 'paid' | 'expired' | 'failed' }) {
   const { t } = useApp();

@@ -1,11 +1,10 @@
 // Sign up (email), the page the emailed link opens (choose a password), and log in.
-// Forms send what was typed and show the API's answer: the rules live in one place, the API.
+// Forms send what was typed and word the API's refusal next to its field: the rules live in
+// one place, the API.
 
 import { useState } from 'preact/hooks';
 import { api, type Session } from '../api.js';
-import { ErrorText, Field, Link, useApp, useSubmit } from '../ui.js';
-
-const value = (e: Event) => (e.target as HTMLInputElement).value;
+import { ErrorText, Field, Link, LocalError, useApp, useSubmit } from '../ui.js';
 
 export function Signup() {
   const { t } = useApp();
@@ -22,8 +21,8 @@ export function Signup() {
         <p class="success" role="status">{t('signup.sent', { email: sentTo })}</p>
       ) : (
         <form noValidate onSubmit={(e) => { e.preventDefault(); submit.run(); }}>
-          <Field label={t('signup.email')} id="email" type="email" autocomplete="email" value={email} onInput={(e) => setEmail(value(e))} />
-          <ErrorText error={submit.error} />
+          <Field label={t('signup.email')} id="email" type="email" autocomplete="email" value={email} onInput={submit.edit(setEmail)} error={submit.at('email')} />
+          <ErrorText error={submit.rest('email')} />
           <button type="submit" disabled={submit.busy}>{t('signup.submit')}</button>
         </form>
       )}
@@ -38,7 +37,7 @@ export function Verify() {
   const [password, setPassword] = useState('');
   const [confirm, setConfirm] = useState('');
   const submit = useSubmit(async () => {
-    if (password !== confirm) throw new Error(t('err.mismatch'));
+    if (password !== confirm) throw new LocalError('confirm', 'err.mismatch');
     const s = await api.post<Session>('/verify', { token, password });
     signedIn(s.token, '/overview');
   });
@@ -49,9 +48,9 @@ export function Verify() {
         <p class="error" role="alert">{t('err.notoken')}</p>
       ) : (
         <form noValidate onSubmit={(e) => { e.preventDefault(); submit.run(); }}>
-          <Field label={t('verify.password')} id="password" type="password" autocomplete="new-password" hint={t('verify.hint')} value={password} onInput={(e) => setPassword(value(e))} />
-          <Field label={t('verify.confirm')} id="confirm" type="password" autocomplete="new-password" value={confirm} onInput={(e) => setConfirm(value(e))} />
-          <ErrorText error={submit.error} />
+          <Field label={t('verify.password')} id="password" type="password" autocomplete="new-password" hint={t('verify.hint')} value={password} onInput={submit.edit(setPassword)} error={submit.at('password')} />
+          <Field label={t('verify.confirm')} id="confirm" type="password" autocomplete="new-password" value={confirm} onInput={submit.edit(setConfirm)} error={submit.at('confirm')} />
+          <ErrorText error={submit.rest('password', 'confirm')} />
           <button type="submit" disabled={submit.busy}>{t('verify.submit')}</button>
         </form>
       )}
@@ -71,11 +70,12 @@ export function Login() {
     <section class="card narrow">
       <h1>{t('login.title')}</h1>
       <form noValidate onSubmit={(e) => { e.preventDefault(); submit.run(); }}>
-        <Field label={t('login.email')} id="email" type="email" autocomplete="email" value={email} onInput={(e) => setEmail(value(e))} />
-        <Field label={t('login.password')} id="password" type="password" autocomplete="current-password" value={password} onInput={(e) => setPassword(value(e))} />
-        <ErrorText error={submit.error} />
+        <Field label={t('login.email')} id="email" type="email" autocomplete="email" value={email} onInput={submit.edit(setEmail)} error={submit.at('email')} />
+        <Field label={t('login.password')} id="password" type="password" autocomplete="current-password" value={password} onInput={submit.edit(setPassword)} error={submit.at('password')} />
+        <ErrorText error={submit.rest('email', 'password')} />
         <button type="submit" disabled={submit.busy}>{t('login.submit')}</button>
       </form>
+      <p class="aside"><Link href="/forgot">{t('forgot.link')}</Link></p>
       <p class="aside">{t('login.noAccount')} <Link href="/signup">{t('nav.signup')}</Link></p>
     </section>
   );

@@ -20,7 +20,7 @@ export function Deposits() {
       <ErrorText error={page.error} />
       {page.data && rows.length === 0 && <p class="muted">{t('common.none')}</p>}
       {rows.length > 0 && (
-        <Scroll>
+        <Scroll label={t('deposits.title')}>
           <table data-testid="deposits-table">
             <thead>
               <tr>

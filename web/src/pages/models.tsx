@@ -7,7 +7,7 @@ import { Scroll, useApp } from '../ui.js';
 export function ModelTable({ models }: { models: Model[] }) {
   const { t, lang } = useApp();
   return (
-    <Scroll>
+    <Scroll label={t('models.title')}>
       <table>
         <thead>
           <tr>

@@ -5,10 +5,12 @@ import type { FunctionComponent } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Balance, type Stats } from '../api.js';
 import type { DayPoint } from '../chart.js';
+import type { Lang } from '../i18n.js';
 import { num, usd } from '../format.js';
-import { ErrorText, RangeSelect, Scroll, Section, useApp, useLoad, type Range } from '../ui.js';
+import { Onboarding } from './onboarding.js';
+import { DEFAULT_RANGE, ErrorText, RangeSelect, Scroll, Section, useApp, useLoad, type Range } from '../ui.js';
 
-type Chart = FunctionComponent<{ points: DayPoint[]; labels: { spend: string; tokens: string } }>;
+type Chart = FunctionComponent<{ points: DayPoint[]; labels: { spend: string; tokens: string }; lang: Lang }>;
 
 const DAY_S = 86_400;
 
@@ -29,7 +31,7 @@ function dayPoints(stats: Stats & { from?: string | null; to?: string | null }):
 
 export function Overview() {
   const { t, lang, balance, refreshBalance } = useApp();
-  const [range, setRange] = useState<Range>('30d');
+  const [range, setRange] = useState<Range>(DEFAULT_RANGE);
   const bal = useLoad<Balance | null>(() => refreshBalance(), []);
   const stats = useLoad(() => api.get<Stats>(`/usage-stats?range=${range}`), [range]);
   const [Chart, setChart] = useState<Chart | null>(null);
@@ -52,6 +54,7 @@ export function Overview() {
           </dl>
         )}
       </Section>
+      {b && s && <Onboarding balance={b} requests={s.requests} />}
       <Section title={t('overview.perDay')} wide>
         <RangeSelect value={range} onChange={setRange} />
         <ErrorText error={stats.error} />
@@ -68,11 +71,11 @@ export function Overview() {
               <div><dt>{t('overview.official')}</dt><dd title={s.official_cost_usd}>{usd(lang, s.official_cost_usd)}</dd></div>
               <div><dt>{t('overview.saved')}</dt><dd class="good" title={s.saved_usd}>{usd(lang, s.saved_usd)}</dd></div>
             </dl>
-            {Chart && <Chart points={points} labels={labels} />}
+            {Chart && <Chart points={points} labels={labels} lang={lang} />}
             {s.by_model.length > 0 && (
               <>
                 <h3>{t('overview.byModel')}</h3>
-                <Scroll>
+                <Scroll label={t('overview.byModel')}>
                   <table>
                     <thead>
                       <tr>

@@ -4,7 +4,7 @@
 
 import { useEffect, useState } from 'preact/hooks';
 import { api, type DepositDetail, type Method } from '../api.js';
-import { countdown, idr, money, usd } from '../format.js';
+import { countdown, idr, money, usd, usdAbout } from '../format.js';
 import { ErrorText, Field, Link, Section, Select, StatusBadge, useApp, useLoad, useSubmit } from '../ui.js';
 
 const POLL_MS = 2000;
@@ -42,14 +42,16 @@ function MethodForm({ m }: { m: Method }) {
         inputMode={qris ? 'numeric' : 'decimal'}
         autocomplete="off"
         value={amount}
-        onInput={(e) => setAmount((e.target as HTMLInputElement).value)}
+        onInput={submit.edit(setAmount)}
+        error={submit.at('amount_idr', 'amount_usd')}
+        format={(p) => ({ ...p, min: p.min && fmt(p.min), max: p.max && fmt(p.max) })}
         hint={`${t('topup.limits', { min: fmt(m.min), max: fmt(m.max) })} ${qris ? t('topup.rate', { rate: idr(lang, m.rate) }) : ''}${Number(m.fee_pct) > 0 ? t('topup.fee', { fee: m.fee_pct }) : ''}`}
       />
       {m.tokens && m.tokens.length > 1 && (
         <Select label={t('topup.token')} id="token" value={token} onChange={setToken} options={m.tokens.map((x): [string, string] => [x, x.toUpperCase()])} />
       )}
-      {credit !== null && <p class="muted" aria-live="polite">{t('topup.buys', { credit: usd(lang, credit) })}</p>}
-      <ErrorText error={submit.error} />
+      {credit !== null && <p class="muted" aria-live="polite">{t('topup.buys', { credit: usdAbout(lang, credit) })}</p>}
+      <ErrorText error={submit.rest('amount_idr', 'amount_usd')} />
       <button type="submit" disabled={submit.busy}>{qris ? t('topup.createQris') : t('topup.createUsdt')}</button>
     </form>
   );

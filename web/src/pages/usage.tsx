@@ -1,37 +1,52 @@
-// The usage log: newest first, filtered by range and model, one page at a time by cursor.
+// The usage log: newest first, filtered by range, key, model and status, one page at a time by
+// cursor; each request to the second in the browser's time zone, with its surface, tokens
+// (cached among the input), exact cost, latency and request id; the filtered log as CSV.
 
 import { useState } from 'preact/hooks';
 import { api, qs, type Key, type Model, type Page, type UsageRow } from '../api.js';
-import { dateTime, num, usd } from '../format.js';
-import { ErrorText, RangeSelect, Scroll, Section, Select, useApp, useLoad, type Range } from '../ui.js';
+import { instant, num, usd } from '../format.js';
+import { DEFAULT_RANGE, ErrorText, RangeSelect, Scroll, Section, Select, useApp, useLoad, useSubmit, type Range } from '../ui.js';
 
 const PAGE_SIZE = 50;
 const PAGE_MAX = 500;
+const STATUSES = ['', 'ok', 'error'] as const;
 
 export function Usage() {
   const { t, lang, query } = useApp();
   // `?limit=` picks the page size (the API's bound applies).
   const limit = Math.min(PAGE_MAX, Math.max(1, Number(query.get('limit')) || PAGE_SIZE));
-  const [range, setRange] = useState<Range>('7d');
+  const [range, setRange] = useState<Range>(DEFAULT_RANGE);
   const [model, setModel] = useState('');
+  const [keyId, setKeyId] = useState('');
+  const [status, setStatus] = useState<(typeof STATUSES)[number]>('');
   // The cursors of the pages before this one, so that "previous" can go back.
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const cursor = cursors[cursors.length - 1];
-  const rows = useLoad(() => api.get<Page<UsageRow>>(`/usage${qs({ range, model, limit, cursor })}`), [range, model, limit, cursor]);
+  const filters = { range, model, key_id: keyId, status };
+  const rows = useLoad(() => api.get<Page<UsageRow>>(`/usage${qs({ ...filters, limit, cursor })}`), [range, model, keyId, status, limit, cursor]);
   const models = useLoad(() => api.get<{ data: Model[] }>('/catalog'), []);
   const keys = useLoad(() => api.get<{ data: Key[] }>('/keys'), []);
   const keyName = (id: string | null) => {
     const k = keys.data?.data.find((x) => x.id === id);
-    return k ? k.name || `${k.prefix}…` : '—';
+    // Listed keys are every key of the account but the playground's own, made per request.
+    return k ? k.name || `${k.prefix}…` : id && keys.data ? t('nav.playground') : '—';
   };
   const refilter = (apply: () => void) => {
     apply();
     setCursors([null]);
   };
+  const exportCsv = useSubmit(() => api.download(`/usage.csv${qs(filters)}`, `usage-${new Date().toISOString().slice(0, 10)}.csv`));
   return (
     <Section title={t('usage.title')} wide page>
       <div class="filters">
         <RangeSelect value={range} onChange={(r) => refilter(() => setRange(r))} />
+        <Select
+          label={t('usage.key')}
+          id="key"
+          value={keyId}
+          onChange={(k) => refilter(() => setKeyId(k))}
+          options={[['', t('usage.allKeys')], ...(keys.data?.data ?? []).map((k): [string, string] => [k.id, k.name || `${k.prefix}…`])]}
+        />
         <Select
           label={t('usage.model')}
           id="model"
@@ -39,35 +54,52 @@ export function Usage() {
           onChange={(m) => refilter(() => setModel(m))}
           options={[['', t('usage.allModels')], ...(models.data?.data ?? []).map((m): [string, string] => [m.id, m.id])]}
         />
+        <Select
+          label={t('usage.status')}
+          id="status"
+          value={status}
+          onChange={(v) => refilter(() => setStatus(v as (typeof STATUSES)[number]))}
+          options={STATUSES.map((x): [string, string] => [x, t(`usage.status.${x || 'all'}`)])}
+        />
       </div>
+      <div class="actions">
+        <button type="button" class="secondary" disabled={exportCsv.busy} onClick={() => exportCsv.run()}>{t('usage.csv')}</button>
+      </div>
+      <ErrorText error={exportCsv.error} />
       <ErrorText error={rows.error} />
       {rows.data && rows.data.data.length === 0 && <p class="muted">{t('common.none')}</p>}
       {rows.data && rows.data.data.length > 0 && (
-        <Scroll>
+        <Scroll label={t('usage.title')}>
           <table data-testid="usage-table">
             <thead>
               <tr>
                 <th scope="col">{t('usage.time')}</th>
                 <th scope="col">{t('usage.model')}</th>
                 <th scope="col">{t('usage.key')}</th>
+                <th scope="col">{t('usage.surface')}</th>
+                <th scope="col" class="num">{t('usage.status')}</th>
                 <th scope="col" class="num">{t('usage.in')}</th>
+                <th scope="col" class="num">{t('usage.cached')}</th>
                 <th scope="col" class="num">{t('usage.out')}</th>
                 <th scope="col" class="num">{t('usage.cost')}</th>
-                <th scope="col" class="num">{t('usage.status')}</th>
                 <th scope="col" class="num">{t('usage.latency')}</th>
+                <th scope="col">{t('usage.requestId')}</th>
               </tr>
             </thead>
             <tbody>
               {rows.data.data.map((r) => (
                 <tr key={r.id} data-id={r.id}>
-                  <td>{dateTime(lang, r.created_at)}</td>
+                  <td><time dateTime={r.created_at}>{instant(lang, r.created_at)}</time></td>
                   <td><code>{r.model}</code></td>
                   <td>{keyName(r.key_id)}</td>
+                  <td>{t(`usage.surface.${r.surface === 'messages' ? 'messages' : 'chat'}`)}{r.stream ? ` · ${t('usage.stream')}` : ''}</td>
+                  <td class="num"><span class={`badge ${r.status >= 200 && r.status < 300 ? 'paid' : 'failed'}`}>{r.status}</span></td>
                   <td class="num">{num(lang, r.prompt_tokens)}</td>
+                  <td class="num">{num(lang, r.cached_tokens)}</td>
                   <td class="num">{num(lang, r.completion_tokens)}</td>
                   <td class="num" title={r.cost_usd}>{usd(lang, r.cost_usd)}</td>
-                  <td class="num">{r.status}</td>
-                  <td class="num">{num(lang, r.latency_ms)} ms</td>
+                  <td class="num">{num(lang, r.latency_ms)} ms{r.ttft_ms !== null ? <small class="muted"> ({t('usage.ttft', { ms: num(lang, r.ttft_ms) })})</small> : null}</td>
+                  <td><code class="reqid">{r.request_id}</code></td>
                 </tr>
               ))}
             </tbody>

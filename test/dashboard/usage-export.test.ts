@@ -1,0 +1,93 @@
+// The usage log's status filter and request ids, and its CSV export: the same filters, every
+// matching row, exact money, the key's name, and no cell a spreadsheet would run as a formula.
+
+import t from 'tap';
+import { request } from 'undici';
+import { creditUser } from '../../src/accounts/users.js';
+import { csvCell } from '../../src/dashboard/usage-export.js';
+import { signUp, startDashboard } from '../helpers/dashboard.js';
+
+/** A CSV parser for the test: RFC 4180 quoting, CRLF rows. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; }
+      else if (c === '"') quoted = false;
+      else cell += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') { row.push(cell); cell = ''; }
+    else if (c === '\r' && text[i + 1] === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; i++; }
+    else cell += c;
+  }
+  return rows;
+}
+
+t.test('csv cells', async (t) => {
+  t.equal(csvCell('plain'), 'plain');
+  t.equal(csvCell('a,b'), '"a,b"');
+  t.equal(csvCell('say "hi"'), '"say ""hi"""');
+  t.equal(csvCell('=1+1'), `"'=1+1"`, 'a formula is defused');
+  t.equal(csvCell('-5'), `"'-5"`, 'a leading minus in text too');
+  t.equal(csvCell(-5), '-5', 'numbers stay numbers');
+  t.equal(csvCell(null), '');
+});
+
+t.test('status filter, request ids and the CSV export', async (t) => {
+  const s = await startDashboard(t);
+  const { api, gw } = s;
+  const u = await signUp(s);
+  const token = u.session;
+  await creditUser(gw.gw.sql, gw.gw.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  const k = (await api('POST', '/keys', { token, body: { name: '=HYPERLINK("http://x")' } })).json;
+  const [{ id: keyRow }] = await gw.gw.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE id = ${k.id}`;
+  t.ok(keyRow);
+  // Two records through the gateway, and one refused record written as the writer would.
+  for (let i = 0; i < 2; i++) {
+    const r = await request(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json', 'x-request-id': `req-export-${i}` },
+      body: JSON.stringify({ model: 'oa-model', max_tokens: 20, messages: [{ role: 'user', content: 'Hello' }] }),
+    });
+    await r.body.text();
+    t.equal(r.statusCode, 200);
+  }
+  await gw.gw.sql`INSERT INTO usage_records (user_id, key_id, request_id, model, surface, stream, status, latency_ms)
+    VALUES (${u.userId}, ${k.id}, 'req-refused', 'oa-model', 'messages', false, 429, 3)`;
+  let all: any[] = [];
+  for (let i = 0; i < 50 && all.length < 3; i++) {
+    all = (await api('GET', '/usage?range=24h', { token })).json.data;
+    if (all.length < 3) await new Promise((r) => setTimeout(r, 100));
+  }
+  t.equal(all.length, 3, 'three records');
+  t.same(all.map((r) => r.request_id).sort(), ['req-export-0', 'req-export-1', 'req-refused'], 'each with its request id');
+  t.same((await api('GET', '/usage?status=ok', { token })).json.data.map((r: any) => r.status), [200, 200], 'status=ok');
+  t.same((await api('GET', '/usage?status=error', { token })).json.data.map((r: any) => r.request_id), ['req-refused'], 'status=error');
+  t.same((await api('GET', '/usage?status=429', { token })).json.data.map((r: any) => r.request_id), ['req-refused'], 'one status code');
+  const bad = await api('GET', '/usage?status=fine', { token });
+  t.match(bad.json.error, { code: 'invalid_request', param: 'status', reason: 'not_allowed' });
+
+  const csv = await api('GET', '/usage.csv?range=24h&status=ok', { token });
+  t.equal(csv.status, 200);
+  t.match(csv.headers['content-type'], /^text\/csv/);
+  t.match(csv.headers['content-disposition'], /^attachment; filename="usage-\d{4}-\d{2}-\d{2}\.csv"$/);
+  t.equal(csv.headers['x-rows'], '2');
+  const rows = parseCsv(csv.text);
+  t.same(rows[0], ['id', 'created_at', 'request_id', 'model', 'key_id', 'key_name', 'surface', 'stream', 'status', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'cost_usd', 'official_cost_usd', 'latency_ms', 'ttft_ms']);
+  t.equal(rows.length, 3, 'a header and the two matching rows');
+  const ok = all.filter((r) => r.status === 200);
+  for (const [i, r] of ok.entries()) {
+    const line = rows[i + 1];
+    t.same([line[0], line[2], line[12], line[8]], [r.id, r.request_id, r.cost_usd, '200'], `row ${i}: id, request id, exact cost, status`);
+    t.equal(line[5], `'=HYPERLINK("http://x")`, 'the key name, defused');
+  }
+  const byKey = await api('GET', `/usage.csv?key_id=${k.id}&status=error`, { token });
+  t.same(parseCsv(byKey.text).slice(1).map((r) => r[2]), ['req-refused'], 'filters by key and status');
+  t.equal((await api('GET', '/usage.csv')).status, 401, 'needs a session');
+  const other = await signUp(s);
+  t.equal(parseCsv((await api('GET', '/usage.csv', { token: other.session })).text).length, 1, "another user's export has only the header");
+});

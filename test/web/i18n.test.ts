@@ -1,0 +1,51 @@
+// Every string of the dashboard in both languages: each key of the English dictionary has an
+// Indonesian text with the same placeholders, every API error code and field rule has words in
+// both, and every key the pages ask for exists.
+
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { ERROR_CODES, FIELD_REASONS } from '../../src/dashboard/error-codes.js';
+import { REPO_ROOT } from '../helpers/child.js';
+
+// The dictionaries touch localStorage and navigator only inside functions; importing is safe.
+// The specifiers are built so that the server's type check (no DOM types) does not follow them;
+// web/tsconfig.json checks those files.
+type Dict = Record<string, string>;
+type Words = { codes: Dict; reasons: Dict };
+const WEB = '../../web/src/';
+const { DICTS } = (await import(`${WEB}i18n.js`)) as { DICTS: Record<'en' | 'id', Dict> };
+const { ERROR_WORDS } = (await import(`${WEB}i18n-errors.js`)) as { ERROR_WORDS: Record<'en' | 'id', Words> };
+
+const holes = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+
+t.test('both languages say everything, with the same placeholders', async (t) => {
+  const keys = Object.keys(DICTS.en);
+  t.ok(keys.length > 100, `${keys.length} messages`);
+  t.same(Object.keys(DICTS.id).sort(), [...keys].sort(), 'Indonesian has exactly the English keys');
+  for (const k of keys) {
+    const en = DICTS.en[k];
+    const id = DICTS.id[k];
+    t.ok(en.trim() && id?.trim(), `${k}: not empty`);
+    t.same(holes(id), holes(en), `${k}: same placeholders`);
+  }
+});
+
+t.test('every API error code and field rule has words in both languages', async (t) => {
+  for (const lang of ['en', 'id'] as const) {
+    for (const c of ERROR_CODES) t.ok(ERROR_WORDS[lang].codes[c]?.trim(), `${lang}: code ${c}`);
+    for (const r of FIELD_REASONS) t.ok(ERROR_WORDS[lang].reasons[r]?.trim(), `${lang}: reason ${r}`);
+  }
+  for (const c of ERROR_CODES) t.same(holes(ERROR_WORDS.id.codes[c]), holes(ERROR_WORDS.en.codes[c]), `code ${c}: same placeholders`);
+  for (const r of FIELD_REASONS) t.same(holes(ERROR_WORDS.id.reasons[r]), holes(ERROR_WORDS.en.reasons[r]), `reason ${r}: same placeholders`);
+});
+
+t.test('every key a page asks for exists', async (t) => {
+  const dir = path.join(REPO_ROOT, 'web', 'src');
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.tsx') || f.endsWith('.ts'));
+  const used = new Set<string>();
+  for (const f of files) for (const m of readFileSync(path.join(dir, f), 'utf8').matchAll(/\bt\('([a-zA-Z0-9_.]+)'/g)) used.add(m[1]);
+  t.ok(used.size > 80, `${used.size} keys used`);
+  const missing = [...used].filter((k) => !(k in DICTS.en));
+  t.same(missing, [], 'no key used that the dictionaries lack');
+});
