@@ -40,7 +40,7 @@ function snippet(tab: Tab, origin: string, key: string, model: string): string {
         'name = "airouter"',
         `base_url = "${origin}/v1"`,
         'env_key = "AIROUTER_KEY"',
-        'wire_api = "chat"',
+        'wire_api = "responses"',
         '',
         `# then: AIROUTER_KEY=${shellKey(key)} codex`,
       ].join('\n');
