@@ -131,6 +131,21 @@ t.test('hosted tools are priced or refused, naming the tool', async (t) => {
   t.type(fallback, OpenAI.BadRequestError, 'web search on a model that does not price it');
 });
 
+t.test('the hold covers the replayed history: a continuation a small balance cannot carry is a 402', async (t) => {
+  const poor = await gw.user('0.05');
+  const c = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: poor.key, maxRetries: 0 });
+  // About 30,000 tokens held at $1.25/M ($0.0375) plus the output cap: within $0.05.
+  const first = await c.responses.create({ model: 'oa-model', input: 'x '.repeat(15_000) });
+  const small = 'y '.repeat(5_000);
+  const alone = await c.responses.create({ model: 'oa-model', input: small });
+  t.equal(alone.status, 'completed', 'the new input alone is held and answered');
+  const continued = await c.responses.create({ model: 'oa-model', input: small, previous_response_id: first.id }).catch((e: unknown) => e);
+  t.equal((continued as { status?: number }).status, 402, 'with its history it is more than the balance covers');
+  await gw.gw.outbox.drained();
+  const [{ balance_nano }] = await sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE id = ${poor.userId}`;
+  t.ok(balance_nano >= 0n, 'never below zero');
+});
+
 t.test('the books', async (t) => {
   await gw.gw.outbox.drained();
   const report = await reconcile(sql, gw.stores.hot);
