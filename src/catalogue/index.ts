@@ -4,8 +4,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
-import type { MaxTokensField } from '../dialects/dialect.js';
-import { DIALECTS, type DialectName } from '../dialects/index.js';
+import type { DialectName } from '../dialects/names.js';
 import { CatalogueError } from './error.js';
 import { EXAMPLE_CATALOGUE } from './example.js';
 import { CatalogueFileSchema, issuePath, type ModelEntry } from './schema.js';
@@ -36,6 +35,9 @@ export interface PricingJson {
   cache_write: number;
 }
 
+/** The OpenAI-dialect field that carries the output cap (the catalogue's `max_tokens_field`). */
+export type MaxTokensField = 'max_tokens' | 'max_completion_tokens' | 'both';
+
 export interface Provider {
   id: string;
   dialect: DialectName;
@@ -43,8 +45,6 @@ export interface Provider {
   maxTokensField?: MaxTokensField;
   /** base_url's host name, which a dialect's defaults may depend on. */
   host: string;
-  /** The full URL requests are posted to. */
-  endpoint: string;
   /** Base for other endpoints of the same vendor (count_tokens). */
   baseUrl: string;
   apiKeyEnv?: string;
@@ -146,7 +146,6 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
       maxTokensField: p.max_tokens_field,
       host: new URL(base).hostname,
       baseUrl: base,
-      endpoint: DIALECTS[p.dialect].upstream.endpoint(base),
       apiKeyEnv: p.api_key?.env,
       headers: p.headers ?? {},
     });

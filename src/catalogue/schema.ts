@@ -2,7 +2,7 @@
 // (e.g. `models[3].pricing.input`) so an operator can find the mistake.
 
 import * as v from 'valibot';
-import { DIALECT_NAMES } from '../dialects/index.js';
+import { DIALECT_NAMES } from '../dialects/names.js';
 
 /** `"a"`, `"a" or "b"`, `"a", "b" or "c"`. */
 const oneOf = (names: readonly string[]) => {

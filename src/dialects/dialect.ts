@@ -59,7 +59,8 @@ export interface PromptParts {
 /** The configuration the dialects read (the client's headers, choices, and their defaults). */
 export type DialectLimits = Pick<Config, 'MAX_N' | 'ANTHROPIC_VERSIONS' | 'ANTHROPIC_PRICED_BETAS'>;
 
-export type MaxTokensField = 'max_tokens' | 'max_completion_tokens' | 'both';
+export type { MaxTokensField } from '../catalogue/index.js';
+import type { MaxTokensField } from '../catalogue/index.js';
 
 /** What the upstream half reads of a catalogue provider (catalogue/index.ts `Provider` has it). */
 export interface UpstreamProvider {

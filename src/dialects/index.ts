@@ -1,8 +1,10 @@
 // The registry: every wire dialect the gateway speaks, by the name the catalogue's providers
 // give as `dialect`. A dialect with a surface is also served to clients (its route is
-// registered from here); adding one is its folder plus one line below.
+// registered from here); adding one is its folder, one line below and its name in names.ts
+// (the type system refuses the one without the other).
 
 import type { Dialect } from './dialect.js';
+import type { DialectName } from './names.js';
 import { anthropicMessages } from './anthropic-messages/index.js';
 import { openaiChat } from './openai-chat/index.js';
 import { openaiResponses } from './openai-responses/index.js';
@@ -11,11 +13,9 @@ export const DIALECTS = {
   openai: openaiChat,
   anthropic: anthropicMessages,
   responses: openaiResponses,
-} satisfies Record<string, Dialect>;
+} satisfies Record<DialectName, Dialect>;
 
-export type DialectName = keyof typeof DIALECTS;
-
-export const DIALECT_NAMES = Object.keys(DIALECTS) as [DialectName, ...DialectName[]];
+export { DIALECT_NAMES, type DialectName } from './names.js';
 
 /** The usage record's `surface` values: one per dialect served to clients. */
 export const SURFACE_NAMES = Object.values(DIALECTS).flatMap((d: Dialect) => (d.surface ? [d.surface.name] : []));

@@ -87,7 +87,7 @@ function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody:
   const dialect = DIALECTS[provider.dialect];
   const same = dialect === surface.dialect;
   let body: Record<string, unknown>;
-  let url = provider.endpoint;
+  let url = dialect.upstream.endpoint(provider.baseUrl);
   if (same) {
     // The query string too (Claude Code's `?beta=true`): it is the vendor's to read.
     if (query !== '') url += (url.includes('?') ? '&' : '?') + query;

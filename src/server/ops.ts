@@ -7,16 +7,12 @@
 import type { WebNotFound } from './static.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Gateway } from '../services.js';
+import { plainError } from './plain-error.js';
 import type { Router } from './router.js';
 import { gatewayMetrics } from './cluster-metrics.js';
 import type { Exchange } from './exchange.js';
 import { GatewayError } from '../errors.js';
 
-/** `{"error":{"code","message"}}`: the envelope of the paths outside the API surfaces. */
-export const plainError = (ex: Exchange, err: GatewayError) => {
-  const headers: Record<string, string> = err.status === 401 ? { 'www-authenticate': 'Bearer' } : {};
-  ex.json(err.status, { error: { code: err.kind, message: err.message } }, headers);
-};
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())]);

@@ -10,7 +10,7 @@ import { gzipSync } from 'node:zlib';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors.js';
 import type { Exchange } from './exchange.js';
-import { plainError } from './ops.js';
+import { plainError } from './plain-error.js';
 import type { Router } from './router.js';
 
 interface Asset {
