@@ -1,12 +1,14 @@
 // `npm run test:clients`: the real CLIs against the gateway, opt-in (it downloads them).
-// Installs @anthropic-ai/claude-code and opencode-ai into a temporary prefix, starts the fake
-// upstream and a gateway on the embedded stores, and runs each CLI once per case: one prompt
-// answered in text and one tool round (the fake upstream calls the CLI's file-search tool, then
-// answers in text once the result is back), each through an Anthropic-dialect and an
-// OpenAI-dialect model. Prints pass/fail per case; exits non-zero if any case failed.
+// Installs @anthropic-ai/claude-code, opencode-ai and @openai/codex into a temporary prefix,
+// starts the fake upstream and a gateway on the embedded stores, and runs each CLI once per
+// case: one prompt answered in text and one tool round (the fake upstream calls the CLI's
+// file-search tool, or Codex's shell tool with `ls`, then answers in text once the result is
+// back), each through an Anthropic-dialect and an OpenAI-dialect model. Claude Code speaks
+// Messages, opencode Chat Completions, Codex (`codex exec`) the Responses API. Prints pass/fail
+// per case; exits non-zero if any case failed.
 //
-//   npm run test:clients [-- --only claude|opencode] [--keep: leave the temp dir, with what the upstream received]
-//   CLAUDE_CODE_VERSION / OPENCODE_VERSION pin the versions (default: latest).
+//   npm run test:clients [-- --only claude|opencode|codex] [--keep: leave the temp dir, with what the upstream received]
+//   CLAUDE_CODE_VERSION / OPENCODE_VERSION / CODEX_VERSION pin the versions (default: latest).
 
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,15 +41,23 @@ function say(line: string): void {
 
 // ------------------------------------------------------------------------- install the CLIs
 
-const packages = [
-  `@anthropic-ai/claude-code@${process.env.CLAUDE_CODE_VERSION ?? 'latest'}`,
-  `opencode-ai@${process.env.OPENCODE_VERSION ?? 'latest'}`,
-];
+const PACKAGES = {
+  claude: `@anthropic-ai/claude-code@${process.env.CLAUDE_CODE_VERSION ?? 'latest'}`,
+  opencode: `opencode-ai@${process.env.OPENCODE_VERSION ?? 'latest'}`,
+  codex: `@openai/codex@${process.env.CODEX_VERSION ?? 'latest'}`,
+};
+type Cli = keyof typeof PACKAGES;
+const CLIS = (Object.keys(PACKAGES) as Cli[]).filter((cli) => !only || only === cli);
+if (CLIS.length === 0) {
+  say(`--only ${only}: no such CLI (${Object.keys(PACKAGES).join(', ')})`);
+  process.exit(2);
+}
+const packages = CLIS.map((cli) => PACKAGES[cli]);
 say(`installing ${packages.join(', ')} into ${prefix}`);
 await promisify(execFile)('npm', ['i', '--prefix', prefix, '--no-audit', '--no-fund', ...packages], { maxBuffer: 16 * 1024 * 1024 });
 const bin = (name: string) => path.join(prefix, 'node_modules', '.bin', name);
 const version = async (name: string) => (await promisify(execFile)(bin(name), ['--version'])).stdout.trim();
-say(`claude ${await version('claude')}, opencode ${await version('opencode')}`);
+say((await Promise.all(CLIS.map(async (cli) => `${cli} ${await version(cli)}`))).join(', '));
 
 // ------------------------------------------------------------------ fake upstream and gateway
 
@@ -55,10 +65,14 @@ const fake = await startFakeUpstream();
 
 /**
  * Per CLI and dialect, a model answering in text and one running a tool round with the CLI's
- * own file-search tool (the upstream model name picks the fake's scenario).
+ * own file-search tool, or for Codex its shell tool (the upstream model name picks the fake's
+ * scenario). Codex declares the hosted web_search tool too, so the models sell web search.
  */
-const TOOL = { claude: 'Glob', opencode: 'glob' } as const;
-type Cli = keyof typeof TOOL;
+const TOOL: Record<Cli, string> = {
+  claude: 'Glob:{"pattern":"*.md"}',
+  opencode: 'glob:{"pattern":"*.md"}',
+  codex: 'exec_command:{"cmd":"ls"}',
+};
 const DIALECTS = ['anthropic', 'openai'] as const;
 const modelId = (cli: Cli, dialect: string, kind: 'text' | 'tools') => `${cli}-${dialect}-${kind}`;
 const models = (Object.keys(TOOL) as Cli[]).flatMap((cli) =>
@@ -68,9 +82,10 @@ const models = (Object.keys(TOOL) as Cli[]).flatMap((cli) =>
       context_window: 200000,
       max_output_tokens: 64000,
       pricing: { input: 1, output: 2 },
+      extras: { web_search: { per_call: 0.01 } },
       routes: [{
         provider: `fake-${dialect}`,
-        model: kind === 'text' ? 'text' : `tool_round:${TOOL[cli]}:{"pattern":"*.md"}`,
+        model: kind === 'text' ? 'text' : `tool_round:${TOOL[cli]}`,
         reasoning: true,
       }],
     })),
@@ -140,6 +155,8 @@ async function recording(fn: () => Promise<Run>): Promise<{ out: Run; requests: 
 
 /** A request that handed a tool's result back: the second half of a tool round. */
 function carriesToolResult(r: RecordedRequest): boolean {
+  const item = r.body?.input;
+  if (Array.isArray(item) && ['function_call_output', 'custom_tool_call_output'].includes(item.at(-1)?.type)) return true;
   const last = r.body?.messages?.at(-1);
   if (last?.role === 'tool') return true;
   return Array.isArray(last?.content) && last.content.some((b: any) => b?.type === 'tool_result');
@@ -183,11 +200,33 @@ function opencode(model: string, prompt: string): Promise<Run> {
   });
 }
 
-const RUNNERS: Record<Cli, (model: string, prompt: string) => Promise<Run>> = { claude, opencode };
+function codex(model: string, prompt: string): Promise<Run> {
+  // As README.md tells Codex users: a model provider with wire_api = "responses".
+  const codexHome = path.join(home, '.codex');
+  mkdirSync(codexHome, { recursive: true });
+  writeFileSync(path.join(codexHome, 'config.toml'), [
+    `model = ${JSON.stringify(model)}`,
+    'model_provider = "airouter"',
+    'check_for_update_on_startup = false',
+    '',
+    '[model_providers.airouter]',
+    'name = "airouter"',
+    `base_url = ${JSON.stringify(`${gatewayUrl}/v1`)}`,
+    'env_key = "AIROUTER_KEY"',
+    'wire_api = "responses"',
+    '',
+  ].join('\n'));
+  // No approvals and no sandbox: the tool round runs `ls` without asking, in the temp project.
+  return run(bin('codex'), ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-m', model, prompt], {
+    CODEX_HOME: codexHome,
+    AIROUTER_KEY: key,
+  });
+}
+
+const RUNNERS: Record<Cli, (model: string, prompt: string) => Promise<Run>> = { claude, opencode, codex };
 const results: { name: string; ok: boolean; why: string }[] = [];
 
-for (const cli of Object.keys(TOOL) as Cli[]) {
-  if (only && only !== cli) continue;
+for (const cli of CLIS) {
   for (const dialect of DIALECTS) {
     for (const kind of ['text', 'tools'] as const) {
       const name = `${cli} · ${dialect}-dialect model · ${kind === 'text' ? 'say hi' : 'one tool round'}`;
