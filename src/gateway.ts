@@ -10,6 +10,7 @@ import { Ledger } from './billing/ledger.js';
 import { gatewayWriter } from './billing/outbox-writer.js';
 import { registerInference } from './inference/routes.js';
 import { registerDashboard } from './dashboard/routes.js';
+import { registerAdmin } from './admin/routes.js';
 import { registerPayments } from './payments/routes.js';
 import { Payments } from './payments/service.js';
 import { startSweeper } from './payments/sweeper.js';
@@ -104,6 +105,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   registerOps(router, gw);
   registerInference(router, gw);
   registerDashboard(router, gw);
+  registerAdmin(router, gw);
   registerPayments(router, gw);
   registerStatic(router, config.webDir, log);
 

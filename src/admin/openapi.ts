@@ -1,0 +1,56 @@
+// OpenAPI 3.1 description of /api/admin, served at GET /api/admin/openapi.json (admins only).
+// Request and answer schemas are derived from the valibot schemas that validate them
+// (./shapes.ts), so the document cannot drift from what the handlers accept and send.
+
+import type * as v from 'valibot';
+import { toJsonSchema } from './json-schema.js';
+import * as S from './shapes.js';
+
+const json = (schema: v.GenericSchema) => ({ 'application/json': { schema: toJsonSchema(schema) } });
+const ok = (description: string, schema: v.GenericSchema) => ({ description, content: json(schema) });
+const errorRef = { $ref: '#/components/schemas/Error' };
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [String(s), { description: ERRORS[s], content: { 'application/json': { schema: errorRef } } }]));
+const ERRORS: Record<number, string> = {
+  400: 'Invalid input (invalid_request, invalid_json, invalid_text)',
+  401: 'No session, or an invalid or expired one',
+  403: 'The session is not an admin\'s (forbidden)',
+  404: 'No such user or endpoint (not_found)',
+  409: 'A debit past the balance (insufficient_balance)',
+};
+const userId = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+const queryParams = (schema: v.GenericSchema) =>
+  Object.entries((toJsonSchema(schema).properties ?? {}) as Record<string, unknown>).map(([name, s]) => ({ name, in: 'query', schema: s }));
+const action = (summary: string, body: v.GenericSchema, answer: v.GenericSchema, extra: number[] = []) => ({
+  post: { summary, parameters: [userId], requestBody: { required: true, content: json(body) }, responses: { '200': ok('Done', answer), ...errors(400, 401, 403, 404, ...extra) } },
+});
+
+export function adminOpenApi(publicUrl: string) {
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'airouter admin API',
+      version: '1',
+      description: 'The operator\'s side: accounts, money, the audit log. Admin sessions only (a dashboard session of an account with the admin role); every change is in the audit log.',
+    },
+    servers: [{ url: `${publicUrl}/api/admin` }],
+    security: [{ session: [] }],
+    paths: {
+      '/users': { get: { summary: 'Find accounts by a part of their address, in address order', parameters: queryParams(S.UsersQuery), responses: { '200': ok('A page', S.AdminUserList), ...errors(400, 401, 403) } } },
+      '/users/{id}': { get: { summary: 'An account: balance (available, reserved), keys, 30 days of usage, adjustments', parameters: [userId], responses: { '200': ok('The account', S.AdminUserDetail), ...errors(401, 403, 404) } } },
+      '/users/{id}/credit': action('Credit a balance, with a reason (a balance adjustment)', S.AdjustBody, S.AdjustAnswer),
+      '/users/{id}/debit': action('Debit a balance, with a reason; refused past the balance', S.AdjustBody, S.AdjustAnswer, [409]),
+      '/users/{id}/disable': action('Disable: keys stop in every process within a second, sessions end', S.DisableBody, S.AdminUser),
+      '/users/{id}/enable': action('Enable again', S.DisableBody, S.AdminUser),
+      '/users/{id}/role': action('Give or take the admin role', S.RoleBody, S.AdminUser),
+      '/audit': { get: { summary: 'The audit log, newest first', parameters: queryParams(S.AuditQuery), responses: { '200': ok('A page', S.AuditList), ...errors(400, 401, 403) } } },
+      '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' }, ...errors(401, 403) } } },
+    },
+    components: {
+      securitySchemes: { session: { type: 'http', scheme: 'bearer', description: 'A dashboard session token (POST /api/dashboard/login) of an admin' } },
+      schemas: {
+        Error: { type: 'object', properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } }, required: ['code', 'message'] } }, required: ['error'] },
+      },
+    },
+  };
+}

@@ -1,0 +1,28 @@
+// /api/admin/* (API.md "Admin API"): admin sessions only, in the dashboard's envelope.
+
+import { notFound } from '../dashboard/errors.js';
+import { dashRoute } from '../dashboard/http.js';
+import type { Router } from '../server/router.js';
+import type { Gateway } from '../services.js';
+import { ADMIN_PREFIX, adminRoute, requireAdmin } from './http.js';
+import { adminOpenApi } from './openapi.js';
+import { userHandlers } from './users.js';
+
+export function registerAdmin(router: Router, gw: Gateway): void {
+  const users = userHandlers(gw);
+  const openapi = JSON.stringify(adminOpenApi(gw.config.publicUrl));
+
+  adminRoute(router, gw, 'get', '/users', 'users', (ex) => users.list(ex));
+  adminRoute(router, gw, 'any', '/users/*', 'user', (ex, call) => users.one(ex, call));
+  adminRoute(router, gw, 'get', '/audit', 'audit', (ex) => users.audit(ex));
+  adminRoute(router, gw, 'get', '/openapi.json', 'openapi', async () => ({ status: 200, json: openapi }));
+
+  // Unknown admin paths answer 403 to a non-admin and 404 to an admin: what exists under
+  // /api/admin is itself only for admins.
+  const unknown = async (ex: Parameters<Parameters<typeof dashRoute>[2]['handler']>[0]): Promise<never> => {
+    await requireAdmin(gw, ex);
+    throw notFound(`No such endpoint: ${ex.method} ${ex.path.slice(0, 200)}.`);
+  };
+  dashRoute(router, gw, { method: 'any', path: `${ADMIN_PREFIX}/*`, name: 'admin_unknown', handler: unknown });
+  dashRoute(router, gw, { method: 'any', path: ADMIN_PREFIX, name: 'admin_unknown', handler: unknown });
+}

@@ -1,0 +1,82 @@
+// Every shape of the admin API, once: valibot schemas that validate requests (and describe
+// answers), from which the OpenAPI document is derived (./json-schema.ts, ./openapi.ts) and the
+// web client takes its types (`import type` from web/src/pages/admin/). Kept free of Node
+// imports for that reason.
+
+import * as v from 'valibot';
+
+const MAX_REASON = 500;
+const MAX_PAGE = 200;
+
+const Reason = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(MAX_REASON, `must be at most ${MAX_REASON} characters`));
+/** USD as a decimal string, up to 9 decimals: money never travels as a float. */
+const UsdAmount = v.pipe(v.string('must be a decimal string of USD'), v.maxLength(24, 'is too long'), v.regex(/^\d+(\.\d{1,9})?$/, 'must be a positive USD amount with at most 9 decimals, as a string'));
+const Limit = v.pipe(v.string(), v.maxLength(4, 'is too large'), v.regex(/^[1-9]\d*$/, 'must be a whole number from 1'));
+const Text = (max: number) => v.pipe(v.string(), v.maxLength(max, `must be at most ${max} characters`));
+
+export const ADMIN_LIMITS = { reason: MAX_REASON, page: MAX_PAGE } as const;
+
+// ---- requests ----
+
+export const UsersQuery = v.object({
+  q: v.optional(Text(254)),
+  limit: v.optional(Limit),
+  /** The last email of the previous page. */
+  after: v.optional(Text(254)),
+});
+export const AdjustBody = v.object({ amount_usd: UsdAmount, reason: Reason }, 'must be a JSON object');
+export const DisableBody = v.object({ reason: v.optional(Reason) }, 'must be a JSON object');
+export const RoleBody = v.object({ admin: v.boolean('must be true or false') }, 'must be a JSON object');
+export const AuditQuery = v.object({
+  limit: v.optional(Limit),
+  /** The id of the last entry of the previous page. */
+  before: v.optional(v.pipe(v.string(), v.maxLength(19), v.regex(/^\d+$/, 'must be an entry id'))),
+  action: v.optional(Text(64)),
+});
+
+// ---- answers ----
+
+const Money = v.pipe(v.string(), v.regex(/^-?\d+\.\d{9}$/, 'USD, decimal string, 9 decimals'));
+const Instant = v.pipe(v.string(), v.isoTimestamp('ISO-8601 instant'));
+
+export const AdminUser = v.object({
+  id: v.string(),
+  email: v.string(),
+  is_admin: v.boolean(),
+  disabled: v.boolean(),
+  email_verified: v.boolean(),
+  created_at: Instant,
+  balance_usd: Money,
+});
+export const AdminUserList = v.object({ data: v.array(AdminUser), next_after: v.nullable(v.string()) });
+
+export const AdminUserDetail = v.object({
+  user: AdminUser,
+  balance: v.object({ balance_usd: Money, reserved_usd: Money, available_usd: Money }),
+  keys: v.array(v.object({ id: v.string(), name: v.string(), prefix: v.string(), created_at: Instant, last_used_at: v.nullable(Instant), revoked_at: v.nullable(Instant) })),
+  /** The last 30 days, per model. */
+  usage: v.array(v.object({ model: v.string(), requests: v.number(), prompt_tokens: v.number(), completion_tokens: v.number(), cost_usd: Money })),
+  adjustments: v.array(v.object({ id: v.string(), amount_usd: Money, reason: v.string(), actor: v.string(), created_at: Instant })),
+});
+
+export const AdjustAnswer = v.object({ adjustment_id: v.string(), balance_before_usd: Money, balance_usd: Money });
+
+export const AuditEntry = v.object({
+  id: v.string(),
+  actor: v.string(),
+  actor_id: v.nullable(v.string()),
+  action: v.string(),
+  target: v.nullable(v.string()),
+  reason: v.nullable(v.string()),
+  before: v.unknown(),
+  after: v.unknown(),
+  created_at: Instant,
+});
+export const AuditList = v.object({ data: v.array(AuditEntry), next_before: v.nullable(v.string()) });
+
+export type AdminUserT = v.InferOutput<typeof AdminUser>;
+export type AdminUserListT = v.InferOutput<typeof AdminUserList>;
+export type AdminUserDetailT = v.InferOutput<typeof AdminUserDetail>;
+export type AdjustAnswerT = v.InferOutput<typeof AdjustAnswer>;
+export type AuditEntryT = v.InferOutput<typeof AuditEntry>;
+export type AuditListT = v.InferOutput<typeof AuditList>;
