@@ -44,6 +44,10 @@ export function adminOpenApi(publicUrl: string) {
       '/users/{id}/enable': action('Enable again', S.DisableBody, S.AdminUser),
       '/users/{id}/role': action('Give or take the admin role', S.RoleBody, S.AdminUser),
       '/audit': { get: { summary: 'The audit log, newest first', parameters: queryParams(S.AuditQuery), responses: { '200': ok('A page', S.AuditList), ...errors(400, 401, 403) } } },
+      '/codes': {
+        post: { summary: 'Make count redemption codes of amount_usd each, valid until expires_at; the codes are in this answer only', requestBody: { required: true, content: json(S.NewCodesBody) }, responses: { '201': ok('Made', S.NewCodes), ...errors(400, 401, 403) } },
+        get: { summary: 'Codes, newest first (their prefixes, never the codes)', parameters: queryParams(S.CodesQuery), responses: { '200': ok('Codes', S.CodeList), ...errors(400, 401, 403) } },
+      },
       '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' }, ...errors(401, 403) } } },
     },
     components: {

@@ -1,4 +1,5 @@
-// /api/admin/* (API.md "Admin API"): admin sessions only, in the dashboard's envelope.
+// /api/admin/* (API.md "Admin API"): admin sessions only, in the dashboard's envelope; and
+// POST /api/dashboard/redeem, where a user redeems an admin's code.
 
 import { notFound } from '../dashboard/errors.js';
 import { dashRoute } from '../dashboard/http.js';
@@ -6,15 +7,22 @@ import type { Router } from '../server/router.js';
 import type { Gateway } from '../services.js';
 import { ADMIN_PREFIX, adminRoute, requireAdmin } from './http.js';
 import { adminOpenApi } from './openapi.js';
+import { codeHandlers } from './codes.js';
 import { userHandlers } from './users.js';
 
 export function registerAdmin(router: Router, gw: Gateway): void {
   const users = userHandlers(gw);
+  const codes = codeHandlers(gw);
   const openapi = JSON.stringify(adminOpenApi(gw.config.publicUrl));
 
   adminRoute(router, gw, 'get', '/users', 'users', (ex) => users.list(ex));
   adminRoute(router, gw, 'any', '/users/*', 'user', (ex, call) => users.one(ex, call));
   adminRoute(router, gw, 'get', '/audit', 'audit', (ex) => users.audit(ex));
+  adminRoute(router, gw, 'post', '/codes', 'codes_create', codes.create);
+  adminRoute(router, gw, 'get', '/codes', 'codes', (ex) => codes.list(ex));
+  // The user's side of codes, in the dashboard API (a static path: uWS prefers it to the
+  // dashboard's catch-all).
+  dashRoute(router, gw, { method: 'post', path: '/api/dashboard/redeem', name: 'dashboard_redeem', handler: codes.redeem });
   adminRoute(router, gw, 'get', '/openapi.json', 'openapi', async () => ({ status: 200, json: openapi }));
 
   // Unknown admin paths answer 403 to a non-admin and 404 to an admin: what exists under
