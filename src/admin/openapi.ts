@@ -16,8 +16,9 @@ const ERRORS: Record<number, string> = {
   401: 'No session, or an invalid or expired one',
   403: 'The session is not an admin\'s (forbidden)',
   404: 'No such user or endpoint (not_found)',
-  409: 'A debit past the balance (insufficient_balance)',
+  409: 'A debit past the balance (insufficient_balance); a deposit already paid, failed, or not open (already_paid, not_confirmed, not_open)',
 };
+const depositId = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 const userId = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 const queryParams = (schema: v.GenericSchema) =>
   Object.entries((toJsonSchema(schema).properties ?? {}) as Record<string, unknown>).map(([name, s]) => ({ name, in: 'query', schema: s }));
@@ -47,6 +48,13 @@ export function adminOpenApi(publicUrl: string) {
       '/codes': {
         post: { summary: 'Make count redemption codes of amount_usd each, valid until expires_at; the codes are in this answer only', requestBody: { required: true, content: json(S.NewCodesBody) }, responses: { '201': ok('Made', S.NewCodes), ...errors(400, 401, 403) } },
         get: { summary: 'Codes, newest first (their prefixes, never the codes)', parameters: queryParams(S.CodesQuery), responses: { '200': ok('Codes', S.CodeList), ...errors(400, 401, 403) } },
+      },
+      '/deposits': { get: { summary: 'Deposits, newest first, by status, method and user', parameters: queryParams(S.DepositsAdminQuery), responses: { '200': ok('A page', S.AdminDepositList), ...errors(400, 401, 403) } } },
+      '/deposits/{id}/confirm': {
+        post: { summary: 'Mark a pending or expired deposit paid and credit it, once', parameters: [depositId], requestBody: { required: true, content: json(S.DepositActionBody) }, responses: { '200': ok('Confirmed', S.AdminDeposit), ...errors(400, 401, 403, 404, 409) } },
+      },
+      '/deposits/{id}/fail': {
+        post: { summary: 'Mark a pending or expired deposit failed', parameters: [depositId], requestBody: { required: true, content: json(S.DepositActionBody) }, responses: { '200': ok('Failed', S.AdminDeposit), ...errors(400, 401, 403, 404, 409) } },
       },
       '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' }, ...errors(401, 403) } } },
     },

@@ -8,11 +8,13 @@ import type { Gateway } from '../services.js';
 import { ADMIN_PREFIX, adminRoute, requireAdmin } from './http.js';
 import { adminOpenApi } from './openapi.js';
 import { codeHandlers } from './codes.js';
+import { depositAdminHandlers } from './deposits.js';
 import { userHandlers } from './users.js';
 
 export function registerAdmin(router: Router, gw: Gateway): void {
   const users = userHandlers(gw);
   const codes = codeHandlers(gw);
+  const deposits = depositAdminHandlers(gw);
   const openapi = JSON.stringify(adminOpenApi(gw.config.publicUrl));
 
   adminRoute(router, gw, 'get', '/users', 'users', (ex) => users.list(ex));
@@ -20,6 +22,8 @@ export function registerAdmin(router: Router, gw: Gateway): void {
   adminRoute(router, gw, 'get', '/audit', 'audit', (ex) => users.audit(ex));
   adminRoute(router, gw, 'post', '/codes', 'codes_create', codes.create);
   adminRoute(router, gw, 'get', '/codes', 'codes', (ex) => codes.list(ex));
+  adminRoute(router, gw, 'get', '/deposits', 'deposits', (ex) => deposits.list(ex));
+  adminRoute(router, gw, 'any', '/deposits/*', 'deposit', deposits.act);
   // The user's side of codes, in the dashboard API (a static path: uWS prefers it to the
   // dashboard's catch-all).
   dashRoute(router, gw, { method: 'post', path: '/api/dashboard/redeem', name: 'dashboard_redeem', handler: codes.redeem });

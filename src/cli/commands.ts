@@ -131,13 +131,15 @@ async function confirmDeposit(s: Stores, ids: string[], flags: Flags, out: Out):
   const id = asDepositId(ids[0]);
   if (!id) throw new CliError(`${JSON.stringify(ids[0])} is not a deposit id`);
   const reference = optional(flags, 'reference') ?? null;
-  const o = await markPaid(s.sql, s.hot, id, { provider: null, reference, by: 'operator confirm' });
+  const o = await markPaid(s.sql, s.hot, id, {
+    provider: null, reference, by: 'operator confirm',
+    within: (tx, d, previous) => recordAudit(tx, cliActor(), { action: 'deposit.confirm', target: d.id, reason: reference, before: { status: previous }, after: { status: 'paid', credit_usd: nanoToUsd(d.credit_nano) } }),
+  });
   if (o.kind === 'missing') throw new CliError(`no deposit ${id}`);
   if (o.kind === 'unchanged') throw new CliError(`deposit ${id} is already paid (at ${o.deposit.paid_at?.toISOString()}); nothing credited`);
   if (o.kind === 'refused') throw new CliError(`deposit ${id} not confirmed: ${o.reason}`);
   const [u] = await s.sql<{ email: string }[]>`SELECT email FROM users WHERE id = ${o.deposit.user_id}`;
   const d = o.deposit;
-  await recordAudit(s.sql, cliActor(), { action: 'deposit.confirm', target: d.id, reason: reference, before: { status: o.previous }, after: { status: 'paid' } });
   out(`confirmed deposit ${d.id} (${d.method}, ${d.amount} ${d.currency}${o.previous === 'expired' ? ', after it had expired' : ''}): credited $${nanoToUsd(d.credit_nano)} to ${u?.email}; balance $${nanoToUsd(o.balance)}`);
 }
 
