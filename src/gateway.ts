@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import type { Gateway } from './services.js';
 import { CatalogueHolder } from './catalogue/index.js';
+import { startCatalogueSync } from './catalogue/stored.js';
 import { ConfigError, type Config } from './config.js';
 import { KeyResolver } from './accounts/keys.js';
 import { Ledger } from './billing/ledger.js';
@@ -87,6 +88,8 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
     stopping: false,
   };
   await gw.keys.start();
+  // An admin's saved catalogue, if any, is in force before the first request.
+  await startCatalogueSync(stores.sql, stores.hot, catalogue, log);
   if (stores.hot instanceof RedisHotStore) {
     const sql = stores.sql;
     await stores.hot.startWatching({

@@ -42,14 +42,23 @@ export type AdminHandler = (ex: Exchange, call: AdminCall) => Promise<Reply>;
  * One admin route. The admin check comes first, before the body is looked at, so a user's
  * session gets 403 whatever it sends (the body is still read at once, as uWS needs, see readJson).
  */
-export function adminRoute(router: Router, gw: Gateway, method: 'get' | 'post' | 'any', path: string, name: string, handler: AdminHandler): void {
+export function adminRoute(
+  router: Router,
+  gw: Gateway,
+  method: 'get' | 'post' | 'any',
+  path: string,
+  name: string,
+  handler: AdminHandler,
+  /** Bodies bigger than the dashboard's 64 KB (a catalogue file). */
+  opts: { bodyLimit?: number } = {},
+): void {
   const base = ADMIN_PREFIX + path.replace(/\*$/, '');
   dashRoute(router, gw, {
     method,
     path: ADMIN_PREFIX + path,
     name: `admin_${name}`,
     handler: async (ex) => {
-      const raw = ex.method === 'GET' || ex.method === 'HEAD' ? undefined : readJson(ex);
+      const raw = ex.method === 'GET' || ex.method === 'HEAD' ? undefined : opts.bodyLimit ? readLargeJson(ex, opts.bodyLimit) : readJson(ex);
       const actor = await requireAdmin(gw, ex);
       const rest = ex.path.slice(base.length).split('/').filter(Boolean);
       return handler(ex, {
@@ -70,4 +79,17 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function uuidParam(value: string | undefined, what: string): string {
   if (!value || !UUID.test(value)) throw new DashboardError(404, 'not_found', `No such ${what}.`);
   return value.toLowerCase();
+}
+
+/** A JSON body of up to `limit` bytes, read at once as uWS needs. */
+function readLargeJson(ex: Exchange, limit: number): Promise<unknown> {
+  const p = ex.readBody(limit).then((raw) => {
+    try {
+      return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw)) as unknown;
+    } catch {
+      throw badRequest('invalid_json', 'The request body is not valid UTF-8 JSON.');
+    }
+  });
+  p.catch(() => {});
+  return p;
 }

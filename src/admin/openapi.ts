@@ -12,7 +12,7 @@ const errorRef = { $ref: '#/components/schemas/Error' };
 const errors = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [String(s), { description: ERRORS[s], content: { 'application/json': { schema: errorRef } } }]));
 const ERRORS: Record<number, string> = {
-  400: 'Invalid input (invalid_request, invalid_json, invalid_text)',
+  400: 'Invalid input (invalid_request, invalid_json, invalid_text; invalid_catalogue with the catalogue\'s own message)',
   401: 'No session, or an invalid or expired one',
   403: 'The session is not an admin\'s (forbidden)',
   404: 'No such user or endpoint (not_found)',
@@ -55,6 +55,14 @@ export function adminOpenApi(publicUrl: string) {
       },
       '/deposits/{id}/fail': {
         post: { summary: 'Mark a pending or expired deposit failed', parameters: [depositId], requestBody: { required: true, content: json(S.DepositActionBody) }, responses: { '200': ok('Failed', S.AdminDeposit), ...errors(400, 401, 403, 404, 409) } },
+      },
+      '/catalogue': {
+        get: { summary: 'The catalogue in force: its version, where it comes from, what serves, and the document', responses: { '200': ok('The catalogue', S.CatalogueState), ...errors(401, 403) } },
+        post: { summary: 'Import a catalogue file (the JSON of GATEWAY_CONFIG, or an export); in force in every process at once', requestBody: { required: true, content: { 'application/json': { schema: { type: 'object', description: 'The catalogue file (docs/api.md, The catalogue file), with models\' and routes\' "enabled" and routes\' "upstream_pricing"' } } } }, responses: { '200': ok('Saved and in force', S.CatalogueState), ...errors(400, 401, 403) } },
+      },
+      '/catalogue/export': { get: { summary: 'The catalogue document as a file (gateway.config.json)', responses: { '200': { description: 'The catalogue file' }, ...errors(401, 403) } } },
+      '/catalogue/models/{id}': {
+        post: { summary: 'Change one model: enabled, prices, routes (order, enabled, upstream cost)', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], requestBody: { required: true, content: json(S.ModelPatchBody) }, responses: { '200': ok('Saved and in force', S.CatalogueState), ...errors(400, 401, 403, 404) } },
       },
       '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' }, ...errors(401, 403) } } },
     },

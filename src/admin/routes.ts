@@ -7,6 +7,7 @@ import type { Router } from '../server/router.js';
 import type { Gateway } from '../services.js';
 import { ADMIN_PREFIX, adminRoute, requireAdmin } from './http.js';
 import { adminOpenApi } from './openapi.js';
+import { CATALOGUE_BODY_LIMIT, catalogueHandlers } from './catalogue.js';
 import { codeHandlers } from './codes.js';
 import { depositAdminHandlers } from './deposits.js';
 import { userHandlers } from './users.js';
@@ -15,6 +16,7 @@ export function registerAdmin(router: Router, gw: Gateway): void {
   const users = userHandlers(gw);
   const codes = codeHandlers(gw);
   const deposits = depositAdminHandlers(gw);
+  const catalogue = catalogueHandlers(gw);
   const openapi = JSON.stringify(adminOpenApi(gw.config.publicUrl));
 
   adminRoute(router, gw, 'get', '/users', 'users', (ex) => users.list(ex));
@@ -24,6 +26,10 @@ export function registerAdmin(router: Router, gw: Gateway): void {
   adminRoute(router, gw, 'get', '/codes', 'codes', (ex) => codes.list(ex));
   adminRoute(router, gw, 'get', '/deposits', 'deposits', (ex) => deposits.list(ex));
   adminRoute(router, gw, 'any', '/deposits/*', 'deposit', deposits.act);
+  adminRoute(router, gw, 'get', '/catalogue', 'catalogue', catalogue.get);
+  adminRoute(router, gw, 'post', '/catalogue', 'catalogue_import', catalogue.importFile, { bodyLimit: CATALOGUE_BODY_LIMIT });
+  adminRoute(router, gw, 'get', '/catalogue/export', 'catalogue_export', catalogue.exportFile);
+  adminRoute(router, gw, 'any', '/catalogue/*', 'catalogue_model', catalogue.patchModel);
   // The user's side of codes, in the dashboard API (a static path: uWS prefers it to the
   // dashboard's catch-all).
   dashRoute(router, gw, { method: 'post', path: '/api/dashboard/redeem', name: 'dashboard_redeem', handler: codes.redeem });

@@ -57,6 +57,22 @@ export const DepositsAdminQuery = v.object({
 });
 export const DepositActionBody = v.object({ reason: Reason, reference: v.optional(Text(200)) }, 'must be a JSON object');
 
+const PerMillion = v.pipe(v.number('must be a number'), v.minValue(0, 'must not be negative'));
+const Pricing = v.object({ input: PerMillion, output: PerMillion, cache_read: v.optional(PerMillion), cache_write: v.optional(PerMillion) }, 'must be prices in USD per million tokens');
+/** One model's changes; a field left out stays as it is. `routes` replaces the list (its order is the fallback order). */
+export const ModelPatchBody = v.object({
+  enabled: v.optional(v.boolean('must be true or false')),
+  pricing: v.optional(Pricing),
+  official_pricing: v.optional(Pricing),
+  routes: v.optional(v.pipe(v.array(v.object({
+    provider: Text(64),
+    model: Text(200),
+    enabled: v.optional(v.boolean('must be true or false')),
+    reasoning: v.optional(v.boolean('must be true or false')),
+    upstream_pricing: v.optional(Pricing),
+  })), v.minLength(1, 'must list at least one route'))),
+}, 'must be a JSON object');
+
 // ---- answers ----
 
 const Money = v.pipe(v.string(), v.regex(/^-?\d+\.\d{9}$/, 'USD, decimal string, 9 decimals'));
@@ -115,6 +131,17 @@ export const AdminDepositList = v.object({ data: v.array(AdminDeposit), next_bef
 
 export type AdminDepositT = v.InferOutput<typeof AdminDeposit>;
 export type AdminDepositListT = v.InferOutput<typeof AdminDepositList>;
+export const CatalogueState = v.object({
+  version: v.nullable(v.string()),
+  source: v.picklist(['postgres', 'file']),
+  saved_by: v.nullable(v.string()),
+  saved_at: v.nullable(Instant),
+  /** What serves now: the models in service and their routes in order (provider/model). */
+  in_service: v.array(v.object({ id: v.string(), routes: v.array(v.string()) })),
+  /** The catalogue file's JSON, switched-off entries and upstream prices included. */
+  document: v.unknown(),
+});
+export type CatalogueStateT = v.InferOutput<typeof CatalogueState>;
 export type NewCodesT = v.InferOutput<typeof NewCodes>;
 export type CodeListT = v.InferOutput<typeof CodeList>;
 export type RedeemAnswerT = v.InferOutput<typeof RedeemAnswer>;

@@ -34,6 +34,10 @@ t.test('admin API', async (t) => {
     ['POST', '/codes', { count: 1, amount_usd: '1', expires_at: '2999-01-01T00:00:00Z' }],
     ['GET', '/codes'],
     ['GET', '/deposits'],
+    ['GET', '/catalogue'],
+    ['GET', '/catalogue/export'],
+    ['POST', '/catalogue', { providers: [], models: [] }],
+    ['POST', '/catalogue/models/oa-model', { enabled: false }],
     ['POST', '/deposits/00000000-0000-4000-8000-000000000000/confirm', { reason: 'x' }],
     ['GET', '/openapi.json'],
     ['GET', '/no-such-thing'],
@@ -124,6 +128,6 @@ t.test('admin API', async (t) => {
 
   const doc = await call('GET', '/openapi.json', admin.session);
   const documented = Object.entries(doc.json.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
-  t.same(documented.sort(), ['get /users', 'get /users/{id}', 'post /users/{id}/credit', 'post /users/{id}/debit', 'post /users/{id}/disable', 'post /users/{id}/enable', 'post /users/{id}/role', 'get /audit', 'get /openapi.json', 'post /codes', 'get /codes', 'get /deposits', 'post /deposits/{id}/confirm', 'post /deposits/{id}/fail'].sort());
+  t.same(documented.sort(), ['get /users', 'get /users/{id}', 'post /users/{id}/credit', 'post /users/{id}/debit', 'post /users/{id}/disable', 'post /users/{id}/enable', 'post /users/{id}/role', 'get /audit', 'get /openapi.json', 'post /codes', 'get /codes', 'get /deposits', 'post /deposits/{id}/confirm', 'post /deposits/{id}/fail', 'get /catalogue', 'post /catalogue', 'get /catalogue/export', 'post /catalogue/models/{id}'].sort());
   t.same(doc.json.paths['/users/{id}/credit'].post.requestBody.content['application/json'].schema.required, ['amount_usd', 'reason'], 'request schemas come from the validators');
 });
