@@ -28,6 +28,7 @@ import { RedisHotStore } from './store/hot-redis.js';
 import type { Sql } from './store/sql.js';
 import { UpstreamClient } from './upstream/client.js';
 import { RouteSelector } from './upstream/router.js';
+import { RouteHealth } from './upstream/health.js';
 
 const OPS_HOST = '127.0.0.1';
 
@@ -66,6 +67,8 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   const runWriter = opts.writer ?? true;
   const hot = stores.hot;
   const outbox = gatewayWriter(stores.sql, hot, log, config, runWriter ? new OutboxMetrics(metrics.registry, () => hot.outboxLength()).observer : undefined);
+  const health = new RouteHealth(stores.sql, log);
+  health.start();
   const gw: Gateway = {
     config,
     log,
@@ -82,7 +85,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
     }),
     outbox,
     metrics,
-    routes: new RouteSelector(upstream, config.ROUTE_COOLDOWN_MS, metrics, log),
+    routes: new RouteSelector(upstream, config.ROUTE_COOLDOWN_MS, metrics, log, health),
     payments: new Payments(stores.sql, stores.hot, log, config.payments),
     startedAt: Date.now(),
     stopping: false,
@@ -158,6 +161,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
           await router.idle(2000);
         }
         stopSweeper();
+        await health.stop();
         // Open streams have finished (or were cut at the timeout): their charges are in the
         // outbox; a process that runs the writer writes what it can before it goes.
         await gw.ledger.stop();

@@ -64,6 +64,8 @@ export function adminOpenApi(publicUrl: string) {
       '/catalogue/models/{id}': {
         post: { summary: 'Change one model: enabled, prices, routes (order, enabled, upstream cost)', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], requestBody: { required: true, content: json(S.ModelPatchBody) }, responses: { '200': ok('Saved and in force', S.CatalogueState), ...errors(400, 401, 403, 404) } },
       },
+      '/health': { get: { summary: 'Per upstream route: attempts, errors, latency to the answer\'s head, cooldowns; the last 5 minutes, the last day and per hour, from every process', responses: { '200': ok('Health', S.Health), ...errors(401, 403) } } },
+      '/revenue': { get: { summary: 'Income, upstream cost and margin per day and per model; paid deposits per day and method', parameters: queryParams(S.RevenueQuery), responses: { '200': ok('Revenue', S.Revenue), ...errors(400, 401, 403) } } },
       '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' }, ...errors(401, 403) } } },
     },
     components: {

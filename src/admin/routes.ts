@@ -9,6 +9,7 @@ import { ADMIN_PREFIX, adminRoute, requireAdmin } from './http.js';
 import { adminOpenApi } from './openapi.js';
 import { CATALOGUE_BODY_LIMIT, catalogueHandlers } from './catalogue.js';
 import { codeHandlers } from './codes.js';
+import { reportHandlers } from './reports.js';
 import { depositAdminHandlers } from './deposits.js';
 import { userHandlers } from './users.js';
 
@@ -17,6 +18,7 @@ export function registerAdmin(router: Router, gw: Gateway): void {
   const codes = codeHandlers(gw);
   const deposits = depositAdminHandlers(gw);
   const catalogue = catalogueHandlers(gw);
+  const reports = reportHandlers(gw);
   const openapi = JSON.stringify(adminOpenApi(gw.config.publicUrl));
 
   adminRoute(router, gw, 'get', '/users', 'users', (ex) => users.list(ex));
@@ -30,6 +32,8 @@ export function registerAdmin(router: Router, gw: Gateway): void {
   adminRoute(router, gw, 'post', '/catalogue', 'catalogue_import', catalogue.importFile, { bodyLimit: CATALOGUE_BODY_LIMIT });
   adminRoute(router, gw, 'get', '/catalogue/export', 'catalogue_export', catalogue.exportFile);
   adminRoute(router, gw, 'any', '/catalogue/*', 'catalogue_model', catalogue.patchModel);
+  adminRoute(router, gw, 'get', '/health', 'health', reports.health);
+  adminRoute(router, gw, 'get', '/revenue', 'revenue', (ex) => reports.revenue(ex));
   // The user's side of codes, in the dashboard API (a static path: uWS prefers it to the
   // dashboard's catch-all).
   dashRoute(router, gw, { method: 'post', path: '/api/dashboard/redeem', name: 'dashboard_redeem', handler: codes.redeem });

@@ -73,6 +73,8 @@ export const ModelPatchBody = v.object({
   })), v.minLength(1, 'must list at least one route'))),
 }, 'must be a JSON object');
 
+export const RevenueQuery = v.object({ days: v.optional(v.pipe(v.string(), v.regex(/^([1-9]|[1-9]\d|[1-3]\d\d)$/, 'must be a whole number of days from 1 to 399'))) });
+
 // ---- answers ----
 
 const Money = v.pipe(v.string(), v.regex(/^-?\d+\.\d{9}$/, 'USD, decimal string, 9 decimals'));
@@ -142,6 +144,32 @@ export const CatalogueState = v.object({
   document: v.unknown(),
 });
 export type CatalogueStateT = v.InferOutput<typeof CatalogueState>;
+const HealthWindow = v.object({
+  attempts: v.number(), errors: v.number(), error_rate: v.number(),
+  avg_latency_ms: v.nullable(v.number()), max_latency_ms: v.nullable(v.number()), cooldowns: v.number(),
+});
+export const Health = v.object({
+  routes: v.array(v.object({
+    /** provider/model */
+    route: v.string(),
+    in_catalogue: v.boolean(),
+    cooling_until: v.nullable(Instant),
+    /** The last five minutes. */
+    now: HealthWindow,
+    /** The last 24 hours. */
+    day: HealthWindow,
+    hourly: v.array(v.object({ hour: Instant, attempts: v.number(), errors: v.number(), avg_latency_ms: v.nullable(v.number()) })),
+  })),
+});
+const RevenueMoney = { income_usd: Money, upstream_cost_usd: v.nullable(Money), margin_usd: v.nullable(Money) };
+export const Revenue = v.object({
+  days: v.number(),
+  per_day: v.array(v.object({ day: v.string(), requests: v.number(), ...RevenueMoney })),
+  per_model: v.array(v.object({ model: v.string(), requests: v.number(), ...RevenueMoney })),
+  deposits: v.array(v.object({ day: v.string(), method: v.string(), count: v.number(), credited_usd: Money })),
+});
+export type HealthT = v.InferOutput<typeof Health>;
+export type RevenueT = v.InferOutput<typeof Revenue>;
 export type NewCodesT = v.InferOutput<typeof NewCodes>;
 export type CodeListT = v.InferOutput<typeof CodeList>;
 export type RedeemAnswerT = v.InferOutput<typeof RedeemAnswer>;
