@@ -24,6 +24,7 @@ import { slowRead, type SlowReadProgress } from './lib/slow-reader.js';
 import { minus, ratio } from './lib/stats.js';
 import { prepareStores, type BenchStores } from './lib/stores.js';
 import { runStreams, type StreamProgress, type StreamRequest } from './lib/streams.js';
+import { runtime, runtimeText } from './lib/runtime.js';
 
 const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 const T0 = performance.now();
@@ -785,7 +786,7 @@ async function main(): Promise<number> {
       finished_at: new Date().toISOString(),
       wall_s: Math.round((performance.now() - T0) / 100) / 10,
       command: commandLine(),
-      machine: { cores: availableParallelism(), cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version },
+      machine: { cores: availableParallelism(), cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, runtime: runtime() },
       setup: { gateway: { workers: opts.workers }, shared_cores: true, error: (err as Error)?.message ?? String(err) },
       options: { quick: opts.quick, scenarios: opts.scenarios },
       scenarios: opts.scenarios.map((id) => ({ id, title: TITLES[id], status: 'failed' as const, error: `setup failed: ${message}`, notes: [], gateway_crashes: 0, wall_s: 0, results: {} })),
@@ -1019,6 +1020,7 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
       memory_gb: Math.round(totalmem() / 1024 ** 3),
       kernel: release(),
       node: process.version,
+      runtime: runtime(),
       fd_limits: `${fdNote}; ${childFd}`,
       load_average_before: Math.round(loadBefore * 100) / 100,
       load_average_after: Math.round(loadavg()[0]! * 100) / 100,
@@ -1081,7 +1083,7 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
   const rendered = tables(report);
   const header = [
     `airouter bench (${report.mode}) ${report.started_at}, ${report.wall_s} s`,
-    `machine: ${cores} cores (${report.machine.cpu_model}), ${report.machine.memory_gb} GB, Node ${process.version}; load average before ${loadBefore.toFixed(2)}${report.machine.load_note ? ' (BUSY: figures skewed)' : ''}`,
+    `machine: ${cores} cores (${report.machine.cpu_model}), ${report.machine.memory_gb} GB, ${runtimeText(runtime())}; load average before ${loadBefore.toFixed(2)}${report.machine.load_note ? ' (BUSY: figures skewed)' : ''}`,
     `gateway: ${(report.setup.gateway as { command: string }).command}, ${workers} worker(s), commit ${(report.setup.gateway as { commit: string }).commit}; stores: ${stores.description}`,
     `load: ${loadgen} closed loop; bench undici clients for fixed rate and streams; nginx: ${nginx && nginxInfo ? `${nginxInfo.version}, ${workers} worker process${workers > 1 ? 'es' : ''}` : nginxSkipped}`,
     `note: ${(report.setup as { sharing_note: string }).sharing_note}`,

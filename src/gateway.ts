@@ -51,7 +51,7 @@ export interface GatewayOptions {
 }
 
 export async function startGateway(config: Config, log: Logger, stores?: Stores, opts: GatewayOptions = {}): Promise<RunningGateway> {
-  const uws = loadUws();
+  const uws = loadUws({ maxHeaderBytes: config.MAX_HEADER_BYTES });
   const catalogue = new CatalogueHolder(config.GATEWAY_CONFIG);
   const ownStores = !stores;
   stores ??= await openStores(config);

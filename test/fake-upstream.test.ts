@@ -262,3 +262,52 @@ t.test('a client that goes away mid-stream marks it aborted', async (t) => {
   await new Promise((resolve) => setTimeout(resolve, 50));
   t.equal(up.streams[0]!.bytesWritten, written, 'nothing more is produced');
 });
+
+// ---- The Responses dialect: checked by the official SDK's own parsing, and by the event order
+// of the recorded stream in test/fixtures/openai-responses/stream_text.sse.
+
+t.test('responses: whole text answer, usage with both detail objects, as the openai SDK reads it', async (t) => {
+  const { default: OpenAI } = await import('openai');
+  const client = new OpenAI({ baseURL: `${up.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+  const r = await client.responses.create({ model: 'up-model', instructions: 'be brief', input: 'hello' });
+  t.equal(r.object, 'response');
+  t.equal(r.status, 'completed');
+  t.match(r.id, /^resp_/);
+  t.equal(r.output_text, TEXT_ANSWER, 'the SDK assembles the text');
+  t.equal(r.usage?.input_tokens, countPromptTokens({ instructions: 'be brief', input: 'hello' }, 'responses'));
+  t.same(r.usage?.output_tokens_details, { reasoning_tokens: 0 }, 'reasoning details present even when zero');
+  t.same(r.usage?.input_tokens_details, { cached_tokens: 0 });
+  t.equal(up.requests[0]!.path, '/v1/responses');
+});
+
+t.test('responses: a stream in the recorded order, usage only on the terminal event', async (t) => {
+  const res = await post('/v1/responses', { model: 'm', input: 'hi', stream: true });
+  const events = sse(res.text);
+  const types = events.map((e) => e.event);
+  t.same(types.slice(0, 4), ['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+  t.same(types.slice(-4), ['response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']);
+  const payloads = events.map((e) => JSON.parse(e.data));
+  t.ok(payloads.every((p, i) => p.type === types[i] && p.sequence_number === i), 'type and sequence_number on every event');
+  t.ok(payloads.slice(0, -1).every((p) => p.response?.usage == null), 'no usage before the end');
+  t.equal(payloads.at(-1).response.usage.output_tokens, payloads.filter((p) => p.type === 'response.output_text.delta').length);
+  t.notOk(res.text.includes('[DONE]'), 'no [DONE]');
+});
+
+t.test('responses: a tool round and a capped answer', async (t) => {
+  const { default: OpenAI } = await import('openai');
+  const client = new OpenAI({ baseURL: `${up.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
+  const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
+  const first = await client.responses.create({ model: 'm', input: 'weather? [[tool_round]]', tools });
+  const call = first.output.find((o) => o.type === 'function_call');
+  t.equal(call?.type === 'function_call' && call.name, 'get_weather');
+  t.same(call?.type === 'function_call' && JSON.parse(call.arguments), { city: 'Paris' });
+  const second = await client.responses.create({
+    model: 'm', tools,
+    input: [{ role: 'user', content: 'weather? [[tool_round]]' }, call as any, { type: 'function_call_output', call_id: (call as any).call_id, output: '{"temp":21}' }],
+  });
+  t.equal(second.output_text, TEXT_ANSWER, 'answers in words once the result is back');
+  const capped = await client.responses.create({ model: 'm', input: '[[fill]]', max_output_tokens: 5 });
+  t.equal(capped.status, 'incomplete');
+  t.equal(capped.incomplete_details?.reason, 'max_output_tokens');
+  t.equal(capped.usage?.output_tokens, 5, 'honours max_output_tokens');
+});

@@ -102,6 +102,8 @@ export function validateReport(r: Report): string[] {
   for (const k of ['started_at', 'finished_at', 'command'] as const) if (typeof r[k] !== 'string' || r[k] === '') problems.push(`${k} missing`);
   if (!isNum(r.wall_s)) problems.push('wall_s missing');
   if (!isNum(r.machine?.cores)) problems.push('machine.cores missing');
+  const rt = r.machine?.runtime as { node?: unknown; abi?: unknown } | undefined;
+  if (typeof rt?.node !== 'string' || typeof rt.abi !== 'string') problems.push('machine.runtime (the Node the figures were taken on) missing');
   if (!isNum((r.setup?.gateway as { workers?: number } | undefined)?.workers)) problems.push('setup.gateway.workers missing');
   if (typeof r.setup?.shared_cores !== 'boolean') problems.push('setup.shared_cores missing');
   if (!Array.isArray(r.scenarios) || r.scenarios.length === 0) problems.push('no scenarios');

@@ -6,11 +6,9 @@
 //   node --import tsx bench/upstream/static.ts [--port N] [--host H]
 // Prints `listening <url>` once ready. GET /_stats → {"requests": n}.
 
-import { createRequire } from 'node:module';
-import type * as UWS from 'uWebSockets.js';
+import { loadUws } from '../../src/server/uws.js';
 
-const require = createRequire(import.meta.url);
-const uws = require(`uWebSockets.js/binaries/uws_${process.platform}_${process.arch}_${process.versions.modules}.node`) as typeof UWS;
+const uws = loadUws();
 
 function option(name: string): string | undefined {
   const args = process.argv.slice(2);

@@ -11,6 +11,7 @@ import type { RunningGateway } from '../gateway.js';
 import { createLogger } from '../log.js';
 import { gatewayWriter } from '../billing/outbox-writer.js';
 import { openStores, type Stores } from '../store/index.js';
+import { checkUwsLoads } from '../runtime.js';
 import { controlRunner } from './commands.js';
 import { serveControl } from './control.js';
 import { serveClusterMetrics } from '../server/cluster-metrics.js';
@@ -97,7 +98,8 @@ function openControl(config: Config, stores: Stores, log: ReturnType<typeof crea
 
 /**
  * Node flags for the cluster's workers: the primary's own, plus the young generation's size
- * unless the operator chose one. V8's default (16 MB semi-spaces) lets a worker's heap run
+ * unless the operator chose one. V8's default (16 MB semi-spaces on Node 20, 32 MB on Node 24)
+ * lets a worker's heap run
  * hundreds of MB ahead of what is live under thousands of open streams; at 4 MB the bench's
  * 10,000 streams peaked about 80 MB lower, for about 3% of non-stream throughput.
  */
@@ -147,6 +149,9 @@ function watchHeartbeats(timeoutMs: number, log: ReturnType<typeof createLogger>
 }
 
 async function supervise(config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
+  // A runtime whose uWS binary does not load would have every worker die at start, and be
+  // restarted, forever: stop here, once, with the reason.
+  checkUwsLoads();
   // Migrate once here, so workers never queue on the migration lock at start.
   const stores = await openStores(config);
   // The outbox writer runs here, not in the workers: committing a batch means handling a

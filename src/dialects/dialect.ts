@@ -5,7 +5,7 @@
 import type { OperatorFunction } from 'rxjs';
 import type { GatewayError } from '../errors.js';
 import type { SSEEvent } from '../stream/sse.js';
-import type { IRRequest, IRResponse, IRStreamEvent, IRUsage } from './ir.js';
+import type { IRRequest, IRResponse, IRStreamEvent, IRTool, IRUsage } from './ir.js';
 
 export type DialectName = 'openai' | 'anthropic';
 
@@ -23,6 +23,15 @@ export interface RenderContext {
    * envelope API.md §1 makes the same as an HTTP error's (`request_id` included).
    */
   requestId?: string;
+  /**
+   * The client's tools by their IR name, for surfaces whose tool calls look different by tool
+   * (Responses: freeform tools answer `custom_tool_call`, namespaced ones carry `namespace`).
+   */
+  clientTools?: ReadonlyMap<string, IRTool>;
+  /** Request fields a surface repeats in its answer (Responses: instructions, tools, store…). */
+  echo?: Record<string, unknown>;
+  /** Called with the whole answer as the client got it, once it is complete (to store it). */
+  onFinal?: (answer: Record<string, unknown>) => void;
 }
 
 /** An image inside a request body: the object holding its payload, and the payload's key. */

@@ -26,6 +26,13 @@ export interface IRTool {
   description?: string;
   /** JSON Schema of the arguments (OpenAI `parameters`, Anthropic `input_schema`). */
   parameters: Record<string, unknown>;
+  /**
+   * A freeform tool (Responses `custom`, Codex's apply_patch): its input is raw text. Elsewhere it
+   * is a function of one string argument, `input`, and its calls carry `{input: text}`.
+   */
+  freeform?: boolean;
+  /** The Responses `namespace` group the tool came from (its name is `<namespace>__<name>`). */
+  namespace?: string;
 }
 
 export type IRToolChoice =

@@ -1,21 +1,28 @@
-// uWebSockets.js, loaded from its native binary only. The package falls back to a slow
-// pure-JS server when the binary does not load; we refuse to serve on that silently.
+// uWebSockets.js, loaded from the native binary for this platform and Node ABI. The package
+// (@based/uws, see docs/architecture.md) ships one binary per platform and ABI beside its
+// uws.js; we load the binary ourselves, by path, so that a runtime it has no binary for fails
+// here with a message that says what to do (src/runtime.ts), never with a half-working server.
 
 import { createRequire } from 'node:module';
 import type * as UWS from 'uWebSockets.js';
+import { uwsBinary, uwsLoadError } from '../runtime.js';
 
 export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 
 const require = createRequire(import.meta.url);
 
-export function loadUws(): typeof UWS {
-  const binary = `uWebSockets.js/binaries/uws_${process.platform}_${process.arch}_${process.versions.modules}.node`;
+/**
+ * `maxHeaderBytes` caps a request's head (MAX_HEADER_BYTES): uWS reads it from
+ * UWS_HTTP_MAX_HEADERS_SIZE once, when its binary loads (an operator's own setting wins), and
+ * answers 431 past it; its own default, 4 KiB, is below what clients send with long cookies or
+ * tokens. `abi` is this process's; a test passes another to see what an unsupported runtime is told.
+ */
+export function loadUws(opts: { maxHeaderBytes?: number; abi?: string } = {}): typeof UWS {
+  const abi = opts.abi ?? process.versions.modules;
+  if (opts.maxHeaderBytes && process.env.UWS_HTTP_MAX_HEADERS_SIZE === undefined) process.env.UWS_HTTP_MAX_HEADERS_SIZE = String(opts.maxHeaderBytes);
   try {
-    return require(binary) as typeof UWS;
+    return require(uwsBinary(abi)) as typeof UWS;
   } catch (err) {
-    throw new Error(
-      `uWebSockets.js native module did not load (${binary}: ${(err as Error).message.split('\n')[0]}). ` +
-        'The gateway needs it: use Node 20 on x86_64/arm64 Linux with glibc ≥ 2.36, and reinstall with npm ci.',
-    );
+    throw uwsLoadError(abi, (err as Error).message);
   }
 }

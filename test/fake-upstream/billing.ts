@@ -11,6 +11,12 @@ export const FAKE_IMAGE_TOKENS = 1000;
 
 function imagePayloads(body: any, dialect: Dialect): Map<object, string> {
   const out = new Map<object, string>();
+  if (dialect === 'responses') {
+    for (const item of Array.isArray(body?.input) ? body.input : []) {
+      for (const part of Array.isArray(item?.content) ? item.content : []) if (part?.type === 'input_image') out.set(part, 'image_url');
+    }
+    return out;
+  }
   for (const m of Array.isArray(body?.messages) ? body.messages : []) {
     if (!Array.isArray(m?.content)) continue;
     const blocks = [...m.content];

@@ -3,7 +3,8 @@
 // is delivered (pace, ending); wire.ts turns it into either vendor's bytes. Keeping the content
 // dialect-neutral is what lets a test predict the same answer whichever way the gateway routes.
 
-export type Dialect = 'openai' | 'anthropic';
+/** The vendor dialects the fake speaks: OpenAI chat, Anthropic Messages, OpenAI Responses. */
+export type Dialect = 'openai' | 'anthropic' | 'responses';
 
 export const SCENARIO_NAMES = [
   'text',
@@ -66,11 +67,32 @@ const DIRECTIVE = /\[\[([a-z_]+(?::[^\]\s]*)?)\]\]/g;
  */
 function forEachPromptText(body: any, dialect: Dialect, fn: (text: string) => void): void {
   if (body === null || typeof body !== 'object') return;
+  if (dialect === 'responses') return forEachResponsesText(body, fn);
   if (dialect === 'anthropic') visitContent(body.system, fn);
   const messages = body.messages;
   if (!Array.isArray(messages)) return;
   for (const m of messages) {
     if (m !== null && typeof m === 'object') visitContent(m.content, fn);
+  }
+}
+
+/** Responses: `instructions`, then `input` (a string, or items: messages and tool outputs). */
+function forEachResponsesText(body: any, fn: (text: string) => void): void {
+  if (typeof body.instructions === 'string') fn(body.instructions);
+  if (typeof body.input === 'string') return fn(body.input);
+  if (!Array.isArray(body.input)) return;
+  for (const item of body.input) {
+    if (item === null || typeof item !== 'object') continue;
+    if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
+      if (typeof item.output === 'string') fn(item.output);
+    } else if (item.type === 'message' || (item.type === undefined && typeof item.role === 'string')) {
+      if (typeof item.content === 'string') fn(item.content);
+      else if (Array.isArray(item.content)) {
+        for (const part of item.content) {
+          if ((part?.type === 'input_text' || part?.type === 'output_text') && typeof part.text === 'string') fn(part.text);
+        }
+      }
+    }
   }
 }
 
@@ -339,7 +361,8 @@ export function buildPlan(
     case 'fill': {
       // A model that writes until its cap, honouring only `max_tokens` (as many OpenAI-compatible
       // vendors do: `max_completion_tokens` is ignored), with `n` choices on the OpenAI dialect.
-      const cap = typeof body?.max_tokens === 'number' ? body.max_tokens : 16;
+      const capField = dialect === 'responses' ? body?.max_output_tokens : body?.max_tokens;
+      const cap = typeof capField === 'number' ? capField : 16;
       plan.blocks = [{ kind: 'text', count: Math.min(cap, 200_000), piece: () => 'w ' }];
       plan.intervalMs = intArg(arg, 0);
       plan.stopReason = 'max_tokens';
@@ -362,6 +385,10 @@ function firstToolName(body: any): string | undefined {
 function endsWithToolResult(body: any, dialect: Dialect): boolean {
   // A system message after the result (Claude Code announcing changed tools) is not a new turn.
   const last = Array.isArray(body?.messages) ? body.messages.filter((m: any) => m?.role !== 'system').at(-1) : undefined;
+  if (dialect === 'responses') {
+    const item = Array.isArray(body?.input) ? body.input.filter((i: any) => i?.role !== 'system' && i?.role !== 'developer').at(-1) : undefined;
+    return item?.type === 'function_call_output' || item?.type === 'custom_tool_call_output';
+  }
   if (dialect === 'openai') return last?.role === 'tool';
   return last?.role === 'user' && Array.isArray(last.content) && last.content.some((b: any) => b?.type === 'tool_result');
 }

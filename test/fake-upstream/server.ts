@@ -21,6 +21,7 @@ import {
   type Scenario,
 } from './scenarios.js';
 import { everyStringTokens } from './billing.js';
+import { responsesResponse, responsesStream } from './wire-responses.js';
 import {
   anthropicMessage,
   anthropicStream,
@@ -140,12 +141,13 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     }
     if (record) requests.push({ method, path: pathname, query: q < 0 ? '' : url.slice(q + 1), headers: req.headers, body, at: Date.now() });
 
-    const dialect: Dialect = pathname.startsWith('/v1/messages') ? 'anthropic' : 'openai';
+    const dialect: Dialect = pathname.startsWith('/v1/messages') ? 'anthropic' : pathname.startsWith('/v1/responses') ? 'responses' : 'openai';
     const route = `${method} ${pathname}`;
     const known =
       route === 'POST /v1/chat/completions' ||
       route === 'POST /v1/messages' ||
       route === 'POST /v1/messages/count_tokens' ||
+      route === 'POST /v1/responses' ||
       route === 'GET /v1/models';
     if (!known) return sendError(res, errorResponse(dialect, 404, `fake upstream: no route ${route}`));
     if (presentsBadKey(req)) return sendError(res, errorResponse(dialect, 401));
@@ -175,12 +177,12 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
 
   function answer(plan: Plan, body: any, dialect: Dialect, req: IncomingMessage, res: ServerResponse): void {
     const ctx: WireContext = {
-      id: dialect === 'openai' ? randomId('chatcmpl-', 29) : randomId('msg_01', 22),
+      id: dialect === 'openai' ? randomId('chatcmpl-', 29) : dialect === 'responses' ? randomId('resp_', 48) : randomId('msg_01', 22),
       created: Math.floor(Date.now() / 1000),
       model: typeof body.model === 'string' ? body.model : 'fake-model',
       includeUsage: body.stream_options?.include_usage === true,
     };
-    const requestIdHeader = dialect === 'openai' ? 'x-request-id' : 'request-id';
+    const requestIdHeader = dialect === 'anthropic' ? 'request-id' : 'x-request-id';
 
     if (body.stream !== true) {
       if (plan.ending === 'drop') {
@@ -189,10 +191,10 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       }
       if (plan.ending === 'midstream_error') {
         // A whole-body request cannot fail half way; the closest thing is the overload status.
-        return sendError(res, errorResponse(dialect, dialect === 'openai' ? 503 : 529));
+        return sendError(res, errorResponse(dialect, dialect === 'anthropic' ? 529 : 503));
       }
       const send = () => {
-        const message = dialect === 'openai' ? openaiCompletion(plan, ctx) : anthropicMessage(plan, ctx);
+        const message = dialect === 'openai' ? openaiCompletion(plan, ctx) : dialect === 'responses' ? responsesResponse(plan, ctx, body) : anthropicMessage(plan, ctx);
         sendJson(res, 200, message, { [requestIdHeader]: randomRequestId() });
       };
       // Non-streamed answers arrive when generation is done: after the whole pace.
@@ -200,7 +202,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       return;
     }
 
-    const segments = dialect === 'openai' ? openaiStream(plan, ctx) : anthropicStream(plan, ctx);
+    const segments = dialect === 'openai' ? openaiStream(plan, ctx) : dialect === 'responses' ? responsesStream(plan, ctx, body) : anthropicStream(plan, ctx);
     later(res, plan.headerDelayMs, () => {
       res.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',

@@ -334,7 +334,8 @@ export function errorResponse(dialect: Dialect, status: number, message?: string
   if (status === 429) headers['retry-after'] = '1';
   const requestId = randomRequestId();
   let body: string;
-  if (dialect === 'openai') {
+  // The Responses API answers errors in OpenAI's envelope.
+  if (dialect === 'openai' || dialect === 'responses') {
     headers['x-request-id'] = requestId;
     const known = OPENAI_ERRORS[status];
     const err = known

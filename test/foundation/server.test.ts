@@ -140,6 +140,19 @@ t.test('in-process gateway', async (t) => {
     t.match(text, /process_cpu_seconds_total/, 'default process metrics');
     t.match(text, /nodejs_eventloop_lag_p99_seconds \d/, 'event-loop lag, sampled every 100 ms');
   });
+
+  t.test('a request head over MAX_HEADER_BYTES (16 KiB): 431 from the HTTP server; under it, served', async (t) => {
+    // uWS's own limit is 4 KiB; the gateway raises it to what Node's server allows.
+    const under = await fetch(`${gw.url}/healthz`, { headers: { 'x-long': 'a'.repeat(12 * 1024) } });
+    t.equal(under.status, 200, '12 KiB of headers');
+    await under.arrayBuffer();
+    const over = await fetch(`${gw.url}/healthz`, { headers: { 'x-long': 'a'.repeat(20 * 1024) } }).catch((err: Error) => err);
+    t.equal(over instanceof Error ? 'connection closed' : over.status, 431, '20 KiB of headers');
+    if (!(over instanceof Error)) await over.arrayBuffer();
+    const after = await fetch(`${gw.url}/healthz`);
+    t.equal(after.status, 200, 'and the server goes on');
+    await after.arrayBuffer();
+  });
 });
 
 t.test('graceful shutdown: SIGTERM lets the in-flight request finish and records it', async (t) => {

@@ -83,11 +83,12 @@ export interface ServeChild {
 
 /**
  * `node src/bin.js serve` (or `node <script> serve`) on a free port; resolves once it prints
- * that it is listening. Killed (SIGKILL) at teardown if still running.
+ * that it is listening. Killed (SIGKILL) at teardown if still running. `node` is this test's
+ * own unless another runtime is asked for.
  */
-export async function startServe(t: Teardown, env: Record<string, string>, timeoutMs = 30_000, script = 'src/bin.js'): Promise<ServeChild> {
+export async function startServe(t: Teardown, env: Record<string, string>, timeoutMs = 30_000, script = 'src/bin.js', node = process.execPath): Promise<ServeChild> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
-  const proc = spawn(process.execPath, [script, 'serve'], {
+  const proc = spawn(node, [script, 'serve'], {
     cwd: REPO_ROOT,
     env: { HOST: '127.0.0.1', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
