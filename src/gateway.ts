@@ -12,6 +12,8 @@ import { gatewayWriter } from './billing/outbox-writer.js';
 import { registerInference } from './inference/routes.js';
 import { registerDashboard } from './dashboard/routes.js';
 import { registerAdmin } from './admin/routes.js';
+import { startAlerts } from './admin/alerts.js';
+import { createMailer } from './dashboard/mail.js';
 import { registerPayments } from './payments/routes.js';
 import { Payments } from './payments/service.js';
 import { startSweeper } from './payments/sweeper.js';
@@ -105,6 +107,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   if (runWriter) gw.outbox.start();
   for (const reason of config.payments.disabled) log.warn(`deposits: ${reason}`);
   const stopSweeper = startSweeper(stores.sql, log, config.payments.expiryS);
+  const stopAlerts = startAlerts(stores.sql, createMailer(config, log), config, log);
 
   const app = uws.App();
   const router = new Router(app, log, metrics, config.TRUST_PROXY.length > 0 ? new TrustedProxies(config.TRUST_PROXY) : undefined);
@@ -128,6 +131,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   }
   if (!listenSocket || opsSocket === false) {
     stopSweeper();
+    stopAlerts();
     await gw.outbox.stop();
     await upstream.close();
     if (ownStores) await stores.close();
@@ -161,6 +165,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
           await router.idle(2000);
         }
         stopSweeper();
+        stopAlerts();
         await health.stop();
         // Open streams have finished (or were cut at the timeout): their charges are in the
         // outbox; a process that runs the writer writes what it can before it goes.

@@ -1,5 +1,5 @@
 // /api/admin/* (API.md "Admin API"): admin sessions only, in the dashboard's envelope; and
-// POST /api/dashboard/redeem, where a user redeems an admin's code.
+// POST /api/dashboard/redeem, where a user redeems an admin's code, and /api/dashboard/alerts.
 
 import { notFound } from '../dashboard/errors.js';
 import { dashRoute } from '../dashboard/http.js';
@@ -8,6 +8,7 @@ import type { Gateway } from '../services.js';
 import { ADMIN_PREFIX, adminRoute, requireAdmin } from './http.js';
 import { adminOpenApi } from './openapi.js';
 import { CATALOGUE_BODY_LIMIT, catalogueHandlers } from './catalogue.js';
+import { alertHandlers } from './alerts.js';
 import { codeHandlers } from './codes.js';
 import { reportHandlers } from './reports.js';
 import { depositAdminHandlers } from './deposits.js';
@@ -19,6 +20,7 @@ export function registerAdmin(router: Router, gw: Gateway): void {
   const deposits = depositAdminHandlers(gw);
   const catalogue = catalogueHandlers(gw);
   const reports = reportHandlers(gw);
+  const alerts = alertHandlers(gw);
   const openapi = JSON.stringify(adminOpenApi(gw.config.publicUrl));
 
   adminRoute(router, gw, 'get', '/users', 'users', (ex) => users.list(ex));
@@ -37,6 +39,8 @@ export function registerAdmin(router: Router, gw: Gateway): void {
   // The user's side of codes, in the dashboard API (a static path: uWS prefers it to the
   // dashboard's catch-all).
   dashRoute(router, gw, { method: 'post', path: '/api/dashboard/redeem', name: 'dashboard_redeem', handler: codes.redeem });
+  dashRoute(router, gw, { method: 'get', path: '/api/dashboard/alerts', name: 'dashboard_alerts', handler: alerts.get });
+  dashRoute(router, gw, { method: 'post', path: '/api/dashboard/alerts', name: 'dashboard_alerts_set', handler: alerts.set });
   adminRoute(router, gw, 'get', '/openapi.json', 'openapi', async () => ({ status: 200, json: openapi }));
 
   // Unknown admin paths answer 403 to a non-admin and 404 to an admin: what exists under

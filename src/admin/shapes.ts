@@ -75,6 +75,8 @@ export const ModelPatchBody = v.object({
 
 export const RevenueQuery = v.object({ days: v.optional(v.pipe(v.string(), v.regex(/^([1-9]|[1-9]\d|[1-3]\d\d)$/, 'must be a whole number of days from 1 to 399'))) });
 
+export const AlertsBody = v.object({ low_balance_usd: v.nullable(UsdAmount) }, 'must be a JSON object');
+
 // ---- answers ----
 
 const Money = v.pipe(v.string(), v.regex(/^-?\d+\.\d{9}$/, 'USD, decimal string, 9 decimals'));
@@ -170,6 +172,9 @@ export const Revenue = v.object({
 });
 export type HealthT = v.InferOutput<typeof Health>;
 export type RevenueT = v.InferOutput<typeof Revenue>;
+/** GET /api/dashboard/alerts: the threshold, and whether the balance is below it (the banner). */
+export const Alerts = v.object({ low_balance_usd: v.nullable(Money), below: v.boolean() });
+export type AlertsT = v.InferOutput<typeof Alerts>;
 export type NewCodesT = v.InferOutput<typeof NewCodes>;
 export type CodeListT = v.InferOutput<typeof CodeList>;
 export type RedeemAnswerT = v.InferOutput<typeof RedeemAnswer>;

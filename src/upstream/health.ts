@@ -1,6 +1,6 @@
 // Upstream health per route: attempts, errors, time to the answer's head and cooldowns, counted
 // in memory per minute by the route selector and added to Postgres every few seconds
-// (sql/014_health_alerts.sql) by every gateway process, so that the admin's page shows all
+// (sql/014_route_health.sql) by every gateway process, so that the admin's page shows all
 // workers together, now and over a day.
 
 import type { Logger } from 'pino';
