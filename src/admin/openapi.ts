@@ -37,6 +37,7 @@ export function adminOpenApi(publicUrl: string) {
     servers: [{ url: `${publicUrl}/api/admin` }],
     security: [{ session: [] }],
     paths: {
+      '/me': { get: { summary: 'The admin behind the session (403 for any other session)', responses: { '200': { description: 'An admin', content: { 'application/json': { schema: { type: 'object', properties: { id: { type: 'string' }, email: { type: 'string' }, is_admin: { const: true } }, required: ['id', 'email', 'is_admin'] } } } }, ...errors(401, 403) } } },
       '/users': { get: { summary: 'Find accounts by a part of their address, in address order', parameters: queryParams(S.UsersQuery), responses: { '200': ok('A page', S.AdminUserList), ...errors(400, 401, 403) } } },
       '/users/{id}': { get: { summary: 'An account: balance (available, reserved), keys, 30 days of usage, adjustments', parameters: [userId], responses: { '200': ok('The account', S.AdminUserDetail), ...errors(401, 403, 404) } } },
       '/users/{id}/credit': action('Credit a balance, with a reason (a balance adjustment)', S.AdjustBody, S.AdjustAnswer),

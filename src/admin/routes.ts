@@ -23,6 +23,8 @@ export function registerAdmin(router: Router, gw: Gateway): void {
   const alerts = alertHandlers(gw);
   const openapi = JSON.stringify(adminOpenApi(gw.config.publicUrl));
 
+  // Whether the session is an admin's: the web app shows its admin pages on a 200.
+  adminRoute(router, gw, 'get', '/me', 'me', async (_ex, call) => ({ status: 200, body: { id: call.actor.id, email: call.actor.label, is_admin: true } }));
   adminRoute(router, gw, 'get', '/users', 'users', (ex) => users.list(ex));
   adminRoute(router, gw, 'any', '/users/*', 'user', (ex, call) => users.one(ex, call));
   adminRoute(router, gw, 'get', '/audit', 'audit', (ex) => users.audit(ex));

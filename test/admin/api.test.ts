@@ -23,6 +23,7 @@ t.test('admin API', async (t) => {
   const call = (method: string, path: string, token?: string, body?: unknown) => adminApi(method, `/api/admin${path}`, { token, body });
 
   const routes: [string, string, unknown?][] = [
+    ['GET', '/me'],
     ['GET', '/users'],
     ['GET', `/users/${user.userId}`],
     ['POST', `/users/${user.userId}/credit`, { amount_usd: '1', reason: 'x' }],
@@ -130,6 +131,6 @@ t.test('admin API', async (t) => {
 
   const doc = await call('GET', '/openapi.json', admin.session);
   const documented = Object.entries(doc.json.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
-  t.same(documented.sort(), ['get /users', 'get /users/{id}', 'post /users/{id}/credit', 'post /users/{id}/debit', 'post /users/{id}/disable', 'post /users/{id}/enable', 'post /users/{id}/role', 'get /audit', 'get /openapi.json', 'post /codes', 'get /codes', 'get /deposits', 'post /deposits/{id}/confirm', 'post /deposits/{id}/fail', 'get /catalogue', 'post /catalogue', 'get /catalogue/export', 'post /catalogue/models/{id}', 'get /health', 'get /revenue'].sort());
+  t.same(documented.sort(), ['get /me', 'get /users', 'get /users/{id}', 'post /users/{id}/credit', 'post /users/{id}/debit', 'post /users/{id}/disable', 'post /users/{id}/enable', 'post /users/{id}/role', 'get /audit', 'get /openapi.json', 'post /codes', 'get /codes', 'get /deposits', 'post /deposits/{id}/confirm', 'post /deposits/{id}/fail', 'get /catalogue', 'post /catalogue', 'get /catalogue/export', 'post /catalogue/models/{id}', 'get /health', 'get /revenue'].sort());
   t.same(doc.json.paths['/users/{id}/credit'].post.requestBody.content['application/json'].schema.required, ['amount_usd', 'reason'], 'request schemas come from the validators');
 });

@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type DepositDetail, type Method } from '../api.js';
 import { countdown, idr, money, usd } from '../format.js';
 import { ErrorText, Field, Link, Section, Select, StatusBadge, useApp, useLoad, useSubmit } from '../ui.js';
+import { LowBalanceAlert, RedeemCode } from './redeem.js';
 
 const POLL_MS = 2000;
 
@@ -131,6 +132,7 @@ export function TopUp() {
   const methods = info.data?.methods ?? [];
   const method = methods.find((m) => m.id === picked) ?? methods[0];
   return (
+    <>
     <Section title={t('topup.title')} wide page>
       {deposit ? (
         <DepositView id={deposit} />
@@ -154,5 +156,8 @@ export function TopUp() {
         </>
       )}
     </Section>
+    {!deposit && <RedeemCode />}
+    {!deposit && <LowBalanceAlert />}
+    </>
   );
 }
