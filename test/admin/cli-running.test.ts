@@ -12,6 +12,8 @@ import { runInGateway, socketPath } from '../../src/cli/control.js';
 import { childEnv, lines, REPO_ROOT, runCli, startServe, waitFor, type CliResult } from '../helpers/child.js';
 import { REDIS_URL, testDatabase, testRedisPrefix } from '../helpers/stores.js';
 import postgres from 'postgres';
+import { QRIS_NOTIFY_SECRET, STATIC_QRIS } from '../helpers/payments.js';
+import { nanoToUsd, usdToNano } from '../../src/billing/money.js';
 
 const KEY_RE = /^ar-[0-9A-Za-z]{40}$/;
 
@@ -78,7 +80,8 @@ t.test('embedded (`npm start`): every command runs inside the running gateway', 
   });
   await buildServer(bundle);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'airouter-op-'));
-  const env = childEnv({ DATA_DIR: dataDir });
+  // QRIS from the merchant's own code: a deposit the operator confirms by hand.
+  const env = childEnv({ DATA_DIR: dataDir, QRIS_MODE: 'merchant', QRIS_STATIC_PAYLOAD: STATIC_QRIS, QRIS_NOTIFY_SECRET, IDR_PER_USD: '16250' });
   const gw = await startServe(t, env, 60_000, bundle);
   const cli = (args: string[]) => runCli(args, env, 30_000, bundle);
 
@@ -92,7 +95,14 @@ t.test('embedded (`npm start`): every command runs inside the running gateway', 
   t.equal(lines(out).filter((l) => KEY_RE.test(l)).length, 1, 'and its key is printed');
   t.equal(statSync(socketPath(dataDir)).mode & 0o777, 0o600, 'the control socket is private to its owner');
 
-  const { auth } = await everyCommand(t, cli, gw.url);
+  const { auth, session } = await everyCommand(t, cli, gw.url);
+  const topup = await post(`${gw.url}/api/dashboard/topup/qris`, { amount_idr: 50000 }, session);
+  t.equal(topup.status, 201, JSON.stringify(topup.json));
+  const confirmed = ok(t, await cli(['deposit', 'confirm', topup.json.id, '--reference', 'bank-1']), 'deposit confirm');
+  t.match(confirmed[0], new RegExp(`^confirmed deposit ${topup.json.id} \\(qris, .* IDR\\): credited \\$${topup.json.credit_usd.replace('.', '\\.')} to op@example\\.test`));
+  const after = (await fetch(`${gw.url}/api/dashboard/balance`, { headers: { authorization: `Bearer ${session}` } }).then((r) => r.json())) as { balance_usd: string };
+  t.equal(after.balance_usd, nanoToUsd(3_500_000_001n + usdToNano(topup.json.credit_usd)), 'the serving gateway\'s balance has the deposit, exactly');
+  fails(t, await cli(['deposit', 'confirm', topup.json.id]), /is already paid/, 'a second confirm');
 
   // The in-process hot store is the gateway's: disabling stops the key there at once.
   ok(t, await cli(['user', 'disable', '--email', 'op@example.test', '--reason', 'abuse']), 'disable');
