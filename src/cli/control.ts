@@ -8,6 +8,7 @@
 // the authority the command line has always had. Lines of JSON: the command's argv in, then its
 // output lines and one last line with the outcome.
 
+import { createHash } from 'node:crypto';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -18,7 +19,17 @@ export const socketPath = (dataDir: string) => path.join(dataDir, 'airouter.sock
 const MAX_SOCKET_PATH = 100;
 const MAX_REQUEST_BYTES = 64 * 1024;
 
-type Reply = { line: string } | { ok: true } | { error: string };
+type Reply = { line: string } | { ok: true } | { error: string } | { otherStores: true };
+
+/**
+ * Which stores a process uses, as a digest: a command sent with other stores than the gateway's
+ * (another DATABASE_URL beside the same DATA_DIR) must not run on the gateway's.
+ */
+export function storesOf(config: { DATABASE_URL?: string; REDIS_URL?: string; REDIS_PREFIX?: string; dataDir: string }): string {
+  const hot = config.REDIS_URL ? `${config.REDIS_URL}\n${config.REDIS_PREFIX ?? ''}` : 'memory';
+  const what = `${config.DATABASE_URL ?? `embedded:${config.dataDir}`}\n${hot}`;
+  return createHash('sha256').update(what).digest('hex');
+}
 
 /** Runs one command's argv; throws with the one-line message the command line prints. */
 export type Runner = (argv: string[], out: (line: string) => void) => Promise<void>;
@@ -38,7 +49,7 @@ function answered(path: string): Promise<boolean> {
  * Listens for commands. Returns null (and says why) when it cannot: a path too long, or another
  * live gateway already answering on this data directory.
  */
-export async function serveControl(dataDir: string, run: Runner, warn: (msg: string) => void): Promise<{ close(): Promise<void> } | null> {
+export async function serveControl(dataDir: string, stores: string, run: Runner, warn: (msg: string) => void): Promise<{ close(): Promise<void> } | null> {
   const file = socketPath(dataDir);
   if (file.length > MAX_SOCKET_PATH) {
     warn(`control socket not opened: ${file} is longer than a Unix socket path may be; the command line will open the stores itself`);
@@ -51,7 +62,7 @@ export async function serveControl(dataDir: string, run: Runner, warn: (msg: str
   }
   // Left by a gateway that did not stop cleanly.
   rmSync(file, { force: true });
-  const server: Server = createServer((socket) => handle(socket, run));
+  const server: Server = createServer((socket) => handle(socket, stores, run));
   // The socket is created by bind(): a umask of 077 makes it private from its first instant.
   const umask = process.umask(0o077);
   try {
@@ -73,7 +84,7 @@ export async function serveControl(dataDir: string, run: Runner, warn: (msg: str
   };
 }
 
-function handle(socket: Socket, run: Runner): void {
+function handle(socket: Socket, stores: string, run: Runner): void {
   let buffered = '';
   let started = false;
   socket.setEncoding('utf8');
@@ -89,10 +100,16 @@ function handle(socket: Socket, run: Runner): void {
     if (nl < 0) return;
     started = true;
     let argv: unknown;
+    let theirs: unknown;
     try {
-      argv = JSON.parse(buffered.slice(0, nl)).argv;
+      ({ argv, stores: theirs } = JSON.parse(buffered.slice(0, nl)));
     } catch {
       argv = undefined;
+    }
+    if (theirs !== stores) {
+      send({ otherStores: true });
+      socket.end();
+      return;
     }
     if (!Array.isArray(argv) || !argv.every((a) => typeof a === 'string')) {
       send({ error: 'malformed control request' });
@@ -110,9 +127,10 @@ export class RemoteCommandError extends Error {}
 
 /**
  * Runs argv in the gateway that answers on the data directory's socket. False when none does
- * (no gateway, or one that has gone), so that the caller opens the stores itself.
+ * (no gateway, one that has gone, or one on other stores), so that the caller opens the stores
+ * itself.
  */
-export function runInGateway(dataDir: string, argv: string[], out: (line: string) => void): Promise<boolean> {
+export function runInGateway(dataDir: string, stores: string, argv: string[], out: (line: string) => void): Promise<boolean> {
   const file = socketPath(dataDir);
   return new Promise((resolve, reject) => {
     const c = createConnection(file);
@@ -122,7 +140,7 @@ export function runInGateway(dataDir: string, argv: string[], out: (line: string
     c.setEncoding('utf8');
     c.once('connect', () => {
       connected = true;
-      c.write(JSON.stringify({ argv }) + '\n');
+      c.write(JSON.stringify({ argv, stores }) + '\n');
     });
     c.on('data', (chunk: string) => {
       buffered += chunk;
@@ -140,7 +158,8 @@ export function runInGateway(dataDir: string, argv: string[], out: (line: string
     });
     c.on('close', () => {
       if (!connected) return;
-      if (!outcome) reject(new RemoteCommandError('the gateway closed the control socket before the command finished'));
+      if (outcome && 'otherStores' in outcome) resolve(false);
+      else if (!outcome) reject(new RemoteCommandError('the gateway closed the control socket before the command finished'));
       else if ('error' in outcome) reject(new RemoteCommandError(outcome.error));
       else resolve(true);
     });

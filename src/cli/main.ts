@@ -9,7 +9,7 @@ import { GatewayError } from '../errors.js';
 import { StoreError } from '../store/sql.js';
 import { parseArgs } from './args.js';
 import { CliError, USAGE } from './usage.js';
-import { RemoteCommandError, runInGateway } from './control.js';
+import { RemoteCommandError, runInGateway, storesOf } from './control.js';
 
 export { CliError };
 
@@ -25,7 +25,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
     // Loaded only here: the other commands need none of the server.
     return (await import('./serve.js')).serve(config);
   }
-  if (await runInGateway(config.dataDir, argv, out)) return;
+  if (await runInGateway(config.dataDir, storesOf(config), argv, out)) return;
   const [{ openStores }, { execute }] = await Promise.all([import('../store/index.js'), import('./commands.js')]);
   const stores = await openStores({ ...config });
   try {

@@ -13,7 +13,7 @@ import { gatewayWriter } from '../billing/outbox-writer.js';
 import { openStores, type Stores } from '../store/index.js';
 import { checkUwsLoads } from '../runtime.js';
 import { controlRunner } from './commands.js';
-import { serveControl } from './control.js';
+import { serveControl, storesOf } from './control.js';
 import { serveClusterMetrics } from '../server/cluster-metrics.js';
 import { OutboxMetrics } from '../server/metrics.js';
 import { Registry } from 'prom-client';
@@ -90,7 +90,7 @@ export async function serve(config: Config): Promise<void> {
 
 /** The command line's way in (./control.ts); a gateway that cannot open it still serves. */
 function openControl(config: Config, stores: Stores, log: ReturnType<typeof createLogger>) {
-  return serveControl(config.dataDir, controlRunner(stores), (msg) => log.warn(msg)).catch((err: unknown) => {
+  return serveControl(config.dataDir, storesOf(config), controlRunner(stores), (msg) => log.warn(msg)).catch((err: unknown) => {
     log.warn({ err }, 'control socket not opened; the command line will open the stores itself');
     return null;
   });

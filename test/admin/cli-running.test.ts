@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildFiles, buildServer } from '../../build/server.js';
-import { runInGateway, socketPath } from '../../src/cli/control.js';
+import { runInGateway, socketPath, storesOf } from '../../src/cli/control.js';
 import { childEnv, lines, REPO_ROOT, runCli, startServe, waitFor, type CliResult } from '../helpers/child.js';
 import { REDIS_URL, testDatabase, testRedisPrefix } from '../helpers/stores.js';
 import postgres from 'postgres';
@@ -117,7 +117,7 @@ t.test('embedded (`npm start`): every command runs inside the running gateway', 
   for (const argv of [['reconcile'], ['user', 'credit', '--email', 'boss@example.test', '--usd', '1'], ['key', 'create', '--email', 'boss@example.test']]) {
     const started = performance.now();
     const got: string[] = [];
-    t.ok(await runInGateway(dataDir, argv, (l) => got.push(l)), `${argv[0]}: answered by the gateway`);
+    t.ok(await runInGateway(dataDir, storesOf({ dataDir }), argv, (l) => got.push(l)), `${argv[0]}: answered by the gateway`);
     const ms = performance.now() - started;
     t.ok(ms < 500, `${argv.join(' ')} took ${ms.toFixed(0)} ms`);
   }
@@ -161,6 +161,9 @@ t.test('Postgres and Redis, two workers: every command while serving; a disabled
   }, 6000, 50);
   t.pass('the key works again on both workers');
 
+  // Another database beside the same DATA_DIR: the command must not run on the gateway's stores.
+  const elsewhere = childEnv({ ...env, DATABASE_URL: await testDatabase(t) });
+  t.same(ok(t, await runCli(['reconcile'], elsewhere), 'reconcile on other stores'), ['0 users checked, 0 mismatches; 0 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox'], 'runs on its own stores, not the gateway\'s');
   t.same(ok(t, await cli(['reconcile']), 'reconcile'), ['2 users checked, 0 mismatches; 1 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox']);
   const audit = await sql<{ actor: string; action: string; target: string }[]>`SELECT actor, action, target FROM admin_audit ORDER BY id`;
   t.same(audit.map((a) => a.action), ['user.create', 'user.create', 'user.promote', 'user.debit', 'user.promote', 'user.demote', 'user.password', 'deposit.confirm', 'user.disable', 'user.enable'], 'every operator action is in the audit log');
