@@ -50,10 +50,12 @@ export function depositAdminHandlers(gw: Gateway) {
     const [cursorAt, cursorId] = q.before ? q.before.split('_') : [null, null];
     const rows = await sql<Row[]>`
       SELECT ${sql.unsafe(SELECT)} FROM deposits d JOIN users u ON u.id = d.user_id
+      -- The cursor goes in as text: a parameter typed timestamptz passes through the client's
+      -- Date serializer, which keeps milliseconds only and made pages skip rows.
       WHERE (${q.status ?? null}::text IS NULL OR d.status = ${q.status ?? null}::text)
         AND (${q.method ?? null}::text IS NULL OR d.method = ${q.method ?? null}::text)
         AND (${q.user ?? null}::uuid IS NULL OR d.user_id = ${q.user ?? null}::uuid)
-        AND (${cursorAt}::timestamptz IS NULL OR (d.created_at, d.id) < (${cursorAt}::timestamptz, ${cursorId}::uuid))
+        AND (${cursorAt}::text IS NULL OR (d.created_at, d.id) < (${cursorAt}::text::timestamptz, ${cursorId}::uuid))
       ORDER BY d.created_at DESC, d.id DESC LIMIT ${limit + 1}`;
     const page = rows.slice(0, limit);
     const last = page.at(-1);

@@ -3,10 +3,19 @@
 // which nobody can rewrite.
 
 import t from 'tap';
+import type * as Tap from 'tap';
 import { setAdmin } from '../../src/admin/accounts.js';
 import { reconcile } from '../../src/billing/reconcile.js';
 import { dashboardClient, isEnvelope, signUp, startDashboard } from '../helpers/dashboard.js';
 import { createKey } from '../../src/accounts/keys.js';
+import * as v from 'valibot';
+import * as S from '../../src/admin/shapes.js';
+
+/** An answer against the schema its OpenAPI description is derived from. */
+function fits(t: Tap.Test, schema: v.GenericSchema, value: unknown, what: string) {
+  const r = v.safeParse(schema, value);
+  t.ok(r.success, `${what} fits its documented shape${r.success ? '' : `: ${r.issues[0].message} at ${(r.issues[0].path ?? []).map((p) => String(p.key)).join('.')}`}`);
+}
 
 t.test('admin API', async (t) => {
   const s = await startDashboard(t);
@@ -90,6 +99,9 @@ t.test('admin API', async (t) => {
 
   const detail = await call('GET', `/users/${user.userId}`, admin.session);
   t.equal(detail.status, 200);
+  fits(t, S.AdminUserDetail, detail.json, 'GET /users/{id}');
+  fits(t, S.AdminUserList, found.json, 'GET /users');
+  fits(t, S.AdjustAnswer, credit.json, 'POST /users/{id}/credit');
   t.same(detail.json.balance, { balance_usd: '3.000000005', reserved_usd: '0.000000000', available_usd: '3.000000005' });
   t.same(detail.json.keys.map((k: { id: string }) => k.id), [key.id], 'their keys');
   t.same(detail.json.adjustments.map((a: { amount_usd: string; reason: string; actor: string }) => [a.amount_usd, a.reason, a.actor]), [
@@ -117,6 +129,8 @@ t.test('admin API', async (t) => {
   // The audit log: every action, whoever made it, with before and after.
   const audit = await call('GET', '/audit?limit=100', admin.session);
   t.equal(audit.status, 200);
+  fits(t, S.AuditList, audit.json, 'GET /audit');
+  fits(t, S.AdminUser, disabled.json, 'POST /users/{id}/disable');
   const byOther = audit.json.data.find((e: { action: string }) => e.action === 'user.debit');
   t.match(byOther, { actor: other.email, actor_id: other.userId, target: user.email, reason: 'chargeback', before: { balance_usd: '5.000000007' }, after: { balance_usd: '3.000000005', amount_usd: '-2.000000002' } }, 'another admin\'s entry is visible, with before and after');
   t.same(audit.json.data.map((e: { action: string }) => e.action).slice(0, 4), ['user.enable', 'user.disable', 'user.debit', 'user.credit'], 'newest first');

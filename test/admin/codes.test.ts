@@ -8,6 +8,8 @@ import { reconcile } from '../../src/billing/reconcile.js';
 import { openSession } from '../../src/dashboard/sessions.js';
 import { dashboardClient, signUp, startDashboard } from '../helpers/dashboard.js';
 import { uniqueName } from '../helpers/stores.js';
+import * as v from 'valibot';
+import { CodeList, NewCodes, RedeemAnswer } from '../../src/admin/shapes.js';
 
 t.test('redemption codes', async (t) => {
   const s = await startDashboard(t);
@@ -29,6 +31,7 @@ t.test('redemption codes', async (t) => {
   const made = await adminCall('POST', '/codes', { count: 3, amount_usd: '2.500000001', expires_at: inADay, note: 'launch' });
   t.equal(made.status, 201, made.text);
   t.equal(made.json.codes.length, 3);
+  t.ok(v.safeParse(NewCodes, made.json).success, 'POST /codes fits its documented shape');
   t.equal(new Set(made.json.codes).size, 3, 'every code differs');
   for (const c of made.json.codes) t.match(c, /^[0-9A-HJKMNP-TV-Z]{5}(-[0-9A-HJKMNP-TV-Z]{5}){3}$/);
   const [stored] = await sql<{ n: number; plain: number }[]>`
@@ -40,6 +43,7 @@ t.test('redemption codes', async (t) => {
   const ok = await redeem(` ${c1.toLowerCase().replace(/-/g, ' ')} `);
   t.equal(ok.status, 200, ok.text);
   t.same(ok.json, { credited_usd: '2.500000001', balance_usd: '2.500000001' });
+  t.ok(v.safeParse(RedeemAnswer, ok.json).success, 'POST /redeem fits its documented shape');
   t.equal((await s.api('GET', '/balance', { token: user.session })).json.balance_usd, '2.500000001', 'the balance has it at once');
   const again = await redeem(c1);
   t.equal(again.status, 409);
@@ -71,6 +75,7 @@ t.test('redemption codes', async (t) => {
   t.ok((await reconcile(sql, s.gw.gw.hot)).ok, 'the ledger reconciles');
 
   const list = await adminCall('GET', '/codes');
+  t.ok(v.safeParse(CodeList, list.json).success, 'GET /codes fits its documented shape');
   t.same(list.json.data.map((c: { status: string }) => c.status).sort(), ['expired', 'redeemed', 'redeemed']);
   t.equal((await adminCall('GET', '/codes?status=redeemed')).json.data.length, 2);
   t.ok(list.json.data.every((c: { prefix: string }) => made.json.codes.some((code: string) => code.startsWith(c.prefix))), 'listed by prefix');

@@ -5,6 +5,8 @@ import t from 'tap';
 import { setAdmin } from '../../src/admin/accounts.js';
 import { reconcile } from '../../src/billing/reconcile.js';
 import { dashboardClient, signUp, startDashboard } from '../helpers/dashboard.js';
+import * as v from 'valibot';
+import { AdminDeposit, AdminDepositList } from '../../src/admin/shapes.js';
 
 t.test('deposits by hand', async (t) => {
   const s = await startDashboard(t);
@@ -36,19 +38,22 @@ t.test('deposits by hand', async (t) => {
   const all = await call('GET', '/deposits');
   t.equal(all.status, 200, all.text);
   t.equal(all.json.data.length, 4);
+  t.ok(v.safeParse(AdminDepositList, all.json).success, 'GET /deposits fits its documented shape');
   t.ok(all.json.data.every((d: { email: string }) => d.email === user.email), 'with the user\'s address');
   t.same((await call('GET', '/deposits?status=pending')).json.data.map((d: { id: string }) => d.id).sort(), [pending, stale].sort(), 'by status');
   t.same((await call('GET', '/deposits?method=epusdt&status=expired')).json.data.map((d: { id: string }) => d.id), [expired], 'by method and status');
   t.equal((await call('GET', `/deposits?user=${admin.userId}`)).json.data.length, 0, 'by user');
   t.equal((await call('GET', '/deposits?status=unknown')).status, 400);
   const seen: string[] = [];
+  const cursors: (string | null)[] = [];
   let before: string | null = null;
   do {
     const page: { json: { data: { id: string }[]; next_before: string | null } } = await call('GET', `/deposits?limit=1${before ? `&before=${before}` : ''}`);
     seen.push(...page.json.data.map((d) => d.id));
     before = page.json.next_before;
+    cursors.push(before);
   } while (before);
-  t.same(seen, all.json.data.map((d: { id: string }) => d.id), 'pages one by one give the same list');
+  t.same(seen, all.json.data.map((d: { id: string }) => d.id), 'pages one by one give the same list (microseconds apart: the cursor keeps them)', { cursors });
 
   // Confirm: credited once, with the reason; an expired one may be confirmed too.
   t.equal((await call('POST', `/deposits/${pending}/confirm`, {})).status, 400, 'a reason is required');
@@ -63,6 +68,7 @@ t.test('deposits by hand', async (t) => {
   // Fail: pending (or expired) only; a failed one is never confirmed by the same button.
   const failed = await call('POST', `/deposits/${stale}/fail`, { reason: 'customer cancelled' });
   t.equal(failed.json.status, 'failed');
+  t.ok(v.safeParse(AdminDeposit, failed.json).success, 'POST /deposits/{id}/fail fits its documented shape');
   t.equal((await call('POST', `/deposits/${stale}/fail`, { reason: 'x' })).json.error.code, 'not_open');
   t.equal((await call('POST', `/deposits/${pending}/fail`, { reason: 'x' })).json.error.code, 'not_open', 'a paid deposit cannot be failed');
   t.equal((await call('POST', `/deposits/${stale}/confirm`, { reason: 'x' })).json.error.code, 'not_confirmed');

@@ -5,6 +5,8 @@ import t from 'tap';
 import { setAdmin } from '../../src/admin/accounts.js';
 import { dashboardClient, signUp, startDashboard } from '../helpers/dashboard.js';
 import { waitFor } from '../helpers/child.js';
+import * as v from 'valibot';
+import { Health, Revenue } from '../../src/admin/shapes.js';
 
 t.test('health and revenue', async (t) => {
   const s = await startDashboard(t, { ROUTE_COOLDOWN_MS: '60000' });
@@ -29,6 +31,7 @@ t.test('health and revenue', async (t) => {
     const dead = h.json.routes.find((r: { route: string }) => r.route === 'dead/x');
     return dead?.day.attempts > 0 ? h.json : undefined;
   }, 10_000, 200);
+  t.ok(v.safeParse(Health, health).success, 'GET /health fits its documented shape');
   const oa = health.routes.find((r: { route: string }) => r.route === 'fake-openai/upstream-oa');
   t.match(oa.now, { attempts: 4, errors: 0, cooldowns: 0 }, 'every attempt on the working route, in the last five minutes');
   t.ok(oa.now.avg_latency_ms >= 0 && oa.now.max_latency_ms >= oa.now.avg_latency_ms);
@@ -44,6 +47,7 @@ t.test('health and revenue', async (t) => {
   }, 10_000, 50);
   const rev = await call('GET', '/revenue?days=7');
   t.equal(rev.status, 200, rev.text);
+  t.ok(v.safeParse(Revenue, rev.json).success, 'GET /revenue fits its documented shape');
   const oaRows = records!.filter((r) => r.model === 'oa-model');
   const income = oaRows.reduce((n, r) => n + r.cost_nano, 0n);
   const cost = oaRows.reduce((n, r) => n + BigInt(r.prompt_tokens - r.cached_tokens) * 500_000_000n + BigInt(r.cached_tokens) * 500_000_000n + BigInt(r.completion_tokens) * 1_000_000_000n, 0n) / 1_000_000n;
