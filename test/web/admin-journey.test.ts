@@ -132,6 +132,12 @@ t.test('the admin pages in Chromium', { skip: !CHROMIUM && !process.env.CI ? 'no
   await page.getByTestId('catalogue-version').getByText(/Version \d+/).waitFor();
   const listed = (await (await fetch(`${s.gw.url}/api/public/models`)).json()) as { data: { id: string }[] };
   t.notOk(listed.data.some((m) => m.id === 'an-model'), 'the switched-off model is out of the live catalogue');
+  // The fallback model's second route first.
+  const fallback = page.getByTestId('admin-catalogue').getByRole('row').filter({ hasText: 'fallback-model' });
+  await fallback.getByRole('button', { name: 'Move up' }).click();
+  await page.getByTestId('catalogue-version').getByText(/Version 2 /).waitFor();
+  const state = (await (await fetch(`${s.gw.url}/api/admin/catalogue`, { headers: { authorization: `Bearer ${await page.evaluate(() => localStorage.getItem('airouter.session'))}` } })).json()) as { in_service: { id: string; routes: string[] }[] };
+  t.same(state.in_service.find((m) => m.id === 'fallback-model')?.routes, ['fake-openai/upstream-oa', 'dead/x'], 'routes reordered from the page');
   await shoot(t, page, 'catalogue');
 
   for (const [name, testId] of [['Upstream health', 'admin-health'], ['Revenue', 'admin-revenue'], ['Audit log', 'admin-audit']] as const) {

@@ -68,6 +68,11 @@ function Catalogue() {
                           <button type="button" class="link" disabled={save.busy} onClick={() => save.run(`/catalogue/models/${encodeURIComponent(m.id)}`, { routes: m.routes.map((x, j) => (j === i ? { ...x, enabled: x.enabled === false } : x)) })}>
                             {r.enabled === false ? t('admin.switchOn') : t('admin.switchOff')}
                           </button>
+                          {i > 0 && (
+                            <button type="button" class="link" disabled={save.busy} onClick={() => save.run(`/catalogue/models/${encodeURIComponent(m.id)}`, { routes: [...m.routes.slice(0, i - 1), r, m.routes[i - 1], ...m.routes.slice(i + 1)] })}>
+                              {t('admin.moveUp')}
+                            </button>
+                          )}
                         </li>
                       ))}
                     </ol>

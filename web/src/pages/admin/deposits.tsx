@@ -43,7 +43,7 @@ function DepositList() {
       {list.data && (
         <Scroll>
           <table data-testid="admin-deposits">
-            <thead><tr><th scope="col">{t('admin.when')}</th><th scope="col">{t('admin.email')}</th><th scope="col">{t('admin.method')}</th><th scope="col" class="num">{t('admin.amount')}</th><th scope="col">{t('admin.status')}</th><th scope="col" /></tr></thead>
+            <thead><tr><th scope="col">{t('admin.when')}</th><th scope="col">{t('admin.email')}</th><th scope="col">{t('admin.method')}</th><th scope="col" class="num">{t('admin.amountCredit')}</th><th scope="col">{t('admin.status')}</th><th scope="col" /></tr></thead>
             <tbody>
               {list.data.data.map((d) => (
                 <tr key={d.id}>

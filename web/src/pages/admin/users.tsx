@@ -89,6 +89,9 @@ function UserDetail({ id, onChange }: { id: string; onChange(): void }) {
               <button type="button" class="secondary" disabled={act.busy} onClick={() => act.run(d.user.disabled ? 'enable' : 'disable', reason ? { reason } : {})}>
                 {d.user.disabled ? t('admin.enable') : t('admin.disable')}
               </button>
+              <button type="button" class="secondary" disabled={act.busy} onClick={() => act.run('role', { admin: !d.user.is_admin })}>
+                {d.user.is_admin ? t('admin.removeAdmin') : t('admin.makeAdmin')}
+              </button>
             </div>
           </form>
           <ErrorText error={act.error} />
