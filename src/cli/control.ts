@@ -18,6 +18,9 @@ export const socketPath = (dataDir: string) => path.join(dataDir, 'airouter.sock
 /** sun_path is 108 bytes on Linux; a longer path cannot be bound. */
 const MAX_SOCKET_PATH = 100;
 const MAX_REQUEST_BYTES = 64 * 1024;
+/** A client that connects and sends no command is let go: it must not hold a gateway's stop. */
+const REQUEST_WAIT_MS = 10_000;
+const CLOSE_WAIT_MS = 5_000;
 
 type Reply = { line: string } | { ok: true } | { error: string } | { otherStores: true };
 
@@ -77,8 +80,14 @@ export async function serveControl(dataDir: string, stores: string, run: Runner,
   return {
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Connections in progress finish their command; the file goes now, so no new one comes.
+        // Connections in progress finish their command (a stop waits for them a few seconds at
+        // most); the file goes now, so no new one comes.
+        const bound = setTimeout(resolve, CLOSE_WAIT_MS);
+        bound.unref();
+        server.close(() => {
+          clearTimeout(bound);
+          resolve();
+        });
         rmSync(file, { force: true });
       }),
   };
@@ -89,6 +98,9 @@ function handle(socket: Socket, stores: string, run: Runner): void {
   let started = false;
   socket.setEncoding('utf8');
   socket.on('error', () => socket.destroy());
+  socket.setTimeout(REQUEST_WAIT_MS, () => {
+    if (!started) socket.destroy();
+  });
   const send = (r: Reply) => {
     if (!socket.destroyed) socket.write(JSON.stringify(r) + '\n');
   };

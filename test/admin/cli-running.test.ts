@@ -4,6 +4,7 @@
 
 import t, { type Test } from 'tap';
 import http from 'node:http';
+import { createConnection } from 'node:net';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -123,7 +124,14 @@ t.test('embedded (`npm start`): every command runs inside the running gateway', 
   }
   fails(t, await cli(['serve']), /is in use by process/, 'a second gateway on the same data directory');
 
-  t.same(await gw.stop('SIGTERM'), { code: 0, signal: null });
+  // A client that connects and says nothing does not hold the gateway's stop.
+  const idle = createConnection(socketPath(dataDir));
+  idle.on('error', () => {});
+  await new Promise((resolve) => idle.once('connect', resolve));
+  const stopping = Date.now();
+  t.same(await gw.stop('SIGTERM', 15_000), { code: 0, signal: null });
+  t.ok(Date.now() - stopping < 10_000, `stopped in ${Date.now() - stopping} ms with an idle control connection open`);
+  idle.destroy();
   t.throws(() => statSync(socketPath(dataDir)), 'the socket goes with the gateway');
   // Without a gateway the command opens the store itself, as before.
   t.same(ok(t, await cli(['reconcile']), 'reconcile, gateway stopped'), ['3 users checked, 0 mismatches; 0 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox']);
