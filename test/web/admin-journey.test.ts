@@ -138,6 +138,16 @@ t.test('the admin pages in Chromium', { skip: !CHROMIUM && !process.env.CI ? 'no
   await page.getByTestId('catalogue-version').getByText(/Version 2 /).waitFor();
   const state = (await (await fetch(`${s.gw.url}/api/admin/catalogue`, { headers: { authorization: `Bearer ${await page.evaluate(() => localStorage.getItem('airouter.session'))}` } })).json()) as { in_service: { id: string; routes: string[] }[] };
   t.same(state.in_service.find((m) => m.id === 'fallback-model')?.routes, ['fake-openai/upstream-oa', 'dead/x'], 'routes reordered from the page');
+  // A price and the upstream's cost, from the page.
+  const oa = page.getByTestId('admin-catalogue').getByRole('row').filter({ hasText: 'oa-model' }).first();
+  await oa.getByText('Prices, USD per million tokens').click();
+  await oa.getByLabel('Input', { exact: true }).fill('1.5');
+  await oa.getByLabel('Upstream input (first route)').fill('0.75');
+  await oa.getByLabel('Upstream output (first route)').fill('1');
+  await oa.getByRole('button', { name: 'Save prices' }).click();
+  await page.getByTestId('catalogue-version').getByText(/Version 3 /).waitFor();
+  const priced = (await (await fetch(`${s.gw.url}/api/public/models`)).json()) as { data: { id: string; pricing: { input: number } }[] };
+  t.equal(priced.data.find((m) => m.id === 'oa-model')?.pricing.input, 1.5, 'the new price is in force');
   await shoot(t, page, 'catalogue');
 
   for (const [name, testId] of [['Upstream health', 'admin-health'], ['Revenue', 'admin-revenue'], ['Audit log', 'admin-audit']] as const) {

@@ -2,7 +2,7 @@
 
 import { useState } from 'preact/hooks';
 import { dateTime } from '../../format.js';
-import { ErrorText, Scroll, Section, useApp, useLoad, useSubmit } from '../../ui.js';
+import { ErrorText, Field, Scroll, Section, useApp, useLoad, useSubmit } from '../../ui.js';
 import { admin, type CatalogueStateT } from './client.js';
 import { useAdminT } from './i18n.js';
 import { AdminShell } from './shell.js';
@@ -59,7 +59,10 @@ function Catalogue() {
             <tbody>
               {doc.models.map((m) => (
                 <tr key={m.id}>
-                  <td>{m.id}<br /><small>${m.pricing.input} / ${m.pricing.output}</small></td>
+                  <td>
+                    {m.id}<br /><small>${m.pricing.input} / ${m.pricing.output}</small>
+                    <Prices model={m} busy={save.busy} save={(body) => save.run(`/catalogue/models/${encodeURIComponent(m.id)}`, body)} />
+                  </td>
                   <td>
                     <ol>
                       {m.routes.map((r, i) => (
@@ -90,5 +93,37 @@ function Catalogue() {
         </Scroll>
       )}
     </Section>
+  );
+}
+
+type Model = Doc['models'][number];
+
+/** A model's prices and its first route's upstream prices, edited in place. */
+function Prices({ model, busy, save }: { model: Model; busy: boolean; save(body: unknown): void }) {
+  const t = useAdminT();
+  const first = model.routes[0];
+  const [v, setV] = useState({
+    input: String(model.pricing.input), output: String(model.pricing.output),
+    upIn: String(first?.upstream_pricing?.input ?? ''), upOut: String(first?.upstream_pricing?.output ?? ''),
+  });
+  const id = (k: string) => `price-${model.id.replace(/[^A-Za-z0-9_-]/g, '_')}-${k}`;
+  const field = (k: keyof typeof v, label: string) => (
+    <Field label={label} id={id(k)} inputMode="decimal" value={v[k]} onInput={(e) => setV({ ...v, [k]: (e.target as HTMLInputElement).value })} />
+  );
+  const submit = () => {
+    const routes = v.upIn !== '' && v.upOut !== '' ? model.routes.map((r, i) => (i === 0 ? { ...r, upstream_pricing: { input: Number(v.upIn), output: Number(v.upOut) } } : r)) : undefined;
+    save({ pricing: { ...model.pricing, input: Number(v.input), output: Number(v.output) }, ...(routes ? { routes } : {}) });
+  };
+  return (
+    <details>
+      <summary>{t('admin.prices')}</summary>
+      <form onSubmit={(e) => { e.preventDefault(); submit(); }}>
+        {field('input', t('admin.priceIn'))}
+        {field('output', t('admin.priceOut'))}
+        {field('upIn', t('admin.upstreamIn'))}
+        {field('upOut', t('admin.upstreamOut'))}
+        <button type="submit" disabled={busy}>{t('admin.savePrices')}</button>
+      </form>
+    </details>
   );
 }
