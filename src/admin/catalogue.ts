@@ -3,7 +3,9 @@
 // upstream's cost per route). Every save is a new version in Postgres, in force in every
 // gateway process at once (src/catalogue/stored.ts).
 
-import { CatalogueError } from '../catalogue/index.js';
+import { CatalogueError, type CatalogueHolder } from '../catalogue/index.js';
+import type { HotStore } from '../store/hot.js';
+import type { Sql } from '../store/sql.js';
 import { CATALOGUE_CHANNEL, compileStored, fileDocument, latestVersion } from '../catalogue/stored.js';
 import { badRequest, notFound } from '../dashboard/errors.js';
 import type { Reply } from '../dashboard/http.js';
@@ -37,27 +39,13 @@ export function catalogueHandlers(gw: Gateway) {
     };
   }
 
-  /** Checks, saves a version with its audit entry, puts it in force here and tells the others. */
   async function save(actor: Actor, doc: unknown, action: string, target: string | null): Promise<Reply> {
-    let compiled;
     try {
-      compiled = compileStored(doc, 'catalogue');
+      await saveCatalogue(sql, gw.hot, actor, doc, { action, target, configPath: gw.catalogue.configPath, holder: gw.catalogue });
     } catch (err) {
       if (err instanceof CatalogueError) throw badRequest('invalid_catalogue', err.message);
       throw err;
     }
-    const id = await sql.begin(async (tx) => {
-      const before = await latestVersion(tx);
-      const [row] = await tx<{ id: bigint }[]>`INSERT INTO catalogue_versions (doc, actor) VALUES (${tx.json(doc as never)}, ${actor.label}) RETURNING id`;
-      await recordAudit(tx, actor, {
-        action, target,
-        before: { version: before?.id.toString() ?? 'file', ...(target ? { model: modelOf(before?.doc ?? fileDocument(gw.catalogue.configPath), target) } : {}) },
-        after: { version: row.id.toString(), ...(target ? { model: modelOf(doc, target) } : { models: compiled.list.length }) },
-      });
-      return row.id;
-    });
-    gw.catalogue.useStored(compiled);
-    await gw.hot.publish(CATALOGUE_CHANNEL, id.toString());
     return { status: 200, body: (await current()).state };
   }
 
@@ -90,6 +78,34 @@ export function catalogueHandlers(gw: Gateway) {
   }
 
   return { get, exportFile, importFile, patchModel };
+}
+
+/**
+ * Checks a document, saves it as a version with its audit entry, puts it in force in `holder`
+ * (this process) and tells every other gateway process. Throws CatalogueError for a document
+ * that does not compile; nothing is saved then. Shared by the API and the command line.
+ */
+export async function saveCatalogue(
+  sql: Sql,
+  hot: HotStore,
+  actor: Actor,
+  doc: unknown,
+  o: { action: string; target: string | null; configPath: string | undefined; holder?: CatalogueHolder },
+): Promise<bigint> {
+  const compiled = compileStored(doc, 'catalogue');
+  const id = await sql.begin(async (tx) => {
+    const before = await latestVersion(tx);
+    const [row] = await tx<{ id: bigint }[]>`INSERT INTO catalogue_versions (doc, actor) VALUES (${tx.json(doc as never)}, ${actor.label}) RETURNING id`;
+    await recordAudit(tx, actor, {
+      action: o.action, target: o.target,
+      before: { version: before?.id.toString() ?? 'file', ...(o.target ? { model: modelOf(before?.doc ?? fileDocument(o.configPath), o.target) } : {}) },
+      after: { version: row.id.toString(), ...(o.target ? { model: modelOf(doc, o.target) } : { models: compiled.list.length }) },
+    });
+    return row.id;
+  });
+  o.holder?.useStored(compiled);
+  await hot.publish(CATALOGUE_CHANNEL, id.toString());
+  return id as bigint;
 }
 
 const modelOf = (doc: unknown, id: string) => (doc as Doc).models.find((m) => m.id === id) ?? null;

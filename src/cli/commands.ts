@@ -7,6 +7,11 @@ import { createKey } from '../accounts/keys.js';
 import { createVerifiedUser, creditUser, findUserByEmail } from '../accounts/users.js';
 import { adjustBalance, setAdmin, setDisabled, setPassword } from '../admin/accounts.js';
 import { cliActor, recordAudit } from '../admin/audit.js';
+import { saveCatalogue } from '../admin/catalogue.js';
+import { createCodes } from '../admin/codes.js';
+import { CatalogueError } from '../catalogue/index.js';
+import { fileDocument, latestVersion } from '../catalogue/stored.js';
+import { readFileSync } from 'node:fs';
 import { nanoToUsd, usdToNano } from '../billing/money.js';
 import { reconcile } from '../billing/reconcile.js';
 import type { Stores } from '../store/index.js';
@@ -40,8 +45,13 @@ async function userOf(stores: Stores, email: string) {
   return user;
 }
 
+/** What a command needs beside the stores: the catalogue file of the process that runs it. */
+export interface CommandContext {
+  configPath?: string;
+}
+
 /** Runs one command (not `serve`, not help) on open stores. */
-export async function execute(words: string[], flags: Flags, s: Stores, out: Out): Promise<void> {
+export async function execute(words: string[], flags: Flags, s: Stores, out: Out, ctx: CommandContext = {}): Promise<void> {
   if (words[0] === 'deposit' && words[1] === 'confirm') return confirmDeposit(s, words.slice(2), flags, out);
   const command = words.join(' ');
   switch (command) {
@@ -100,6 +110,38 @@ export async function execute(words: string[], flags: Flags, s: Stores, out: Out
       out(`created key ${key.id} (${key.prefix}…) for ${user.email}`);
       return out(key.key);
     }
+    case 'codes create': {
+      const count = Number(need(flags, 'count'));
+      if (!Number.isInteger(count) || count < 1 || count > 1000) throw new CliError('--count must be a whole number from 1 to 1000');
+      const amount = usd(need(flags, 'usd'), 'usd');
+      if (amount === 0n) throw new CliError('--usd must be more than 0');
+      const expiresAt = new Date(need(flags, 'expires'));
+      if (!(expiresAt.getTime() > Date.now())) throw new CliError('--expires must be a date or an ISO-8601 instant in the future');
+      const { batchId, codes } = await createCodes(s.sql, cliActor(), { count, creditNano: amount, expiresAt, note: optional(flags, 'note') ?? '' });
+      out(`created ${count} codes of $${nanoToUsd(amount)} each, valid until ${expiresAt.toISOString()} (batch ${batchId}); they follow, shown once`);
+      for (const c of codes) out(c);
+      return;
+    }
+    case 'catalogue export': {
+      const latest = await latestVersion(s.sql);
+      return out(JSON.stringify(latest?.doc ?? fileDocument(ctx.configPath), null, 2));
+    }
+    case 'catalogue import': {
+      const file = need(flags, 'file');
+      let doc: unknown;
+      try {
+        doc = JSON.parse(readFileSync(file, 'utf8'));
+      } catch (err) {
+        throw new CliError(`${file}: cannot read it as JSON (${(err as Error).message})`);
+      }
+      try {
+        const version = await saveCatalogue(s.sql, s.hot, cliActor(), doc, { action: 'catalogue.import', target: null, configPath: ctx.configPath });
+        return out(`saved catalogue version ${version}; every gateway on these stores serves it now`);
+      } catch (err) {
+        if (err instanceof CatalogueError) throw new CliError(err.message);
+        throw err;
+      }
+    }
     case 'reconcile': {
       const report = await reconcile(s.sql, s.hot);
       for (const m of report.mismatches) {
@@ -147,12 +189,12 @@ async function confirmDeposit(s: Stores, ids: string[], flags: Flags, out: Out):
  * What a gateway runs for a command that came through its control socket (./control.ts): the
  * same commands on the gateway's own stores.
  */
-export function controlRunner(stores: Stores) {
+export function controlRunner(stores: Stores, ctx: CommandContext = {}) {
   return async (argv: string[], out: Out): Promise<void> => {
     const { words, flags } = parseArgs(argv);
     if (words.join(' ') === 'serve') throw new CliError('a gateway is already running on this data directory');
     try {
-      await execute(words, flags, stores, out);
+      await execute(words, flags, stores, out, ctx);
     } catch (err) {
       const known = err instanceof CliError || err instanceof GatewayError || err instanceof StoreError;
       throw known ? err : new Error(`unexpected error: ${(err as Error)?.message ?? String(err)}`);

@@ -3,6 +3,7 @@
 // line and a non-zero exit. This file stays light: a command answered by the gateway loads
 // neither the stores nor the accounts code.
 
+import path from 'node:path';
 import { CatalogueError } from '../catalogue/index.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { GatewayError } from '../errors.js';
@@ -25,11 +26,14 @@ export async function run(argv: string[], out: (line: string) => void = console.
     // Loaded only here: the other commands need none of the server.
     return (await import('./serve.js')).serve(config);
   }
-  if (await runInGateway(config.dataDir, storesOf(config), argv, out)) return;
+  // A file named to the command is read by whichever process runs it: give it a path that
+  // does not depend on that process's working directory.
+  const sent = argv.map((a, i) => (argv[i - 1] === '--file' ? path.resolve(a) : a.startsWith('--file=') ? `--file=${path.resolve(a.slice(7))}` : a));
+  if (await runInGateway(config.dataDir, storesOf(config), sent, out)) return;
   const [{ openStores }, { execute }] = await Promise.all([import('../store/index.js'), import('./commands.js')]);
   const stores = await openStores({ ...config });
   try {
-    await execute(words, flags, stores, out);
+    await execute(words, flags, stores, out, { configPath: config.GATEWAY_CONFIG });
   } finally {
     await stores.close();
   }

@@ -90,7 +90,7 @@ export async function serve(config: Config): Promise<void> {
 
 /** The command line's way in (./control.ts); a gateway that cannot open it still serves. */
 function openControl(config: Config, stores: Stores, log: ReturnType<typeof createLogger>) {
-  return serveControl(config.dataDir, storesOf(config), controlRunner(stores), (msg) => log.warn(msg)).catch((err: unknown) => {
+  return serveControl(config.dataDir, storesOf(config), controlRunner(stores, { configPath: config.GATEWAY_CONFIG }), (msg) => log.warn(msg)).catch((err: unknown) => {
     log.warn({ err }, 'control socket not opened; the command line will open the stores itself');
     return null;
   });

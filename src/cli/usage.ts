@@ -13,6 +13,8 @@ export const USAGE = `usage: airouter <command>
   user disable --email E [--reason R] | user enable --email E
   user password --email E [--password P]             set a password (printed when generated)
   key create --email E [--name N]                    prints the key as the last line
+  codes create --count N --usd A --expires DATE [--note T]   redemption codes, printed once
+  catalogue export | catalogue import --file F       the catalogue as its JSON file
   deposit confirm ID [--reference R]                 mark a pending or expired deposit paid and credit it
   reconcile                                          check balance = credits − charges for every user
 

@@ -5,7 +5,7 @@
 import t, { type Test } from 'tap';
 import http from 'node:http';
 import { createConnection } from 'node:net';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildFiles, buildServer } from '../../build/server.js';
@@ -143,7 +143,30 @@ t.test('Postgres and Redis, two workers: every command while serving; a disabled
   const env = childEnv({ DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: testRedisPrefix(t), WORKERS: '2', DATA_DIR: dataDir });
   const gw = await startServe(t, env, 60_000);
   const cli = (args: string[]) => runCli(args, env);
-  const { auth } = await everyCommand(t, cli, gw.url);
+  const { auth, session } = await everyCommand(t, cli, gw.url);
+  // Codes and the catalogue file, from the command line, in force on both workers.
+  const made = ok(t, await cli(['codes', 'create', '--count', '2', '--usd', '0.5', '--expires', '2999-01-01']), 'codes create');
+  t.match(made[0], /^created 2 codes of \$0\.500000000 each, valid until 2999-01-01T00:00:00\.000Z/);
+  t.equal(made.length, 3, 'the codes follow');
+  const redeemed = await post(`${gw.url}/api/dashboard/redeem`, { code: made[1] }, session);
+  t.same(redeemed.json?.credited_usd, '0.500000000', 'a code made at the command line redeems');
+  const exported = JSON.parse((await cli(['catalogue', 'export'])).stdout) as { models: { id: string; enabled?: boolean }[] };
+  const off = exported.models[0].id;
+  exported.models[0].enabled = false;
+  const file = path.join(dataDir, 'catalogue.json');
+  writeFileSync(file, JSON.stringify(exported));
+  t.match(ok(t, await runCli(['catalogue', 'import', '--file', path.relative(REPO_ROOT, file)], env), 'catalogue import (a relative path)')[0], /^saved catalogue version 1;/);
+  await waitFor(async () => {
+    for (let i = 0; i < 12; i++) {
+      const r = await fetch(`${gw.url}/v1/models`, { headers: auth }).then((x) => x.json() as Promise<{ data: { id: string }[] }>);
+      if (r.data.some((m) => m.id === off)) return false;
+    }
+    return true;
+  }, 2000, 20);
+  t.pass(`${off} is out of service on both workers`);
+  writeFileSync(file, '{"providers": [], "models": [{"id": "x"}]}');
+  fails(t, await cli(['catalogue', 'import', '--file', file]), /models\[0\]/, 'a broken catalogue is refused');
+
 
   const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
   t.teardown(() => sql.end());
@@ -151,7 +174,7 @@ t.test('Postgres and Redis, two workers: every command while serving; a disabled
   const [dep] = await sql<{ id: string }[]>`
     INSERT INTO deposits (user_id, method, status, amount, currency, credit_nano, provider, expires_at)
     VALUES (${opId}, 'qris', 'pending', 15000, 'IDR', 1000000000, 'qris', now() + interval '1 hour') RETURNING id`;
-  t.match(ok(t, await cli(['deposit', 'confirm', dep.id, '--reference', 'bank-123']), 'deposit confirm')[0], /credited \$1\.000000000 to op@example\.test; balance \$4\.500000001/);
+  t.match(ok(t, await cli(['deposit', 'confirm', dep.id, '--reference', 'bank-123']), 'deposit confirm')[0], /credited \$1\.000000000 to op@example\.test; balance \$5\.000000001/);
 
   // Both workers have the key cached.
   for (let i = 0; i < 24; i++) t.equal(await getFresh(`${gw.url}/v1/models`, auth), 200);
@@ -174,7 +197,7 @@ t.test('Postgres and Redis, two workers: every command while serving; a disabled
   t.same(ok(t, await runCli(['reconcile'], elsewhere), 'reconcile on other stores'), ['0 users checked, 0 mismatches; 0 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox'], 'runs on its own stores, not the gateway\'s');
   t.same(ok(t, await cli(['reconcile']), 'reconcile'), ['2 users checked, 0 mismatches; 1 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox']);
   const audit = await sql<{ actor: string; action: string; target: string }[]>`SELECT actor, action, target FROM admin_audit ORDER BY id`;
-  t.same(audit.map((a) => a.action), ['user.create', 'user.create', 'user.promote', 'user.debit', 'user.promote', 'user.demote', 'user.password', 'deposit.confirm', 'user.disable', 'user.enable'], 'every operator action is in the audit log');
+  t.same(audit.map((a) => a.action), ['user.create', 'user.create', 'user.promote', 'user.debit', 'user.promote', 'user.demote', 'user.password', 'codes.create', 'catalogue.import', 'deposit.confirm', 'user.disable', 'user.enable'], 'every operator action is in the audit log');
   t.ok(audit.every((a) => a.actor.startsWith('cli:')), 'as the command line');
   t.same(await gw.stop('SIGTERM'), { code: 0, signal: null });
 });
