@@ -4,12 +4,16 @@
 import type { Logger } from 'pino';
 import type { Gateway } from './services.js';
 import { CatalogueHolder } from './catalogue/index.js';
+import { startCatalogueSync } from './catalogue/stored.js';
 import { ConfigError, type Config } from './config.js';
 import { KeyResolver } from './accounts/keys.js';
 import { Ledger } from './billing/ledger.js';
 import { gatewayWriter } from './billing/outbox-writer.js';
 import { registerInference } from './inference/routes.js';
 import { registerDashboard } from './dashboard/routes.js';
+import { registerAdmin } from './admin/routes.js';
+import { startAlerts } from './admin/alerts.js';
+import { createMailer } from './dashboard/mail.js';
 import { registerPayments } from './payments/routes.js';
 import { Payments } from './payments/service.js';
 import { startSweeper } from './payments/sweeper.js';
@@ -26,6 +30,7 @@ import { RedisHotStore } from './store/hot-redis.js';
 import type { Sql } from './store/sql.js';
 import { UpstreamClient } from './upstream/client.js';
 import { RouteSelector } from './upstream/router.js';
+import { RouteHealth } from './upstream/health.js';
 
 const OPS_HOST = '127.0.0.1';
 
@@ -64,6 +69,8 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   const runWriter = opts.writer ?? true;
   const hot = stores.hot;
   const outbox = gatewayWriter(stores.sql, hot, log, config, runWriter ? new OutboxMetrics(metrics.registry, () => hot.outboxLength()).observer : undefined);
+  const health = new RouteHealth(stores.sql, log);
+  health.start();
   const gw: Gateway = {
     config,
     log,
@@ -80,12 +87,14 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
     }),
     outbox,
     metrics,
-    routes: new RouteSelector(upstream, config.ROUTE_COOLDOWN_MS, metrics, log),
+    routes: new RouteSelector(upstream, config.ROUTE_COOLDOWN_MS, metrics, log, health),
     payments: new Payments(stores.sql, stores.hot, log, config.payments),
     startedAt: Date.now(),
     stopping: false,
   };
   await gw.keys.start();
+  // An admin's saved catalogue, if any, is in force before the first request.
+  await startCatalogueSync(stores.sql, stores.hot, catalogue, log);
   if (stores.hot instanceof RedisHotStore) {
     const sql = stores.sql;
     await stores.hot.startWatching({
@@ -98,6 +107,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   if (runWriter) gw.outbox.start();
   for (const reason of config.payments.disabled) log.warn(`deposits: ${reason}`);
   const stopSweeper = startSweeper(stores.sql, log, config.payments.expiryS);
+  const stopAlerts = startAlerts(stores.sql, createMailer(config, log), config, log);
 
   const app = uws.App();
   const router = new Router(app, log, metrics, config.TRUST_PROXY.length > 0 ? new TrustedProxies(config.TRUST_PROXY) : undefined);
@@ -108,6 +118,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   // The playground calls this process's own inference surface; on every address, by loopback.
   const self = { host: ['0.0.0.0', '::', ''].includes(config.HOST) ? (config.HOST === '::' ? '::1' : '127.0.0.1') : config.HOST, port: 0 };
   registerDashboard(router, gw, undefined, self);
+  registerAdmin(router, gw);
   registerPayments(router, gw);
 
   const listen = (on: typeof app, host: string, port: number) =>
@@ -123,6 +134,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   }
   if (!listenSocket || opsSocket === false) {
     stopSweeper();
+    stopAlerts();
     await gw.outbox.stop();
     await upstream.close();
     if (ownStores) await stores.close();
@@ -157,6 +169,8 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
           await router.idle(2000);
         }
         stopSweeper();
+        stopAlerts();
+        await health.stop();
         // Open streams have finished (or were cut at the timeout): their charges are in the
         // outbox; a process that runs the writer writes what it can before it goes.
         await gw.ledger.stop();

@@ -123,6 +123,8 @@ export class KeyResolver {
       this.revocations++;
       this.local.delete(hash);
       this.lookups.forget(hash);
+      // A key of a re-enabled account must not stay remembered as unknown.
+      this.unknown.delete(hash);
     };
     await this.hot.subscribe(REVOKE_CHANNEL, drop);
     await this.hot.subscribe(CHANGE_CHANNEL, drop);
@@ -153,8 +155,9 @@ export class KeyResolver {
     let identity: KeyIdentity | null = cached ? decodeIdentity(cached) : null;
     if (!identity) {
       const [row] = await this.sql<IdentityRow[]>`
-        SELECT id, user_id, rpm_limit, spend_limit_nano, spend_limit_period FROM api_keys
-        WHERE key_hash = ${hash} AND revoked_at IS NULL`;
+        SELECT k.id, k.user_id, k.rpm_limit, k.spend_limit_nano, k.spend_limit_period FROM api_keys k
+        JOIN users u ON u.id = k.user_id AND u.disabled_at IS NULL
+        WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`;
       if (!row) {
         this.local.delete(hash);
         return this.rememberUnknown(hash, now);
@@ -222,5 +225,25 @@ export class KeyResolver {
     setTimeout(() => void this.hot.deleteCached(`key:${keyHash}`).catch(() => {}), 2000).unref();
     // The account carries capped keys' spend counters: loading it again picks up the new cap.
     await this.hot.forgetBalance(userId);
+  }
+}
+
+/**
+ * After an account was disabled (blocked) or enabled in Postgres: its live keys stop, or may
+ * resolve again, in every process. Blocking writes the revoked marker over each key's shared
+ * cache entry (so a lookup racing the change cannot cache the key back, see REVOKED) and
+ * publishes the revocation, which drops every process's own copy; unblocking removes the
+ * marker, and the next lookup reads Postgres.
+ */
+export async function setUserKeysBlocked(sql: Sql, hot: HotStore, userId: string, blocked: boolean): Promise<void> {
+  const rows = await sql<{ key_hash: string }[]>`SELECT key_hash FROM api_keys WHERE user_id = ${userId} AND revoked_at IS NULL`;
+  for (const { key_hash } of rows) {
+    if (blocked) {
+      await hot.setCached(`key:${key_hash}`, REVOKED, SHARED_CACHE_MS);
+      await hot.publish(REVOKE_CHANNEL, key_hash);
+    } else {
+      await hot.deleteCached(`key:${key_hash}`);
+      await hot.publish(CHANGE_CHANNEL, key_hash);
+    }
   }
 }

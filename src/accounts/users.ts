@@ -20,15 +20,15 @@ export async function watchCredits(sql: Sql, hot: HotStore): Promise<void> {
   if (hot.kind !== 'memory') return;
   await sql.listen(CREDIT_CHANNEL, (payload) => {
     const [pid, userId, amount] = payload.split(':');
-    if (Number(pid) !== process.pid && userId && /^\d+$/.test(amount ?? '')) void hot.credit(userId, BigInt(amount));
+    if (Number(pid) !== process.pid && userId && /^-?\d+$/.test(amount ?? '')) void hot.credit(userId, BigInt(amount));
   });
 }
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
-export async function findUserByEmail(sql: Sql, email: string): Promise<(UserRow & { password_hash: string | null }) | undefined> {
-  const [row] = await sql<(UserRow & { password_hash: string | null })[]>`
-    SELECT id, email, balance_nano, email_verified_at, password_hash FROM users WHERE email = ${normalizeEmail(email)}`;
+export async function findUserByEmail(sql: Sql, email: string): Promise<(UserRow & { password_hash: string | null; disabled_at: Date | null }) | undefined> {
+  const [row] = await sql<(UserRow & { password_hash: string | null; disabled_at: Date | null })[]>`
+    SELECT id, email, balance_nano, email_verified_at, password_hash, disabled_at FROM users WHERE email = ${normalizeEmail(email)}`;
   return row;
 }
 
@@ -42,7 +42,7 @@ export async function createVerifiedUser(sql: Sql, email: string, password?: str
 }
 
 /**
- * The one way money enters a balance. `record` writes why (a paid deposit row) inside the
+ * The one way money enters (or, for an admin's debit, a negative credit, leaves) a balance. `record` writes why (a paid deposit row) inside the
  * transaction that raises users.balance_nano, and says whom to credit and how much; returning
  * null credits nothing. After the commit, the hot balance. Postgres first, so a crash in
  * between leaves the hot copy low, never high.

@@ -1,5 +1,6 @@
 // The ledger invariants, as a check an operator (or a test) can run at any time:
-// - in Postgres, for every user: balance = credited deposits − charged usage, and the running
+// - in Postgres, for every user: balance = credited deposits + adjustments by admins (signed)
+//   − charged usage, and the running
 //   total of charges equals the sum of the usage records, to the nano-dollar;
 // - in the hot store, for every loaded account: its balance = the Postgres balance − the charges
 //   it already carries that still wait in the outbox, and its reserved total = its live holds.
@@ -45,7 +46,9 @@ export async function reconcile(sql: Sql, hot?: HotStore): Promise<ReconcileRepo
            u.balance_nano = coalesce(d.credits, 0) - coalesce(c.charges, 0)
              AND u.charged_nano = coalesce(c.charges, 0) AS ok
     FROM users u
-    LEFT JOIN (SELECT user_id, sum(credit_nano) AS credits FROM deposits WHERE status = 'paid' GROUP BY user_id) d ON d.user_id = u.id
+    LEFT JOIN (SELECT user_id, sum(credits) AS credits FROM (
+                 SELECT user_id, credit_nano AS credits FROM deposits WHERE status = 'paid'
+                 UNION ALL SELECT user_id, amount_nano FROM balance_adjustments) x GROUP BY user_id) d ON d.user_id = u.id
     LEFT JOIN (SELECT user_id, sum(cost_nano) AS charges FROM usage_records GROUP BY user_id) c ON c.user_id = u.id`;
   const mismatches = rows.filter((r) => !r.ok).map(({ ok: _ok, ...r }) => r);
   const report: ReconcileReport = { users: rows.length, mismatches, hotAccounts: 0, hotMismatches: [], outbox: 0, ok: mismatches.length === 0 };

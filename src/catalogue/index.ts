@@ -206,15 +206,30 @@ export function loadCatalogue(configPath: string | undefined, cwd = process.cwd(
   return compileCatalogue(json, file);
 }
 
-/** Holds the catalogue in force; a failed reload keeps the old one serving. */
+/**
+ * Holds the catalogue in force; a failed reload keeps the old one serving. A catalogue saved in
+ * Postgres by an admin (./stored.ts) takes the file's place until none is saved.
+ */
 export class CatalogueHolder {
   current: Catalogue;
-  constructor(private readonly configPath: string | undefined) {
+  private stored: Catalogue | undefined;
+  constructor(readonly configPath: string | undefined) {
     this.current = loadCatalogue(configPath);
+  }
+  /** The catalogue saved in Postgres is in force from now on (every request reads `current`). */
+  useStored(c: Catalogue): void {
+    this.stored = c;
+    this.current = c;
+  }
+  get fromStore(): boolean {
+    return this.stored !== undefined;
   }
   reload(): { ok: true } | { ok: false; error: string } {
     try {
-      this.current = loadCatalogue(this.configPath);
+      // The file is checked even while a saved catalogue is in force, so that SIGHUP still
+      // reports a broken file; it serves only when nothing is saved.
+      const fromFile = loadCatalogue(this.configPath);
+      this.current = this.stored ?? fromFile;
       return { ok: true };
     } catch (err) {
       return { ok: false, error: (err as Error).message };

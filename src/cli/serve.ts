@@ -3,31 +3,44 @@
 
 import cluster, { type Worker } from 'node:cluster';
 import { createKey } from '../accounts/keys.js';
+import { randomBase62 } from '../wire.js';
+import { recordAudit } from '../admin/audit.js';
 import { createVerifiedUser, creditUser, watchCredits } from '../accounts/users.js';
 import { nanoToUsd, usdToNano } from '../billing/money.js';
 import type { Config } from '../config.js';
 import type { RunningGateway } from '../gateway.js';
 import { createLogger } from '../log.js';
 import { gatewayWriter } from '../billing/outbox-writer.js';
-import { openStores } from '../store/index.js';
+import { openStores, type Stores } from '../store/index.js';
 import { checkUwsLoads } from '../runtime.js';
+import { controlRunner } from './commands.js';
+import { serveControl, storesOf } from './control.js';
 import { serveClusterMetrics } from '../server/cluster-metrics.js';
 import { OutboxMetrics } from '../server/metrics.js';
 import { Registry } from 'prom-client';
 
-const FIRST_START_EMAIL = 'local@localhost';
+// An address the dashboard accepts (a dotted domain), under a name reserved for this machine
+// (RFC 6761 .localhost), so that the operator can sign in with it.
+export const FIRST_START_EMAIL = 'admin@airouter.localhost';
 const FIRST_START_CREDIT = usdToNano('10');
 
-/** On an empty embedded store, make the newcomer's first curl work: a user, a credit, a key. */
+/**
+ * On an empty embedded store, make the newcomer's first curl work and give them the operator's
+ * screens: an admin with a credit, a password and a key, the secrets printed once.
+ */
 async function firstStart(running: RunningGateway): Promise<void> {
   const { sql, hot } = running.gw;
   const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM users`;
   if (n > 0) return;
-  const user = await createVerifiedUser(sql, FIRST_START_EMAIL);
+  const password = randomBase62(20);
+  const user = await createVerifiedUser(sql, FIRST_START_EMAIL, password);
+  await sql`UPDATE users SET is_admin = true WHERE id = ${user.id}`;
+  await recordAudit(sql, { id: null, label: 'first start' }, { action: 'user.promote', target: FIRST_START_EMAIL, before: { admin: false }, after: { admin: true } });
   await creditUser(sql, hot, user.id, FIRST_START_CREDIT, { method: 'operator', amount: nanoToUsd(FIRST_START_CREDIT), currency: 'USD', details: { reason: 'first start' } });
   const key = await createKey(sql, user.id, 'first start');
   process.stdout.write(
-    `\nFirst start on the embedded store: created user ${FIRST_START_EMAIL} with $${nanoToUsd(FIRST_START_CREDIT)} of credit.\n` +
+    `\nFirst start on the embedded store: created the admin ${FIRST_START_EMAIL} with $${nanoToUsd(FIRST_START_CREDIT)} of credit.\n` +
+      `Dashboard sign-in at ${running.gw.config.publicUrl}/login, password (shown once): ${password}\n` +
       `Its API key (shown once):\n${key.key}\n\n`,
   );
 }
@@ -44,12 +57,16 @@ export async function serve(config: Config): Promise<void> {
   // Only a real Postgres can have another process crediting (the embedded one is ours alone,
   // see claimDataDir), and PGlite's socket server takes one connection, so LISTEN would hang.
   else await watchCredits(running.gw.sql, running.gw.hot);
+  // A cluster's workers leave the command line to their primary, which owns no server to stop.
+  const control = cluster.isWorker ? null : await openControl(config, running.stores, log);
   if (cluster.isWorker) process.send?.({ type: 'listening', port: running.port });
   else process.stdout.write(`airouter listening on http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${running.port}\n`);
 
   process.on('SIGHUP', () => running.reloadCatalogue());
   const stop = () => {
-    running.stop().then(
+    (control?.close() ?? Promise.resolve())
+      .then(() => running.stop())
+      .then(
       () => process.exit(0),
       (err) => {
         log.error({ err }, 'shutdown failed');
@@ -70,6 +87,14 @@ export async function serve(config: Config): Promise<void> {
     });
   }
   process.on('SIGINT', stop);
+}
+
+/** The command line's way in (./control.ts); a gateway that cannot open it still serves. */
+function openControl(config: Config, stores: Stores, log: ReturnType<typeof createLogger>) {
+  return serveControl(config.dataDir, storesOf(config), controlRunner(stores, { configPath: config.GATEWAY_CONFIG }), (msg) => log.warn(msg)).catch((err: unknown) => {
+    log.warn({ err }, 'control socket not opened; the command line will open the stores itself');
+    return null;
+  });
 }
 
 /**
@@ -138,12 +163,13 @@ async function supervise(config: Config, log: ReturnType<typeof createLogger>): 
   const writer = gatewayWriter(stores.sql, stores.hot, log, config, new OutboxMetrics(registry, () => stores.hot.outboxLength()).observer);
   writer.start();
   serveClusterMetrics(registry);
+  const control = await openControl(config, stores, log);
   let stopping = false;
   let closed: Promise<void> | undefined;
   // Once every worker is gone their last charges are in the outbox: written, then exit.
   const finish = () => {
-    closed ??= writer
-      .stop()
+    closed ??= (control?.close() ?? Promise.resolve())
+      .then(() => writer.stop())
       .then(() => stores.close())
       .catch((err) => log.error({ err }, 'outbox writer stop failed'))
       .finally(() => process.exit(0));

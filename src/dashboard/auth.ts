@@ -163,7 +163,8 @@ export function authHandlers(gw: Gateway, mailer: Mailer) {
     let wrong = false;
     try {
       const user = await findUserByEmail(gw.sql, email);
-      const ok = (await passwordMatches(password, user?.password_hash ?? null)) && !!user?.email_verified_at;
+      // A disabled account (src/admin/accounts.ts) cannot sign in, whatever its password.
+      const ok = (await passwordMatches(password, user?.password_hash ?? null)) && !!user?.email_verified_at && !user.disabled_at;
       if (!ok || !user) {
         wrong = true;
         throw unauthorized('invalid_credentials', 'Wrong email or password.');

@@ -115,7 +115,14 @@ export async function markPaid(
   sql: Sql,
   hot: HotStore,
   id: string,
-  o: { provider: Provider | null; reference: string | null; by: string; details?: Record<string, unknown> },
+  o: {
+    provider: Provider | null;
+    reference: string | null;
+    by: string;
+    details?: Record<string, unknown>;
+    /** Run in the crediting transaction (an admin's audit entry), so both commit or neither. */
+    within?: (tx: Tx, paid: DepositRow, previous: DepositStatus) => Promise<void>;
+  },
 ): Promise<PaidOutcome> {
   let outcome: PaidOutcome | undefined;
   let previous: DepositStatus = 'pending';
@@ -148,6 +155,7 @@ export async function markPaid(
             details = details || ${tx.json({ ...o.details, paid_by: o.by, ...(previous !== 'pending' ? { paid_after: previous } : {}) } as never)}
         WHERE id = ${id} AND status IN ('pending', 'expired')
         RETURNING ${tx.unsafe(COLUMNS)}`;
+      await o.within?.(tx, row, previous);
       return { userId: row.user_id, creditNano: row.credit_nano, result: row };
     });
     if (done) return { kind: 'credited', deposit: done.result, previous, balance: done.balance };

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { GatewayError, type ErrorKind } from '../errors.js';
 import type { Model, Route } from '../catalogue/index.js';
 import type { Metrics } from '../server/metrics.js';
+import type { RouteHealth } from './health.js';
 import { isInvalidRequest, isTimeout, type UpstreamClient, type UpstreamResponse } from './client.js';
 import { sanitizeUpstreamMessage } from './sanitize.js';
 
@@ -38,6 +39,8 @@ export class RouteSelector {
     private readonly cooldownMs: number,
     private readonly metrics: Metrics,
     private readonly log: Logger,
+    /** Per-route counts for the admin's health page (./health.ts). */
+    private readonly health?: RouteHealth,
   ) {}
 
   /** Routes not cooling down first (in catalogue order), then the cooling ones as a last resort. */
@@ -61,6 +64,7 @@ export class RouteSelector {
       }
       const call = build(route);
       let response: UpstreamResponse;
+      const started = performance.now();
       try {
         response = await this.client.post(call.url, call.headers, call.body, signal);
       } catch (err) {
@@ -69,6 +73,7 @@ export class RouteSelector {
         // mistake, the same on every route; no route is to blame or to cool down.
         if (isInvalidRequest(err)) throw new GatewayError('invalid_request', 'The request could not be sent upstream as it is (an invalid header or value).');
         const timeout = isTimeout(err);
+        this.health?.attempt(route.key, false, performance.now() - started);
         this.fail(route, timeout ? 'timeout' : 'connect_error', err);
         failures.push(
           timeout
@@ -79,8 +84,11 @@ export class RouteSelector {
       }
       if (response.status < 400 || (response.status < 500 && !FALLBACK_STATUSES.has(response.status))) {
         this.metrics.upstream.inc({ route: route.key, outcome: String(response.status) });
+        // An answer, even a 4xx the client caused, is the route working.
+        this.health?.attempt(route.key, true, performance.now() - started);
         return { route, response };
       }
+      this.health?.attempt(route.key, false, performance.now() - started);
       const text = await response.body.text().catch(() => '');
       this.fail(route, String(response.status), undefined);
       failures.push(failureFromStatus(response, text));
@@ -90,7 +98,10 @@ export class RouteSelector {
 
   private fail(route: Route, outcome: string, err: unknown) {
     this.metrics.upstream.inc({ route: route.key, outcome });
-    if (this.cooldownMs > 0) this.coolUntil.set(route.key, Date.now() + this.cooldownMs);
+    if (this.cooldownMs > 0) {
+      this.coolUntil.set(route.key, Date.now() + this.cooldownMs);
+      this.health?.cooldown(route.key, Date.now() + this.cooldownMs);
+    }
     this.log.warn({ route: route.key, outcome, err: err instanceof Error ? err.message : undefined }, 'upstream route failed');
   }
 }

@@ -18,6 +18,13 @@ import { TopUp } from './pages/topup.js';
 import { Deposits } from './pages/deposits.js';
 import { Account, Forgot, NotFound, Reset } from './pages/account.js';
 import { Playground } from './pages/playground.js';
+import { AdminLink } from './pages/admin/shell.js';
+import { AdminUsers } from './pages/admin/users.js';
+import { AdminDeposits } from './pages/admin/deposits.js';
+import { AdminCodes } from './pages/admin/codes.js';
+import { AdminCatalogue } from './pages/admin/catalogue.js';
+import { AdminAudit, AdminHealth, AdminRevenue } from './pages/admin/reports.js';
+import { LowBalanceBanner } from './pages/redeem.js';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 
@@ -36,6 +43,13 @@ const VIEWS: Record<Page, () => preact.JSX.Element> = {
   '/catalogue': Catalogue,
   '/topup': TopUp,
   '/deposits': Deposits,
+  '/admin': AdminUsers,
+  '/admin/deposits': AdminDeposits,
+  '/admin/codes': AdminCodes,
+  '/admin/catalogue': AdminCatalogue,
+  '/admin/health': AdminHealth,
+  '/admin/revenue': AdminRevenue,
+  '/admin/audit': AdminAudit,
 };
 
 const isPage = (p: string): p is Page => (PAGES as readonly string[]).includes(p);
@@ -67,6 +81,7 @@ function Header() {
         {nav.map(([href, text]) => (
           <Link key={href} href={href} aria-current={path === href ? 'page' : undefined}>{text}</Link>
         ))}
+        {loggedIn && <AdminLink path={path} />}
       </nav>
     </header>
   );
@@ -163,6 +178,7 @@ function Root() {
       <Header />
       <main>
         {notice && <p class="notice" role="status">{t(notice)}</p>}
+        {loggedIn && <LowBalanceBanner />}
         {!needsLogin && <View />}
       </main>
     </App.Provider>

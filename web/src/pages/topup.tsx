@@ -6,6 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type DepositDetail, type Method } from '../api.js';
 import { countdown, idr, money, usd, usdAbout } from '../format.js';
 import { ErrorText, Field, Link, Section, Select, StatusBadge, useApp, useLoad, useSubmit } from '../ui.js';
+import { LowBalanceAlert, RedeemCode } from './redeem.js';
 
 const POLL_MS = 2000;
 
@@ -133,6 +134,7 @@ export function TopUp() {
   const methods = info.data?.methods ?? [];
   const method = methods.find((m) => m.id === picked) ?? methods[0];
   return (
+    <>
     <Section title={t('topup.title')} wide page>
       {deposit ? (
         <DepositView id={deposit} />
@@ -156,5 +158,8 @@ export function TopUp() {
         </>
       )}
     </Section>
+    {!deposit && <RedeemCode />}
+    {!deposit && <LowBalanceAlert />}
+    </>
   );
 }

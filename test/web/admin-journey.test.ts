@@ -1,0 +1,189 @@
+// The admin pages in a real browser (Debian's Chromium through playwright-core) against a real
+// gateway: an admin finds a user and credits them, confirms a deposit, makes codes, switches a
+// model off, reads health, revenue and the audit log; a user redeems a code and sees the
+// low-balance banner; a user's session is refused the admin pages. Every page photographed at
+// phone and desktop sizes (.tap/screenshots/admin-*), checked to fit a phone and show something.
+// A file of its own beside journey.test.ts, which another session is extending at the same time.
+
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { PNG } from 'pngjs';
+import { chromium, type Page } from 'playwright-core';
+import t, { type Test } from 'tap';
+import { setAdmin } from '../../src/admin/accounts.js';
+import { buildWeb } from '../../web/build.js';
+import { REPO_ROOT } from '../helpers/child.js';
+import { signUp, startDashboard } from '../helpers/dashboard.js';
+
+interface PageElement { outerHTML: string; getBoundingClientRect(): { right: number }; closest(selector: string): unknown }
+declare const document: { documentElement: { scrollWidth: number }; querySelectorAll(selector: string): Iterable<PageElement> };
+declare const localStorage: { getItem(key: string): string | null; clear(): void };
+
+const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
+const SHOTS = path.join(REPO_ROOT, '.tap', 'screenshots');
+const SIZES = { phone: { width: 390, height: 844 }, desktop: { width: 1280, height: 800 } };
+
+function spread(png: Buffer): number {
+  const img = PNG.sync.read(png);
+  let sum = 0;
+  let sq = 0;
+  const n = img.width * img.height;
+  for (let i = 0; i < img.data.length; i += 4) {
+    const l = 0.2126 * img.data[i] + 0.7152 * img.data[i + 1] + 0.0722 * img.data[i + 2];
+    sum += l;
+    sq += l * l;
+  }
+  const mean = sum / n;
+  return Math.sqrt(Math.max(0, sq / n - mean * mean));
+}
+
+async function shoot(t: Test, page: Page, name: string) {
+  for (const [size, viewport] of Object.entries(SIZES)) {
+    await page.setViewportSize(viewport);
+    await page.waitForTimeout(150);
+    const unlabelled = await page.$$eval('input:not([type=hidden]):not([type=file]), select', (els) =>
+      els.filter((e) => (e as unknown as { labels: { length: number } | null }).labels?.length === 0 && !e.getAttribute('aria-label')).map((e) => e.outerHTML),
+    );
+    t.same(unlabelled, [], `${name}: every input has a label`);
+    if (size === 'phone') {
+      const wide = await page.evaluate((w) => {
+        const past = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w + 1 && !e.closest('.scroll, nav'));
+        return { width: document.documentElement.scrollWidth, past: past.slice(0, 3).map((e) => e.outerHTML.slice(0, 120)) };
+      }, viewport.width);
+      t.ok(wide.width <= viewport.width, `${name}: fits a phone's width (${wide.width}px)`, { past: wide.past });
+    }
+    const png = await page.screenshot({ fullPage: true });
+    writeFileSync(path.join(SHOTS, `admin-${name}-${size}.png`), png);
+    t.ok(spread(png) > 12, `${name} at ${size}: not blank`);
+  }
+  await page.setViewportSize(SIZES.desktop);
+}
+
+t.test('the admin pages in Chromium', { skip: !CHROMIUM && !process.env.CI ? 'no Chromium binary (apt-get install chromium)' : false }, async (t) => {
+  const webDir = path.join(mkdtempSync(path.join(tmpdir(), 'airouter-web-')), 'dist');
+  await buildWeb(webDir);
+  const s = await startDashboard(t, { WEB_DIR: webDir, ALERT_CHECK_MS: '200' });
+  const sql = s.gw.gw.sql;
+  mkdirSync(SHOTS, { recursive: true });
+  const root = await signUp(s, 'admin password 123');
+  await setAdmin(sql, { id: null, label: 'test setup' }, root.userId, true);
+  const user = await signUp(s, 'user password 123');
+  await sql`INSERT INTO deposits (user_id, method, status, amount, currency, credit_nano, provider, expires_at)
+            VALUES (${user.userId}, 'qris', 'pending', 32500, 'IDR', 2000000000, 'qris', now() + interval '1 hour')`;
+
+  const browser = await chromium.launch({ executablePath: CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  t.teardown(() => browser.close());
+  const context = await browser.newContext({ viewport: SIZES.desktop, locale: 'en-US', timezoneId: 'UTC' });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  const problems: string[] = [];
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) problems.push(`console: ${m.text()}`);
+  });
+  const login = async (email: string, password: string) => {
+    await page.goto(`${s.gw.url}/login`);
+    await page.getByLabel('Email address').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL('**/overview');
+  };
+  const sub = (name: string) => page.getByRole('navigation', { name: 'Admin menu' }).getByRole('link', { name, exact: true }).click();
+
+  // Users: find, credit with a reason.
+  await login(root.email, 'admin password 123');
+  await page.getByTestId('nav-admin').click();
+  await page.waitForURL('**/admin');
+  await page.getByLabel('Search by email').fill(user.email.slice(0, 10));
+  await page.getByLabel('Search by email').press('Enter');
+  await page.getByTestId('admin-users').getByRole('link', { name: user.email }).click();
+  await page.getByTestId('admin-balance').waitFor();
+  await page.getByLabel('Amount (USD)').fill('2.5');
+  await page.getByLabel('Reason').fill('welcome credit');
+  await page.getByRole('button', { name: 'Credit', exact: true }).click();
+  await page.getByText('Done. Balance: $2.50').waitFor();
+  await page.getByTestId('admin-adjustments').getByText('welcome credit').waitFor();
+  t.pass('credited with a reason, shown in the adjustments');
+  await shoot(t, page, 'users');
+
+  // Deposits: confirm the pending one by hand.
+  await sub('Deposits');
+  await page.getByTestId('admin-deposits').getByRole('button', { name: 'Open' }).click();
+  await page.getByTestId('admin-deposits').getByLabel('Reason').fill('seen in the bank statement');
+  await page.getByRole('button', { name: 'Confirm paid' }).click();
+  await page.getByTestId('admin-deposits').getByText('Paid', { exact: true }).waitFor();
+  t.equal((await s.api('GET', '/balance', { token: user.session })).json.balance_usd, '4.500000000', 'the confirmed deposit is credited');
+  await shoot(t, page, 'deposits');
+
+  // Codes: made, shown once.
+  await sub('Codes');
+  await page.getByLabel('How many').fill('2');
+  await page.getByLabel('Amount (USD)').fill('1.25');
+  await page.getByRole('button', { name: 'Make codes' }).click();
+  const codes = (await page.getByTestId('new-codes').innerText()).trim().split('\n');
+  t.equal(codes.length, 2, 'two codes shown');
+  await shoot(t, page, 'codes');
+
+  // Catalogue: switch a model off, in force at once.
+  await sub('Catalogue');
+  const row = page.getByTestId('admin-catalogue').getByRole('row').filter({ hasText: 'an-model' });
+  await row.getByRole('button', { name: 'Switch off', exact: true }).last().click();
+  await page.getByTestId('catalogue-version').getByText(/Version \d+/).waitFor();
+  const listed = (await (await fetch(`${s.gw.url}/api/public/models`)).json()) as { data: { id: string }[] };
+  t.notOk(listed.data.some((m) => m.id === 'an-model'), 'the switched-off model is out of the live catalogue');
+  // The fallback model's second route first.
+  const fallback = page.getByTestId('admin-catalogue').getByRole('row').filter({ hasText: 'fallback-model' });
+  await fallback.getByRole('button', { name: 'Move up' }).click();
+  await page.getByTestId('catalogue-version').getByText(/Version 2 /).waitFor();
+  const state = (await (await fetch(`${s.gw.url}/api/admin/catalogue`, { headers: { authorization: `Bearer ${await page.evaluate(() => localStorage.getItem('airouter.session'))}` } })).json()) as { in_service: { id: string; routes: string[] }[] };
+  t.same(state.in_service.find((m) => m.id === 'fallback-model')?.routes, ['fake-openai/upstream-oa', 'dead/x'], 'routes reordered from the page');
+  // A price and the upstream's cost, from the page.
+  const oa = page.getByTestId('admin-catalogue').getByRole('row').filter({ hasText: 'oa-model' }).first();
+  await oa.getByText('Prices, USD per million tokens').click();
+  await oa.getByLabel('Input', { exact: true }).fill('1.5');
+  await oa.getByLabel('Upstream input (first route)').fill('0.75');
+  await oa.getByLabel('Upstream output (first route)').fill('1');
+  await oa.getByRole('button', { name: 'Save prices' }).click();
+  await page.getByTestId('catalogue-version').getByText(/Version 3 /).waitFor();
+  const priced = (await (await fetch(`${s.gw.url}/api/public/models`)).json()) as { data: { id: string; pricing: { input: number } }[] };
+  t.equal(priced.data.find((m) => m.id === 'oa-model')?.pricing.input, 1.5, 'the new price is in force');
+  await shoot(t, page, 'catalogue');
+
+  for (const [name, testId] of [['Upstream health', 'admin-health'], ['Revenue', 'admin-revenue'], ['Audit log', 'admin-audit']] as const) {
+    await sub(name);
+    await page.getByTestId(testId).waitFor();
+    await shoot(t, page, testId.replace('admin-', ''));
+  }
+  await page.getByTestId('admin-audit').getByText('user.credit').waitFor();
+  t.pass('the audit log shows the credit');
+
+  // Indonesian.
+  await page.getByLabel('Language').selectOption('id');
+  await page.getByRole('navigation', { name: 'Menu admin' }).getByRole('link', { name: 'Pengguna' }).waitFor();
+  await shoot(t, page, 'audit-id');
+  await page.getByLabel('Bahasa').selectOption('en');
+  await page.getByRole('button', { name: 'Log out' }).click();
+
+  // A user: no admin link, a refusal on the admin pages; redeems a code; sets an alert.
+  await login(user.email, 'user password 123');
+  t.equal(await page.getByTestId('nav-admin').count(), 0, 'no admin link for a user');
+  await page.goto(`${s.gw.url}/admin/audit`);
+  await page.getByText('This page is for admins.').waitFor();
+  await page.goto(`${s.gw.url}/topup`);
+  await page.getByLabel('Code').fill(codes[0].toLowerCase());
+  await page.getByRole('button', { name: 'Redeem' }).click();
+  await page.getByTestId('redeem-done').getByText('Credited $1.25.').waitFor();
+  await page.getByLabel('Email me when the balance falls below (USD)').fill('100');
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  await page.goto(`${s.gw.url}/overview`);
+  await page.getByTestId('low-balance-banner').waitFor();
+  t.pass('a code redeemed; the banner is up below the threshold');
+  await page.goto(`${s.gw.url}/topup`);
+  await page.getByRole('heading', { name: 'Redeem a code' }).waitFor();
+  await shoot(t, page, 'topup-user');
+  await s.sink.take(user.email, 5000);
+  t.pass('and the alert mail went out');
+
+  t.same(problems, [], 'no script errors');
+});

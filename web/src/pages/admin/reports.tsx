@@ -1,0 +1,113 @@
+// Admin: upstream health per route, revenue and margin, and the audit log.
+
+import { dateTime, num, usd } from '../../format.js';
+import { ErrorText, Scroll, Section, useApp, useLoad } from '../../ui.js';
+import { admin, type AuditListT, type HealthT, type RevenueT } from './client.js';
+import { useAdminT } from './i18n.js';
+import { AdminShell } from './shell.js';
+
+export function AdminHealth() {
+  return <AdminShell><Health /></AdminShell>;
+}
+export function AdminRevenue() {
+  return <AdminShell><Revenue /></AdminShell>;
+}
+export function AdminAudit() {
+  return <AdminShell><Audit /></AdminShell>;
+}
+
+function Health() {
+  const { lang } = useApp();
+  const t = useAdminT();
+  const h = useLoad(() => admin.get<HealthT>('/health'), []);
+  const pct = (x: number) => `${Math.round(x * 100)}%`;
+  return (
+    <Section title={t('admin.health')} wide page>
+      <ErrorText error={h.error} />
+      {h.data && (
+        <Scroll label={t('admin.health')}>
+          <table data-testid="admin-health">
+            <thead>
+              <tr><th scope="col">{t('admin.route')}</th><th scope="col" class="num">{t('admin.now5')}</th><th scope="col" class="num">{t('admin.day')}</th><th scope="col" class="num">{t('admin.latency')}</th><th scope="col">{t('admin.cooling')}</th></tr>
+            </thead>
+            <tbody>
+              {h.data.routes.map((r) => (
+                <tr key={r.route}>
+                  <td>{r.route}</td>
+                  <td class="num">{num(lang, r.now.attempts)} · {t('admin.errors')} {pct(r.now.error_rate)}</td>
+                  <td class="num">{num(lang, r.day.attempts)} · {t('admin.errors')} {pct(r.day.error_rate)}</td>
+                  <td class="num">{r.day.avg_latency_ms === null ? '—' : `${num(lang, r.day.avg_latency_ms)} ms`}</td>
+                  <td>{dateTime(lang, r.cooling_until)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </Scroll>
+      )}
+    </Section>
+  );
+}
+
+function Revenue() {
+  const { lang } = useApp();
+  const t = useAdminT();
+  const r = useLoad(() => admin.get<RevenueT>('/revenue?days=30'), []);
+  const money = (v: string | null) => (v === null ? t('admin.unpriced') : usd(lang, v));
+  return (
+    <Section title={t('admin.revenue')} wide page>
+      <ErrorText error={r.error} />
+      {r.data && (
+        <>
+          <h2>{t('admin.perDay')}</h2>
+          <Scroll label={t('admin.perDay')}>
+            <table data-testid="admin-revenue">
+              <thead><tr><th scope="col">{t('admin.day1')}</th><th scope="col" class="num">{t('admin.requests')}</th><th scope="col" class="num">{t('admin.income')}</th><th scope="col" class="num">{t('admin.upstreamCost')}</th><th scope="col" class="num">{t('admin.margin')}</th></tr></thead>
+              <tbody>{r.data.per_day.map((d) => <tr key={d.day}><td>{d.day}</td><td class="num">{num(lang, d.requests)}</td><td class="num">{usd(lang, d.income_usd)}</td><td class="num">{money(d.upstream_cost_usd)}</td><td class="num">{money(d.margin_usd)}</td></tr>)}</tbody>
+            </table>
+          </Scroll>
+          <h2>{t('admin.perModel')}</h2>
+          <Scroll label={t('admin.perModel')}>
+            <table>
+              <thead><tr><th scope="col">{t('admin.model')}</th><th scope="col" class="num">{t('admin.requests')}</th><th scope="col" class="num">{t('admin.income')}</th><th scope="col" class="num">{t('admin.upstreamCost')}</th><th scope="col" class="num">{t('admin.margin')}</th></tr></thead>
+              <tbody>{r.data.per_model.map((m) => <tr key={m.model}><td>{m.model}</td><td class="num">{num(lang, m.requests)}</td><td class="num">{usd(lang, m.income_usd)}</td><td class="num">{money(m.upstream_cost_usd)}</td><td class="num">{money(m.margin_usd)}</td></tr>)}</tbody>
+            </table>
+          </Scroll>
+          <h2>{t('admin.depositsPerDay')}</h2>
+          <Scroll label={t('admin.depositsPerDay')}>
+            <table>
+              <thead><tr><th scope="col">{t('admin.day1')}</th><th scope="col">{t('admin.method')}</th><th scope="col" class="num">{t('admin.count')}</th><th scope="col" class="num">{t('admin.credited')}</th></tr></thead>
+              <tbody>{r.data.deposits.map((d) => <tr key={`${d.day}/${d.method}`}><td>{d.day}</td><td>{d.method}</td><td class="num">{num(lang, d.count)}</td><td class="num">{usd(lang, d.credited_usd)}</td></tr>)}</tbody>
+            </table>
+          </Scroll>
+        </>
+      )}
+    </Section>
+  );
+}
+
+function Audit() {
+  const { lang } = useApp();
+  const t = useAdminT();
+  const a = useLoad(() => admin.get<AuditListT>('/audit?limit=200'), []);
+  const show = (v: unknown) => (v === null || v === undefined ? '' : JSON.stringify(v));
+  return (
+    <Section title={t('admin.audit')} wide page>
+      <ErrorText error={a.error} />
+      {a.data && (
+        <Scroll label={t('admin.audit')}>
+          <table data-testid="admin-audit">
+            <thead><tr><th scope="col">{t('admin.when')}</th><th scope="col">{t('admin.who')}</th><th scope="col">{t('admin.what')}</th><th scope="col">{t('admin.target')}</th><th scope="col">{t('admin.reason')}</th><th scope="col">{t('admin.change')}</th></tr></thead>
+            <tbody>
+              {a.data.data.map((e) => (
+                <tr key={e.id}>
+                  <td>{dateTime(lang, e.created_at)}</td><td>{e.actor}</td><td>{e.action}</td><td>{e.target ?? ''}</td><td>{e.reason ?? ''}</td>
+                  <td><code>{show(e.before)}</code> → <code>{show(e.after)}</code></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </Scroll>
+      )}
+    </Section>
+  );
+}
