@@ -23,6 +23,7 @@ import type { Answer, UpstreamCall } from '../upstream/router.js';
 import { errorMessageOf } from '../upstream/router.js';
 import { checkBodyShape } from './body-guard.js';
 import { meterIR, StreamMeter } from './meter.js';
+import { logRequest, RequestLine } from './request-log.js';
 import { AnswerContext, keepAnswer, settleBeforeAnswer, usageRecord, type Job } from './job.js';
 import type { Surface } from './surfaces.js';
 import { requestTerms, type Terms } from './terms.js';
@@ -124,16 +125,23 @@ function clientErrorFromUpstream(status: number, text: string): GatewayError {
 // The request's parts live on `job`, not in this function's locals: a suspended async function
 // keeps every local it had, dead or not, and a stream suspends here for minutes.
 export async function handleInference(gw: Gateway, ex: Exchange, surface: Surface): Promise<void> {
-  const job = await admit(gw, ex, surface);
+  const line = new RequestLine();
   try {
-    // The answer goes straight to `respond`, so that no async frame holds it (and with it the
-    // upstream's headers) for as long as a stream lasts.
-    await sendUpstream(job).then((answer) => answer && respond(job, answer));
-  } finally {
-    // Refused or failed before any answer: nothing was used. If the store is down the release
-    // is retried (and the hold would expire by itself after RESERVATION_TTL_MS).
-    if (!job.reservation.settled) await gw.ledger.release(job.reservation);
+    const job = await admit(gw, ex, surface, line);
+    try {
+      // The answer goes straight to `respond`, so that no async frame holds it (and with it the
+      // upstream's headers) for as long as a stream lasts.
+      await sendUpstream(job).then((answer) => answer && respond(job, answer));
+    } finally {
+      // Refused or failed before any answer: nothing was used. If the store is down the release
+      // is retried (and the hold would expire by itself after RESERVATION_TTL_MS).
+      if (!job.reservation.settled) await gw.ledger.release(job.reservation);
+    }
+  } catch (err) {
+    logRequest(gw, ex, surface.name, line, err);
+    throw err;
   }
+  logRequest(gw, ex, surface.name, line);
 }
 
 /** The upstream's answer, whole or streamed, to the client; its error status as the client's error. */
@@ -144,6 +152,7 @@ function respond(job: Job, { route, response }: Answer): Promise<void> {
     });
   }
   job.route = route;
+  job.line.route = route.key;
   const upstreamDialect = DIALECTS[route.provider.dialect];
   const contentType = String(response.headers['content-type'] ?? '');
   if (job.ir.stream && contentType.includes('text/event-stream')) return streamAnswer(job, upstreamDialect, response.body);
@@ -151,14 +160,19 @@ function respond(job: Job, { route, response }: Answer): Promise<void> {
 }
 
 /** Key, balance, body, model and terms checked; the hold reserved. */
-async function admit(gw: Gateway, ex: Exchange, surface: Surface): Promise<Job> {
-  const read = await authenticatedJson(gw, ex, surface, (id) => gw.ledger.precheck(id));
+async function admit(gw: Gateway, ex: Exchange, surface: Surface, line: RequestLine): Promise<Job> {
+  const read = await authenticatedJson(gw, ex, surface, (id) => {
+    line.userId = id.userId;
+    line.keyId = id.keyId;
+    return gw.ledger.precheck(id);
+  });
   const { identity } = read;
   let { body, size } = read;
   // A continuation stands for its whole history: that is what is parsed, held for and sent.
   const conversation = surface.state && isObject(body) ? await surface.state.resume(gw, identity.userId, body) : undefined;
   if (conversation && conversation.body !== body) ({ body, size } = { body: conversation.body, size: sizeOf(conversation.body) });
   const ir = surface.dialect.parseRequest(body);
+  line.model = ir.model;
   const model = findModel(gw, ir.model);
   const terms = requestTerms(surface, body as Record<string, unknown>, size, model, ex.headers, gw.config);
   let reservation: Reservation;
@@ -169,7 +183,7 @@ async function admit(gw: Gateway, ex: Exchange, surface: Surface): Promise<Job> 
     throw err;
   }
   const job: Job = {
-    gw, ex, surface, identity, model, ir, terms, reservation, sent: false, conversation,
+    gw, ex, surface, identity, model, ir, terms, reservation, sent: false, conversation, line,
     body: body as Record<string, unknown>,
     ctx: new AnswerContext(model.id, ir.includeUsage, ex.requestId, surface),
   };

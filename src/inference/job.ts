@@ -13,6 +13,7 @@ import type { IRRequest, IRTool, IRUsage } from '../dialects/ir.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Gateway } from '../services.js';
 import type { OutboxRecord } from '../store/hot.js';
+import type { RequestLine } from './request-log.js';
 import type { Conversation } from './state.js';
 import type { Surface } from './surfaces.js';
 import type { Terms } from './terms.js';
@@ -68,6 +69,8 @@ export interface Job {
   final?: Record<string, unknown>;
   /** The route that answered. */
   route?: Route;
+  /** What the request's log line says. */
+  line: RequestLine;
 }
 
 export function usageRecord(job: Job, usage: IRUsage, status: number, ttftMs: number | null): OutboxRecord {
@@ -78,7 +81,7 @@ export function usageRecord(job: Job, usage: IRUsage, status: number, ttftMs: nu
     job.gw.metrics.overruns.inc();
     job.gw.log.warn({ requestId: ex.requestId, reserved: String(reservation.amount), cost: String(cost) }, 'cost went past the reservation; charged in full');
   }
-  return {
+  const record: OutboxRecord = {
     settleId: reservation.id,
     userId: identity.userId,
     keyId: identity.keyId,
@@ -98,6 +101,8 @@ export function usageRecord(job: Job, usage: IRUsage, status: number, ttftMs: nu
     overrun,
     createdAt: new Date(),
   };
+  job.line.record = record;
+  return record;
 }
 
 /** Charge before the answer leaves: an answer that reached the client has its charge recorded. */

@@ -1,0 +1,37 @@
+// One log line per inference request, at `info`: enough to diagnose a client's failure from the
+// gateway alone (who, which surface, model and route, the status, how long, the tokens and the
+// cost), and never the prompt, the answer or a key.
+
+import type { OutboxRecord } from '../store/hot.js';
+import { GatewayError } from '../errors.js';
+import type { Exchange } from '../server/exchange.js';
+import type { Gateway } from '../services.js';
+
+/** What is known of a request as it goes: filled in by the steps that learn it. */
+export class RequestLine {
+  userId?: string = undefined;
+  keyId?: string = undefined;
+  model?: string = undefined;
+  /** provider/model of the route that answered. */
+  route?: string = undefined;
+  /** The usage record, once the request was charged. */
+  record?: OutboxRecord = undefined;
+}
+
+export function logRequest(gw: Gateway, ex: Exchange, surface: string, line: RequestLine, err?: unknown): void {
+  if (!gw.log.isLevelEnabled('info')) return;
+  const r = line.record;
+  const status = r ? r.status : err instanceof GatewayError ? err.status : err === undefined ? 200 : 500;
+  gw.log.info({
+    requestId: ex.requestId,
+    userId: line.userId,
+    keyId: line.keyId,
+    surface,
+    model: line.model,
+    route: line.route,
+    status,
+    ...(err instanceof GatewayError ? { error: err.kind } : err !== undefined ? { error: 'internal' } : {}),
+    latencyMs: Math.round(performance.now() - ex.startedAt),
+    ...(r ? { inputTokens: r.promptTokens, outputTokens: r.completionTokens, cachedTokens: r.cachedTokens, costNano: String(r.costNano), ttftMs: r.ttftMs } : {}),
+  }, 'inference');
+}
