@@ -8,7 +8,7 @@ import type { HotStore, OutboxRecord, ReserveResult, SettleResult } from '../sto
 import type { Sql } from '../store/sql.js';
 import { periodEnd, periodStart, previousSpendField, spendField, type KeyLimits, type SpendPeriod } from './key-limits.js';
 import { Lease, Leases, type LeaseObserver } from './leases.js';
-import { nanoToUsd } from './money.js';
+import { usdText } from './money.js';
 
 export interface Reservation {
   id: string;
@@ -50,7 +50,7 @@ const backlog = () => new GatewayError('unavailable', 'The gateway cannot record
 const insufficient = (amount: bigint, available: bigint) =>
   new GatewayError(
     'insufficient_balance',
-    `Insufficient balance: this request may cost up to $${nanoToUsd(amount)} but $${nanoToUsd(available < 0n ? 0n : available)} is available. Add funds or lower max_tokens.`,
+    `Insufficient balance: this request may cost up to $${usdText(amount)} but $${usdText(available < 0n ? 0n : available)} is available. Add funds or lower max_tokens.`,
   );
 
 export class Ledger {
@@ -166,7 +166,7 @@ export class Ledger {
       throw unavailable();
     }
     if (b.available <= 0n) {
-      throw new GatewayError('insufficient_balance', `Insufficient balance: $${nanoToUsd(b.available < 0n ? 0n : b.available)} is available. Add funds to use the API.`);
+      throw new GatewayError('insufficient_balance', `Insufficient balance: $${usdText(b.available < 0n ? 0n : b.available)} is available. Add funds to use the API.`);
     }
     this.noteFunded(payer.userId, now);
   }
@@ -380,7 +380,7 @@ export class Ledger {
 function keySpendError(limit: bigint, period: SpendPeriod, spent: bigint, amount: bigint, now: Date): GatewayError {
   const end = periodEnd(period, now);
   const scope = period === 'total' ? 'in total' : `per ${period} (UTC)`;
-  const message = `This key's spend limit of $${nanoToUsd(limit)} ${scope} is reached: $${nanoToUsd(spent)} spent or held, and this request may cost up to $${nanoToUsd(amount)}.`;
+  const message = `This key's spend limit of $${usdText(limit)} ${scope} is reached: $${usdText(spent)} spent or held, and this request may cost up to $${usdText(amount)}.`;
   // A lifetime cap never frees up by waiting: say so to the SDKs, which retry 429s by default.
   return end
     ? new GatewayError('rate_limit', message, { code: 'key_spend_limit', retryAfter: Math.max(1, Math.ceil((end.getTime() - now.getTime()) / 1000)) })

@@ -30,6 +30,11 @@ export function nanoToUsd(nano: bigint): string {
   return `${sign}${abs / NANO_PER_USD}.${(abs % NANO_PER_USD).toString().padStart(9, '0')}`;
 }
 
+/** For people: "4.9989165", "0.00", "12.50": exact (never rounded), without trailing zeros past the cents. */
+export function usdText(nano: bigint): string {
+  return nanoToUsd(nano).replace(/(\.\d\d\d*?)0+$/, '$1');
+}
+
 /**
  * Cost of a request: each token count at its own price (API.md §2), audio and one-hour cache
  * writes at theirs, plus the searches the upstream ran. Prices are nano-USD per million tokens,

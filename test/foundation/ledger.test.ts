@@ -64,7 +64,7 @@ t.test('reserve primes from Postgres and refuses with insufficient_balance', asy
   t.type(caught, GatewayError);
   t.equal((caught as GatewayError).kind, 'insufficient_balance');
   t.equal((caught as GatewayError).status, 402);
-  t.match((caught as GatewayError).message, /\$0\.600000001.*\$0\.600000000 is available/);
+  t.match((caught as GatewayError).message, /\$0\.600000001.*\$0\.60 is available/);
   t.same(await ledger.balance(user.id), { balance: 1_000_000_000n, reserved: 400_000_000n, available: 600_000_000n }, 'a refusal holds nothing');
 
   const r2 = await ledger.reserve(p, 600_000_000n);
