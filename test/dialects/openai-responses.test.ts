@@ -78,6 +78,19 @@ t.test('a Codex-shaped request → IR', async (t) => {
   t.equal(tools[2]!.namespace, 'mcp');
 });
 
+t.test('tools declared in an additional_tools input item (Codex on models it knows) count as tools', async (t) => {
+  const ir = dialect.parseRequest({
+    model: 'm',
+    input: [
+      { type: 'additional_tools', tools: [{ type: 'custom', name: 'exec', description: 'Runs code' }, { type: 'namespace', name: 'ns', tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }] }] },
+      { role: 'user', content: 'hi' },
+    ],
+    tools: [{ type: 'function', name: 'g', parameters: { type: 'object' } }],
+  });
+  t.same(ir.tools?.map((x) => [x.name, x.freeform === true]), [['g', false], ['exec', true], ['ns__f', false]]);
+  t.same(ir.messages, [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], 'and the item is no message');
+});
+
 t.test('a string input, and bad items named by their param', async (t) => {
   const ir = dialect.parseRequest({ model: 'm', input: 'hello' });
   t.same(ir.messages, [{ role: 'user', content: [{ type: 'text', text: 'hello' }] }]);

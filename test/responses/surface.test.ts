@@ -127,6 +127,8 @@ t.test('hosted tools are priced or refused, naming the tool', async (t) => {
   t.type(refused, OpenAI.BadRequestError);
   t.equal((refused as InstanceType<typeof OpenAI.BadRequestError>).param, 'tools[0].type');
   t.match((refused as Error).message, /file_search/);
+  const hidden = await client.responses.create({ model: 'oa-model', input: [{ type: 'additional_tools', tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] } as any, { role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+  t.equal((hidden as InstanceType<typeof OpenAI.BadRequestError>).param, 'input[0].tools[0].type', 'a hosted tool declared in an input item is refused too');
   const fallback = await client.responses.create({ model: 'fallback-model', input: 'x', tools: [{ type: 'web_search' } as any] }).catch((e: unknown) => e);
   t.type(fallback, OpenAI.BadRequestError, 'web search on a model that does not price it');
 });

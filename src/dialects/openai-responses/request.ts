@@ -79,11 +79,19 @@ export function parseRequest(body: unknown): IRRequest {
   if (typeof req.instructions === 'string' && req.instructions !== '') system.push(req.instructions);
   const turns: IRMessage[] = [];
   const input = req.input ?? [];
+  const declared = (req.tools ?? []).flatMap((t, i) => toolsToIR(t as Record<string, unknown>, `tools[${i}]`));
   if (typeof input === 'string') turns.push({ role: 'user', content: [{ type: 'text', text: input }] });
-  else input.forEach((item, i) => itemToIR(item as Record<string, unknown>, i, system, turns));
+  else {
+    input.forEach((item, i) => {
+      const it = item as Record<string, unknown>;
+      // Codex, on models it knows, declares its tools in an input item rather than in `tools`.
+      if (it.type === 'additional_tools' && Array.isArray(it.tools)) declared.push(...it.tools.flatMap((t, j) => toolsToIR(t as Record<string, unknown>, `input[${i}].tools[${j}]`)));
+      else itemToIR(it, i, system, turns);
+    });
+  }
 
   const ir: IRRequest = { model: req.model, system, messages: mergeTurns(turns), stream: req.stream === true, includeUsage: true };
-  const tools = (req.tools ?? []).flatMap((t, i) => toolsToIR(t as Record<string, unknown>, `tools[${i}]`));
+  const tools = declared;
   if (tools.length > 0) ir.tools = tools;
   const choice = toolChoiceToIR(req.tool_choice);
   if (choice) ir.toolChoice = choice;

@@ -23,11 +23,17 @@ function clientTerms(body: Body, model: Model, _headers: Record<string, string>,
     if (!sold) throw notSold('service_tier', `service_tier ${JSON.stringify(tier)}`, model);
     ({ pricing, officialPricing } = sold);
   }
-  const tools = Array.isArray(body.tools) ? (body.tools as (Body | null)[]) : [];
-  tools.forEach((tool, i) => {
+  // Declared in `tools`, or (Codex, on models it knows) in an `additional_tools` input item.
+  const tools: [Body | null, string][] = (Array.isArray(body.tools) ? (body.tools as (Body | null)[]) : []).map((t, i) => [t, `tools[${i}]`]);
+  if (Array.isArray(body.input)) {
+    (body.input as (Body | null)[]).forEach((item, i) => {
+      if (item?.type === 'additional_tools' && Array.isArray(item.tools)) (item.tools as (Body | null)[]).forEach((t, j) => tools.push([t, `input[${i}].tools[${j}]`]));
+    });
+  }
+  tools.forEach(([tool, at]) => {
     const type = typeof tool?.type === 'string' ? tool.type : '';
     if (CLIENT_TOOLS.has(type)) return;
-    const param = `tools[${i}].type`;
+    const param = `${at}.type`;
     if (WEB_SEARCH.test(type) && pricing.perWebSearch > 0n) {
       // As the chat surface's web_search_options: its price once per request.
       if (feeNano === 0n) feeNano = pricing.perWebSearch;
