@@ -55,6 +55,14 @@ export function testCatalogue({ upstream, extra }: CatalogueOptions) {
   };
 }
 
+/** A `responses`-dialect provider on the fake upstream and `rs-model` served by it, for testCatalogue's `extra`. */
+export function responsesUpstream(upstream: string) {
+  return {
+    providers: [{ id: 'fake-responses', dialect: 'responses', base_url: `${upstream}/v1`, api_key: { env: 'FAKE_OPENAI_KEY' } }],
+    models: [{ id: 'rs-model', owned_by: 'fake', context_window: 100000, max_output_tokens: 1000, ...PRICES, routes: [{ provider: 'fake-responses', model: 'upstream-rs' }] }],
+  };
+}
+
 process.env.FAKE_OPENAI_KEY ??= 'sk-fake-openai-provider-key-0001';
 process.env.FAKE_ANTHROPIC_KEY ??= 'sk-ant-fake-provider-key-0002';
 

@@ -8,17 +8,11 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, jsonSchema, stepCountIs, streamText, tool as aiTool } from 'ai';
 import { Agent, run, setDefaultOpenAIClient, setTracingDisabled, tool as agentTool } from '@openai/agents';
 import { startFakeUpstream, TEXT_ANSWER } from '../fake-upstream/server.js';
-import { PRICES, startTestGateway, testCatalogue } from '../helpers/gateway.js';
+import { responsesUpstream, startTestGateway, testCatalogue } from '../helpers/gateway.js';
 
 const fake = await startFakeUpstream();
 t.teardown(() => fake.close());
-const catalogue = testCatalogue({
-  upstream: fake.url,
-  extra: {
-    providers: [{ id: 'fake-responses', dialect: 'responses', base_url: `${fake.url}/v1`, api_key: { env: 'FAKE_OPENAI_KEY' } }],
-    models: [{ id: 'rs-model', owned_by: 'fake', context_window: 100000, max_output_tokens: 1000, ...PRICES, routes: [{ provider: 'fake-responses', model: 'upstream-rs' }] }],
-  },
-});
+const catalogue = testCatalogue({ upstream: fake.url, extra: responsesUpstream(fake.url) });
 const gw = await startTestGateway(t, { upstream: fake.url, catalogue });
 const u = await gw.user('5');
 const MODELS = ['oa-model', 'an-model', 'rs-model'];

@@ -5,6 +5,7 @@ import * as v from 'valibot';
 import { GatewayError } from '../../errors.js';
 import type { IRContent, IRMessage, IRRequest, IRTool, IRToolChoice } from '../ir.js';
 import { parseToolArguments, stringifyToolArguments } from './shared.js';
+import { mergeTurns } from '../turns.js';
 import { setOutputCap } from './upstream.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -283,28 +284,6 @@ function assistantToIR(msg: Extract<ChatMessage, { role: 'assistant' }>): IRCont
   if (msg.function_call) {
     const fc = msg.function_call;
     out.push({ type: 'tool_use', id: fc.name, name: fc.name, input: parseToolArguments(fc.arguments) });
-  }
-  return out;
-}
-
-/**
- * Anthropic needs strict user/assistant alternation, and tool results at the head of the user
- * turn that follows the call. OpenAI sends one `tool` message per result, often followed by a
- * user message; all of them become one user turn, tool results first.
- */
-function mergeTurns(turns: IRMessage[]): IRMessage[] {
-  const out: IRMessage[] = [];
-  for (const turn of turns) {
-    // An assistant message with neither content nor calls carries nothing Anthropic would accept.
-    if (turn.content.length === 0) continue;
-    const last = out.at(-1);
-    if (last && last.role === turn.role) last.content.push(...turn.content);
-    else out.push({ role: turn.role, content: [...turn.content] });
-  }
-  for (const msg of out) {
-    if (msg.role !== 'user') continue;
-    const results = msg.content.filter((c) => c.type === 'tool_result');
-    if (results.length > 0) msg.content = [...results, ...msg.content.filter((c) => c.type !== 'tool_result')];
   }
   return out;
 }

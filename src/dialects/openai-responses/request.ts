@@ -10,6 +10,7 @@ import * as v from 'valibot';
 import { GatewayError } from '../../errors.js';
 import type { IRContent, IRMessage, IRReasoningEffort, IRRequest, IRTool, IRToolChoice } from '../ir.js';
 import { parseToolArguments, stringifyToolArguments } from '../openai-chat/shared.js';
+import { mergeTurns } from '../turns.js';
 
 const str = () => v.string('must be a string');
 const nonEmptyStr = () => v.pipe(str(), v.nonEmpty('must not be empty'));
@@ -173,23 +174,6 @@ function userContent(content: unknown, i: number): IRContent[] {
     }
     // input_file and image file ids have no IR counterpart: only a Responses upstream reads them.
   });
-  return out;
-}
-
-/** Consecutive turns of one role become one, and tool results lead their user turn (as for chat). */
-function mergeTurns(turns: IRMessage[]): IRMessage[] {
-  const out: IRMessage[] = [];
-  for (const turn of turns) {
-    if (turn.content.length === 0) continue;
-    const last = out.at(-1);
-    if (last && last.role === turn.role && turn.role !== 'system') last.content.push(...turn.content);
-    else out.push({ role: turn.role, content: [...turn.content] });
-  }
-  for (const msg of out) {
-    if (msg.role !== 'user') continue;
-    const results = msg.content.filter((c) => c.type === 'tool_result');
-    if (results.length > 0) msg.content = [...results, ...msg.content.filter((c) => c.type !== 'tool_result')];
-  }
   return out;
 }
 
