@@ -226,7 +226,9 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   t.match(await region.getAttribute('class'), /more-right/, 'a shadow on the edge where it goes on');
   await region.focus();
   for (let i = 0; i < 8; i++) await page.keyboard.press('ArrowRight');
-  t.ok(await region.evaluate((e) => (e as unknown as { scrollLeft: number }).scrollLeft > 0), 'the arrow keys scroll it');
+  // The browser scrolls smoothly, so the offset is waited for (a loaded machine is slower at it).
+  const scrolled = await page.waitForFunction((e) => (e as unknown as { scrollLeft: number }).scrollLeft > 0, await region.elementHandle(), { timeout: 5000 }).then(() => true, () => false);
+  t.ok(scrolled, 'the arrow keys scroll it');
   await page.waitForFunction(() => (document.querySelector('.scroll') as unknown as { className: string }).className.includes('more-left'));
   t.pass('then the shadow shows on the left too');
 
