@@ -10,6 +10,7 @@ import { KeyResolver } from './accounts/keys.js';
 import { Ledger } from './billing/ledger.js';
 import { gatewayWriter } from './billing/outbox-writer.js';
 import { registerInference } from './inference/routes.js';
+import { RefusalLog } from './inference/refusal-log.js';
 import { registerDashboard } from './dashboard/routes.js';
 import { registerAdmin } from './admin/routes.js';
 import { startAlerts } from './admin/alerts.js';
@@ -86,6 +87,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
       onRetryQueue: (n) => metrics.settleRetries.set(n),
     }),
     outbox,
+    refusals: new RefusalLog(stores.sql, log, config.REFUSALS_LOGGED_PER_MINUTE),
     metrics,
     routes: new RouteSelector(upstream, config.ROUTE_COOLDOWN_MS, metrics, log, health),
     payments: new Payments(stores.sql, stores.hot, log, config.payments),
@@ -105,6 +107,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
     });
   }
   if (runWriter) gw.outbox.start();
+  gw.refusals.start();
   for (const reason of config.payments.disabled) log.warn(`deposits: ${reason}`);
   const stopSweeper = startSweeper(stores.sql, log, config.payments.expiryS);
   const stopAlerts = startAlerts(stores.sql, createMailer(config, log), config, log);
@@ -136,6 +139,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
     stopSweeper();
     stopAlerts();
     await gw.outbox.stop();
+    await gw.refusals.stop();
     await upstream.close();
     if (ownStores) await stores.close();
     // A ConfigError, so that the command line reports it as the one line it is.
@@ -175,6 +179,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
         // outbox; a process that runs the writer writes what it can before it goes.
         await gw.ledger.stop();
         await gw.outbox.stop();
+        await gw.refusals.stop();
         await upstream.close();
         await stores!.close();
         log.info('gateway stopped');

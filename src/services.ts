@@ -8,6 +8,7 @@ import type { Ledger } from './billing/ledger.js';
 import type { OutboxWriter } from './billing/outbox-writer.js';
 import type { CatalogueHolder } from './catalogue/index.js';
 import type { Config } from './config.js';
+import type { RefusalLog } from './inference/refusal-log.js';
 import type { Payments } from './payments/service.js';
 import type { Metrics } from './server/metrics.js';
 import type { HotStore } from './store/hot.js';
@@ -24,6 +25,8 @@ export interface Gateway {
   ledger: Ledger;
   /** Drains the usage outbox into Postgres. */
   outbox: OutboxWriter;
+  /** Refused inference requests for the user's usage log; never money. */
+  refusals: RefusalLog;
   metrics: Metrics;
   routes: RouteSelector;
   payments: Payments;

@@ -268,13 +268,16 @@ export const StatsQuery = v.pipe(
   v.transform((q) => resolveRange(q)),
 );
 
-/** `ok` (2xx), `error` (anything else: refused, failed, cut short) or one status code. */
+/**
+ * `ok` (2xx), `error` (anything else: refused, failed, cut short), `refused` (refused or failed
+ * before any answer, at $0: the refusal log) or one status code.
+ */
 const StatusFilter = v.pipe(
   v.string(),
-  v.regex(/^(ok|error|[1-5]\d\d)$/, rule('not_allowed', 'must be ok, error or a status code such as 429', { allowed: ['ok', 'error', '100–599'] })),
-  v.transform((s): UsageStatus => (s === 'ok' || s === 'error' ? s : Number(s))),
+  v.regex(/^(ok|error|refused|[1-5]\d\d)$/, rule('not_allowed', 'must be ok, error, refused or a status code such as 429', { allowed: ['ok', 'error', 'refused', '100–599'] })),
+  v.transform((s): UsageStatus => (s === 'ok' || s === 'error' || s === 'refused' ? s : Number(s))),
 );
-export type UsageStatus = 'ok' | 'error' | number;
+export type UsageStatus = 'ok' | 'error' | 'refused' | number;
 
 const UsageFilterEntries = {
   ...RangeEntries,

@@ -1,16 +1,16 @@
-// The usage log as CSV, with the page's filters: every matching record, newest first, up to
-// EXPORT_MAX_ROWS, read in keyset batches so a large export never holds one huge result.
+// The usage log as CSV, with the page's filters (refusals included, at $0): every matching
+// record, newest first, up to EXPORT_MAX_ROWS, read in keyset batches so a large export never
+// holds one huge result.
 // Cells a spreadsheet would run as a formula (a key named "=HYPERLINK(…)") are quoted and
 // prefixed with an apostrophe.
 
 import { nanoToUsd } from '../billing/money.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
-import { CURSOR_AT_SQL } from './cursor.js';
 import type { Reply } from './http.js';
 import { parseQuery, UsageExportQuery } from './schemas.js';
 import { requireSession } from './sessions.js';
-import { and, usageWhere } from './usage.js';
+import { readLog } from './usage.js';
 
 export const EXPORT_MAX_ROWS = 100_000;
 const BATCH = 5_000;
@@ -18,6 +18,8 @@ const BATCH = 5_000;
 const COLUMNS = [
   'id', 'created_at', 'request_id', 'model', 'key_id', 'key_name', 'surface', 'stream', 'status',
   'prompt_tokens', 'cached_tokens', 'completion_tokens', 'cost_usd', 'official_cost_usd', 'latency_ms', 'ttft_ms',
+  // Last, so that readers of the older columns by position are unaffected.
+  'error_code', 'requests',
 ] as const;
 
 /** RFC 4180 quoting, and no cell that starts like a formula. */
@@ -28,54 +30,27 @@ export function csvCell(value: string | number | boolean | null): string {
   return /[",\r\n']/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-interface Row {
-  id: bigint;
-  created_at: Date;
-  cursor_at: string;
-  request_id: string;
-  model: string;
-  key_id: string | null;
-  key_name: string | null;
-  surface: string;
-  stream: boolean;
-  status: number;
-  prompt_tokens: number;
-  cached_tokens: number;
-  completion_tokens: number;
-  cost_nano: bigint;
-  official_cost_nano: bigint;
-  latency_ms: number;
-  ttft_ms: number | null;
-}
-
 export function usageExportHandler(gw: Gateway) {
   const sql = gw.sql;
   return async function exportCsv(ex: Exchange): Promise<Reply> {
     const { userId } = await requireSession(gw, ex);
     const q = parseQuery(UsageExportQuery, ex.query);
     const lines = [COLUMNS.join(',')];
-    let after: { at: string; id: bigint } | undefined;
+    let after: { at: string; id: string } | undefined;
     let count = 0;
     while (count < EXPORT_MAX_ROWS) {
-      const conditions = usageWhere(sql, userId, q);
-      if (after) conditions.push(sql`(created_at, id) < (${after.at}::timestamptz, ${after.id}::bigint)`);
-      const rows = await sql<Row[]>`
-        SELECT u.id, u.created_at, ${sql.unsafe(CURSOR_AT_SQL.replace(/\bcreated_at\b/g, 'u.created_at'))} AS cursor_at, u.request_id, u.model,
-               u.key_id, k.name AS key_name, u.surface, u.stream, u.status, u.prompt_tokens, u.cached_tokens, u.completion_tokens,
-               u.cost_nano, u.official_cost_nano, u.latency_ms, u.ttft_ms
-        FROM (SELECT * FROM usage_records WHERE ${and(sql, conditions)} ORDER BY created_at DESC, id DESC LIMIT ${Math.min(BATCH, EXPORT_MAX_ROWS - count)}) u
-        LEFT JOIN api_keys k ON k.id = u.key_id
-        ORDER BY u.created_at DESC, u.id DESC`;
+      const rows = await readLog(sql, userId, q, after, Math.min(BATCH, EXPORT_MAX_ROWS - count));
       for (const r of rows) {
         lines.push([
           r.id.toString(), r.created_at.toISOString(), r.request_id, r.model, r.key_id, r.key_name, r.surface, r.stream, r.status,
           r.prompt_tokens, r.cached_tokens, r.completion_tokens, nanoToUsd(r.cost_nano), nanoToUsd(r.official_cost_nano), r.latency_ms, r.ttft_ms,
+          r.error_code, r.requests,
         ].map(csvCell).join(','));
       }
       count += rows.length;
       if (rows.length < BATCH) break;
       const last = rows.at(-1)!;
-      after = { at: last.cursor_at, id: last.id };
+      after = { at: last.cursor_at, id: last.id.toString() };
     }
     const day = new Date().toISOString().slice(0, 10);
     return {

@@ -1,8 +1,9 @@
 // The caller's usage log and its totals. The log reads one user's slice of usage_records
-// through the (user_id[, model | key_id], created_at DESC, id DESC) indexes by keyset
-// pagination (never OFFSET, so page 1000 costs what page 1 does). The totals add up whole days
-// from usage_daily (sql/002, kept exact by a trigger) and scan the log only for the partial
-// days at the ends of the range, so 90 days cost about what 2 do.
+// (answered requests) and refused_requests (refused at $0, sql/026) through their
+// (user_id[, model | key_id], created_at DESC, id DESC) indexes by keyset pagination (never
+// OFFSET, so page 1000 costs what page 1 does). The totals count answered requests only: they
+// add up whole days from usage_daily (sql/002, kept exact by a trigger) and scan usage_records
+// only for the partial days at the ends of the range, so 90 days cost about what 2 do.
 
 import type postgres from 'postgres';
 import { nanoToUsd } from '../billing/money.js';
@@ -14,13 +15,14 @@ import type { Reply } from './http.js';
 import { parseQuery, StatsQuery, UsageQuery, type TimeRange, type UsageFilter } from './schemas.js';
 import { requireSession } from './sessions.js';
 
-interface UsageRow {
+export interface UsageRow {
   id: bigint;
   created_at: Date;
   cursor_at: string;
   request_id: string;
   model: string;
   key_id: string | null;
+  key_name: string | null;
   surface: string;
   stream: boolean;
   status: number;
@@ -31,6 +33,10 @@ interface UsageRow {
   official_cost_nano: bigint;
   latency_ms: number;
   ttft_ms: number | null;
+  /** Set on refusals (refused_requests) only. */
+  error_code: string | null;
+  /** 1, or on an aggregate refusal row, the refusals it counts. */
+  requests: number;
 }
 
 /** A piece of SQL built with the tagged template, for composing WHERE clauses. */
@@ -108,15 +114,54 @@ function totalsJson(t: Totals) {
   };
 }
 
-/** The log's filters as conditions, shared by the page and the CSV export. */
-export function usageWhere(sql: Sql, userId: string, q: UsageFilter): Fragment[] {
-  const where: Fragment[] = [sql`user_id = ${userId}`, ...rangeConditions(sql, q)];
-  if (q.model) where.push(sql`model = ${q.model}`);
-  if (q.keyId) where.push(sql`key_id = ${q.keyId}`);
-  if (q.status === 'ok') where.push(sql`status BETWEEN 200 AND 299`);
-  else if (q.status === 'error') where.push(sql`NOT (status BETWEEN 200 AND 299)`);
-  else if (q.status !== undefined) where.push(sql`status = ${q.status}`);
-  return where;
+/**
+ * The log's filters as conditions on each of its two tables, usage_records (answered, charged)
+ * and refused_requests (refused at $0); null leaves a table out.
+ */
+export function usageWhere(sql: Sql, userId: string, q: UsageFilter): { answered: Fragment[] | null; refused: Fragment[] | null } {
+  const common = (): Fragment[] => {
+    const where: Fragment[] = [sql`user_id = ${userId}`, ...rangeConditions(sql, q)];
+    if (q.model) where.push(sql`model = ${q.model}`);
+    if (q.keyId) where.push(sql`key_id = ${q.keyId}`);
+    return where;
+  };
+  const answered = common();
+  const refused = common();
+  if (q.status === 'ok') return { answered: [...answered, sql`status BETWEEN 200 AND 299`], refused: null };
+  if (q.status === 'error') return { answered: [...answered, sql`NOT (status BETWEEN 200 AND 299)`], refused };
+  if (q.status === 'refused') return { answered: null, refused };
+  if (q.status !== undefined) return { answered: [...answered, sql`status = ${q.status}`], refused: [...refused, sql`status = ${q.status}`] };
+  return { answered, refused };
+}
+
+/**
+ * One page of the log, newest first, after the (created_at, id) of `after`. Both tables take
+ * their ids from one sequence, so the keyset orders them as one; each is read through its own
+ * (user_id[, model | key_id], created_at DESC, id DESC) index, `limit` rows at most, and merged.
+ */
+export function readLog(sql: Sql, userId: string, q: UsageFilter, after: { at: string; id: string } | undefined, limit: number): Promise<UsageRow[]> {
+  const { answered, refused } = usageWhere(sql, userId, q);
+  const page = (where: Fragment[]) => (after ? [...where, sql`(created_at, id) < (${after.at}::timestamptz, ${after.id}::bigint)`] : where);
+  const parts: Fragment[] = [];
+  if (answered) {
+    parts.push(sql`(
+      SELECT id, created_at, request_id, model, key_id, surface, stream, status, prompt_tokens, completion_tokens, cached_tokens,
+             cost_nano, official_cost_nano, latency_ms, ttft_ms, NULL::text AS error_code, 1 AS requests
+      FROM usage_records WHERE ${and(sql, page(answered))} ORDER BY created_at DESC, id DESC LIMIT ${limit})`);
+  }
+  if (refused) {
+    parts.push(sql`(
+      SELECT id, created_at, request_id, model, key_id, surface, stream, status, 0 AS prompt_tokens, 0 AS completion_tokens, 0 AS cached_tokens,
+             0::bigint AS cost_nano, 0::bigint AS official_cost_nano, latency_ms, NULL::integer AS ttft_ms, error_code, requests
+      FROM refused_requests WHERE ${and(sql, page(refused))} ORDER BY created_at DESC, id DESC LIMIT ${limit})`);
+  }
+  if (parts.length === 0) return Promise.resolve([]);
+  return sql<UsageRow[]>`
+    SELECT l.*, ${sql.unsafe(CURSOR_AT_SQL.replace(/\bcreated_at\b/g, 'l.created_at'))} AS cursor_at, k.name AS key_name
+    FROM (${parts.reduce((acc, p) => sql`${acc} UNION ALL ${p}`)}) l
+    LEFT JOIN api_keys k ON k.id = l.key_id
+    ORDER BY l.created_at DESC, l.id DESC
+    LIMIT ${limit}`;
 }
 
 export function usageHandlers(gw: Gateway) {
@@ -125,16 +170,7 @@ export function usageHandlers(gw: Gateway) {
   async function list(ex: Exchange): Promise<Reply> {
     const { userId } = await requireSession(gw, ex);
     const q = parseQuery(UsageQuery, ex.query);
-    const where = usageWhere(sql, userId, q);
-    // A row comparison on the index's own column order: the scan starts right after the cursor.
-    if (q.cursor) where.push(sql`(created_at, id) < (${q.cursor.at}::timestamptz, ${q.cursor.id}::bigint)`);
-    const rows = await sql<UsageRow[]>`
-      SELECT id, created_at, ${sql.unsafe(CURSOR_AT_SQL)} AS cursor_at, request_id, model, key_id, surface, stream, status,
-             prompt_tokens, completion_tokens, cached_tokens, cost_nano, official_cost_nano, latency_ms, ttft_ms
-      FROM usage_records
-      WHERE ${and(sql, where)}
-      ORDER BY created_at DESC, id DESC
-      LIMIT ${q.limit + 1}`;
+    const rows = await readLog(sql, userId, q, q.cursor, q.limit + 1);
     const page = rows.slice(0, q.limit);
     const last = page.at(-1);
     return {
@@ -156,6 +192,8 @@ export function usageHandlers(gw: Gateway) {
           official_cost_usd: nanoToUsd(r.official_cost_nano),
           latency_ms: r.latency_ms,
           ttft_ms: r.ttft_ms,
+          error_code: r.error_code,
+          requests: r.requests,
         })),
         next_cursor: rows.length > q.limit && last ? encodeCursor('usage', { at: last.cursor_at, id: last.id.toString() }) : null,
       },

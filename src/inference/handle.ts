@@ -173,6 +173,7 @@ async function admit(gw: Gateway, ex: Exchange, surface: Surface, line: RequestL
   if (conversation && conversation.body !== body) ({ body, size } = { body: conversation.body, size: sizeOf(conversation.body) });
   const ir = surface.dialect.parseRequest(body);
   line.model = ir.model;
+  line.stream = ir.stream;
   const model = findModel(gw, ir.model);
   const terms = requestTerms(surface, body as Record<string, unknown>, size, model, ex.headers, gw.config);
   let reservation: Reservation;

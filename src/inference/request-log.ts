@@ -1,6 +1,8 @@
 // One log line per inference request, at `info`: enough to diagnose a client's failure from the
 // gateway alone (who, which surface, model and route, the status, how long, the tokens and the
-// cost), and never the prompt, the answer or a key.
+// cost), and never the prompt, the answer or a key. A request refused (or failed unanswered)
+// after its key was identified also goes to the user's usage log, from the same facts
+// (./refusal-log.ts).
 
 import type { OutboxRecord } from '../store/hot.js';
 import { GatewayError } from '../errors.js';
@@ -12,6 +14,7 @@ export class RequestLine {
   userId?: string = undefined;
   keyId?: string = undefined;
   model?: string = undefined;
+  stream?: boolean = undefined;
   /** provider/model of the route that answered. */
   route?: string = undefined;
   /** The usage record, once the request was charged. */
@@ -19,9 +22,25 @@ export class RequestLine {
 }
 
 export function logRequest(gw: Gateway, ex: Exchange, surface: string, line: RequestLine, err?: unknown): void {
-  if (!gw.log.isLevelEnabled('info')) return;
   const r = line.record;
   const status = r ? r.status : err instanceof GatewayError ? err.status : err === undefined ? 200 : 500;
+  const latencyMs = Math.round(performance.now() - ex.startedAt);
+  // Charged requests have their usage record; an unknown key has no user to show it to.
+  if (!r && err !== undefined && line.userId && line.keyId) {
+    gw.refusals.add({
+      userId: line.userId,
+      keyId: line.keyId,
+      requestId: ex.requestId,
+      model: line.model ?? '',
+      surface,
+      stream: line.stream ?? false,
+      status,
+      code: err instanceof GatewayError ? (err.code ?? err.kind) : 'internal',
+      latencyMs,
+      at: Date.now(),
+    });
+  }
+  if (!gw.log.isLevelEnabled('info')) return;
   gw.log.info({
     requestId: ex.requestId,
     userId: line.userId,
@@ -31,7 +50,7 @@ export function logRequest(gw: Gateway, ex: Exchange, surface: string, line: Req
     route: line.route,
     status,
     ...(err instanceof GatewayError ? { error: err.kind } : err !== undefined ? { error: 'internal' } : {}),
-    latencyMs: Math.round(performance.now() - ex.startedAt),
+    latencyMs,
     ...(r ? { inputTokens: r.promptTokens, outputTokens: r.completionTokens, cachedTokens: r.cachedTokens, costNano: String(r.costNano), ttftMs: r.ttftMs } : {}),
   }, 'inference');
 }
