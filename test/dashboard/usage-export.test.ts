@@ -46,7 +46,8 @@ t.test('status filter, request ids and the CSV export', async (t) => {
   const k = (await api('POST', '/keys', { token, body: { name: '=HYPERLINK("http://x")' } })).json;
   const [{ id: keyRow }] = await gw.gw.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE id = ${k.id}`;
   t.ok(keyRow);
-  // Two records through the gateway, and one refused record written as the writer would.
+  // Two records through the gateway, and one with an error status written as the writer would
+  // (refusals through the gateway: refusals.test.ts).
   for (let i = 0; i < 2; i++) {
     const r = await request(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
@@ -77,7 +78,7 @@ t.test('status filter, request ids and the CSV export', async (t) => {
   t.match(csv.headers['content-disposition'], /^attachment; filename="usage-\d{4}-\d{2}-\d{2}\.csv"$/);
   t.equal(csv.headers['x-rows'], '2');
   const rows = parseCsv(csv.text);
-  t.same(rows[0], ['id', 'created_at', 'request_id', 'model', 'key_id', 'key_name', 'surface', 'stream', 'status', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'cost_usd', 'official_cost_usd', 'latency_ms', 'ttft_ms']);
+  t.same(rows[0], ['id', 'created_at', 'request_id', 'model', 'key_id', 'key_name', 'surface', 'stream', 'status', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'cost_usd', 'official_cost_usd', 'latency_ms', 'ttft_ms', 'error_code', 'requests']);
   t.equal(rows.length, 3, 'a header and the two matching rows');
   const ok = all.filter((r) => r.status === 200);
   for (const [i, r] of ok.entries()) {
