@@ -9,6 +9,7 @@ export const ERROR_CODES = [
   'unauthorized', 'invalid_session', 'invalid_credentials', 'wrong_password',
   'forbidden', 'not_found', 'method_disabled',
   'already_verified', 'too_many_keys',
+  'invalid_code', 'code_used', 'code_expired',
   'request_too_large', 'too_many_attempts', 'too_many_open_deposits', 'no_free_amount',
   'insufficient_balance', 'provider_error', 'refused', 'unavailable', 'timeout', 'internal_error',
 ] as const;

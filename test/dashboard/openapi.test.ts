@@ -3,8 +3,39 @@
 
 import t from 'tap';
 import { creditUser } from '../../src/accounts/users.js';
+import { createCodes } from '../../src/admin/codes.js';
+import { registerAdmin } from '../../src/admin/routes.js';
+import { PREFIX } from '../../src/dashboard/http.js';
+import { registerDashboard } from '../../src/dashboard/routes.js';
+import type { RouteDef, Router } from '../../src/server/router.js';
+import type { Gateway } from '../../src/services.js';
 import { isEnvelope, signUp, startDashboard } from '../helpers/dashboard.js';
 import { answerErrors } from '../helpers/openapi.js';
+
+/** Wildcard routes read their id from the path and dispatch on the method themselves. */
+const WILDCARDS: Record<string, string[]> = {
+  'any /keys/*': ['patch /keys/{id}', 'delete /keys/{id}'],
+  'get /deposits/*': ['get /deposits/{id}'],
+};
+
+/**
+ * Every route the gateway registers under /api/dashboard (by the dashboard and by the admin
+ * module, which adds the user's side of its features), as the document's "method path": taken
+ * from the registration itself, so a route added anywhere without its description fails.
+ */
+function registeredRoutes(gw: Gateway): string[] {
+  const defs: RouteDef[] = [];
+  const recorder = { add: (d: RouteDef) => void defs.push(d) } as unknown as Router;
+  registerDashboard(recorder, gw, undefined, { host: '127.0.0.1', port: 0 });
+  registerAdmin(recorder, gw);
+  return defs
+    .filter((d) => d.path.startsWith(`${PREFIX}/`) && d.name !== 'dashboard_unknown')
+    .flatMap((d) => {
+      const k = `${d.method} ${d.path.slice(PREFIX.length)}`;
+      // A wildcard nobody mapped fails the comparison under its own name.
+      return WILDCARDS[k] ?? [k];
+    });
+}
 
 t.test('openapi document', async (t) => {
   const s = await startDashboard(t);
@@ -15,11 +46,8 @@ t.test('openapi document', async (t) => {
   t.equal(doc.openapi, '3.1.0');
   t.equal(doc.servers[0].url, 'https://dash.example.test/api/dashboard');
 
-  const routes = [
-    'post /register', 'post /verify', 'post /login', 'post /logout', 'get /keys', 'post /keys', 'patch /keys/{id}', 'delete /keys/{id}', 'get /usage', 'get /usage-stats',
-    'get /catalog', 'get /balance', 'get /deposits', 'get /deposits/{id}', 'get /deposit/info', 'post /topup/qris', 'post /deposit/epusdt/create', 'get /openapi.json',
-    'post /logout-all', 'post /password', 'post /password-reset', 'post /password-reset/confirm', 'get /usage.csv', 'post /playground',
-  ];
+  const routes = registeredRoutes(gw.gw);
+  for (const r of ['post /redeem', 'get /alerts', 'post /alerts', 'post /playground', 'get /usage.csv']) t.ok(routes.includes(r), `${r} is registered`);
   const documented = Object.entries(doc.paths).flatMap(([p, ops]: [string, any]) => Object.keys(ops).map((m) => `${m} ${p}`));
   t.same(documented.sort(), [...routes].sort(), 'exactly the routes that exist');
 
@@ -32,6 +60,7 @@ t.test('openapi document', async (t) => {
   await gw.gw.sql`INSERT INTO usage_records (user_id, key_id, request_id, model, surface, stream, status, prompt_tokens, completion_tokens, cost_nano, official_cost_nano, ttft_ms)
                   VALUES (${u.userId}, ${key.json.id}, 'r1', 'oa-model', 'chat', true, 200, 10, 5, 123, 456, 42),
                          (${u.userId}, NULL, 'r2', 'an-model', 'messages', false, 499, 0, 0, 0, 0, NULL)`;
+  const code = await createCodes(gw.gw.sql, { id: null, label: 'test' }, { count: 1, creditNano: 2_000_000_000n, expiresAt: new Date(Date.now() + 3_600_000), note: '' });
   const revoked = await api('DELETE', `/keys/${key.json.id}`, { token: u.session });
   const login = await api('POST', '/login', { body: { email: u.email, password: u.password } });
   const register = await api('POST', '/register', { body: { email: 'someone@example.test' } });
@@ -64,6 +93,14 @@ t.test('openapi document', async (t) => {
     ['/password-reset', 'post', await api('POST', '/password-reset', { body: { email: u.email } })],
     ['/password-reset/confirm', 'post', await api('POST', '/password-reset/confirm', { body: { token: 'A'.repeat(43), password: 'a new long password' } })],
     ['/logout-all', 'post', await api('POST', '/logout-all')],
+    ['/redeem', 'post', await api('POST', '/redeem', { token: u.session, body: { code: 'NOT-A-CODE' } })],
+    ['/redeem', 'post', await api('POST', '/redeem', { token: u.session, body: { code: code.codes[0] } })],
+    ['/redeem', 'post', await api('POST', '/redeem', { token: u.session, body: { code: code.codes[0] } })],
+    ['/redeem', 'post', await api('POST', '/redeem', { token: u.session, body: {} })],
+    ['/alerts', 'get', await api('GET', '/alerts', { token: u.session })],
+    ['/alerts', 'post', await api('POST', '/alerts', { token: u.session, body: { low_balance_usd: '5' } })],
+    ['/alerts', 'post', await api('POST', '/alerts', { token: u.session, body: { low_balance_usd: 5 } })],
+    ['/alerts', 'get', await api('GET', '/alerts')],
   ];
   for (const [p, m, r] of live) {
     t.same(answerErrors(doc, p, m, r), [], `${m} ${p} ${r.status} is documented and fits its schema`);
@@ -78,4 +115,8 @@ t.test('openapi document', async (t) => {
   t.match(patched.json, { rpm_limit: null, spend_limit_usd: '2.000000000', spend_limit_period: 'day' });
   t.equal(live[20][2].status, 400, 'a bad limit');
   t.equal(live[21][2].status, 404, 'no such key');
+  const redeemed = live.filter(([p]) => p === '/redeem').map(([, , r]) => [r.status, r.json.error?.code]);
+  t.same(redeemed, [[400, 'invalid_code'], [200, undefined], [409, 'code_used'], [400, 'invalid_request']], 'redeem: refused, credited, used, malformed');
+  const alerts = live.filter(([p]) => p === '/alerts').map(([, , r]) => r.status);
+  t.same(alerts, [200, 200, 400, 401]);
 });
