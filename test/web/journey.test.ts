@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
+import { request } from 'undici';
 import { creditUser } from '../../src/accounts/users.js';
 import { usdToNano } from '../../src/billing/money.js';
 import { qrisSignature } from '../../src/payments/qris/signature.js';
@@ -253,6 +254,21 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   await page.setViewportSize(SIZES.desktop);
   await nav('Usage');
   await row.first().waitFor();
+  // A refused request (an unknown model) is in the log at $0 with its code; the overview below
+  // still counts the two answered ones.
+  const refusedRes = await request(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'no-such-model', max_tokens: 20, messages: [{ role: 'user', content: 'Hello' }] }),
+  });
+  await refusedRes.body.text();
+  t.equal(refusedRes.statusCode, 404);
+  await gw.gw.refusals.flush();
+  await page.locator('#status').selectOption('refused');
+  const refusedRow = page.getByTestId('usage-table').locator('tr', { hasText: String(refusedRes.headers['x-request-id']) });
+  await refusedRow.waitFor();
+  t.match(await refusedRow.innerText(), /—\s+browser\s+Chat completions\s+404 model_not_found\s+0\s+0\s+0\s+\$0\.00\s+\d+ ms/, 'the refused request: its model, status and code, no tokens, $0');
+  await page.locator('#status').selectOption('');
 
   await nav('Overview');
   await page.getByTestId('requests').waitFor();

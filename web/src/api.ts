@@ -136,6 +136,10 @@ export interface UsageRow {
   id: string; created_at: string; request_id: string; model: string; key_id: string | null; surface: string; stream: boolean; status: number;
   prompt_tokens: number; completion_tokens: number; cached_tokens: number; cost_usd: string; official_cost_usd: string;
   latency_ms: number; ttft_ms: number | null;
+  /** Set on requests refused (or failed) before any answer, at $0. */
+  error_code: string | null;
+  /** 1; on an aggregate refusal row (no request id), the refusals it counts. */
+  requests: number;
 }
 export interface Totals {
   requests: number; prompt_tokens: number; completion_tokens: number; cached_tokens: number; total_tokens: number;

@@ -1,6 +1,8 @@
 // The usage log: newest first, filtered by range, key, model and status, one page at a time by
 // cursor; each request to the second in the browser's time zone, with its surface, tokens
 // (cached among the input), exact cost, latency and request id; the filtered log as CSV.
+// Requests refused before any answer are listed too, at $0 with their error code; past the
+// gateway's cap a key's refusals in a minute are one row that counts them.
 
 import { useState } from 'preact/hooks';
 import { api, qs, type Key, type Model, type Page, type UsageRow } from '../api.js';
@@ -9,7 +11,7 @@ import { DEFAULT_RANGE, ErrorText, RangeSelect, Scroll, Section, Select, useApp,
 
 const PAGE_SIZE = 50;
 const PAGE_MAX = 500;
-const STATUSES = ['', 'ok', 'error'] as const;
+const STATUSES = ['', 'ok', 'error', 'refused'] as const;
 
 export function Usage() {
   const { t, lang, query } = useApp();
@@ -90,16 +92,19 @@ export function Usage() {
               {rows.data.data.map((r) => (
                 <tr key={r.id} data-id={r.id}>
                   <td><time dateTime={r.created_at}>{instant(lang, r.created_at)}</time></td>
-                  <td><code>{r.model}</code></td>
+                  <td>{r.model ? <code>{r.model}</code> : '—'}</td>
                   <td>{keyName(r.key_id)}</td>
                   <td>{t(`usage.surface.${r.surface === 'messages' ? 'messages' : 'chat'}`)}{r.stream ? ` · ${t('usage.stream')}` : ''}</td>
-                  <td class="num"><span class={`badge ${r.status >= 200 && r.status < 300 ? 'paid' : 'failed'}`}>{r.status}</span></td>
+                  <td class="num">
+                    <span class={`badge ${r.status >= 200 && r.status < 300 ? 'paid' : 'failed'}`}>{r.status}</span>
+                    {r.error_code && <small class="muted" data-testid="error-code"> {r.error_code}</small>}
+                  </td>
                   <td class="num">{num(lang, r.prompt_tokens)}</td>
                   <td class="num">{num(lang, r.cached_tokens)}</td>
                   <td class="num">{num(lang, r.completion_tokens)}</td>
                   <td class="num" title={r.cost_usd}>{usd(lang, r.cost_usd)}</td>
                   <td class="num">{num(lang, r.latency_ms)} ms{r.ttft_ms !== null ? <small class="muted"> ({t('usage.ttft', { ms: num(lang, r.ttft_ms) })})</small> : null}</td>
-                  <td><code class="reqid">{r.request_id}</code></td>
+                  <td>{r.request_id ? <code class="reqid">{r.request_id}</code> : <small class="muted">{t('usage.refusedMore', { n: num(lang, r.requests) })}</small>}</td>
                 </tr>
               ))}
             </tbody>
