@@ -143,12 +143,14 @@ export class RefusalLog {
     }
     const logged: Refusal[] = [];
     if (groups.size > 0) {
-      const list = [...groups.values()].sort((a, b) => (a.keyId === b.keyId ? a.minute - b.minute : a.keyId < b.keyId ? -1 : 1));
+      // Row locks in one order (the ORDER BY below): concurrent flushes queue, never deadlock.
+      const list = [...groups.values()];
       const counts = await tx<{ key_id: string; minute: number; logged: number }[]>`
         INSERT INTO refusal_minutes AS m (key_id, minute, logged)
         SELECT x.key_id, to_timestamp(x.minute / 1000.0), x.n
         FROM json_to_recordset(${JSON.stringify(list.map((g) => ({ key_id: g.keyId, minute: g.minute, n: g.records.length })))}::text::json)
           AS x(key_id uuid, minute bigint, n integer)
+        ORDER BY 1, 2
         ON CONFLICT (key_id, minute) DO UPDATE SET logged = m.logged + EXCLUDED.logged
         RETURNING key_id, (extract(epoch FROM minute) * 1000)::bigint::float8 AS minute, logged`;
       const after = new Map(counts.map((c) => [`${c.key_id}|${c.minute}`, c.logged]));
@@ -180,7 +182,6 @@ export class RefusalLog {
     }
     const over = [...aggregates.values()];
     if (over.length > 0) {
-      over.sort((a, b) => (a.keyId === b.keyId ? a.minute - b.minute || a.status - b.status : a.keyId < b.keyId ? -1 : 1));
       await tx`
         INSERT INTO refused_requests AS r (user_id, key_id, request_id, model, surface, stream, status, error_code, latency_ms, requests, minute, created_at)
         SELECT x.user_id, x.key_id, '', '', x.surface, false, x.status, x.error_code, 0, x.n, to_timestamp(x.minute / 1000.0), to_timestamp(x.minute / 1000.0)
@@ -189,6 +190,7 @@ export class RefusalLog {
         })))}::text::json)
           AS x(user_id uuid, key_id uuid, surface text, status integer, error_code text, n integer, minute bigint)
         WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = x.user_id)
+        ORDER BY x.key_id, x.minute, x.status
         ON CONFLICT (key_id, minute, status) WHERE minute IS NOT NULL DO UPDATE SET requests = r.requests + EXCLUDED.requests`;
     }
     const now = Date.now();

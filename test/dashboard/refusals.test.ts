@@ -143,3 +143,17 @@ t.test('REFUSALS_LOGGED_PER_MINUTE=0 logs none', async (t) => {
   await s.gw.gw.refusals.flush();
   t.same((await s.api('GET', '/usage', { token: u.session })).json.data, []);
 });
+
+t.test('on the embedded stores (PGlite) too', async (t) => {
+  const { startFakeUpstream } = await import('../fake-upstream/server.js');
+  const { startTestGateway } = await import('../helpers/gateway.js');
+  const up = await startFakeUpstream();
+  t.teardown(() => up.close());
+  const gw = await startTestGateway(t, { upstream: up.url, embedded: true });
+  const u = await gw.user('0');
+  const r = await chat(gw.url, u.key, hello());
+  t.equal(r.status, 402);
+  await gw.gw.refusals.flush();
+  const rows = await gw.gw.sql<{ request_id: string; status: number; error_code: string }[]>`SELECT request_id, status, error_code FROM refused_requests`;
+  t.same(rows, [{ request_id: r.requestId, status: 402, error_code: 'insufficient_balance' }]);
+});
