@@ -267,7 +267,7 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   await page.locator('#status').selectOption('refused');
   const refusedRow = page.getByTestId('usage-table').locator('tr', { hasText: String(refusedRes.headers['x-request-id']) });
   await refusedRow.waitFor();
-  t.match(await refusedRow.innerText(), /—\s+browser\s+Chat completions\s+404 model_not_found\s+0\s+0\s+0\s+\$0\.00\s+\d+ ms/, 'the refused request: its model, status and code, no tokens, $0');
+  t.match(await refusedRow.innerText(), /no-such-model\s+browser\s+Chat completions\s+404 model_not_found\s+0\s+0\s+0\s+\$0\.00\s+\d+ ms/, 'the refused request: the model it named, its status and code, no tokens, $0');
   await page.locator('#status').selectOption('');
 
   await nav('Overview');
