@@ -8,6 +8,7 @@ import { MAX_LIVE_KEYS } from './keys.js';
 import { EXPORT_MAX_ROWS } from './usage-export.js';
 import { PLAYGROUND_LIMITS } from './playground.js';
 import { SPEND_PERIODS } from '../billing/key-limits.js';
+import { MODEL_KINDS } from '../catalogue/schema.js';
 import { SURFACE_NAMES } from '../dialects/index.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -330,12 +331,14 @@ export function openApiDocument(publicUrl: string) {
                       display_name: { type: 'string' },
                       owned_by: { type: 'string' },
                       context_window: { type: 'integer' },
-                      max_output_tokens: { type: 'integer' },
+                      max_output_tokens: { type: 'integer', description: '0 for an embedding model' },
+                      kind: { type: 'string', enum: [...MODEL_KINDS], description: 'chat: the chat surfaces; embedding: POST /v1/embeddings (input prices only)' },
+                      dimensions: { type: ['integer', 'null'], minimum: 1, description: 'Embedding models: the length of their vectors, when the catalogue says' },
                       pricing,
                       official_pricing: pricing,
                       discount_pct: { type: 'integer', description: 'round((1 − pricing.input / official_pricing.input) × 100); 0 without an official input price' },
                     },
-                    required: ['id', 'display_name', 'owned_by', 'context_window', 'max_output_tokens', 'pricing', 'official_pricing', 'discount_pct'],
+                    required: ['id', 'display_name', 'owned_by', 'context_window', 'max_output_tokens', 'kind', 'dimensions', 'pricing', 'official_pricing', 'discount_pct'],
                   },
                 },
               },

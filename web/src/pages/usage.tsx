@@ -92,7 +92,7 @@ export function Usage() {
                   <td><time dateTime={r.created_at}>{instant(lang, r.created_at)}</time></td>
                   <td><code>{r.model}</code></td>
                   <td>{keyName(r.key_id)}</td>
-                  <td>{t(`usage.surface.${r.surface === 'messages' ? 'messages' : 'chat'}`)}{r.stream ? ` · ${t('usage.stream')}` : ''}</td>
+                  <td>{t(`usage.surface.${r.surface === 'messages' || r.surface === 'embeddings' ? r.surface : 'chat'}`)}{r.stream ? ` · ${t('usage.stream')}` : ''}</td>
                   <td class="num"><span class={`badge ${r.status >= 200 && r.status < 300 ? 'paid' : 'failed'}`}>{r.status}</span></td>
                   <td class="num">{num(lang, r.prompt_tokens)}</td>
                   <td class="num">{num(lang, r.cached_tokens)}</td>
