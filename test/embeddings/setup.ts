@@ -3,6 +3,7 @@
 // upstream model names pick the fake's scenarios (errors, replays of recorded answers).
 
 import type { Test } from 'tap';
+import type { Logger } from '../../src/log.js';
 import { startFakeUpstream, type FakeUpstream } from '../fake-upstream/server.js';
 import { startTestGateway, testCatalogue, type TestGateway } from '../helpers/gateway.js';
 
@@ -40,10 +41,10 @@ export function embeddingsCatalogue(upstream: string) {
   });
 }
 
-export async function startEmbeddings(t: Test, env: Record<string, string> = {}): Promise<{ fake: FakeUpstream; gw: TestGateway }> {
+export async function startEmbeddings(t: Test, opts: { env?: Record<string, string>; log?: Logger } = {}): Promise<{ fake: FakeUpstream; gw: TestGateway }> {
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
-  const gw = await startTestGateway(t, { upstream: fake.url, catalogue: embeddingsCatalogue(fake.url), env });
+  const gw = await startTestGateway(t, { upstream: fake.url, catalogue: embeddingsCatalogue(fake.url), ...opts });
   return { fake, gw };
 }
 
