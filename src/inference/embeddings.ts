@@ -57,8 +57,9 @@ export const EMBEDDINGS: Surface = {
 const invalid = (message: string, param: string) => new GatewayError('invalid_request', message, { param, code: 'invalid_value' });
 
 const Body = v.object({
-  model: v.string("'model' must be a string naming a catalogue model"),
-  input: v.unknown(),
+  // Both optional here so that a missing one is worded like the rest, below.
+  model: v.optional(v.string("'model' must be a string naming a catalogue model")),
+  input: v.optional(v.unknown()),
   dimensions: v.optional(v.pipe(v.number("'dimensions' must be a number"), v.integer("'dimensions' must be a whole number"), v.minValue(1, "'dimensions' must be at least 1"))),
   encoding_format: v.optional(v.picklist(['float', 'base64'], "'encoding_format' must be \"float\" or \"base64\""), 'float'),
   user: v.optional(v.string("'user' must be a string")),
@@ -110,6 +111,7 @@ export function parseEmbeddingsRequest(body: unknown): { model: string; request:
     throw new GatewayError('invalid_request', issue.message, { param, code: 'invalid_value' });
   }
   const { model, input, dimensions, encoding_format: encodingFormat } = parsed.output;
+  if (model === undefined) throw invalid("'model' is required: a catalogue model of kind \"embedding\" (GET /v1/models).", 'model');
   return { model, request: { body: body as Record<string, unknown>, ...inputsOf(input), dimensions, encodingFormat } };
 }
 
