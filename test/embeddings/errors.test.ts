@@ -6,6 +6,7 @@ import t, { type Test } from 'tap';
 import OpenAI from 'openai';
 import { compileCatalogue } from '../../src/catalogue/index.js';
 import { openSession } from '../../src/dashboard/sessions.js';
+import { answerErrors } from '../helpers/openapi.js';
 import { embeddingsCatalogue, embed, EMBED_PRICES, startEmbeddings } from './setup.js';
 
 const { fake, gw } = await startEmbeddings(t);
@@ -105,15 +106,24 @@ t.test('/v1/models lists embedding models with their kind, dimensions and input 
   t.match(one, { id: 'emb-gemini', kind: 'embedding', dimensions: 3072 });
 });
 
-t.test('the dashboard\'s catalogue lists them too, with their kind', async (t) => {
+t.test('the dashboard: the catalogue with kinds, usage records of the embeddings surface, both as its OpenAPI document says', async (t) => {
   const session = await openSession(gw.stores.sql, user.userId, 600);
-  for (const [path, headers] of [['/api/dashboard/catalog', { authorization: `Bearer ${session.token}` }], ['/api/public/models', {}]] as const) {
+  const auth = { authorization: `Bearer ${session.token}` };
+  const doc = await (await fetch(`${gw.url}/api/dashboard/openapi.json`)).json();
+  for (const [path, headers] of [['/api/dashboard/catalog', auth], ['/api/public/models', {}]] as const) {
     const res = await fetch(`${gw.url}${path}`, { headers });
     t.equal(res.status, 200, path);
-    const { data } = (await res.json()) as any;
-    t.match(data.find((m: any) => m.id === 'emb-model'), { kind: 'embedding', dimensions: 64, max_output_tokens: 0, pricing: { input: 0.1, output: 0 }, discount_pct: 23 });
-    t.match(data.find((m: any) => m.id === 'oa-model'), { kind: 'chat', dimensions: null });
+    const json = (await res.json()) as any;
+    t.match(json.data.find((m: any) => m.id === 'emb-model'), { kind: 'embedding', dimensions: 64, max_output_tokens: 0, pricing: { input: 0.1, output: 0 }, discount_pct: 23 });
+    t.match(json.data.find((m: any) => m.id === 'oa-model'), { kind: 'chat', dimensions: null });
+    if (path === '/api/dashboard/catalog') t.same(answerErrors(doc, '/catalog', 'get', { status: 200, json }), [], 'fits its schema');
   }
+  t.equal((await embed(gw, user.key, { model: 'emb-model', input: 'for the usage page' }, { 'x-request-id': 'embed-usage-row' })).status, 200);
+  await gw.gw.outbox.drained();
+  const usage = await fetch(`${gw.url}/api/dashboard/usage?limit=500`, { headers: auth });
+  const json = (await usage.json()) as any;
+  t.match(json.data.find((r: any) => r.request_id === 'embed-usage-row'), { surface: 'embeddings', model: 'emb-model', stream: false, completion_tokens: 0 });
+  t.same(answerErrors(doc, '/usage', 'get', { status: usage.status, json }), [], 'the embeddings surface is in the schema\'s enum');
 });
 
 t.test('the catalogue\'s rules for embedding models', async (t) => {
