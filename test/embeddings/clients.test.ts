@@ -116,6 +116,8 @@ t.test('LangChain OpenAIEmbeddings: embedQuery and embedDocuments', async (t) =>
 });
 
 t.test('x-api-key works too', async (t) => {
-  const res = await embed(gw, undefined, { model: 'emb-model', input: 'k' }, { 'x-api-key': user.key });
+  const res = await embed(gw, undefined, { model: 'emb-model', input: 'k' }, { 'x-api-key': user.key, 'x-request-id': 'embed-rid-1' });
   t.equal(res.status, 200);
+  t.equal(res.headers.get('x-request-id'), 'embed-rid-1', 'the request id comes back, as on every surface');
+  t.match(res.headers.get('content-type'), /^application\/json/);
 });
