@@ -232,7 +232,7 @@ async function admit(gw: Gateway, ex: Exchange, line: RequestLine): Promise<Embe
 async function run(job: EmbeddingJob): Promise<void> {
   const { gw, ex, model, request } = job;
   const routes = servingRoutes(model, request);
-  // Every route failed: nothing was embedded, nothing is charged, whether or not the client waited.
+  // When every route fails this throws: nothing was embedded, so the hold is released uncharged.
   const { route, response } = await gw.routes.forward(routes.length === model.routes.length ? model : { ...model, routes }, (r) =>
     upstreamCall(r, request, embeddingsUpstream(r.provider.dialect)!),
   );
@@ -245,6 +245,7 @@ async function run(job: EmbeddingJob): Promise<void> {
   try {
     text = await response.body.text(MAX_UPSTREAM_BODY);
   } catch (err) {
+    // As chat's whole answers: the upstream had the request, so a client already gone pays its input.
     if (ex.aborted) return chargeCounted(job);
     throw err instanceof BodyTooLargeError
       ? new GatewayError('upstream', 'The upstream answer is too large.')
