@@ -29,7 +29,7 @@ const window = (r: HealthRow | undefined) => ({
   cooldowns: Number(r?.cooldowns ?? 0),
 });
 
-type Doc = { models: { id: string; enabled?: boolean; routes: { provider: string; model: string; enabled?: boolean; upstream_pricing?: { input: number; output: number; cache_read?: number } }[] }[] };
+type Doc = { models: { id: string; enabled?: boolean; routes: { provider: string; model: string; enabled?: boolean; upstream_pricing?: { input: number; output?: number; cache_read?: number } }[] }[] };
 
 /** USD per million tokens as nano-USD per million tokens (exact for prices with up to 9 decimals). */
 const perMillion = (usdPerMillion: number) => BigInt(Math.round(usdPerMillion * 1e9));
@@ -92,7 +92,7 @@ export function reportHandlers(gw: Gateway) {
     const upstream = new Map<string, { input: bigint; output: bigint; cacheRead: bigint }>();
     for (const m of doc.models) {
       const p = m.routes.find((r) => r.enabled !== false)?.upstream_pricing;
-      if (p) upstream.set(m.id, { input: perMillion(p.input), output: perMillion(p.output), cacheRead: perMillion(p.cache_read ?? p.input) });
+      if (p) upstream.set(m.id, { input: perMillion(p.input), output: perMillion(p.output ?? 0), cacheRead: perMillion(p.cache_read ?? p.input) });
     }
     const costOf = (r: (typeof usage)[number]): bigint | null => {
       const p = upstream.get(r.model);

@@ -58,7 +58,8 @@ export const DepositsAdminQuery = v.object({
 export const DepositActionBody = v.object({ reason: Reason, reference: v.optional(Text(200)) }, 'must be a JSON object');
 
 const PerMillion = v.pipe(v.number('must be a number'), v.minValue(0, 'must not be negative'));
-const Pricing = v.object({ input: PerMillion, output: PerMillion, cache_read: v.optional(PerMillion), cache_write: v.optional(PerMillion) }, 'must be prices in USD per million tokens');
+// `output` may be left out for an embedding model; the catalogue's own rules then say whether the model needs one.
+const Pricing = v.object({ input: PerMillion, output: v.optional(PerMillion), cache_read: v.optional(PerMillion), cache_write: v.optional(PerMillion) }, 'must be prices in USD per million tokens');
 /** One model's changes; a field left out stays as it is. `routes` replaces the list (its order is the fallback order). */
 export const ModelPatchBody = v.object({
   enabled: v.optional(v.boolean('must be true or false')),

@@ -4,10 +4,10 @@
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
-import type { DialectName } from '../dialects/names.js';
+import { EMBEDDING_DIALECT_NAMES, type DialectName } from '../dialects/names.js';
 import { CatalogueError } from './error.js';
 import { EXAMPLE_CATALOGUE } from './example.js';
-import { CatalogueFileSchema, issuePath, type ModelEntry } from './schema.js';
+import { CatalogueFileSchema, issuePath, MODEL_KINDS, type ModelEntry } from './schema.js';
 
 type Extras = NonNullable<ModelEntry['extras']>;
 
@@ -68,8 +68,14 @@ export interface Route {
 /** Models known to take reasoning controls, when the catalogue does not say: OpenAI's o-series and gpt-5, Claude 3.7 and 4+. */
 export const REASONING_MODEL = /(?:^|\/)(?:o\d|gpt-5|claude-(?:3-7-|(?:opus|sonnet|haiku)-4|[4-9]))/i;
 
+export type ModelKind = (typeof MODEL_KINDS)[number];
+
 export interface Model {
   id: string;
+  /** `chat` models serve the chat surfaces, `embedding` ones POST /v1/embeddings; neither serves the other. */
+  kind: ModelKind;
+  /** Embedding models: the vectors' length, and the most `dimensions` a request may ask for (absent: not said). */
+  dimensions?: number;
   ownedBy: string;
   displayName: string;
   created: number;
@@ -104,8 +110,9 @@ export { CatalogueError };
 const nanoPerMillion = (usdPerMillion: number): bigint => BigInt(Math.round(usdPerMillion * 1e9));
 
 function pricingJson(p: ModelEntry['pricing']): PricingJson {
-  // Cached tokens cost what plain input costs unless the file says otherwise.
-  return { input: p.input, output: p.output, cache_read: p.cache_read ?? p.input, cache_write: p.cache_write ?? p.input };
+  // Cached tokens cost what plain input costs unless the file says otherwise. An embedding
+  // model's output price is left out (the schema sees that a chat model's is not): 0.
+  return { input: p.input, output: p.output ?? 0, cache_read: p.cache_read ?? p.input, cache_write: p.cache_write ?? p.input };
 }
 
 function prices(p: PricingJson, extras: Extras | undefined, withLongContext = true): Prices {
@@ -156,6 +163,10 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
     const routes = m.routes.map((r, j) => {
       const provider = providers.get(r.provider);
       if (!provider) throw new CatalogueError(`${source}: models[${i}].routes[${j}].provider "${r.provider}" is not a listed provider`);
+      if (m.kind === 'embedding' && !(EMBEDDING_DIALECT_NAMES as readonly string[]).includes(provider.dialect)) {
+        const serving = EMBEDDING_DIALECT_NAMES.map((d) => `"${d}"`).join(' or ');
+        throw new CatalogueError(`${source}: models[${i}].routes[${j}].provider "${r.provider}" speaks "${provider.dialect}", which has no embeddings endpoint; an embedding model needs a ${serving} provider`);
+      }
       return { provider, model: r.model, key: `${provider.id}/${r.model}`, reasoning: r.reasoning ?? REASONING_MODEL.test(r.model) };
     });
     const pj = pricingJson(m.pricing);
@@ -166,6 +177,8 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
     }
     models.set(m.id, {
       id: m.id,
+      kind: m.kind,
+      dimensions: m.dimensions,
       ownedBy: m.owned_by,
       displayName: m.display_name ?? m.id,
       created: m.created ?? 0,

@@ -19,6 +19,15 @@ const Pricing = v.object({
   cache_write: v.optional(Price),
 });
 
+/**
+ * A model's own prices: `output` may be left out, since an embedding model sells input only.
+ * Whether it must be there depends on the model's `kind`, checked on the model (ModelSchema).
+ */
+const ModelPricing = v.object({ ...Pricing.entries, output: v.optional(Price) });
+
+/** What a model is called for: chat surfaces, or POST /v1/embeddings. */
+export const MODEL_KINDS = ['chat', 'embedding'] as const;
+
 const Secret = v.object({ env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')) });
 
 const Id = v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, 'must be 1-128 characters of letters, digits and ._:/-'));
@@ -72,8 +81,12 @@ const Extras = v.object({
   priced_betas: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,100}\*?$/, 'must be a beta name or a prefix ending in *')))),
 });
 
-export const ModelSchema = v.object({
+const ModelFields = v.object({
   id: Id,
+  /** `chat` (the default) or `embedding`: an embedding model serves POST /v1/embeddings only, and only that route serves it. */
+  kind: v.optional(v.picklist(MODEL_KINDS, `must be ${oneOf(MODEL_KINDS)}`), 'chat'),
+  /** Embedding models: the length of the vectors the model returns, and the most `dimensions` a request may ask for. */
+  dimensions: v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(65_536, 'is implausibly large'))),
   owned_by: v.optional(v.string(), 'airouter'),
   display_name: v.optional(v.string()),
   created: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
@@ -81,8 +94,8 @@ export const ModelSchema = v.object({
   max_output_tokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 4096),
   /** The most input tokens one image can be billed for on this model (the hold counts each image at this). */
   max_image_tokens: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1)), 2500),
-  pricing: Pricing,
-  official_pricing: v.optional(Pricing),
+  pricing: ModelPricing,
+  official_pricing: v.optional(ModelPricing),
   extras: v.optional(Extras),
   /** Most choices (`n`) one request may ask for; the gateway's MAX_N applies too. */
   max_n: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(128))),
@@ -96,6 +109,28 @@ export const ModelSchema = v.object({
     v.minLength(1, 'must list at least one route'),
   ),
 });
+
+type ModelFieldsOut = v.InferOutput<typeof ModelFields>;
+
+/**
+ * A chat model sells output, so its prices name one; an embedding model produces no output
+ * tokens, so an output price there can only be a mistake (left out, or 0 for a file written for
+ * both). Checked per price list so that the message names the field.
+ */
+const outputPriceOk = (which: 'pricing' | 'official_pricing') => (m: ModelFieldsOut) => {
+  const p = m[which];
+  if (p === undefined) return true;
+  return m.kind === 'embedding' ? !p.output : p.output !== undefined;
+};
+const OUTPUT_PRICE = (issue: v.CheckIssue<ModelFieldsOut>) =>
+  issue.input.kind === 'embedding' ? 'must be left out (or 0) for an embedding model: it produces no output tokens' : 'is required for a chat model';
+
+export const ModelSchema = v.pipe(
+  ModelFields,
+  v.forward(v.check(outputPriceOk('pricing'), OUTPUT_PRICE), ['pricing', 'output']),
+  v.forward(v.check(outputPriceOk('official_pricing'), OUTPUT_PRICE), ['official_pricing', 'output']),
+  v.forward(v.check((m) => m.kind === 'embedding' || m.dimensions === undefined, 'is for embedding models only'), ['dimensions']),
+);
 
 export const CatalogueFileSchema = v.object({
   providers: v.array(ProviderSchema),

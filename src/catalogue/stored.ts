@@ -16,7 +16,8 @@ export const CATALOGUE_CHANNEL = 'catalogue-saved';
 
 const Usd = v.pipe(v.number('must be a number'), v.minValue(0, 'must not be negative'));
 /** What the upstream charges per million tokens on a route: the gateway's cost, for margins. */
-export const UpstreamPricing = v.object({ input: Usd, output: Usd, cache_read: v.optional(Usd), cache_write: v.optional(Usd) });
+// `output` may be left out: an embedding route's upstream bills input only.
+export const UpstreamPricing = v.object({ input: Usd, output: v.optional(Usd), cache_read: v.optional(Usd), cache_write: v.optional(Usd) });
 
 /** The operator's fields, which the catalogue file's schema does not know (and would drop). */
 const OperatorFields = v.object({

@@ -8,14 +8,20 @@ import type { DialectName } from './names.js';
 import { anthropicMessages } from './anthropic-messages/index.js';
 import { openaiChat } from './openai-chat/index.js';
 import { openaiResponses } from './openai-responses/index.js';
+// PLACEHOLDER until the Gemini chat dialect is merged (see the file).
+import { geminiPlaceholder } from './gemini-placeholder.js';
 
 export const DIALECTS = {
   openai: openaiChat,
   anthropic: anthropicMessages,
   responses: openaiResponses,
+  gemini: geminiPlaceholder,
 } satisfies Record<DialectName, Dialect>;
 
 export { DIALECT_NAMES, type DialectName } from './names.js';
 
-/** The usage record's `surface` values: one per dialect served to clients. */
-export const SURFACE_NAMES = Object.values(DIALECTS).flatMap((d: Dialect) => (d.surface ? [d.surface.name] : []));
+/** POST /v1/embeddings: not a dialect's surface (no IR, no stream), but its requests are billed under this name. */
+export const EMBEDDINGS_SURFACE = 'embeddings';
+
+/** The usage record's `surface` values: one per dialect served to clients, and embeddings. */
+export const SURFACE_NAMES = [...Object.values(DIALECTS).flatMap((d: Dialect) => (d.surface ? [d.surface.name] : [])), EMBEDDINGS_SURFACE];

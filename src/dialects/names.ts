@@ -2,6 +2,14 @@
 // the catalogue can validate a provider's dialect without loading the dialects; the registry
 // (index.ts) is checked against this list by the type system.
 
-export const DIALECT_NAMES = ['openai', 'anthropic', 'responses'] as const;
+export const DIALECT_NAMES = ['openai', 'anthropic', 'responses', 'gemini'] as const;
 
 export type DialectName = (typeof DIALECT_NAMES)[number];
+
+/**
+ * The dialects whose providers serve embeddings (POST /v1/embeddings): an embedding model's
+ * routes must name one. The adapters' registry (embeddings.ts) is checked against this list.
+ */
+export const EMBEDDING_DIALECT_NAMES = ['openai', 'gemini'] as const satisfies readonly DialectName[];
+
+export type EmbeddingDialectName = (typeof EMBEDDING_DIALECT_NAMES)[number];

@@ -8,7 +8,7 @@ import type { KeyIdentity } from '../accounts/keys.js';
 import type { Reservation } from '../billing/ledger.js';
 import { countTextTokens } from '../billing/tokens.js';
 import { forwardedTokens, sizeOf, type BodySize } from '../billing/prompt-size.js';
-import type { Model, Route } from '../catalogue/index.js';
+import type { Model, ModelKind, Route } from '../catalogue/index.js';
 import type { Dialect, DialectLimits } from '../dialects/dialect.js';
 import { DIALECTS } from '../dialects/index.js';
 import { ZERO_USAGE, type IRRequest, type IRUsage } from '../dialects/ir.js';
@@ -78,7 +78,20 @@ export function findModel(gw: Gateway, id: string): Model {
   return model;
 }
 
-function resolveSecret(v: string | { env: string }): string {
+/**
+ * A model of the kind the route serves. The other kind is the client's mistake, worded with the
+ * route that serves it: a chat model has no vectors to give, an embedding model no text.
+ */
+export function findModelOfKind(gw: Gateway, id: string, kind: ModelKind): Model {
+  const model = findModel(gw, id);
+  if (model.kind === kind) return model;
+  const message = model.kind === 'embedding'
+    ? `The model "${id}" is an embedding model: call POST /v1/embeddings with it. GET /v1/models lists each model's kind.`
+    : `The model "${id}" is a chat model, not an embedding model: POST /v1/embeddings takes models of kind "embedding" (GET /v1/models lists each model's kind).`;
+  throw new GatewayError('invalid_request', message, { param: 'model', code: 'model_not_supported' });
+}
+
+export function resolveSecret(v: string | { env: string }): string {
   return typeof v === 'string' ? v : process.env[v.env] ?? '';
 }
 
@@ -114,7 +127,7 @@ function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody:
 }
 
 /** An upstream's own 4xx answer (after fallback was ruled out) as the client's error. */
-function clientErrorFromUpstream(status: number, text: string): GatewayError {
+export function clientErrorFromUpstream(status: number, text: string): GatewayError {
   const detail = errorMessageOf(text);
   if (status === 413) return new GatewayError('too_large', detail ?? 'The request is too large for the upstream.', { code: 'request_too_large' });
   if (status === 400 || status === 422) return new GatewayError('invalid_request', detail ?? 'The upstream rejected the request as invalid.');
@@ -174,7 +187,7 @@ async function admit(gw: Gateway, ex: Exchange, surface: Surface, line: RequestL
   const ir = surface.dialect.parseRequest(body);
   line.model = ir.model;
   line.stream = ir.stream;
-  const model = findModel(gw, ir.model);
+  const model = findModelOfKind(gw, ir.model, 'chat');
   const terms = requestTerms(surface, body as Record<string, unknown>, size, model, ex.headers, gw.config);
   let reservation: Reservation;
   try {

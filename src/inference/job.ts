@@ -73,7 +73,17 @@ export interface Job {
   line: RequestLine;
 }
 
-export function usageRecord(job: Job, usage: IRUsage, status: number, ttftMs: number | null): OutboxRecord {
+/**
+ * What a charge is worked out from: the part of a request every billed surface has, chat or
+ * embeddings (src/inference/embeddings.ts, which has no IR and never streams).
+ */
+export type Billable = Pick<Job, 'gw' | 'ex' | 'identity' | 'model' | 'reservation' | 'line'> & {
+  surface: { name: string };
+  ir: { stream: boolean };
+  terms: Pick<Terms, 'pricing' | 'officialPricing' | 'feeNano'>;
+};
+
+export function usageRecord(job: Billable, usage: IRUsage, status: number, ttftMs: number | null): OutboxRecord {
   const { model, identity, ex, reservation, terms } = job;
   const cost = costOf(usage, terms.pricing) + terms.feeNano;
   const overrun = cost > reservation.amount;
@@ -106,7 +116,7 @@ export function usageRecord(job: Job, usage: IRUsage, status: number, ttftMs: nu
 }
 
 /** Charge before the answer leaves: an answer that reached the client has its charge recorded. */
-export async function settleBeforeAnswer(job: Job, usage: IRUsage, status: number): Promise<void> {
+export async function settleBeforeAnswer(job: Billable, usage: IRUsage, status: number): Promise<void> {
   const record = usageRecord(job, usage, status, null);
   await job.gw.ledger.settle(job.reservation, record.costNano, record);
 }

@@ -1,4 +1,5 @@
 // GET /v1/models: one list both SDKs parse (API.md §1), rebuilt only when the catalogue changes.
+// Each model says its kind: `chat` ones serve the chat surfaces, `embedding` ones /v1/embeddings.
 
 import type { Catalogue, Model } from '../catalogue/index.js';
 
@@ -12,7 +13,10 @@ function entry(m: Model) {
     created_at: new Date(m.created * 1000).toISOString().replace('.000Z', 'Z'),
     owned_by: m.ownedBy,
     context_window: m.contextWindow,
-    max_output_tokens: m.maxOutputTokens,
+    // An embedding model produces no output tokens.
+    max_output_tokens: m.kind === 'embedding' ? 0 : m.maxOutputTokens,
+    kind: m.kind,
+    ...(m.dimensions !== undefined ? { dimensions: m.dimensions } : {}),
     pricing: m.pricingJson,
     official_pricing: m.officialPricingJson,
   };

@@ -3,6 +3,7 @@ import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Router } from '../server/router.js';
 import { handleCountTokens } from './count-tokens.js';
+import { EMBEDDINGS, handleEmbeddings } from './embeddings.js';
 import { authenticate, handleInference } from './handle.js';
 import { modelsJson } from './models.js';
 import { CHAT, MESSAGES, SURFACES, type Surface } from './surfaces.js';
@@ -15,6 +16,7 @@ export function registerInference(router: Router, gw: Gateway): void {
     router.add({ method: 'post', path: surface.path, name: surface.name, onError: surface.renderError, handler: (ex) => handleInference(gw, ex, surface) });
     surface.state?.register(router, gw, { authenticate: (ex) => authenticate(gw, ex, surface), onError: surface.renderError });
   }
+  router.add({ method: 'post', path: EMBEDDINGS.path, name: EMBEDDINGS.name, onError: EMBEDDINGS.renderError, handler: (ex) => handleEmbeddings(gw, ex) });
   router.add({ method: 'post', path: '/v1/messages/count_tokens', name: 'count_tokens', onError: MESSAGES.renderError, handler: (ex) => handleCountTokens(gw, ex) });
 
   const onModelsError = (ex: Exchange, err: GatewayError) => (ex.headers['anthropic-version'] ? MESSAGES : CHAT).renderError(ex, err);

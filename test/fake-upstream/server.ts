@@ -21,6 +21,7 @@ import {
   type Scenario,
 } from './scenarios.js';
 import { everyStringTokens } from './billing.js';
+import { answerEmbeddings, embeddingsEndpoint } from './embeddings.js';
 import { responsesResponse, responsesStream } from './wire-responses.js';
 import {
   anthropicMessage,
@@ -35,6 +36,7 @@ import {
 } from './wire.js';
 
 export { everyStringTokens } from './billing.js';
+export { fakeEmbedding, fakeInputTokens, FAKE_DIMENSIONS } from './embeddings.js';
 export { countPromptTokens, parseScenario, FAKE_SIGNATURE, TEXT_ANSWER, TEXT_WORDS, THINKING_TEXT } from './scenarios.js';
 export type { Dialect, ScenarioName } from './scenarios.js';
 
@@ -140,6 +142,13 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       }
     }
     if (record) requests.push({ method, path: pathname, query: q < 0 ? '' : url.slice(q + 1), headers: req.headers, body, at: Date.now() });
+
+    // Embeddings (OpenAI's and Gemini's) have no plan or stream: embeddings.ts answers them.
+    const embeddings = embeddingsEndpoint(method, pathname);
+    if (embeddings) {
+      if (malformed || body === null || typeof body !== 'object' || Array.isArray(body)) return sendError(res, errorResponse('openai', 400, 'fake upstream: the body is not a JSON object'));
+      return answerEmbeddings(embeddings, body, req, res, fixturesDir);
+    }
 
     const dialect: Dialect = pathname.startsWith('/v1/messages') ? 'anthropic' : pathname.startsWith('/v1/responses') ? 'responses' : 'openai';
     const route = `${method} ${pathname}`;

@@ -144,7 +144,7 @@ t.test('catalogue file errors name the file and the JSON path', async (t) => {
 
   const badDialect = clone(good);
   badDialect.providers[1].dialect = 'cohere';
-  refuse(write('dialect.json', badDialect), /: providers\[1\]\.dialect must be "openai", "anthropic" or "responses"$/, 'unknown dialect');
+  refuse(write('dialect.json', badDialect), /: providers\[1\]\.dialect must be "openai", "anthropic", "responses" or "gemini"$/, 'unknown dialect');
 
   const noRoutes = clone(good);
   noRoutes.models[0].routes = [];

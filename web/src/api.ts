@@ -3,6 +3,7 @@
 // at fault and the rule's figures (the page words them in its own language).
 
 import type { ErrorBody, ErrorParams, FieldReason } from '../../src/dashboard/error-codes.js';
+import type { MODEL_KINDS } from '../../src/catalogue/schema.js';
 
 const TOKEN_KEY = 'airouter.session';
 
@@ -127,6 +128,8 @@ export interface Balance { currency: string; balance_usd: string; reserved_usd: 
 export interface Prices { input: number; output: number; cache_read?: number; cache_write?: number }
 export interface Model {
   id: string; display_name: string; owned_by: string; context_window: number | null; max_output_tokens: number;
+  /** chat: the chat surfaces; embedding: POST /v1/embeddings, priced by input only. */
+  kind: (typeof MODEL_KINDS)[number]; dimensions: number | null;
   pricing: Prices; official_pricing: Prices; discount_pct: number;
 }
 export interface KeyLimits { rpm_limit: number | null; spend_limit_usd: string | null; spend_limit_period: 'day' | 'week' | 'month' | 'total' | null }

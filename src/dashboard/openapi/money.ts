@@ -2,6 +2,7 @@
 // the low-balance alert.
 
 import * as S from '../../admin/shapes.js';
+import { MODEL_KINDS } from '../../catalogue/schema.js';
 import { errors, instant, int, json, money, nullableInstant, ok, pageParams, rangeParams, ref, shape } from './common.js';
 
 const pricing = {
@@ -48,12 +49,14 @@ export const moneyPaths = {
                   display_name: { type: 'string' },
                   owned_by: { type: 'string' },
                   context_window: { type: 'integer' },
-                  max_output_tokens: { type: 'integer' },
+                  max_output_tokens: { type: 'integer', description: '0 for an embedding model' },
+                  kind: { type: 'string', enum: [...MODEL_KINDS], description: 'chat: the chat surfaces; embedding: POST /v1/embeddings (input prices only)' },
+                  dimensions: { type: ['integer', 'null'], minimum: 1, description: 'Embedding models: the length of their vectors, when the catalogue says' },
                   pricing,
                   official_pricing: pricing,
                   discount_pct: { type: 'integer', description: 'round((1 − pricing.input / official_pricing.input) × 100); 0 without an official input price' },
                 },
-                required: ['id', 'display_name', 'owned_by', 'context_window', 'max_output_tokens', 'pricing', 'official_pricing', 'discount_pct'],
+                required: ['id', 'display_name', 'owned_by', 'context_window', 'max_output_tokens', 'kind', 'dimensions', 'pricing', 'official_pricing', 'discount_pct'],
               },
             },
           },

@@ -109,7 +109,8 @@ export function Keys() {
   const { t } = useApp();
   const keys = useLoad(() => api.get<{ data: Key[] }>('/keys'), []);
   const models = useLoad(() => api.get<{ data: Model[] }>('/catalog'), []);
-  const model = models.data?.data[0]?.id ?? 'MODEL';
+  // The snippets call chat completions: a chat model's id.
+  const model = models.data?.data.find((m) => m.kind === 'chat')?.id ?? 'MODEL';
   const [created, setCreated] = useState<NewKey | null>(null);
   const [editing, setEditing] = useState<Key | null>(null);
   const [revoking, setRevoking] = useState<Key | null>(null);

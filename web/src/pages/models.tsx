@@ -31,12 +31,19 @@ export function ModelTable({ models }: { models: Model[] }) {
                     <code>{m.id}</code>
                   </>
                 )}
+                {m.kind === 'embedding' && (
+                  <>
+                    <br />
+                    <span class="badge">{t('models.embedding')}</span>
+                  </>
+                )}
               </th>
               <td class="num">{m.context_window ? num(lang, m.context_window) : '—'}</td>
               <td class="num">{price(lang, m.pricing.input)}</td>
-              <td class="num">{price(lang, m.pricing.output)}</td>
-              <td class="num">{price(lang, m.pricing.cache_read)}</td>
-              <td class="num muted">{price(lang, m.official_pricing.input)} / {price(lang, m.official_pricing.output)}</td>
+              {/* An embedding model sells input only: no output, no cache. */}
+              <td class="num">{m.kind === 'embedding' ? '—' : price(lang, m.pricing.output)}</td>
+              <td class="num">{m.kind === 'embedding' ? '—' : price(lang, m.pricing.cache_read)}</td>
+              <td class="num muted">{price(lang, m.official_pricing.input)}{m.kind === 'embedding' ? '' : <> / {price(lang, m.official_pricing.output)}</>}</td>
               <td class="num">{m.discount_pct > 0 ? <span class="badge paid">−{m.discount_pct}%</span> : '—'}</td>
             </tr>
           ))}

@@ -54,7 +54,8 @@ export function Playground() {
   const [usage, setUsage] = useState<{ prompt_tokens: number; completion_tokens: number } | null>(null);
   const [record, setRecord] = useState<UsageRow | null | undefined>(undefined);
   const stop = useRef<AbortController | null>(null);
-  const list = models.data?.data ?? [];
+  // The playground chats: embedding models have nothing to say.
+  const list = (models.data?.data ?? []).filter((m) => m.kind === 'chat');
   const picked = model || list[0]?.id || '';
   const send = useSubmit(async () => {
     setAnswer('');

@@ -94,7 +94,7 @@ export function Usage() {
                   <td><time dateTime={r.created_at}>{instant(lang, r.created_at)}</time></td>
                   <td>{r.model ? <code>{r.model}</code> : '—'}</td>
                   <td>{keyName(r.key_id)}</td>
-                  <td>{t(`usage.surface.${r.surface === 'messages' ? 'messages' : 'chat'}`)}{r.stream ? ` · ${t('usage.stream')}` : ''}</td>
+                  <td>{t(`usage.surface.${r.surface === 'messages' || r.surface === 'embeddings' ? r.surface : 'chat'}`)}{r.stream ? ` · ${t('usage.stream')}` : ''}</td>
                   <td class="num">
                     <span class={`badge ${r.status >= 200 && r.status < 300 ? 'paid' : 'failed'}`}>{r.status}</span>
                     {r.error_code && <small class="muted" data-testid="error-code"> {r.error_code}</small>}

@@ -7,7 +7,7 @@ import { admin, type CatalogueStateT } from './client.js';
 import { useAdminT } from './i18n.js';
 import { AdminShell } from './shell.js';
 
-type Doc = { models: { id: string; enabled?: boolean; pricing: { input: number; output: number }; routes: { provider: string; model: string; enabled?: boolean; upstream_pricing?: { input: number; output: number } }[] }[] };
+type Doc = { models: { id: string; enabled?: boolean; kind?: 'chat' | 'embedding'; pricing: { input: number; output?: number }; routes: { provider: string; model: string; enabled?: boolean; upstream_pricing?: { input: number; output?: number } }[] }[] };
 
 export function AdminCatalogue() {
   return (
@@ -60,14 +60,14 @@ function Catalogue() {
               {doc.models.map((m) => (
                 <tr key={m.id}>
                   <td>
-                    {m.id}<br /><small>${m.pricing.input} / ${m.pricing.output}</small>
+                    {m.id}<br /><small>${m.pricing.input} / ${m.pricing.output ?? 0}</small>
                     <Prices model={m} busy={save.busy} save={(body) => save.run(`/catalogue/models/${encodeURIComponent(m.id)}`, body)} />
                   </td>
                   <td>
                     <ol>
                       {m.routes.map((r, i) => (
                         <li key={`${r.provider}/${r.model}`}>
-                          {r.provider}/{r.model}{r.upstream_pricing && <small> (${r.upstream_pricing.input} / ${r.upstream_pricing.output})</small>}{' '}
+                          {r.provider}/{r.model}{r.upstream_pricing && <small> (${r.upstream_pricing.input} / ${r.upstream_pricing.output ?? 0})</small>}{' '}
                           <button type="button" class="link" disabled={save.busy} onClick={() => save.run(`/catalogue/models/${encodeURIComponent(m.id)}`, { routes: m.routes.map((x, j) => (j === i ? { ...x, enabled: x.enabled === false } : x)) })}>
                             {r.enabled === false ? t('admin.switchOn') : t('admin.switchOff')}
                           </button>
@@ -103,7 +103,8 @@ function Prices({ model, busy, save }: { model: Model; busy: boolean; save(body:
   const t = useAdminT();
   const first = model.routes[0];
   const [v, setV] = useState({
-    input: String(model.pricing.input), output: String(model.pricing.output),
+    // An embedding model has no output price: 0, which its rules allow.
+    input: String(model.pricing.input), output: String(model.pricing.output ?? 0),
     upIn: String(first?.upstream_pricing?.input ?? ''), upOut: String(first?.upstream_pricing?.output ?? ''),
   });
   const id = (k: string) => `price-${model.id.replace(/[^A-Za-z0-9_-]/g, '_')}-${k}`;
