@@ -8,11 +8,13 @@ import type { DialectName } from './names.js';
 import { anthropicMessages } from './anthropic-messages/index.js';
 import { openaiChat } from './openai-chat/index.js';
 import { openaiResponses } from './openai-responses/index.js';
+import { gemini } from './gemini/index.js';
 
 export const DIALECTS = {
   openai: openaiChat,
   anthropic: anthropicMessages,
   responses: openaiResponses,
+  gemini,
 } satisfies Record<DialectName, Dialect>;
 
 export { DIALECT_NAMES, type DialectName } from './names.js';

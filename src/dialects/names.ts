@@ -2,6 +2,6 @@
 // the catalogue can validate a provider's dialect without loading the dialects; the registry
 // (index.ts) is checked against this list by the type system.
 
-export const DIALECT_NAMES = ['openai', 'anthropic', 'responses'] as const;
+export const DIALECT_NAMES = ['openai', 'anthropic', 'responses', 'gemini'] as const;
 
 export type DialectName = (typeof DIALECT_NAMES)[number];
