@@ -125,6 +125,7 @@ function contentsToIR(contents: { role?: string | null; parts: Record<string, un
   const turns: IRMessage[] = [];
   // Calls without an id wait here, per name, for the response that answers them.
   const pending = new Map<string, string[]>();
+  const ids = new Set<string>();
   contents.forEach((c, i) => {
     const role = c.role ?? 'user';
     if (role !== 'user' && role !== 'model' && role !== 'function') throw invalid(`contents[${i}].role`, "must be 'user' or 'model'.");
@@ -146,15 +147,15 @@ function contentsToIR(contents: { role?: string | null; parts: Record<string, un
         if (typeof name !== 'string' || name === '') throw invalid(`${at}.functionCall.name`, 'must be a non-empty string.');
         const id = typeof fc.id === 'string' && fc.id !== '' ? fc.id : `call_${randomBase62(24)}`;
         if (typeof fc.id !== 'string' || fc.id === '') pending.set(name, [...(pending.get(name) ?? []), id]);
+        else ids.add(id);
         const input = isRecord(fc.args) ? fc.args : {};
         out.push(signature ? { type: 'tool_use', id, name, input, signature } : { type: 'tool_use', id, name, input });
       } else if (fr) {
         const name = typeof fr.name === 'string' ? fr.name : '';
-        let id = typeof fr.id === 'string' && fr.id !== '' ? fr.id : undefined;
-        if (id === undefined) {
-          const queue = pending.get(name);
-          id = queue?.shift() ?? `call_${randomBase62(24)}`;
-        }
+        // Its id when a call has it; else (no id, or the client's own for a call that had none)
+        // the first call of that name still waiting for its response.
+        const given = typeof fr.id === 'string' && fr.id !== '' ? fr.id : undefined;
+        const id = given !== undefined && ids.has(given) ? given : pending.get(name)?.shift() ?? given ?? `call_${randomBase62(24)}`;
         out.push({ type: 'tool_result', toolUseId: id, ...resultOf(fr.response) });
       } else if (inline) {
         const mime = field(inline, 'mimeType');
