@@ -26,13 +26,23 @@ const ENVELOPE: Record<ErrorKind, { code: number; status: string }> = {
   unavailable: { code: 503, status: 'UNAVAILABLE' },
 };
 
+/** The gateway's stable codes where the error has none of its own, as the chat surface's envelope gives them. */
+const DEFAULT_CODE: Partial<Record<ErrorKind, string>> = {
+  authentication: 'invalid_api_key',
+  insufficient_balance: 'insufficient_balance',
+  not_found: 'model_not_found',
+  too_large: 'request_too_large',
+  rate_limit: 'rate_limit_exceeded',
+};
+
 export function errorBody(kind: ErrorKind, message: string, code?: string | null, param?: string | null) {
   const { code: status, status: name } = ENVELOPE[kind];
   const error: Record<string, unknown> = { code: status, message, status: name };
-  if (code || param) {
+  const reason = code ?? DEFAULT_CODE[kind];
+  if (reason || param) {
     const metadata: Record<string, string> = {};
     if (param) metadata.param = param;
-    error.details = [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: code ?? kind, domain: 'airouter', metadata }];
+    error.details = [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: reason ?? kind, domain: 'airouter', metadata }];
   }
   return { error };
 }

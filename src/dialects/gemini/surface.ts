@@ -21,7 +21,8 @@ const CLIENT_TOOL = new Set(['functionDeclarations', 'function_declarations']);
 
 /** `…/models/{model}:{method}` → what the call is. The model may hold `/` and `:`: the method follows the last colon. */
 function call(ex: Exchange): SurfaceCall {
-  const rest = ex.path.replace(PREFIX, '');
+  // `models/` once more is how the SDKs name a model (`models/gemini-2.5-flash`).
+  const rest = ex.path.replace(PREFIX, '').replace(/^models\//, '');
   const colon = rest.lastIndexOf(':');
   const model = decodeURIComponent(colon < 0 ? rest : rest.slice(0, colon));
   const method = colon < 0 ? '' : rest.slice(colon + 1);
