@@ -144,7 +144,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     if (record) requests.push({ method, path: pathname, query: q < 0 ? '' : url.slice(q + 1), headers: req.headers, body, at: Date.now() });
 
     const gemini = GEMINI_PATH.exec(pathname);
-    if (gemini) return handleGemini(method, gemini[1]!, gemini[2]!, new URLSearchParams(q < 0 ? '' : url.slice(q + 1)), body, malformed, req, res);
+    if (gemini) return handleGemini(method, decodeURIComponent(gemini[1]!), gemini[2]!, new URLSearchParams(q < 0 ? '' : url.slice(q + 1)), body, malformed, req, res);
     const dialect: Dialect = pathname.startsWith('/v1/messages') ? 'anthropic' : pathname.startsWith('/v1/responses') ? 'responses' : 'openai';
     const route = `${method} ${pathname}`;
     const known =

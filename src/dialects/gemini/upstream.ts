@@ -12,8 +12,8 @@ import { keyOf, record } from './fields.js';
 import { closeArray, frame, frameLast, isArrayStream } from './framing.js';
 import { reportsOutput, usageFromGemini } from './usage.js';
 
-/** `models/x`, `tunedModels/x` as they are; a bare name under `models/`. */
-export const modelPath = (model: string) => (model.includes('/') ? model : `models/${model}`);
+/** `models/x`, `tunedModels/x` as they are; a bare name under `models/`; each segment escaped. */
+export const modelPath = (model: string) => (model.includes('/') ? model : `models/${model}`).split('/').map(encodeURIComponent).join('/');
 
 const MODEL_VERSION = '"modelVersion":"';
 
