@@ -17,13 +17,21 @@ export const modelPath = (model: string) => (model.includes('/') ? model : `mode
 
 const MODEL_VERSION = '"modelVersion":"';
 
+function isEscaped(s: string, at: number): boolean {
+  let slashes = 0;
+  while (s.charCodeAt(at - 1 - slashes) === 0x5c) slashes++;
+  return slashes % 2 === 1;
+}
+
 /** The chunk's JSON with `modelVersion` naming the catalogue's model: a string splice, no re-serialising. */
 function renamed(data: string, model: string): string {
   const at = data.indexOf(MODEL_VERSION);
   if (at === -1) return data;
   const start = at + MODEL_VERSION.length;
-  const end = data.indexOf('"', start);
-  return end === -1 ? data : data.slice(0, start) + model + data.slice(end);
+  // The value's closing quote: the first one not escaped by a backslash.
+  let end = data.indexOf('"', start);
+  while (end !== -1 && isEscaped(data, end)) end = data.indexOf('"', end + 1);
+  return end === -1 ? data : data.slice(0, start) + JSON.stringify(model).slice(1, -1) + data.slice(end);
 }
 
 /** Text a chunk produced, for counting when no usage says it. */
