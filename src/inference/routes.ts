@@ -3,6 +3,7 @@ import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Router } from '../server/router.js';
 import { handleCountTokens } from './count-tokens.js';
+import { decodeSegment } from '../wire.js';
 import { authenticate, handleInference } from './handle.js';
 import { modelsJson } from './models.js';
 import { CHAT, MESSAGES, SURFACES, type Surface } from './surfaces.js';
@@ -68,7 +69,7 @@ function registerSurfaceModels(router: Router, gw: Gateway, surface: Surface, mo
   router.add({ method: 'get', path: models.path, name: `${surface.name}_models`, onError: surface.renderError, handler: (ex) => surfaceList(gw, ex, surface) });
   router.add({
     method: 'get', path: `${models.path}/*`, name: `${surface.name}_model`, onError: surface.renderError,
-    handler: (ex) => surfaceModel(gw, ex, surface, decodeURIComponent(ex.path.slice(models.path.length + 1))),
+    handler: (ex) => surfaceModel(gw, ex, surface, decodeSegment(ex.path.slice(models.path.length + 1))),
   });
 }
 

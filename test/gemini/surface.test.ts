@@ -120,3 +120,11 @@ t.test('the catalogue in Gemini\'s shape', async (t) => {
   const counted = await post('/v1beta/models/gm-model:countTokens', { contents: [{ parts: [{ text: 'one two three' }] }] });
   t.match(counted, { status: 200, json: { totalTokens: Number } });
 });
+
+t.test('a malformed %-escape in the model is answered, not fatal', async (t) => {
+  for (const p of ['/v1beta/models/%E0%A4%A:generateContent', '/v1beta/models/%zz:streamGenerateContent']) t.match(await post(p, hello), { status: 404, json: { error: { status: 'NOT_FOUND' } } }, p);
+  const res = await fetch(`${gw.url}/v1beta/models/%zz`, { headers: { 'x-goog-api-key': u.key } });
+  t.equal(res.status, 404);
+  await res.arrayBuffer();
+  t.equal((await post('/v1beta/models/gm-model:generateContent', hello)).status, 200, 'and the gateway keeps serving');
+});

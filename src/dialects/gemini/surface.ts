@@ -6,7 +6,7 @@
 import type { Model } from '../../catalogue/index.js';
 import { GatewayError } from '../../errors.js';
 import type { Exchange } from '../../server/exchange.js';
-import { bearer, randomBase62 } from '../../wire.js';
+import { bearer, decodeSegment, randomBase62 } from '../../wire.js';
 import type { ClientTerms, DialectLimits, Surface, SurfaceCall } from '../dialect.js';
 import { notSold, refuse } from '../refusals.js';
 import { field, record } from './fields.js';
@@ -24,7 +24,7 @@ function call(ex: Exchange): SurfaceCall {
   // `models/` once more is how the SDKs name a model (`models/gemini-2.5-flash`).
   const rest = ex.path.replace(PREFIX, '').replace(/^models\//, '');
   const colon = rest.lastIndexOf(':');
-  const model = decodeURIComponent(colon < 0 ? rest : rest.slice(0, colon));
+  const model = decodeSegment(colon < 0 ? rest : rest.slice(0, colon));
   const method = colon < 0 ? '' : rest.slice(colon + 1);
   // Nothing of the client's query reaches an upstream: `alt` is the gateway's, `key` the client's secret.
   const base = { model, query: '' };
