@@ -74,3 +74,20 @@ t.test('countTokens and models.list', async (t) => {
   t.equal(one.name, 'models/gm-model', 'one model');
   t.equal(one.outputTokenLimit, 1000, 'its output limit');
 });
+
+t.test('a streamed chat keeps its history, on every upstream', async (t) => {
+  for (const model of MODELS) {
+    const chat = ai.chats.create({ model });
+    for (const message of ['first', 'second']) {
+      let text = '';
+      for await (const chunk of await chat.sendMessageStream({ message })) text += chunk.text ?? '';
+      t.equal(text, TEXT_ANSWER, `${model}: ${message} answer`);
+    }
+    // The SDK keeps a model entry per chunk; a turn with one chunk it finds invalid is dropped whole.
+    const history = chat.getHistory(true);
+    const roles = history.map((c) => c.role).filter((r, i, all) => r !== all[i - 1]);
+    t.same(roles, ['user', 'model', 'user', 'model'], `${model}: both turns kept (every chunk valid to the SDK)`);
+    const firstTurn = history.slice(1, history.findIndex((c, i) => i > 0 && c.role === 'user'));
+    t.equal(firstTurn.flatMap((c) => c.parts ?? []).map((p) => p.text ?? '').join(''), TEXT_ANSWER, `${model}: the answer in it`);
+  }
+});

@@ -76,7 +76,8 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
             return;
           case 'end':
             done = true;
-            subscriber.next(markFinal(frameLast(ctx, chunk({ content: { role: 'model' }, finishReason: stopReasonFromIR(stopReason) }))));
+            // An empty text part, as Gemini 3 ends: the SDK's chat drops a turn any chunk of which has no parts.
+            subscriber.next(markFinal(frameLast(ctx, chunk({ content: { parts: [{ text: '' }], role: 'model' }, finishReason: stopReasonFromIR(stopReason) }))));
             subscriber.complete();
             return;
           case 'error': {
