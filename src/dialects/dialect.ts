@@ -123,6 +123,8 @@ export interface UpstreamSide {
    * when the client speaks this dialect too; otherwise the dialect's defaults apply.
    */
   headers(key: string | undefined, forwarded: Record<string, string> | undefined, limits: DialectLimits): Record<string, string>;
+  /** An error answer that refuses the gateway's own key though its status says otherwise (Gemini's 400 API_KEY_INVALID). */
+  refusedCredentials?(status: number, text: string): boolean;
   /** Puts the output cap reserved for in the field this provider honours, and only there. */
   setOutputCap(body: Record<string, unknown>, cap: number, provider: UpstreamProvider, upstreamModel: string): void;
   /** Same-dialect forwarding: what the client's body needs on top (billing's usage reports). */

@@ -151,6 +151,8 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
 function respond(job: Job, { route, response }: Answer): Promise<void> {
   if (response.status >= 400) {
     return response.body.text().catch(() => '').then((text) => {
+      // Gemini refuses a bad key with a 400: the gateway's credentials, not the client's request.
+      if (DIALECTS[route.provider.dialect].upstream.refusedCredentials?.(response.status, text)) throw new GatewayError('upstream', 'The upstream refused the gateway\'s credentials.');
       throw clientErrorFromUpstream(response.status, text);
     });
   }

@@ -128,3 +128,9 @@ t.test('a malformed %-escape in the model is answered, not fatal', async (t) => 
   await res.arrayBuffer();
   t.equal((await post('/v1beta/models/gm-model:generateContent', hello)).status, 200, 'and the gateway keeps serving');
 });
+
+t.test('a Gemini upstream refusing the gateway\'s key (its 400 API_KEY_INVALID) is not the client\'s fault', async (t) => {
+  const res = await post('/v1beta/models/gm-model:generateContent', { contents: [{ parts: [{ text: '[[replay:gemini/errors/400_api_key_invalid.json]]' }] }] });
+  t.match(res, { status: 502, json: { error: { status: 'INTERNAL', message: /credentials/ } } });
+  t.notMatch(res.text, /API key not valid/, 'the vendor\'s words about its key stay with the gateway');
+});

@@ -75,6 +75,8 @@ export function geminiPassThrough(sink: UsageSink, ctx: RenderContext): (ev: SSE
 export const upstream: UpstreamSide = {
   endpoint: (baseUrl, { model, stream }) => `${baseUrl}/${modelPath(model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
   headers: (key): Record<string, string> => (key ? { 'x-goog-api-key': key } : {}),
+  // A bad key is a 400 INVALID_ARGUMENT whose ErrorInfo reason says so.
+  refusedCredentials: (status, text) => status === 400 && /"API_KEY_(?:INVALID|EXPIRED)"/.test(text),
   setOutputCap(body, cap) {
     const key = keyOf(body, 'generationConfig');
     const config = { ...(record(body[key]) ?? {}) };
