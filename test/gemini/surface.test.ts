@@ -134,3 +134,12 @@ t.test('a Gemini upstream refusing the gateway\'s key (its 400 API_KEY_INVALID) 
   t.match(res, { status: 502, json: { error: { status: 'INTERNAL', message: /credentials/ } } });
   t.notMatch(res.text, /API key not valid/, 'the vendor\'s words about its key stay with the gateway');
 });
+
+t.test('an upstream connection cut mid-stream: the stream ends in the error envelope, the array closed', async (t) => {
+  for (const model of ['gm-model', 'oa-model']) {
+    const arr = await post(`/v1beta/models/${model}:streamGenerateContent`, { contents: [{ parts: [{ text: 'go [[drop:3]]' }] }] });
+    t.ok(Array.isArray(arr.json), `${model}: still one JSON array`);
+    t.match(arr.json?.at(-1), { error: { code: 502, status: 'INTERNAL' } }, `${model}: ending in the error`);
+    t.ok(arr.json?.length > 1, `${model}: after what had come`);
+  }
+});
