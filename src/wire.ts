@@ -23,3 +23,12 @@ export const bearer = (header: string | undefined): string | undefined => {
   const m = /^Bearer\s+(.+)$/i.exec(header.trim());
   return m ? m[1].trim() : undefined;
 };
+
+/** A path segment unescaped; a malformed escape stays as it came (it names nothing, and is answered as such). */
+export function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

@@ -65,8 +65,8 @@ export interface Route {
   reasoning: boolean;
 }
 
-/** Models known to take reasoning controls, when the catalogue does not say: OpenAI's o-series and gpt-5, Claude 3.7 and 4+. */
-export const REASONING_MODEL = /(?:^|\/)(?:o\d|gpt-5|claude-(?:3-7-|(?:opus|sonnet|haiku)-4|[4-9]))/i;
+/** Models known to take reasoning controls, when the catalogue does not say: OpenAI's o-series and gpt-5, Claude 3.7 and 4+, Gemini 2.5 and 3+. */
+export const REASONING_MODEL = /(?:^|\/)(?:o\d|gpt-5|claude-(?:3-7-|(?:opus|sonnet|haiku)-4|[4-9])|gemini-(?:2\.5|[3-9]))/i;
 
 export type ModelKind = (typeof MODEL_KINDS)[number];
 

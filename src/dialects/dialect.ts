@@ -39,6 +39,29 @@ export interface RenderContext {
   echo?: Record<string, unknown>;
   /** Called with the whole answer as the client got it, once it is complete (to store it). */
   onFinal?: (answer: Record<string, unknown>) => void;
+  /** What the URL said, on a surface whose URL names the model and the method (Gemini). */
+  call?: SurfaceCall;
+}
+
+/**
+ * What a surface's URL says of a request, where the body does not say it: Gemini names the model
+ * and the method (`models/{model}:streamGenerateContent?alt=sse`) in the path.
+ */
+export interface SurfaceCall {
+  /** An answer (generate) or a token count. */
+  method: 'generate' | 'count_tokens';
+  model: string;
+  stream: boolean;
+  /** A stream's content type, when it is not SSE (Gemini without `alt=sse`: one JSON array). */
+  streamType?: string;
+  /** The query string a same-dialect upstream is sent (the surface's own parameters and the key left out). */
+  query: string;
+}
+
+/** Where an upstream request goes: the upstream's own name of the model, and whether it streams. */
+export interface UpstreamTarget {
+  model: string;
+  stream: boolean;
 }
 
 /** An image inside a request body: the object holding its payload, and the payload's key. */
@@ -88,8 +111,11 @@ export interface UsageSink {
 
 /** The upstream half: a provider of this dialect, as the gateway calls it. */
 export interface UpstreamSide {
-  /** The URL requests are posted to, from the catalogue's base_url (no trailing slash). */
-  endpoint(baseUrl: string): string;
+  /**
+   * The URL requests are posted to, from the catalogue's base_url (no trailing slash). Most
+   * dialects name the model and streaming in the body and ignore `target`; Gemini's URL carries both.
+   */
+  endpoint(baseUrl: string, target: UpstreamTarget): string;
   /** Where this vendor counts a request's tokens; absent: it does not. */
   countTokensEndpoint?(baseUrl: string): string;
   /**
@@ -97,6 +123,8 @@ export interface UpstreamSide {
    * when the client speaks this dialect too; otherwise the dialect's defaults apply.
    */
   headers(key: string | undefined, forwarded: Record<string, string> | undefined, limits: DialectLimits): Record<string, string>;
+  /** An error answer that refuses the gateway's own key though its status says otherwise (Gemini's 400 API_KEY_INVALID). */
+  refusedCredentials?(status: number, text: string): boolean;
   /** Puts the output cap reserved for in the field this provider honours, and only there. */
   setOutputCap(body: Record<string, unknown>, cap: number, provider: UpstreamProvider, upstreamModel: string): void;
   /** Same-dialect forwarding: what the client's body needs on top (billing's usage reports). */
@@ -107,7 +135,7 @@ export interface UpstreamSide {
    * Same-dialect stream: each upstream event's bytes for the client (null: dropped), usage and
    * text noted on the way. Runs once per event on the hot path: no allocation for plain deltas.
    */
-  passThroughTap(sink: UsageSink, ir: IRRequest): (ev: SSEEvent) => Buffer | null;
+  passThroughTap(sink: UsageSink, ir: IRRequest, ctx: RenderContext): (ev: SSEEvent) => Buffer | null;
 }
 
 /** What a client request costs beyond its prompt, as this surface's fields say. */
@@ -133,8 +161,22 @@ export interface ClientTerms {
 export interface Surface {
   /** The usage record's `surface` column and the route's name. */
   name: string;
-  /** The POST route. */
+  /** The POST route (a uWS pattern: Gemini's ends in `*`, its model and method read by `call`). */
   path: string;
+  /** More POST routes served the same way (Gemini's `/v1/` spelling of its `/v1beta/` paths). */
+  paths?: readonly string[];
+  /** What the URL says of the request (model, method, streaming); absent: the body says it all. */
+  call?(ex: Exchange): SurfaceCall;
+  /** The catalogue in this surface's own list shape (GET `path` and `path/{id}`), when it has one. */
+  models?: {
+    path: string;
+    /** A request to the shared `/v1/models` that comes from this surface's clients (by how it sends its key). */
+    asks(ex: Exchange): boolean;
+    list(models: readonly Model[], query: URLSearchParams): unknown;
+    one(model: Model): unknown;
+  };
+  /** The answer to a token count (`call` method `count_tokens`) in this surface's shape. */
+  countAnswer?(tokens: number): unknown;
   /** The service key as this surface's clients send it. */
   key(ex: Exchange): string | undefined;
   /** The authentication error's message when no key came. */
@@ -157,16 +199,19 @@ export interface Dialect {
   /** Absent for a dialect the gateway only speaks to upstreams. */
   surface?: Surface;
   upstream: UpstreamSide;
-  /** Validate a client request body (valibot) and map it to the IR; throws GatewayError('invalid_request'). */
-  parseRequest(body: unknown): IRRequest;
+  /**
+   * Validate a client request body (valibot) and map it to the IR; throws GatewayError('invalid_request').
+   * `call`: what the URL said, on a surface that has it.
+   */
+  parseRequest(body: unknown, call?: SurfaceCall): IRRequest;
   /** IR answer → the surface's JSON body. */
   renderResponse(res: IRResponse, ctx: RenderContext): unknown;
   /** IR events → the surface's SSE bytes, terminator included ([DONE] / message_stop). */
   encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent, Buffer>;
   /** The surface's error envelope and status for a gateway error. */
   errorResponse(err: GatewayError, requestId: string): { status: number; body: unknown };
-  /** The surface's mid-stream error event. */
-  errorEvent(err: GatewayError, requestId: string): Buffer;
+  /** The surface's mid-stream error event (`ctx`: the stream's, for a framing that depends on what was sent). */
+  errorEvent(err: GatewayError, requestId: string, ctx?: RenderContext): Buffer;
 
   /** IR → an upstream request body for a provider of this dialect. */
   buildRequest(ir: IRRequest, upstreamModel: string): Record<string, unknown>;

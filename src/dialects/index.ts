@@ -8,14 +8,13 @@ import type { DialectName } from './names.js';
 import { anthropicMessages } from './anthropic-messages/index.js';
 import { openaiChat } from './openai-chat/index.js';
 import { openaiResponses } from './openai-responses/index.js';
-// PLACEHOLDER until the Gemini chat dialect is merged (see the file).
-import { geminiPlaceholder } from './gemini-placeholder.js';
+import { gemini } from './gemini/index.js';
 
 export const DIALECTS = {
   openai: openaiChat,
   anthropic: anthropicMessages,
   responses: openaiResponses,
-  gemini: geminiPlaceholder,
+  gemini,
 } satisfies Record<DialectName, Dialect>;
 
 export { DIALECT_NAMES, type DialectName } from './names.js';

@@ -12,7 +12,8 @@ export type IRContent =
   | { type: 'image'; source: IRImageSource }
   | { type: 'thinking'; thinking: string; signature?: string }
   | { type: 'redacted_thinking'; data: string }
-  | { type: 'tool_use'; id: string; name: string; input: unknown }
+  // `signature`: Gemini's thoughtSignature on the call, which Gemini 3 wants back on that call.
+  | { type: 'tool_use'; id: string; name: string; input: unknown; signature?: string }
   | { type: 'tool_result'; toolUseId: string; content: string | IRContent[]; isError?: boolean };
 
 export interface IRMessage {
@@ -67,6 +68,11 @@ export interface IRRequest {
   reasoningEffort?: IRReasoningEffort;
   /** End-user id (`user` / `metadata.user_id`). */
   user?: string;
+  /**
+   * A field only an upstream of the client's own dialect can serve (Gemini's `cachedContent`):
+   * a translated route refuses the request with this 400.
+   */
+  sameDialectOnly?: { param: string; message: string };
 }
 
 /** Token counts as billing sees them: `input` excludes cached tokens. */
@@ -105,7 +111,7 @@ export type IRBlockStart =
   | { type: 'text' }
   | { type: 'thinking' }
   | { type: 'redacted_thinking'; data: string }
-  | { type: 'tool_use'; id: string; name: string };
+  | { type: 'tool_use'; id: string; name: string; signature?: string };
 
 export type IRDelta =
   | { type: 'text'; text: string }

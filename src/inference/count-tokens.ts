@@ -10,14 +10,17 @@ import { GatewayError } from '../errors.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import { DIALECTS } from '../dialects/index.js';
+import type { SurfaceCall } from '../dialects/dialect.js';
+import type { IRRequest } from '../dialects/ir.js';
 import { authenticatedJson, findModel } from './handle.js';
-import { MESSAGES } from './surfaces.js';
+import { MESSAGES, type Surface } from './surfaces.js';
 
 /** count_tokens requests running per key, per gateway (a process may run several in tests). */
 const running = new WeakMap<Gateway, Map<string, number>>();
 
-export async function handleCountTokens(gw: Gateway, ex: Exchange): Promise<void> {
-  const { identity, body } = await authenticatedJson(gw, ex, MESSAGES, (id) => gw.ledger.gate(id));
+/** Messages' count_tokens, or the count of a surface that has one in its URL (Gemini's countTokens). */
+export async function handleCountTokens(gw: Gateway, ex: Exchange, surface: Surface = MESSAGES, call?: SurfaceCall): Promise<void> {
+  const { identity, body } = await authenticatedJson(gw, ex, surface, (id) => gw.ledger.gate(id));
   let perKey = running.get(gw);
   if (!perKey) running.set(gw, (perKey = new Map()));
   const n = perKey.get(identity.keyId) ?? 0;
@@ -27,7 +30,8 @@ export async function handleCountTokens(gw: Gateway, ex: Exchange): Promise<void
   }
   perKey.set(identity.keyId, n + 1);
   try {
-    await countTokensFor(gw, ex, body);
+    if (surface === MESSAGES) await countTokensFor(gw, ex, body);
+    else await countOwnTokens(gw, ex, surface, body, call);
   } finally {
     const left = (perKey.get(identity.keyId) ?? 1) - 1;
     if (left > 0) perKey.set(identity.keyId, left);
@@ -62,15 +66,24 @@ async function countTokensFor(gw: Gateway, ex: Exchange, body: unknown): Promise
       gw.log.warn({ err: (err as Error).message, route: route.key }, 'count_tokens upstream failed; estimating');
     }
   }
-  let inputTokens: number;
+  // request-id as on Anthropic's own answers (the SDK reads it), like /v1/messages.
+  ex.json(200, { input_tokens: await localCount(ir) }, MESSAGES.answerHeaders(ex.requestId));
+}
+
+/** Another surface's count: the tokenizer's, in that surface's answer. */
+async function countOwnTokens(gw: Gateway, ex: Exchange, surface: Surface, body: unknown, call: SurfaceCall | undefined): Promise<void> {
+  const ir = surface.dialect.parseRequest(body, call);
+  findModel(gw, ir.model);
+  ex.json(200, surface.countAnswer!(await localCount(ir)), surface.answerHeaders(ex.requestId));
+}
+
+async function localCount(ir: IRRequest): Promise<number> {
   try {
-    inputTokens = await countRequestTokens(ir, { refusable: true });
+    return await countRequestTokens(ir, { refusable: true });
   } catch (err) {
     if (!(err instanceof TokenizerRefused)) throw err;
     // Refused rather than answered by an upper bound: a client asks to know a count, and a
     // number several times too high, which it cannot tell from a real one, is worse than no answer.
     throw err.reason === 'too_large' ? new GatewayError('too_large', err.message) : new GatewayError('overloaded', err.message, { retryAfter: 1 });
   }
-  // request-id as on Anthropic's own answers (the SDK reads it), like /v1/messages.
-  ex.json(200, { input_tokens: inputTokens }, MESSAGES.answerHeaders(ex.requestId));
 }

@@ -9,7 +9,7 @@ import type { Reservation } from '../billing/ledger.js';
 import { countTextTokens } from '../billing/tokens.js';
 import { forwardedTokens, sizeOf, type BodySize } from '../billing/prompt-size.js';
 import type { Model, ModelKind, Route } from '../catalogue/index.js';
-import type { Dialect, DialectLimits } from '../dialects/dialect.js';
+import type { Dialect, DialectLimits, SurfaceCall } from '../dialects/dialect.js';
 import { DIALECTS } from '../dialects/index.js';
 import { ZERO_USAGE, type IRRequest, type IRUsage } from '../dialects/ir.js';
 import { GatewayError } from '../errors.js';
@@ -101,7 +101,7 @@ function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody:
   const dialect = DIALECTS[provider.dialect];
   const same = dialect === surface.dialect;
   let body: Record<string, unknown>;
-  let url = dialect.upstream.endpoint(provider.baseUrl);
+  let url = dialect.upstream.endpoint(provider.baseUrl, { model: route.model, stream: ir.stream });
   if (same) {
     // The query string too (Claude Code's `?beta=true`): it is the vendor's to read.
     if (query !== '') url += (url.includes('?') ? '&' : '?') + query;
@@ -109,6 +109,7 @@ function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody:
     // and the output cap, which is exactly the one reserved for.
     body = { ...clientBody, model: route.model };
   } else {
+    if (ir.sameDialectOnly) throw untranslatable(ir);
     const reasoningEffort = route.reasoning ? ir.reasoningEffort : undefined;
     body = dialect.buildRequest({ ...ir, maxTokens: terms.outputCap, reasoningEffort }, route.model);
   }
@@ -126,6 +127,8 @@ function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody:
   return { url, headers, body: JSON.stringify(body) };
 }
 
+const untranslatable = ({ sameDialectOnly: f }: IRRequest) => new GatewayError('invalid_request', f!.message, { param: f!.param, code: 'unsupported_option' });
+
 /** An upstream's own 4xx answer (after fallback was ruled out) as the client's error. */
 export function clientErrorFromUpstream(status: number, text: string): GatewayError {
   const detail = errorMessageOf(text);
@@ -137,10 +140,10 @@ export function clientErrorFromUpstream(status: number, text: string): GatewayEr
 
 // The request's parts live on `job`, not in this function's locals: a suspended async function
 // keeps every local it had, dead or not, and a stream suspends here for minutes.
-export async function handleInference(gw: Gateway, ex: Exchange, surface: Surface): Promise<void> {
+export async function handleInference(gw: Gateway, ex: Exchange, surface: Surface, call?: SurfaceCall): Promise<void> {
   const line = new RequestLine();
   try {
-    const job = await admit(gw, ex, surface, line);
+    const job = await admit(gw, ex, surface, line, call);
     try {
       // The answer goes straight to `respond`, so that no async frame holds it (and with it the
       // upstream's headers) for as long as a stream lasts.
@@ -161,6 +164,8 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
 function respond(job: Job, { route, response }: Answer): Promise<void> {
   if (response.status >= 400) {
     return response.body.text().catch(() => '').then((text) => {
+      // Gemini refuses a bad key with a 400: the gateway's credentials, not the client's request.
+      if (DIALECTS[route.provider.dialect].upstream.refusedCredentials?.(response.status, text)) throw new GatewayError('upstream', 'The upstream refused the gateway\'s credentials.');
       throw clientErrorFromUpstream(response.status, text);
     });
   }
@@ -173,7 +178,7 @@ function respond(job: Job, { route, response }: Answer): Promise<void> {
 }
 
 /** Key, balance, body, model and terms checked; the hold reserved. */
-async function admit(gw: Gateway, ex: Exchange, surface: Surface, line: RequestLine): Promise<Job> {
+async function admit(gw: Gateway, ex: Exchange, surface: Surface, line: RequestLine, call: SurfaceCall | undefined): Promise<Job> {
   const read = await authenticatedJson(gw, ex, surface, (id) => {
     line.userId = id.userId;
     line.keyId = id.keyId;
@@ -184,10 +189,11 @@ async function admit(gw: Gateway, ex: Exchange, surface: Surface, line: RequestL
   // A continuation stands for its whole history: that is what is parsed, held for and sent.
   const conversation = surface.state && isObject(body) ? await surface.state.resume(gw, identity.userId, body) : undefined;
   if (conversation && conversation.body !== body) ({ body, size } = { body: conversation.body, size: sizeOf(conversation.body) });
-  const ir = surface.dialect.parseRequest(body);
+  const ir = surface.dialect.parseRequest(body, call);
   line.model = ir.model;
   line.stream = ir.stream;
   const model = findModelOfKind(gw, ir.model, 'chat');
+  if (ir.sameDialectOnly && !model.routes.some((r) => DIALECTS[r.provider.dialect] === surface.dialect)) throw untranslatable(ir);
   const terms = requestTerms(surface, body as Record<string, unknown>, size, model, ex.headers, gw.config);
   let reservation: Reservation;
   try {
@@ -199,7 +205,7 @@ async function admit(gw: Gateway, ex: Exchange, surface: Surface, line: RequestL
   const job: Job = {
     gw, ex, surface, identity, model, ir, terms, reservation, sent: false, conversation, line,
     body: body as Record<string, unknown>,
-    ctx: new AnswerContext(model.id, ir.includeUsage, ex.requestId, surface),
+    ctx: new AnswerContext(model.id, ir.includeUsage, ex.requestId, surface, call),
   };
   if (conversation) {
     const ctx = job.ctx as AnswerContext;
@@ -224,7 +230,9 @@ async function sendUpstream(job: Job) {
     job.sent = true;
     // A provider that kept the previous turn itself is sent the client's own request, naming it.
     const own = DIALECTS[r.provider.dialect] === job.surface.dialect ? job.conversation?.forProvider(r.provider.id) : undefined;
-    const call = upstreamCall(r, job.surface, job.ir, own ?? job.body!, job.terms, ex.rawQuery, job.gw.config);
+    // A surface whose URL says what the call is names the query to forward (never its key).
+    const query = job.ctx.call ? job.ctx.call.query : ex.rawQuery;
+    const call = upstreamCall(r, job.surface, job.ir, own ?? job.body!, job.terms, query, job.gw.config);
     job.forwarded = { body: call.body, dialect: DIALECTS[r.provider.dialect], maxImageTokens: job.model.maxImageTokens };
     return call;
   };
@@ -301,12 +309,13 @@ async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBo
   job.ir = settingsOnly(job.ir);
   let out: Observable<Buffer>;
   if (upstreamDialect === surface.dialect) {
-    out = upstreamEvents(body, valve, upstreamDialect.upstream.passThroughTap(meter, job.ir));
+    out = upstreamEvents(body, valve, upstreamDialect.upstream.passThroughTap(meter, job.ir, ctx));
   } else {
     out = upstreamEvents(body, valve, (ev) => ev).pipe(upstreamDialect.decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
   }
   if (surface.ping) out = out.pipe(keepAlive(gw.config.PING_INTERVAL_MS, surface.ping));
-  ex.beginStream(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...job.surface.answerHeaders(job.ex.requestId) });
+  const type = ctx.call?.streamType ?? 'text/event-stream; charset=utf-8';
+  ex.beginStream(200, { 'content-type': type, 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...job.surface.answerHeaders(job.ex.requestId) });
   ex.releaseHeaders();
   gw.metrics.activeStreams.inc();
   let status = 200;
@@ -333,7 +342,7 @@ async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBo
   // the final event goes out only once the charge is recorded.
   const recorded = await gw.ledger.settleEventually(job.reservation, record.costNano, record);
   if (!recorded && !outcome.aborted) failure ??= new GatewayError('unavailable', 'The gateway could not record this answer\'s usage; it will be billed when the store recovers.');
-  if (failure) ex.write(surface.dialect.errorEvent(failure, ex.requestId));
+  if (failure) ex.write(surface.dialect.errorEvent(failure, ex.requestId, ctx));
   else {
     if (status === 200) await keepAnswer(job, meter.answer);
     for (const chunk of outcome.held) ex.write(chunk);

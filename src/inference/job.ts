@@ -7,7 +7,7 @@ import type { Reservation } from '../billing/ledger.js';
 import { costOf } from '../billing/money.js';
 import type { Forwarded } from '../billing/prompt-size.js';
 import type { Model, Route } from '../catalogue/index.js';
-import type { RenderContext } from '../dialects/dialect.js';
+import type { RenderContext, SurfaceCall } from '../dialects/dialect.js';
 import { DIALECTS } from '../dialects/index.js';
 import type { IRRequest, IRTool, IRUsage } from '../dialects/ir.js';
 import type { Exchange } from '../server/exchange.js';
@@ -35,6 +35,7 @@ export class AnswerContext implements RenderContext {
     readonly includeUsage: boolean,
     readonly requestId: string,
     private readonly surface: Surface,
+    readonly call: SurfaceCall | undefined = undefined,
   ) {}
 
   /** Only translated answers carry an id of ours; pass-through ones keep the upstream's. */

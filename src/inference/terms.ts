@@ -39,9 +39,11 @@ export function requestTerms(
   headers: Record<string, string>,
   limits: Limits,
 ): Terms {
-  const messages = body.messages;
+  // Gemini's turns are `contents`.
+  const param = Array.isArray(body.messages) ? 'messages' : 'contents';
+  const messages = body[param];
   if (Array.isArray(messages) && messages.length > limits.MAX_MESSAGES) {
-    throw new GatewayError('invalid_request', `The request has ${messages.length} messages; at most ${limits.MAX_MESSAGES} are accepted (MAX_MESSAGES).`, { param: 'messages', code: 'too_many_messages' });
+    throw new GatewayError('invalid_request', `The request has ${messages.length} messages; at most ${limits.MAX_MESSAGES} are accepted (MAX_MESSAGES).`, { param, code: 'too_many_messages' });
   }
   const inputTokens = inputTokenBound(body, size, surface.dialect.promptParts(body), {
     maxImageTokens: model.maxImageTokens,

@@ -31,9 +31,9 @@ interface ClientFixture {
 
 const DIR = fixturePath('clients');
 const load = (file: string): ClientFixture => JSON.parse(readFileSync(`${DIR}/${file}`, 'utf8'));
-// Responses-surface fixtures (Codex, the Agents SDK) are replayed by replay-responses.test.ts.
+// Responses-surface fixtures (Codex, the Agents SDK) are replayed by replay-responses.test.ts, Gemini CLI's by replay-gemini.test.ts.
 const CLIENTS = readdirSync(DIR)
-  .filter((f) => f.endsWith('.first.json') && load(f).surface !== 'responses')
+  .filter((f) => f.endsWith('.first.json') && !['responses', 'gemini'].includes(load(f).surface))
   .map((f) => f.slice(0, -'.first.json'.length))
   .sort();
 assume(CLIENTS.length === 7, 'seven client fixtures (Claude Code 2.1.197 and 2.1.332, opencode, LangChain ×2, AI SDK ×2)');

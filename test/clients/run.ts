@@ -1,14 +1,15 @@
 // `npm run test:clients`: the real CLIs against the gateway, opt-in (it downloads them).
-// Installs @anthropic-ai/claude-code, opencode-ai and @openai/codex into a temporary prefix,
+// Installs @anthropic-ai/claude-code, opencode-ai, @openai/codex and @google/gemini-cli into a temporary prefix,
 // starts the fake upstream and a gateway on the embedded stores, and runs each CLI once per
 // case: one prompt answered in text and one tool round (the fake upstream calls the CLI's
 // file-search tool, or Codex's shell tool with `ls`, then answers in text once the result is
-// back), each through an Anthropic-dialect and an OpenAI-dialect model. Claude Code speaks
-// Messages, opencode Chat Completions, Codex (`codex exec`) the Responses API. Prints pass/fail
+// back), each through an Anthropic-dialect and an OpenAI-dialect model (Gemini CLI: an
+// OpenAI-dialect and a Gemini one). Claude Code speaks Messages, opencode Chat Completions, Codex
+// (`codex exec`) the Responses API, Gemini CLI (`gemini -p`) Gemini's. Prints pass/fail
 // per case; exits non-zero if any case failed.
 //
-//   npm run test:clients [-- --only claude|opencode|codex] [--keep: leave the temp dir, with what the upstream received]
-//   CLAUDE_CODE_VERSION / OPENCODE_VERSION / CODEX_VERSION pin the versions (default: latest).
+//   npm run test:clients [-- --only claude|opencode|codex|gemini] [--keep: leave the temp dir, with what the upstream received]
+//   CLAUDE_CODE_VERSION / OPENCODE_VERSION / CODEX_VERSION / GEMINI_CLI_VERSION pin the versions (default: latest).
 
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,6 +46,7 @@ const PACKAGES = {
   claude: `@anthropic-ai/claude-code@${process.env.CLAUDE_CODE_VERSION ?? 'latest'}`,
   opencode: `opencode-ai@${process.env.OPENCODE_VERSION ?? 'latest'}`,
   codex: `@openai/codex@${process.env.CODEX_VERSION ?? 'latest'}`,
+  gemini: `@google/gemini-cli@${process.env.GEMINI_CLI_VERSION ?? 'latest'}`,
 };
 type Cli = keyof typeof PACKAGES;
 const CLIS = (Object.keys(PACKAGES) as Cli[]).filter((cli) => !only || only === cli);
@@ -72,11 +74,13 @@ const TOOL: Record<Cli, string> = {
   claude: 'Glob:{"pattern":"*.md"}',
   opencode: 'glob:{"pattern":"*.md"}',
   codex: 'exec_command:{"cmd":"ls"}',
+  gemini: 'list_directory:{"dir_path":"."}',
 };
-const DIALECTS = ['anthropic', 'openai'] as const;
+/** The upstream dialects each CLI is run through: a translated one and, for Gemini CLI, its own. */
+const DIALECTS: Record<Cli, readonly string[]> = { claude: ['anthropic', 'openai'], opencode: ['anthropic', 'openai'], codex: ['anthropic', 'openai'], gemini: ['openai', 'gemini'] };
 const modelId = (cli: Cli, dialect: string, kind: 'text' | 'tools') => `${cli}-${dialect}-${kind}`;
 const models = (Object.keys(TOOL) as Cli[]).flatMap((cli) =>
-  DIALECTS.flatMap((dialect) =>
+  DIALECTS[cli].flatMap((dialect) =>
     (['text', 'tools'] as const).map((kind) => ({
       id: modelId(cli, dialect, kind),
       context_window: 200000,
@@ -95,6 +99,7 @@ const catalogue = {
   providers: [
     { id: 'fake-openai', dialect: 'openai', base_url: `${fake.url}/v1` },
     { id: 'fake-anthropic', dialect: 'anthropic', base_url: fake.url },
+    { id: 'fake-gemini', dialect: 'gemini', base_url: `${fake.url}/v1beta` },
   ],
   models,
 };
@@ -157,6 +162,8 @@ async function recording(fn: () => Promise<Run>): Promise<{ out: Run; requests: 
 function carriesToolResult(r: RecordedRequest): boolean {
   const item = r.body?.input;
   if (Array.isArray(item) && ['function_call_output', 'custom_tool_call_output'].includes(item.at(-1)?.type)) return true;
+  const turn = r.body?.contents?.at(-1);
+  if (Array.isArray(turn?.parts) && turn.parts.some((p: any) => p?.functionResponse)) return true;
   const last = r.body?.messages?.at(-1);
   if (last?.role === 'tool') return true;
   return Array.isArray(last?.content) && last.content.some((b: any) => b?.type === 'tool_result');
@@ -223,11 +230,22 @@ function codex(model: string, prompt: string): Promise<Run> {
   });
 }
 
-const RUNNERS: Record<Cli, (model: string, prompt: string) => Promise<Run>> = { claude, opencode, codex };
+function gemini(model: string, prompt: string): Promise<Run> {
+  // An API key (not a Google login), no telemetry, no update check; its base URL is the gateway.
+  const settings = { security: { auth: { selectedType: 'gemini-api-key' } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false }, general: { disableAutoUpdate: true, disableUpdateNag: true } };
+  mkdirSync(path.join(home, '.gemini'), { recursive: true });
+  writeFileSync(path.join(home, '.gemini', 'settings.json'), JSON.stringify(settings));
+  return run(bin('gemini'), ['-p', prompt, '-m', model, '--skip-trust', '-o', 'text'], {
+    GEMINI_API_KEY: key,
+    GOOGLE_GEMINI_BASE_URL: gatewayUrl,
+  });
+}
+
+const RUNNERS: Record<Cli, (model: string, prompt: string) => Promise<Run>> = { claude, opencode, codex, gemini };
 const results: { name: string; ok: boolean; why: string }[] = [];
 
 for (const cli of CLIS) {
-  for (const dialect of DIALECTS) {
+  for (const dialect of DIALECTS[cli]) {
     for (const kind of ['text', 'tools'] as const) {
       const name = `${cli} · ${dialect}-dialect model · ${kind === 'text' ? 'say hi' : 'one tool round'}`;
       const prompt = kind === 'text' ? 'say hi' : 'list the markdown files here';

@@ -3,8 +3,8 @@
 // is delivered (pace, ending); wire.ts turns it into either vendor's bytes. Keeping the content
 // dialect-neutral is what lets a test predict the same answer whichever way the gateway routes.
 
-/** The vendor dialects the fake speaks: OpenAI chat, Anthropic Messages, OpenAI Responses. */
-export type Dialect = 'openai' | 'anthropic' | 'responses';
+/** The vendor dialects the fake speaks: OpenAI chat, Anthropic Messages, OpenAI Responses, Gemini. */
+export type Dialect = 'openai' | 'anthropic' | 'responses' | 'gemini';
 
 export const SCENARIO_NAMES = [
   'text',
@@ -68,6 +68,7 @@ const DIRECTIVE = /\[\[([a-z_]+(?::[^\]\s]*)?)\]\]/g;
 function forEachPromptText(body: any, dialect: Dialect, fn: (text: string) => void): void {
   if (body === null || typeof body !== 'object') return;
   if (dialect === 'responses') return forEachResponsesText(body, fn);
+  if (dialect === 'gemini') return forEachGeminiText(body, fn);
   if (dialect === 'anthropic') visitContent(body.system, fn);
   const messages = body.messages;
   if (!Array.isArray(messages)) return;
@@ -91,6 +92,23 @@ function forEachResponsesText(body: any, fn: (text: string) => void): void {
         for (const part of item.content) {
           if ((part?.type === 'input_text' || part?.type === 'output_text') && typeof part.text === 'string') fn(part.text);
         }
+      }
+    }
+  }
+}
+
+/** Gemini: systemInstruction, then text parts and function responses of `contents`. */
+function forEachGeminiText(body: any, fn: (text: string) => void): void {
+  const system = body.systemInstruction ?? body.system_instruction;
+  if (typeof system === 'string') fn(system);
+  else for (const p of Array.isArray(system?.parts) ? system.parts : []) if (typeof p?.text === 'string') fn(p.text);
+  for (const c of Array.isArray(body.contents) ? body.contents : []) {
+    for (const p of Array.isArray(c?.parts) ? c.parts : []) {
+      if (typeof p?.text === 'string' && p.thought !== true) fn(p.text);
+      const response = (p?.functionResponse ?? p?.function_response)?.response;
+      if (response && typeof response === 'object') {
+        const only = Object.values(response);
+        if (only.length === 1 && typeof only[0] === 'string') fn(only[0]);
       }
     }
   }
@@ -250,7 +268,7 @@ function toolCall(name: string, args: object): ToolCall {
 }
 
 function firstStopSequence(body: any): string {
-  const seqs = body?.stop_sequences ?? body?.stop;
+  const seqs = body?.stop_sequences ?? body?.stop ?? body?.generationConfig?.stopSequences;
   if (typeof seqs === 'string' && seqs !== '') return seqs;
   if (Array.isArray(seqs) && typeof seqs[0] === 'string') return seqs[0];
   return 'END';
@@ -361,7 +379,7 @@ export function buildPlan(
     case 'fill': {
       // A model that writes until its cap, honouring only `max_tokens` (as many OpenAI-compatible
       // vendors do: `max_completion_tokens` is ignored), with `n` choices on the OpenAI dialect.
-      const capField = dialect === 'responses' ? body?.max_output_tokens : body?.max_tokens;
+      const capField = dialect === 'responses' ? body?.max_output_tokens : dialect === 'gemini' ? body?.generationConfig?.maxOutputTokens : body?.max_tokens;
       const cap = typeof capField === 'number' ? capField : 16;
       plan.blocks = [{ kind: 'text', count: Math.min(cap, 200_000), piece: () => 'w ' }];
       plan.intervalMs = intArg(arg, 0);
@@ -377,7 +395,7 @@ export function buildPlan(
 /** The first tool the request declares, in either dialect's shape. */
 function firstToolName(body: any): string | undefined {
   const tool = Array.isArray(body?.tools) ? body.tools[0] : undefined;
-  const name = tool?.function?.name ?? tool?.name;
+  const name = tool?.function?.name ?? tool?.name ?? tool?.functionDeclarations?.[0]?.name;
   return typeof name === 'string' ? name : undefined;
 }
 
@@ -390,6 +408,10 @@ function endsWithToolResult(body: any, dialect: Dialect): boolean {
     return item?.type === 'function_call_output' || item?.type === 'custom_tool_call_output';
   }
   if (dialect === 'openai') return last?.role === 'tool';
+  if (dialect === 'gemini') {
+    const turn = Array.isArray(body?.contents) ? body.contents.at(-1) : undefined;
+    return Array.isArray(turn?.parts) && turn.parts.some((p: any) => p?.functionResponse);
+  }
   return last?.role === 'user' && Array.isArray(last.content) && last.content.some((b: any) => b?.type === 'tool_result');
 }
 

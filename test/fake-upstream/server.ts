@@ -23,10 +23,12 @@ import {
 import { everyStringTokens } from './billing.js';
 import { answerEmbeddings, embeddingsEndpoint } from './embeddings.js';
 import { responsesResponse, responsesStream } from './wire-responses.js';
+import { geminiError, geminiResponse, geminiStream } from './wire-gemini.js';
 import {
   anthropicMessage,
   anthropicStream,
   errorResponse,
+  errorResponse as wireError,
   openaiCompletion,
   openaiStream,
   randomRequestId,
@@ -150,6 +152,8 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       return answerEmbeddings(embeddings, body, req, res, fixturesDir);
     }
 
+    const gemini = GEMINI_PATH.exec(pathname);
+    if (gemini) return handleGemini(method, decodeURIComponent(gemini[1]!), gemini[2]!, new URLSearchParams(q < 0 ? '' : url.slice(q + 1)), body, malformed, req, res);
     const dialect: Dialect = pathname.startsWith('/v1/messages') ? 'anthropic' : pathname.startsWith('/v1/responses') ? 'responses' : 'openai';
     const route = `${method} ${pathname}`;
     const known =
@@ -184,9 +188,31 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     return answer(plan, body, dialect, req, res);
   }
 
+  /** `/v1beta/models/{model}:{method}`: the model and streaming are in the URL, the rest as for the others. */
+  async function handleGemini(method: string, model: string, call: string, query: URLSearchParams, body: any, malformed: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const send = (e: ErrorResponse) => sendError(res, e);
+    if (method !== 'POST' || !['generateContent', 'streamGenerateContent', 'countTokens'].includes(call)) return send(geminiError(404, `fake upstream: no route ${method} ${call}`));
+    if (presentsBadKey(req) || query.get('key') === 'bad-key') return send(geminiError(401));
+    if (malformed || body === null || typeof body !== 'object' || Array.isArray(body)) return send(geminiError(400, 'Invalid JSON payload received.'));
+    // Gemini refuses fields it does not know; `model` and `stream` are in the URL, never the body.
+    for (const k of ['model', 'stream']) if (k in body) return send(geminiError(400, `Invalid JSON payload received. Unknown name "${k}": Cannot find field.`));
+    const header = req.headers['x-fake-scenario'];
+    const withModel = { ...body, model };
+    const selected = selectScenario(typeof header === 'string' ? header : undefined, withModel, 'gemini');
+    if ('error' in selected) return send(geminiError(400, selected.error));
+    if (call === 'countTokens') return sendJson(res, 200, { totalTokens: countPromptTokens(body, 'gemini') });
+    if (selected.name === 'error') return send(geminiError(errorStatus(selected), errorEcho(selected, body, 'gemini')));
+    const stream = call === 'streamGenerateContent';
+    if (stream && query.get('alt') !== 'sse') return send(geminiError(400, 'fake upstream: streams only with alt=sse'));
+    if (selected.name === 'replay') return replay(selected.arg ?? '', 'gemini', res);
+    const plan = buildPlan({ name: selected.name, arg: selected.arg }, withModel, 'gemini');
+    if (opts.billing === 'every-string') plan.promptTokens = everyStringTokens(body, 'gemini');
+    return answer(plan, { ...withModel, stream }, 'gemini', req, res);
+  }
+
   function answer(plan: Plan, body: any, dialect: Dialect, req: IncomingMessage, res: ServerResponse): void {
     const ctx: WireContext = {
-      id: dialect === 'openai' ? randomId('chatcmpl-', 29) : dialect === 'responses' ? randomId('resp_', 48) : randomId('msg_01', 22),
+      id: dialect === 'openai' ? randomId('chatcmpl-', 29) : dialect === 'responses' ? randomId('resp_', 48) : dialect === 'gemini' ? randomId('', 22) : randomId('msg_01', 22),
       created: Math.floor(Date.now() / 1000),
       model: typeof body.model === 'string' ? body.model : 'fake-model',
       includeUsage: body.stream_options?.include_usage === true,
@@ -200,10 +226,10 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       }
       if (plan.ending === 'midstream_error') {
         // A whole-body request cannot fail half way; the closest thing is the overload status.
-        return sendError(res, errorResponse(dialect, dialect === 'anthropic' ? 529 : 503));
+        return sendError(res, dialect === 'gemini' ? geminiError(503) : errorResponse(dialect, dialect === 'anthropic' ? 529 : 503));
       }
       const send = () => {
-        const message = dialect === 'openai' ? openaiCompletion(plan, ctx) : dialect === 'responses' ? responsesResponse(plan, ctx, body) : anthropicMessage(plan, ctx);
+        const message = dialect === 'openai' ? openaiCompletion(plan, ctx) : dialect === 'responses' ? responsesResponse(plan, ctx, body) : dialect === 'gemini' ? geminiResponse(plan, ctx) : anthropicMessage(plan, ctx);
         sendJson(res, 200, message, { [requestIdHeader]: randomRequestId() });
       };
       // Non-streamed answers arrive when generation is done: after the whole pace.
@@ -211,7 +237,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       return;
     }
 
-    const segments = dialect === 'openai' ? openaiStream(plan, ctx) : dialect === 'responses' ? responsesStream(plan, ctx, body) : anthropicStream(plan, ctx);
+    const segments = dialect === 'openai' ? openaiStream(plan, ctx) : dialect === 'responses' ? responsesStream(plan, ctx, body) : dialect === 'gemini' ? geminiStream(plan, ctx) : anthropicStream(plan, ctx);
     later(res, plan.headerDelayMs, () => {
       res.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
@@ -247,6 +273,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
 
   async function replay(rel: string, dialect: Dialect, res: ServerResponse): Promise<void> {
     const file = path.resolve(fixturesDir, rel);
+    const errorResponse = (d: Dialect, status: number, message?: string) => (d === 'gemini' ? geminiError(status, message) : wireError(d, status, message));
     if (rel === '' || !file.startsWith(fixturesDir + path.sep)) {
       return sendError(res, errorResponse(dialect, 400, `fake upstream: bad replay path ${JSON.stringify(rel)}`));
     }
@@ -467,8 +494,11 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
+/** Gemini's `/v1beta/models/{model}:{method}`; the model may hold slashes. */
+const GEMINI_PATH = /^\/v1(?:beta)?\/models\/(.+):([A-Za-z]+)$/;
+
 function presentsBadKey(req: IncomingMessage): boolean {
-  const candidates = [req.headers['x-api-key'], req.headers.authorization];
+  const candidates = [req.headers['x-api-key'], req.headers.authorization, req.headers['x-goog-api-key']];
   return candidates.some((v) => typeof v === 'string' && v.replace(/^Bearer\s+/i, '').trim() === 'bad-key');
 }
 

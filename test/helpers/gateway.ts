@@ -63,6 +63,15 @@ export function responsesUpstream(upstream: string) {
   };
 }
 
+/** A `gemini`-dialect provider on the fake upstream and `gm-model` served by it, for testCatalogue's `extra`. */
+export function geminiUpstream(upstream: string) {
+  return {
+    providers: [{ id: 'fake-gemini', dialect: 'gemini', base_url: `${upstream}/v1beta`, api_key: { env: 'FAKE_GEMINI_KEY' } }],
+    models: [{ id: 'gm-model', owned_by: 'fake', context_window: 100000, max_output_tokens: 1000, ...PRICES, routes: [{ provider: 'fake-gemini', model: 'upstream-gm' }] }],
+  };
+}
+
+process.env.FAKE_GEMINI_KEY ??= 'AIza-fake-gemini-provider-key-0003';
 process.env.FAKE_OPENAI_KEY ??= 'sk-fake-openai-provider-key-0001';
 process.env.FAKE_ANTHROPIC_KEY ??= 'sk-ant-fake-provider-key-0002';
 

@@ -7,11 +7,13 @@ import t, { type Test } from 'tap';
 import { reconcile } from '../../src/billing/reconcile.js';
 import { everyStringTokens, startFakeUpstream } from '../fake-upstream/server.js';
 import { waitFor } from '../helpers/child.js';
-import { startTestGateway } from '../helpers/gateway.js';
+import { geminiUpstream, startTestGateway, testCatalogue } from '../helpers/gateway.js';
 
 const fake = await startFakeUpstream({ billing: 'every-string' });
 t.teardown(() => fake.close());
-const gw = await startTestGateway(t, { upstream: fake.url });
+const gw = await startTestGateway(t, { upstream: fake.url, catalogue: testCatalogue({ upstream: fake.url, extra: geminiUpstream(fake.url) }) });
+/** The dialect of a request the fake received, for its every-string bill. */
+const dialectOf = (r: { path: string }) => (r.path.startsWith('/v1/messages') ? 'anthropic' : r.path.startsWith('/v1beta/') ? 'gemini' : 'openai');
 const sql = gw.stores.sql;
 
 const post = (path: string, key: string, body: object, signal?: AbortSignal) =>
@@ -79,7 +81,7 @@ async function flood(t: Test, path: string, balanceUsd: string, body: object) {
   t.ok(balance >= 0n, `the balance never went below zero (${balance} nano)`);
   t.equal(await overruns(), overrunsBefore, 'no answer cost more than its hold');
   t.ok(rows.every((r) => !r.overrun), 'no record is an overrun');
-  const billed = fake.requests.reduce((n, r) => n + everyStringTokens(r.body, r.path.startsWith('/v1/messages') ? 'anthropic' : 'openai'), 0);
+  const billed = fake.requests.reduce((n, r) => n + everyStringTokens(r.body, dialectOf(r)), 0);
   const recorded = rows.reduce((n, r) => n + r.prompt_tokens, 0);
   t.equal(recorded, billed, 'charged for every input token the vendor billed');
 }
@@ -129,6 +131,18 @@ t.test('dense characters in tool property names: keys are held by their bytes', 
   });
 });
 
+t.test('the Gemini surface: dense property names and image-shaped decoys, passed through and translated', async (t) => {
+  const properties = Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`${'\u{10000}'.repeat(6)}${i}`, { type: 'string' }]));
+  const examples = [{ inlineData: { mimeType: 'image/png', data: DECOY } }, { fileData: { mimeType: 'image/png', fileUri: 'https://example.test/a.png' }, note: DECOY }];
+  for (const model of ['gm-model', 'oa-model']) {
+    await flood(t, `/v1beta/models/${model}:generateContent`, '0.1', {
+      contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+      tools: [{ functionDeclarations: [{ name: 'f', parametersJsonSchema: { type: 'object', properties, examples } }] }],
+      generationConfig: { maxOutputTokens: 8 },
+    });
+  }
+});
+
 // ---- Billing without the vendor's usage: everything forwarded is counted.
 
 /** A json_schema response format of dense text: forwarded, read and billed by the vendor. */
@@ -146,7 +160,7 @@ async function recordOf(requestId: string): Promise<Row> {
 function vendorInput(): number {
   t.equal(fake.requests.length, 1, 'one request reached the vendor');
   const r = fake.requests[0]!;
-  return everyStringTokens(r.body, r.path.startsWith('/v1/messages') ? 'anthropic' : 'openai');
+  return everyStringTokens(r.body, dialectOf(r));
 }
 
 function within10(t: Test, charged: number, billed: number, what: string) {

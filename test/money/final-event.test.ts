@@ -4,12 +4,13 @@
 // charge and usage record go (one script: hot balance and outbox), sits behind a TCP proxy that
 // the test silences while the stream runs and brings back 1.5 s later. The stream's content
 // arrives meanwhile; the final event must wait for the link, and when it arrives the charge is
-// already in Redis. On both surfaces, pass-through and translated.
+// already in Redis. On every surface, pass-through and translated (Gemini's final chunk is the one
+// with finishReason).
 
 import t, { type Test } from 'tap';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { startFakeUpstream } from '../fake-upstream/server.js';
-import { startTestGateway } from '../helpers/gateway.js';
+import { geminiUpstream, startTestGateway, testCatalogue } from '../helpers/gateway.js';
 import { sleep } from '../helpers/http.js';
 import { REDIS_URL, testRedisPrefix } from '../helpers/stores.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
@@ -24,6 +25,7 @@ t.teardown(() => proxy.close());
 const prefix = testRedisPrefix(t);
 const gw = await startTestGateway(t, {
   upstream: fake.url,
+  catalogue: testCatalogue({ upstream: fake.url, extra: geminiUpstream(fake.url) }),
   // The pause stays well inside the command timeout: the settle is slow, not failed.
   env: { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, REDIS_PREFIX: prefix, REDIS_TIMEOUT_MS: '10000' },
 });
@@ -41,7 +43,12 @@ interface Arrival {
 async function stream(path: string, body: object, onFirst: () => void, onFinal: (ev: string) => Promise<void>): Promise<Arrival[]> {
   const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${user.key}` };
   if (path === '/v1/messages') headers['anthropic-version'] = '2023-06-01';
-  const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const gemini = path.startsWith('/v1beta/');
+  // Gemini names the model in the URL and takes `contents`, its cap in generationConfig.
+  const { model, max_tokens, messages } = body as { model: string; max_tokens: number; messages: { content: string }[] };
+  const url = gemini ? `${gw.url}/v1beta/models/${model}:streamGenerateContent?alt=sse` : `${gw.url}${path}`;
+  const sent = gemini ? { contents: messages.map((m) => ({ role: 'user', parts: [{ text: m.content }] })), generationConfig: { maxOutputTokens: max_tokens } } : body;
+  const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(sent) });
   if (res.status !== 200) throw new Error(`status ${res.status}: ${await res.text()}`);
   const arrivals: Arrival[] = [];
   const reader = res.body!.getReader();
@@ -50,7 +57,7 @@ async function stream(path: string, body: object, onFirst: () => void, onFinal: 
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
-    text += decoder.decode(value, { stream: true });
+    text += decoder.decode(value, { stream: true }).replaceAll('\r\n', '\n');
     for (let end = text.indexOf('\n\n'); end >= 0; end = text.indexOf('\n\n')) {
       const event = text.slice(0, end);
       text = text.slice(end + 2);
@@ -62,13 +69,15 @@ async function stream(path: string, body: object, onFirst: () => void, onFinal: 
   return arrivals;
 }
 
-const isFinal = (event: string) => event === 'data: [DONE]' || event.startsWith('event: message_stop');
+const isFinal = (event: string) => event === 'data: [DONE]' || event.startsWith('event: message_stop') || event.includes('"finishReason"');
 
 const cases: { name: string; path: string; model: string }[] = [
   { name: 'chat, pass-through ([DONE])', path: '/v1/chat/completions', model: 'oa-model' },
   { name: 'chat, translated from Anthropic ([DONE])', path: '/v1/chat/completions', model: 'an-model' },
   { name: 'messages, pass-through (message_stop)', path: '/v1/messages', model: 'an-model' },
   { name: 'messages, translated from OpenAI (message_stop)', path: '/v1/messages', model: 'oa-model' },
+  { name: 'gemini, pass-through (finishReason)', path: '/v1beta/models', model: 'gm-model' },
+  { name: 'gemini, translated from Anthropic (finishReason)', path: '/v1beta/models', model: 'an-model' },
 ];
 
 async function check(t: Test, { path, model }: (typeof cases)[number]) {

@@ -9,9 +9,9 @@ const routes = (entries: object[]) =>
   ).models.get('m')!.routes.map((r) => r.reasoning);
 
 t.test('by model name when the catalogue does not say', async (t) => {
-  const names = ['o3-mini', 'openai/o4-mini', 'gpt-5-mini', 'claude-3-7-sonnet-latest', 'claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5'];
+  const names = ['o3-mini', 'openai/o4-mini', 'gpt-5-mini', 'claude-3-7-sonnet-latest', 'claude-sonnet-4-5', 'claude-opus-4-1', 'claude-haiku-4-5', 'gemini-2.5-flash', 'models/gemini-3-pro-preview'];
   t.same(routes(names.map((model) => ({ provider: 'p', model }))), names.map(() => true), names.join(', '));
-  const plain = ['gpt-4o-mini', 'claude-3-5-haiku-latest', 'deepseek-chat', 'foo3-bar'];
+  const plain = ['gpt-4o-mini', 'claude-3-5-haiku-latest', 'deepseek-chat', 'foo3-bar', 'gemini-2.0-flash'];
   t.same(routes(plain.map((model) => ({ provider: 'p', model }))), plain.map(() => false), plain.join(', '));
 });
 

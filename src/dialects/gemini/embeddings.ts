@@ -3,13 +3,12 @@
 // `outputDimensionality` for OpenAI's `dimensions`; the answer is `{embeddings:[{values}]}` with
 // no usage at all, so the gateway counts the input itself (src/inference/embeddings.ts).
 //
-// The catalogue's base_url is the API's root (`https://generativelanguage.googleapis.com`), as
-// Google's SDKs take it; the version segment is added here unless the operator wrote one.
+// The catalogue's base_url is the API's root or its versioned URL, as for chat (upstream.ts).
 
 import type { EmbeddingsUpstream, UpstreamEmbeddings } from '../embeddings.js';
+import { versionedBase } from './upstream.js';
 
 const isRecord = (x: unknown): x is Record<string, any> => x !== null && typeof x === 'object' && !Array.isArray(x);
-const VERSIONED = /\/v1(?:alpha|beta)?$/;
 
 /** `gemini-embedding-001` or `models/gemini-embedding-001`: the id without its collection. */
 const modelName = (m: string) => m.replace(/^models\//, '');
@@ -30,7 +29,7 @@ export const geminiEmbeddings: EmbeddingsUpstream = {
   // Gemini reads text only; token ids of OpenAI's tokenizers mean nothing to it.
   takesTokens: false,
   endpoint: (baseUrl, upstreamModel) =>
-    `${VERSIONED.test(baseUrl) ? baseUrl : `${baseUrl}/v1beta`}/models/${encodeURIComponent(modelName(upstreamModel))}:batchEmbedContents`,
+    `${versionedBase(baseUrl)}/models/${encodeURIComponent(modelName(upstreamModel))}:batchEmbedContents`,
   headers: (key): Record<string, string> => (key ? { 'x-goog-api-key': key } : {}),
   body(req, upstreamModel) {
     const model = `models/${modelName(upstreamModel)}`;
