@@ -11,8 +11,7 @@ import { FIXTURES_DIR } from '../fixtures/index.js';
 
 const fixtures = path.join(FIXTURES_DIR, 'openai');
 const sseFixtures = readdirSync(fixtures).filter((f) => f.endsWith('.sse')).sort();
-// The embeddings answers share the folder but are not chat completions (test/embeddings/ reads them).
-const jsonFixtures = readdirSync(fixtures).filter((f) => f.endsWith('.json') && !f.startsWith('embeddings_')).sort();
+const jsonFixtures = readdirSync(fixtures).filter((f) => f.endsWith('.json')).sort();
 
 const ctx = (includeUsage: boolean): RenderContext => ({ model: 'my-model', id: 'chatcmpl-test', created: 1700000000, includeUsage });
 

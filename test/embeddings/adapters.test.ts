@@ -39,14 +39,14 @@ t.test('OpenAI: the body passes through bar model; answers in any order; usage r
   t.equal(openai.parse({ data: [{ index: 0, embedding: [1] }, { index: 0, embedding: [2] }] }), undefined, 'an index twice');
   t.equal(openai.parse({ data: [{ index: 5, embedding: [1] }] }), undefined, 'an index out of range');
   t.equal(openai.parse({ error: { message: 'x' } }), undefined);
-  const recorded = openai.parse(readFixtureJson('openai/embeddings_base64.json'))!;
+  const recorded = openai.parse(readFixtureJson('openai/embeddings/base64.json'))!;
   t.type(recorded.vectors[0], 'string', 'base64 kept as it came');
   t.equal(recorded.promptTokens, 1);
 });
 
 t.test('float32 base64 both ways, as OpenAI encodes it', async (t) => {
-  const floats = readFixtureJson('openai/embeddings_float.json').data[0].embedding as number[];
-  const base64 = readFixtureJson('openai/embeddings_base64.json').data[0].embedding as string;
+  const floats = readFixtureJson('openai/embeddings/float.json').data[0].embedding as number[];
+  const base64 = readFixtureJson('openai/embeddings/base64.json').data[0].embedding as string;
   t.equal(floatsToBase64(floats), base64, 'the recorded float answer encodes to the recorded base64 answer');
   t.same(base64ToFloats(base64), floats.map(Math.fround), 'and back, to each float32');
   t.equal(base64ToFloats(Buffer.from([1, 2, 3]).toString('base64')), undefined, 'not whole float32s');

@@ -71,7 +71,7 @@ t.test('the upstream\'s count is authoritative: a recorded answer saying 1 token
   const res = await embed(gw, u.key, { model: 'emb-replay', input });
   t.equal(res.status, 200);
   const [row] = await rowsOf(u.userId);
-  t.equal(row!.prompt_tokens, 1, 'openai/embeddings_float.json says prompt_tokens 1');
+  t.equal(row!.prompt_tokens, 1, 'openai/embeddings/float.json says prompt_tokens 1');
   t.equal(row!.cost_nano, NANO_PER_TOKEN);
 });
 

@@ -81,8 +81,8 @@ t.test('base64 asked of an upstream that answers floats (Gemini): encoded by the
 });
 
 t.test('recorded OpenAI answers: a float answer asked as base64 gives the recorded base64, byte for byte', async (t) => {
-  const float = readFixtureJson('openai/embeddings_float.json');
-  const base64 = readFixtureJson('openai/embeddings_base64.json');
+  const float = readFixtureJson('openai/embeddings/float.json');
+  const base64 = readFixtureJson('openai/embeddings/base64.json');
   const asB64 = await embed(gw, user.key, { model: 'emb-replay', input: 'x', encoding_format: 'base64' });
   t.equal(asB64.status, 200);
   t.equal(asB64.json.data[0].embedding, base64.data[0].embedding);

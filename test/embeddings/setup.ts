@@ -31,8 +31,8 @@ export function embeddingsCatalogue(upstream: string) {
         embedding('emb-ratelimited', [{ provider: 'fake-openai', model: 'error:429' }, { provider: 'fake-gemini', model: 'gemini-embedding-001' }]),
         // Gemini first: token-id inputs can only go to the OpenAI route.
         embedding('emb-mixed', [{ provider: 'fake-gemini', model: 'gemini-embedding-001' }, { provider: 'fake-openai', model: 'upstream-emb' }]),
-        embedding('emb-replay', [{ provider: 'fake-openai', model: 'replay:openai/embeddings_float.json' }]),
-        embedding('emb-replay-b64', [{ provider: 'fake-openai', model: 'replay:openai/embeddings_base64.json' }]),
+        embedding('emb-replay', [{ provider: 'fake-openai', model: 'replay:openai/embeddings/float.json' }]),
+        embedding('emb-replay-b64', [{ provider: 'fake-openai', model: 'replay:openai/embeddings/base64.json' }]),
         embedding('emb-gemini-replay', [{ provider: 'fake-gemini', model: 'replay:gemini/batch_embed_contents_256d.json' }]),
         embedding('emb-gemini-missing', [{ provider: 'fake-gemini', model: 'error:404' }]),
         embedding('emb-upstream-400', [{ provider: 'fake-openai', model: 'error:400' }]),
