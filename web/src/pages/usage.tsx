@@ -7,11 +7,19 @@
 import { useState } from 'preact/hooks';
 import { api, qs, type Key, type Model, type Page, type UsageRow } from '../api.js';
 import { instant, num, usd } from '../format.js';
+import type { Translate } from '../i18n.js';
 import { DEFAULT_RANGE, ErrorText, RangeSelect, Scroll, Section, Select, useApp, useLoad, useSubmit, type Range } from '../ui.js';
 
 const PAGE_SIZE = 50;
 const PAGE_MAX = 500;
 const STATUSES = ['', 'ok', 'error', 'refused'] as const;
+
+const SURFACES = ['chat', 'messages', 'responses', 'gemini', 'embeddings'] as const;
+
+/** The surface in the page's words; a surface this build does not know yet by its own name. */
+function surfaceWord(t: Translate, surface: string): string {
+  return (SURFACES as readonly string[]).includes(surface) ? t(`usage.surface.${surface as (typeof SURFACES)[number]}`) : surface;
+}
 
 export function Usage() {
   const { t, lang, query } = useApp();
@@ -94,7 +102,7 @@ export function Usage() {
                   <td><time dateTime={r.created_at}>{instant(lang, r.created_at)}</time></td>
                   <td>{r.model ? <code>{r.model}</code> : '—'}</td>
                   <td>{keyName(r.key_id)}</td>
-                  <td>{t(`usage.surface.${r.surface === 'messages' || r.surface === 'embeddings' ? r.surface : 'chat'}`)}{r.stream ? ` · ${t('usage.stream')}` : ''}</td>
+                  <td>{surfaceWord(t, r.surface)}{r.stream ? ` · ${t('usage.stream')}` : ''}</td>
                   <td class="num">
                     <span class={`badge ${r.status >= 200 && r.status < 300 ? 'paid' : 'failed'}`}>{r.status}</span>
                     {r.error_code && <small class="muted" data-testid="error-code"> {r.error_code}</small>}
