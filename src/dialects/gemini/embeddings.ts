@@ -5,7 +5,7 @@
 //
 // The catalogue's base_url is the API's root or its versioned URL, as for chat (upstream.ts).
 
-import type { EmbeddingsUpstream, UpstreamEmbeddings } from '../embeddings.js';
+import type { EmbeddingsUpstream, UpstreamEmbeddings } from '../dialect.js';
 import { versionedBase } from './upstream.js';
 
 const isRecord = (x: unknown): x is Record<string, any> => x !== null && typeof x === 'object' && !Array.isArray(x);

@@ -4,7 +4,7 @@
 // reaches it as it would have without the gateway. What comes back may be floats or base64
 // whatever was asked (compatible servers differ): the handler turns it into what the client asked.
 
-import type { EmbeddingsUpstream, UpstreamEmbeddings } from '../embeddings.js';
+import type { EmbeddingsUpstream, UpstreamEmbeddings } from '../dialect.js';
 
 const isRecord = (x: unknown): x is Record<string, any> => x !== null && typeof x === 'object' && !Array.isArray(x);
 const isVector = (x: unknown): x is number[] | string => typeof x === 'string' || (Array.isArray(x) && x.every((n) => typeof n === 'number'));
