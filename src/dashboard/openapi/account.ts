@@ -13,13 +13,29 @@ const session = {
   required: ['user_id', 'token', 'expires_at'],
 };
 
+/** Signup and reset links: an address, answered the same whether or not it has an account. */
+const emailBody = { required: true, content: json({ type: 'object', properties: { email: { type: 'string', format: 'email', maxLength: LIMITS.email } }, required: ['email'] }) };
+
+/** A mailed link's token and the password it sets. */
+const linkPasswordBody = {
+  required: true,
+  content: json({
+    type: 'object',
+    properties: {
+      token: { type: 'string', maxLength: LIMITS.token, description: 'The token from the mailed link' },
+      password: { type: 'string', minLength: LIMITS.passwordMin, maxLength: LIMITS.passwordMax },
+    },
+    required: ['token', 'password'],
+  }),
+};
+
 export const accountPaths = {
   '/register': {
     post: {
       summary: 'Start signup: mails a verification link',
       description: 'Answers the same whether or not the email has an account. The link is {PUBLIC_URL}/verify?token=…, valid 24 hours, single use.',
       security: [],
-      requestBody: { required: true, content: json({ type: 'object', properties: { email: { type: 'string', format: 'email', maxLength: LIMITS.email } }, required: ['email'] }) },
+      requestBody: emailBody,
       responses: { '202': ok('Accepted', { type: 'object', properties: { status: { const: 'verification_sent' } }, required: ['status'] }), ...errors(400, 413, 429) },
     },
   },
@@ -27,17 +43,7 @@ export const accountPaths = {
     post: {
       summary: 'Complete signup: set the password and open a session',
       security: [],
-      requestBody: {
-        required: true,
-        content: json({
-          type: 'object',
-          properties: {
-            token: { type: 'string', maxLength: LIMITS.token, description: 'The token from the mailed link' },
-            password: { type: 'string', minLength: LIMITS.passwordMin, maxLength: LIMITS.passwordMax },
-          },
-          required: ['token', 'password'],
-        }),
-      },
+      requestBody: linkPasswordBody,
       responses: { '200': ok('Signed up and signed in', session), ...errors(400, 409, 413) },
     },
   },
@@ -83,7 +89,7 @@ export const accountPaths = {
       summary: 'Mail a password reset link',
       description: 'Answers the same whether or not the email has an account; only an account that is set up gets the mail. The link is {PUBLIC_URL}/reset?token=…, valid one hour, single use.',
       security: [],
-      requestBody: { required: true, content: json({ type: 'object', properties: { email: { type: 'string', format: 'email', maxLength: LIMITS.email } }, required: ['email'] }) },
+      requestBody: emailBody,
       responses: { '202': ok('Accepted', { type: 'object', properties: { status: { const: 'reset_sent' } }, required: ['status'] }), ...errors(400, 413, 429) },
     },
   },
@@ -91,17 +97,7 @@ export const accountPaths = {
     post: {
       summary: 'Set a new password from a reset link; ends every session and opens a new one',
       security: [],
-      requestBody: {
-        required: true,
-        content: json({
-          type: 'object',
-          properties: {
-            token: { type: 'string', maxLength: LIMITS.token, description: 'The token from the mailed link' },
-            password: { type: 'string', minLength: LIMITS.passwordMin, maxLength: LIMITS.passwordMax },
-          },
-          required: ['token', 'password'],
-        }),
-      },
+      requestBody: linkPasswordBody,
       responses: { '200': ok('Password set, signed in', session), ...errors(400, 413) },
     },
   },
