@@ -15,7 +15,6 @@ import { ZERO_USAGE, type IRRequest, type IRUsage } from '../dialects/ir.js';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
-import { keepAlive } from '../stream/keep-alive.js';
 import { upstreamEvents, Valve } from '../stream/valve.js';
 import { streamToClient } from '../stream/to-client.js';
 import { BodyTooLargeError, type UpstreamBody } from '../upstream/client.js';
@@ -259,7 +258,11 @@ async function wholeAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBod
   let out: string;
   if (upstreamDialect === surface.dialect) {
     ({ out, usage } = upstreamDialect.upstream.passThroughWhole(text, json, job.ctx));
-    if (job.conversation) job.final = json;
+    if (job.conversation) {
+      // Kept as the client got it: naming the catalogue's model.
+      if (typeof json.model === 'string') json.model = job.ctx.model;
+      job.final = json;
+    }
   } else {
     const answer = upstreamDialect.parseResponse(json);
     usage = answer.usage;
@@ -287,18 +290,17 @@ async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBo
   job.ir = settingsOnly(job.ir);
   let out: Observable<Buffer>;
   if (upstreamDialect === surface.dialect) {
-    out = upstreamEvents(body, valve, upstreamDialect.upstream.passThroughTap(meter, job.ir));
+    out = upstreamEvents(body, valve, upstreamDialect.upstream.passThroughTap(meter, job.ir, ctx.model));
   } else {
     out = upstreamEvents(body, valve, (ev) => ev).pipe(upstreamDialect.decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
   }
-  if (surface.ping) out = out.pipe(keepAlive(gw.config.PING_INTERVAL_MS, surface.ping));
   ex.beginStream(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...job.surface.answerHeaders(job.ex.requestId) });
   ex.releaseHeaders();
   gw.metrics.activeStreams.inc();
   let status = 200;
   let outcome;
   try {
-    outcome = await streamToClient(out, ex, valve, gw.metrics);
+    outcome = await streamToClient(out, ex, valve, gw.metrics, surface.ping && { intervalMs: gw.config.PING_INTERVAL_MS, ping: surface.ping });
   } finally {
     gw.metrics.activeStreams.dec();
   }

@@ -14,6 +14,10 @@ interface Pausable {
 export class Valve {
   private source?: Pausable;
   paused = false;
+  /** An upstream read is being turned into events: the writer waits for its end to write. */
+  reading = false;
+  /** The writer's: writes what the read produced, in one go. */
+  flushWrites?: () => void = undefined;
   attach(source: Pausable) {
     this.source = source;
     if (this.paused) source.pause();
@@ -46,7 +50,15 @@ export function upstreamEvents<T>(body: UpstreamBody, valve: Valve, select: (ev:
     const stop = () => subscriber.closed;
     valve.attach(body);
     body.consume({
-      data: (chunk) => decoder.push(chunk, emit, stop),
+      data: (chunk) => {
+        valve.reading = true;
+        try {
+          decoder.push(chunk, emit, stop);
+        } finally {
+          valve.reading = false;
+        }
+        valve.flushWrites?.();
+      },
       end: () => {
         done = true;
         decoder.flush(emit);

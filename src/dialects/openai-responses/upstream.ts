@@ -4,6 +4,7 @@
 // carries the whole answer, which is kept for `previous_response_id`.
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
+import { renamedAnswer, stringEnd, withModel } from '../../stream/json-bytes.js';
 import type { UpstreamSide, UsageSink } from '../dialect.js';
 import { isRecord } from '../openai-chat/shared.js';
 import { usageFromResponses } from './usage.js';
@@ -16,10 +17,47 @@ function typeOf(ev: SSEEvent, data: Record<string, unknown> | undefined): string
   return ev.event ?? (typeof data?.type === 'string' ? data.type : '');
 }
 
-export function responsesPassThrough(sink: UsageSink): (ev: SSEEvent) => Buffer {
+const DELTA_STRING = Buffer.from('"delta":"');
+
+/**
+ * A text delta's text, read from its bytes (`"delta":"…"`, see stream/json-bytes.ts); undefined
+ * when the event must be parsed instead.
+ */
+function deltaOf(ev: SSEEvent): string | undefined {
+  if (ev.dataStart === -1) return undefined;
+  const raw = ev.raw;
+  const at = raw.indexOf(DELTA_STRING, ev.dataStart);
+  if (at === -1 || raw.indexOf(DELTA_STRING, at + 1) !== -1) return undefined;
+  const before = raw[at - 1];
+  if (before !== 0x2c && before !== 0x7b) return undefined;
+  const start = at + DELTA_STRING.length;
+  const end = stringEnd(raw, start);
+  if (end === -1) return undefined;
+  const slash = raw.indexOf(0x5c, start);
+  if (slash === -1 || slash >= end) return raw.toString('utf8', start, end);
+  try {
+    return JSON.parse(raw.toString('utf8', start - 1, end + 1)) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Events that carry the response object, and with it the model's name: `response.<one word>`. */
+const carriesResponse = (type: string) => type.startsWith('response.') && type.indexOf('.', 9) === -1;
+
+export function responsesPassThrough(sink: UsageSink, model?: string): (ev: SSEEvent) => Buffer {
+  const modelJson = model === undefined ? undefined : Buffer.from(JSON.stringify(model));
   return (ev) => {
     let data: Record<string, unknown> | undefined;
     const type = ev.event;
+    if (type !== undefined && TEXT_DELTA.has(type)) {
+      // The common delta, read from its bytes: most of a stream's events, none of which carries usage.
+      const text = deltaOf(ev);
+      if (text !== undefined) {
+        sink.noteText(text);
+        return ev.raw;
+      }
+    }
     // Events without an `event:` line are read to learn their type; with one, only those that matter.
     if (type === undefined || TERMINAL.has(type) || TEXT_DELTA.has(type) || type === 'error') {
       try {
@@ -36,9 +74,14 @@ export function responsesPassThrough(sink: UsageSink): (ev: SSEEvent) => Buffer 
       const response = isRecord(data?.response) ? data.response : undefined;
       sink.noteUsage(usageFromResponses(response?.usage));
       if (t === 'response.failed') sink.failed = true;
-      else if (response) sink.noteAnswer?.(response);
-      return markFinal(ev.raw);
+      else if (response) {
+        // Kept for GET /v1/responses/{id}: it names the model as the client's stream did.
+        if (model !== undefined && typeof response.model === 'string') response.model = model;
+        sink.noteAnswer?.(response);
+      }
+      return markFinal(modelJson ? withModel(ev.raw, Math.max(0, ev.dataStart), modelJson) : ev.raw);
     } else if (t === 'error') sink.failed = true;
+    if (modelJson && carriesResponse(t)) return withModel(ev.raw, Math.max(0, ev.dataStart), modelJson);
     return ev.raw;
   };
 }
@@ -49,8 +92,8 @@ export const upstream: UpstreamSide = {
   setOutputCap(body, cap) {
     body.max_output_tokens = cap;
   },
-  passThroughWhole(text, json) {
-    return { out: text, usage: usageFromResponses(json.usage) };
+  passThroughWhole(text, json, ctx) {
+    return { out: renamedAnswer(text, json, ctx.model), usage: usageFromResponses(json.usage) };
   },
-  passThroughTap: (sink) => responsesPassThrough(sink),
+  passThroughTap: (sink, _ir, model) => responsesPassThrough(sink, model),
 };
