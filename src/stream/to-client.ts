@@ -99,6 +99,7 @@ export function streamToClient(body: Observable<Buffer>, ex: Exchange, valve: Va
         finish({ completed: false, aborted: false, error });
       },
       complete() {
+        valve.answered = true;
         write();
         finish({ completed: true, aborted: false });
       },

@@ -18,6 +18,8 @@ export class Valve {
   reading = false;
   /** The writer's: writes what the read produced, in one go. */
   flushWrites?: () => void = undefined;
+  /** The answer is complete (a translated stream's last event came): the rest of the body is not needed. */
+  answered = false;
   attach(source: Pausable) {
     this.source = source;
     if (this.paused) source.pause();
@@ -31,6 +33,10 @@ export class Valve {
     this.source?.resume();
   }
 }
+
+const BODY_GRACE_MS = 1000;
+
+const cancelLate = (body: UpstreamBody) => body.cancel();
 
 /**
  * The upstream's answer as an Observable of its SSE events, each passed through `select` (null
@@ -61,6 +67,7 @@ export function upstreamEvents<T>(body: UpstreamBody, valve: Valve, select: (ev:
       },
       end: () => {
         done = true;
+        if (subscriber.closed) return;
         decoder.flush(emit);
         subscriber.complete();
       },
@@ -70,7 +77,14 @@ export function upstreamEvents<T>(body: UpstreamBody, valve: Valve, select: (ev:
       },
     });
     return () => {
-      if (!done) body.cancel();
+      if (done) return;
+      // A translated answer completes on its last event ([DONE], message_stop), a moment before
+      // the body ends, usually in the same read. Cancelling then closed the upstream connection
+      // (and built an error with its stack) for every stream, and the next one had to connect
+      // afresh: the body is given a moment to end by itself, and keeps its connection. A client
+      // that left is another matter: the upstream is stopped at once.
+      if (valve.answered) setTimeout(cancelLate, BODY_GRACE_MS, body).unref();
+      else body.cancel();
     };
   });
 }

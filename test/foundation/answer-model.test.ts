@@ -64,7 +64,7 @@ for (const surface of Object.keys(SURFACES) as (keyof typeof SURFACES)[]) {
 
       if (surface === 'responses') {
         for (const answer of [whole, JSON.parse(wire.split('\n').filter((l) => l.includes('"response.completed"') && l.startsWith('data: '))[0]!.slice(6)).response]) {
-          const kept = await fetch(`${gw.url}/v1/responses/${answer.id}`, { headers: { authorization: `Bearer ${u.key}` } }).then((r) => r.json());
+          const kept = await fetch(`${gw.url}/v1/responses/${answer.id}`, { headers: { authorization: `Bearer ${u.key}` } }).then((r) => r.json() as Promise<{ model?: string }>);
           t.equal(kept.model, model, 'the answer kept for GET /v1/responses/{id}');
         }
       }
