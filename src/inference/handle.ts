@@ -321,11 +321,9 @@ async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBo
   // the final event goes out only once the charge is recorded.
   const recorded = await gw.ledger.settleEventually(job.reservation, record.costNano, record);
   if (!recorded && !outcome.aborted) failure ??= new GatewayError('unavailable', 'The gateway could not record this answer\'s usage; it will be billed when the store recovers.');
-  if (failure) ex.write(surface.dialect.errorEvent(failure, ex.requestId));
-  else {
-    if (status === 200) await keepAnswer(job, meter.answer);
-    for (const chunk of outcome.held) ex.write(chunk);
-  }
-  ex.end();
+  if (failure) return ex.endWith([surface.dialect.errorEvent(failure, ex.requestId)]);
+  if (status === 200) await keepAnswer(job, meter.answer);
+  // The held events and the body's end in one send: each write of its own cost a send.
+  ex.endWith(outcome.held);
 }
 

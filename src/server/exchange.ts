@@ -299,6 +299,25 @@ export class Exchange {
     });
   }
 
+  /** The last chunks of a streamed body and its end, in one corked write. */
+  endWith(chunks: readonly Buffer[]): void {
+    if (this.aborted || this.finished) return;
+    this.finished = true;
+    corked.ex = this;
+    corked.chunks = chunks;
+    this.res.cork(corkedEnd);
+    corked.ex = undefined;
+    corked.chunks = NO_CHUNKS;
+  }
+
+  /** endWith()'s corked part. */
+  endCorked(): void {
+    this.writePendingHead();
+    if (this.head) return void this.res.endWithoutBody();
+    for (const chunk of corked.chunks) this.res.write(chunk);
+    this.res.end();
+  }
+
   /** Drop the connection (used when a response cannot be completed). */
   close(): void {
     if (this.aborted || this.finished) return;
@@ -320,6 +339,8 @@ const NO_CHUNKS: readonly Buffer[] = [];
 const corkedWrite = () => corked.ex!.writeCorkedChunk();
 
 const corkedWriteAll = () => corked.ex!.writeCorkedChunks();
+
+const corkedEnd = () => corked.ex!.endCorked();
 
 function conflictingLength() {
   return new GatewayError('invalid_request', 'The request has Content-Length headers that disagree; its body cannot be told from what follows it.', { code: 'conflicting_content_length' });
