@@ -47,6 +47,8 @@ export interface RecordedRequest {
   /** Parsed JSON, or the raw text when it is not JSON. */
   body: any;
   at: number;
+  /** The client's port: the same on two requests when they came over one keep-alive connection. */
+  remotePort?: number;
 }
 
 export interface StreamStats {
@@ -139,7 +141,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         malformed = true;
       }
     }
-    if (record) requests.push({ method, path: pathname, query: q < 0 ? '' : url.slice(q + 1), headers: req.headers, body, at: Date.now() });
+    if (record) requests.push({ method, path: pathname, query: q < 0 ? '' : url.slice(q + 1), headers: req.headers, body, at: Date.now(), remotePort: req.socket.remotePort });
 
     const dialect: Dialect = pathname.startsWith('/v1/messages') ? 'anthropic' : pathname.startsWith('/v1/responses') ? 'responses' : 'openai';
     const route = `${method} ${pathname}`;

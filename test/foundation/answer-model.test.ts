@@ -16,9 +16,9 @@ const MODELS = { 'oa-model': 'upstream-oa', 'an-model': 'upstream-an', 'rs-model
 type Model = keyof typeof MODELS;
 
 const SURFACES = {
-  chat: { path: '/v1/chat/completions', headers: { authorization: `Bearer ${u.key}` }, body: (model: Model) => ({ model, messages: [{ role: 'user', content: 'hello' }] }) },
-  messages: { path: '/v1/messages', headers: { 'x-api-key': u.key }, body: (model: Model) => ({ model, max_tokens: 50, messages: [{ role: 'user', content: 'hello' }] }) },
-  responses: { path: '/v1/responses', headers: { authorization: `Bearer ${u.key}` }, body: (model: Model) => ({ model, input: 'hello', max_output_tokens: 50 }) },
+  chat: { path: '/v1/chat/completions', headers: { authorization: `Bearer ${u.key}` }, body: (model: Model, text: string) => ({ model, messages: [{ role: 'user', content: text }] }) },
+  messages: { path: '/v1/messages', headers: { 'x-api-key': u.key }, body: (model: Model, text: string) => ({ model, max_tokens: 50, messages: [{ role: 'user', content: text }] }) },
+  responses: { path: '/v1/responses', headers: { authorization: `Bearer ${u.key}` }, body: (model: Model, text: string) => ({ model, input: text, max_output_tokens: 50 }) },
 };
 
 /** Every value of a `model` key, at any depth. */
@@ -33,12 +33,12 @@ function models(value: unknown, out: unknown[] = []): unknown[] {
   return out;
 }
 
-async function post(surface: keyof typeof SURFACES, model: Model, stream: boolean): Promise<string> {
+async function post(surface: keyof typeof SURFACES, model: Model, stream: boolean, text = 'hello'): Promise<string> {
   const s = SURFACES[surface];
   const res = await fetch(`${gw.url}${s.path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...s.headers },
-    body: JSON.stringify({ ...s.body(model), stream }),
+    body: JSON.stringify({ ...s.body(model, text), stream }),
   });
   t.equal(res.status, 200, `${surface} ${model}${stream ? ' streamed' : ''}: answered`);
   return res.text();
@@ -71,3 +71,17 @@ for (const surface of Object.keys(SURFACES) as (keyof typeof SURFACES)[]) {
     });
   }
 }
+
+// A translated stream completes on its last event, a moment before the upstream's body ends:
+// the body is let end rather than cancelled, so the upstream connection is kept for the next.
+t.test('translated streams leave their upstream connection open for the next request', async (t) => {
+  for (const [surface, model] of [['messages', 'oa-model'], ['chat', 'an-model'], ['responses', 'an-model']] as const) {
+    fake.reset();
+    // Paced, so that the last event arrives while the stream is being read, as it does live.
+    await post(surface, model, true, '[[paced:3:20]]');
+    await post(surface, model, true, '[[paced:3:20]]');
+    const [first, second] = fake.requests;
+    t.ok(first!.remotePort && first!.remotePort === second!.remotePort, `${surface} → ${model}: the second stream came over the first's connection`);
+    t.notOk(fake.streams.some((s) => s.aborted), 'no upstream stream was cut short');
+  }
+});
