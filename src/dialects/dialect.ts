@@ -76,8 +76,8 @@ export interface UpstreamProvider {
  */
 export interface UsageSink {
   noteUsage(u: Partial<IRUsage> | null | undefined): void;
-  /** An event whose text is counted if no usage comes (an OpenAI chunk, an Anthropic delta), read from its bytes. */
-  noteRaw(ev: SSEEvent): void;
+  /** An event's data whose text is counted if no usage comes (an OpenAI chunk, an Anthropic delta). */
+  noteRaw(data: string): void;
   /** Produced text, for a dialect whose events the meter cannot read itself. */
   noteText(text: string): void;
   /** The upstream reported an error inside the stream. */
@@ -108,9 +108,9 @@ export interface UpstreamSide {
   passThroughWhole(text: string, json: Record<string, any>, ctx: RenderContext): { out: string; usage: IRUsage | null };
   /**
    * Same-dialect stream: each upstream event's bytes for the client (null: dropped), usage and
-   * text noted on the way. Runs once per event on the hot path: events are read as bytes, and
-   * only those that can carry usage are parsed. Every event that names the model names `model`
-   * (the catalogue's id the client asked for), not the upstream's.
+   * text noted on the way. Runs once per event on the hot path: only the events that can carry
+   * usage are parsed. Every event that names the model names `model` (the catalogue's id the
+   * client asked for), not the upstream's.
    */
   passThroughTap(sink: UsageSink, ir: IRRequest, model: string): (ev: SSEEvent) => Buffer | null;
 }

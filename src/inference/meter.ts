@@ -7,8 +7,6 @@ import type { UsageSink } from '../dialects/dialect.js';
 import type { IRStreamEvent, IRUsage } from '../dialects/ir.js';
 import { forwardedTokens, type Forwarded } from '../billing/prompt-size.js';
 import { countTextTokens } from '../billing/tokens.js';
-import { bytesAt, type SSEEvent } from '../stream/sse.js';
-import { stringEnd } from '../stream/json-bytes.js';
 
 const TEXT_LIMIT = 256 * 1024;
 
@@ -28,26 +26,15 @@ class ByteLog {
     const capacity = this.buf ? this.buf.length : 0;
     let need = this.bytes + s.length * 3;
     if (need > capacity) need = this.bytes + Buffer.byteLength(s);
-    if (!this.buf || need > capacity) this.reserve(need);
-    this.bytes += this.buf!.write(s, this.bytes);
-  }
-
-  /** UTF-8 bytes of text, `buf[start, end)`. */
-  appendBytes(buf: Buffer, start: number, end: number): void {
-    const n = end - start;
-    this.reserve(this.bytes + n);
-    this.bytes += buf.copy(this.buf!, this.bytes, start, end);
-  }
-
-  private reserve(need: number): void {
-    const capacity = this.buf ? this.buf.length : 0;
-    if (this.buf && need <= capacity) return;
-    let size = this.buf ? capacity : 256;
-    while (size < need) size *= 2;
-    // Slow: a slice of the shared pool would keep a whole pool chunk alive with it.
-    const next = Buffer.allocUnsafeSlow(size);
-    this.buf?.copy(next, 0, 0, this.bytes);
-    this.buf = next;
+    if (!this.buf || need > capacity) {
+      let size = this.buf ? capacity : 256;
+      while (size < need) size *= 2;
+      // Slow: a slice of the shared pool would keep a whole pool chunk alive with it.
+      const next = Buffer.allocUnsafeSlow(size);
+      this.buf?.copy(next, 0, 0, this.bytes);
+      this.buf = next;
+    }
+    this.bytes += this.buf.write(s, this.bytes);
   }
 
   /** The text so far; the log starts again empty. */
@@ -108,24 +95,15 @@ export class StreamMeter implements UsageSink {
   }
 
   /**
-   * A pass-through event: its text is taken out at once, from its bytes when the event is the
-   * common shape. Holding the raw events to parse only if no usage came saved nothing: usage
-   * comes last, so all but the last few events were parsed anyway, and the held bytes cost
-   * every open stream a buffer of its own.
+   * A pass-through event's data: its text is taken out at once. Holding the raw events to parse
+   * only if no usage came saved nothing: usage comes last, so all but the last few events were
+   * parsed anyway, and the held bytes cost every open stream a buffer of its own.
    */
-  noteRaw(ev: SSEEvent) {
+  noteRaw(data: string) {
     if (this.outputReported) return;
-    const raw = ev.raw;
-    if (ev.dataStart !== -1 && deltaRange(raw, ev.dataStart, found)) {
-      // Text without escapes is its own UTF-8: copied as it is, never decoded.
-      const slash = raw.indexOf(0x5c, found.start);
-      if (slash === -1 || slash >= found.end) this.produced.appendBytes(raw, found.start, found.end);
-      else {
-        const text = jsonStringText(raw, found.start, found.end);
-        if (text !== undefined) this.produced.append(text);
-        else parsedText(ev.data, this.produced);
-      }
-    } else parsedText(ev.data, this.produced);
+    const text = deltaText(data);
+    if (text !== undefined) this.produced.append(text);
+    else parsedText(data, this.produced);
     if (this.produced.bytes > TEXT_LIMIT) this.countAndRelease();
   }
 
@@ -149,46 +127,37 @@ export class StreamMeter implements UsageSink {
 /**
  * The counted text of one pass-through event, read without parsing it when its shape is the
  * common one: a single OpenAI choice whose delta is `{"content":"…"}`, or an Anthropic
- * `{"type":"text_delta","text":"…"}` delta. Found in the event's bytes (stream/json-bytes.ts
- * says why a structural match there is one in the JSON): `found.start`, `found.end` are the
- * text's JSON string content. False when the event is anything else, and it must be parsed.
+ * `{"type":"text_delta","text":"…"}` delta. Undefined when the event is anything else, and it
+ * must be parsed. In valid JSON, a quote that is not escaped is structural: `"delta":{` found
+ * after a `,` or `{` is a key, never text, since text cannot hold an unescaped quote.
  */
-export function deltaRange(buf: Buffer, from: number, found: { start: number; end: number }): boolean {
-  // The first delta key, and which of the two shapes opens it.
-  const at = buf.indexOf(DELTA, from);
-  if (at === -1) return false;
-  let start = at + DELTA.length;
-  if (bytesAt(buf, start, OPENAI_OPEN)) {
-    if (buf.lastIndexOf(CHOICES_ARRAY, at) < from) return false;
-    start += OPENAI_OPEN.length;
-  } else if (bytesAt(buf, start, ANTHROPIC_OPEN)) {
-    if (buf.indexOf(CHOICES, from) !== -1) return false;
-    start += ANTHROPIC_OPEN.length;
-  } else return false;
-  const before = buf[at - 1];
-  if (before !== 0x2c && before !== 0x7b) return false;
-  const end = stringEnd(buf, start);
-  if (end === -1) return false;
-  // The delta holds nothing else, and no other choice follows with a delta of its own.
-  if (buf[end + 1] !== 0x7d || buf.indexOf(DELTA, end) !== -1) return false;
-  found.start = start;
-  found.end = end;
-  return true;
-}
-
-/** deltaRange on a string (the tests' form): the text, or undefined when it must be parsed. */
 export function deltaText(data: string): string | undefined {
-  const buf = Buffer.from(data);
-  const found = { start: 0, end: 0 };
-  if (!deltaRange(buf, 0, found)) return undefined;
-  return jsonStringText(buf, found.start, found.end);
-}
-
-/** A JSON string's content (between its quotes) as text; undefined if it is not valid. */
-function jsonStringText(buf: Buffer, start: number, end: number): string | undefined {
-  const raw = buf.toString('utf8', start, end);
-  const slash = buf.indexOf(0x5c, start);
-  if (slash === -1 || slash >= end) return raw;
+  // The first delta key, and which of the two shapes opens it.
+  const at = data.indexOf('"delta":');
+  if (at === -1) return undefined;
+  let start = at + DELTA.length;
+  if (data.startsWith(OPENAI_OPEN, start)) {
+    if (data.lastIndexOf('"choices":[', at) === -1) return undefined;
+    start += OPENAI_OPEN.length;
+  } else if (data.startsWith(ANTHROPIC_OPEN, start)) {
+    if (data.includes('"choices"')) return undefined;
+    start += ANTHROPIC_OPEN.length;
+  } else return undefined;
+  const before = data.charCodeAt(at - 1);
+  if (before !== 0x2c && before !== 0x7b) return undefined;
+  let end = start;
+  for (;;) {
+    end = data.indexOf('"', end);
+    if (end === -1) return undefined;
+    let slashes = 0;
+    while (data.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
+    if (slashes % 2 === 0) break;
+    end++;
+  }
+  // The delta holds nothing else, and no other choice follows with a delta of its own.
+  if (data.charCodeAt(end + 1) !== 0x7d || data.indexOf('"delta":', end) !== -1) return undefined;
+  const raw = data.slice(start, end);
+  if (!raw.includes('\\')) return raw;
   try {
     return JSON.parse(`"${raw}"`) as string;
   } catch {
@@ -196,12 +165,9 @@ function jsonStringText(buf: Buffer, start: number, end: number): string | undef
   }
 }
 
-const DELTA = Buffer.from('"delta":');
-const OPENAI_OPEN = Buffer.from('{"content":"');
-const ANTHROPIC_OPEN = Buffer.from('{"type":"text_delta","text":"');
-const CHOICES_ARRAY = Buffer.from('"choices":[');
-const CHOICES = Buffer.from('"choices"');
-const found = { start: 0, end: 0 };
+const DELTA = '"delta":';
+const OPENAI_OPEN = '{"content":"';
+const ANTHROPIC_OPEN = '{"type":"text_delta","text":"';
 
 /** Text of an OpenAI chunk (every choice of it) or an Anthropic content_block_delta, for counting. */
 export function parsedText(data: string, out: { append(s: string): void }): void {

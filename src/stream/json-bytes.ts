@@ -1,8 +1,10 @@
-// Reading and patching JSON events as bytes, for pass-through streams (dialects/…/upstream.ts).
+// Patching JSON answers and events, for pass-through answers (dialects/…/upstream.ts).
 // In valid JSON a quote that is not escaped is structural: no string holds one, so a byte
 // sequence such as `"model":"` can only be a key followed by the start of its string value,
 // never text. Multi-byte UTF-8 never contains an ASCII byte, so searching bytes finds exactly
 // what searching the decoded text would.
+
+import type { SSEEvent } from './sse.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -18,24 +20,6 @@ export function stringEnd(buf: Buffer, from: number): number {
     if (slashes % 2 === 0) return end;
     end++;
   }
-}
-
-const isSpace = (c: number | undefined) => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-
-/**
- * Whether `key` (a quoted key, e.g. `"usage"`) occurs from `from` with a value opening with
- * `open` (`{`): the bytes' form of the regex /"usage"\s*:\s*\{/.
- */
-export function hasKeyWith(buf: Buffer, from: number, key: Buffer, open: number): boolean {
-  for (let at = buf.indexOf(key, from); at !== -1; at = buf.indexOf(key, at + 1)) {
-    let i = at + key.length;
-    while (isSpace(buf[i])) i++;
-    if (buf[i] !== 0x3a) continue;
-    i++;
-    while (isSpace(buf[i])) i++;
-    if (open === -1 || buf[i] === open) return true;
-  }
-  return false;
 }
 
 const MODEL_KEY = Buffer.from('"model":"');
@@ -54,11 +38,47 @@ export function withModel(raw: Buffer, from: number, model: Buffer): Buffer {
   if (end === -1) return raw;
   const length = end + 1 - start;
   if (length === model.length && raw.compare(model, 0, length, start, end + 1) === 0) return raw;
-  const out = Buffer.allocUnsafe(raw.length - length + model.length);
+  return patched(raw, start, end + 1, model);
+}
+
+/**
+ * withModel for an event already decoded: the value is found in its data (string search is
+ * several times cheaper than Buffer.indexOf's per call, and the tap has the string anyway)
+ * and patched in its bytes. `modelText` is `model` as a string.
+ */
+export function eventWithModel(ev: SSEEvent, model: Buffer, modelText: string): Buffer {
+  const data = ev.data;
+  const key = data.indexOf('"model":"');
+  if (key === -1) return ev.raw;
+  const start = key + 8;
+  const end = textStringEnd(data, start + 1);
+  if (end === -1) return ev.raw;
+  if (end + 1 - start === modelText.length && data.startsWith(modelText, start)) return ev.raw;
+  // Not all ASCII: string indices are not byte offsets, so the bytes are searched instead.
+  if (ev.dataStart === -1) return withModel(ev.raw, 0, model);
+  return patched(ev.raw, ev.dataStart + start, ev.dataStart + end + 1, model);
+}
+
+/** `raw` with bytes [start, end) replaced by `value`. */
+function patched(raw: Buffer, start: number, end: number, value: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(raw.length - (end - start) + value.length);
   raw.copy(out, 0, 0, start);
-  model.copy(out, start);
-  raw.copy(out, start + model.length, end + 1);
+  value.copy(out, start);
+  raw.copy(out, start + value.length, end);
   return out;
+}
+
+/** Index of the quote that closes the JSON string whose content starts at `from` in `text`, or -1. */
+function textStringEnd(text: string, from: number): number {
+  let end = from;
+  for (;;) {
+    end = text.indexOf('"', end);
+    if (end === -1) return -1;
+    let slashes = 0;
+    while (text.charCodeAt(end - 1 - slashes) === BACKSLASH) slashes++;
+    if (slashes % 2 === 0) return end;
+    end++;
+  }
 }
 
 /**
@@ -70,15 +90,8 @@ export function textWithModel(text: string, current: string, model: string): str
   const key = text.indexOf('"model":"');
   if (key === -1) return undefined;
   const start = key + 8;
-  let end = start + 1;
-  for (;;) {
-    end = text.indexOf('"', end);
-    if (end === -1) return undefined;
-    let slashes = 0;
-    while (text.charCodeAt(end - 1 - slashes) === BACKSLASH) slashes++;
-    if (slashes % 2 === 0) break;
-    end++;
-  }
+  const end = textStringEnd(text, start + 1);
+  if (end === -1) return undefined;
   if (text.slice(start, end + 1) !== JSON.stringify(current)) return undefined;
   return text.slice(0, start) + JSON.stringify(model) + text.slice(end + 1);
 }

@@ -2,59 +2,25 @@
 // a same-dialect stream can be forwarded byte for byte while only the events billing needs are
 // looked at.
 
+export interface SSEEvent {
+  /** The `event:` field, when present. */
+  event?: string;
+  /** The `data:` lines joined with "\n". */
+  data: string;
+  /** The event as it came on the wire, blank-line terminator included. */
+  raw: Buffer;
+  /**
+   * Where `data` starts in `raw`, when that is also where it starts in the decoded text: the
+   * common shape (below) of an event that is all ASCII, so that an index into `data` plus this
+   * is a byte offset into `raw` (a pass-through tap patches bytes by it). -1 otherwise.
+   */
+  dataStart: number;
+}
+
 const LF = 0x0a;
 const CR = 0x0d;
 
 const EMPTY = Buffer.alloc(0);
-
-/**
- * One event as it came on the wire. Its fields are read from the bytes only when asked for: a
- * pass-through stream looks at most events' bytes only (dialects/…/upstream.ts), and decoding
- * every event to a string, then slicing it, was most of what a forwarded token cost.
- */
-export class SSEEvent {
-  private eventName: string | undefined;
-  private dataText: string | undefined;
-  private fieldsRead: boolean;
-
-  /**
-   * `raw`: the event, blank-line terminator included. `dataStart`: where its data starts in
-   * `raw` when the event is the common shape (one `data:` line, optionally after one `event:`
-   * line, LF-terminated; the data then ends 2 bytes before `raw` does), else -1.
-   */
-  constructor(
-    readonly raw: Buffer,
-    readonly dataStart: number,
-    eventName?: string,
-    data?: string,
-  ) {
-    this.eventName = eventName;
-    this.dataText = data;
-    this.fieldsRead = dataStart === -1;
-  }
-
-  /** Where the data ends in `raw` (common shape only). */
-  get dataEnd(): number {
-    return this.raw.length - 2;
-  }
-
-  /** The `event:` field, when present. */
-  get event(): string | undefined {
-    if (!this.fieldsRead) this.readEventName();
-    return this.eventName;
-  }
-
-  /** The `data:` lines joined with "\n". */
-  get data(): string {
-    return (this.dataText ??= this.raw.toString('utf8', this.dataStart, this.raw.length - 2));
-  }
-
-  private readEventName(): void {
-    this.fieldsRead = true;
-    // `event: ` is 7 bytes and the data line's `data: ` 6, followed by its LF.
-    if (this.dataStart > 6) this.eventName = this.raw.toString('utf8', 7, this.dataStart - 7);
-  }
-}
 
 /** Index just past the blank line that ends the first event in `buf` from `from`, or -1. */
 function eventEnd(buf: Buffer, from: number): number {
@@ -65,36 +31,31 @@ function eventEnd(buf: Buffer, from: number): number {
   return -1;
 }
 
-const EVENT_PREFIX = Buffer.from('event: ');
-const DATA_PREFIX = Buffer.from('data: ');
-
-/** `needle` at `at` in `buf`. */
-export function bytesAt(buf: Buffer, at: number, needle: Buffer): boolean {
-  if (at < 0 || at + needle.length > buf.length) return false;
-  for (let i = 0; i < needle.length; i++) if (buf[at + i] !== needle[i]) return false;
-  return true;
-}
-
 /**
- * Where the data of `raw` starts if the event is `data: …` alone or after one `event: …` line,
- * LF-terminated (nearly every event on the wire), else -1: those are read from a string below.
+ * `data: …` alone or after one `event: …` line, LF-terminated: nearly every event on the wire,
+ * read with two slices instead of a split and a loop over its lines. Undefined for any other
+ * shape, which the full reading below handles.
  */
-function commonDataStart(raw: Buffer): number {
-  const end = raw.length - 2;
-  if (raw[end + 1] !== LF || raw[end] !== LF) return -1;
+function parseCommon(text: string, raw: Buffer): SSEEvent | undefined {
+  const end = text.length - 2;
+  if (text.charCodeAt(end + 1) !== LF) return undefined;
   let at = 0;
-  if (bytesAt(raw, 0, EVENT_PREFIX)) {
-    at = raw.indexOf(LF, 7) + 1;
-    // An `event:` line without data, or one ending in CR: the full reading.
-    if (at >= end || raw[at - 2] === CR) return -1;
+  let event: string | undefined;
+  if (text.startsWith('event: ')) {
+    at = text.indexOf('\n') + 1;
+    if (text.charCodeAt(at - 2) === CR) return undefined;
+    event = text.slice(7, at - 1);
   }
-  if (!bytesAt(raw, at, DATA_PREFIX)) return -1;
-  const nl = raw.indexOf(LF, at);
-  if (nl !== end || raw[nl - 1] === CR) return -1;
-  return at + 6;
+  if (!text.startsWith('data: ', at)) return undefined;
+  const nl = text.indexOf('\n', at);
+  if (nl !== end || text.charCodeAt(nl - 1) === CR) return undefined;
+  // A string decoded from bytes is as long as they are only when every byte was ASCII.
+  return { event, data: text.slice(at + 6, nl), raw, dataStart: text.length === raw.length ? at + 6 : -1 };
 }
 
 function parseEventText(text: string, raw: Buffer): SSEEvent | null {
+  const common = parseCommon(text, raw);
+  if (common) return common;
   let event: string | undefined;
   let data: string | undefined;
   for (const rawLine of text.split('\n')) {
@@ -109,7 +70,7 @@ function parseEventText(text: string, raw: Buffer): SSEEvent | null {
   }
   // An event without data (e.g. a lone comment keep-alive) is not dispatched, as in browsers.
   if (data === undefined) return null;
-  return new SSEEvent(raw, -1, event, data);
+  return { event, data, raw, dataStart: -1 };
 }
 
 /**
@@ -145,8 +106,6 @@ export class SSEDecoder {
 }
 
 function dispatch(raw: Buffer, emit: (ev: SSEEvent) => void): void {
-  const dataStart = commonDataStart(raw);
-  if (dataStart !== -1) return emit(new SSEEvent(raw, dataStart));
   const ev = parseEventText(raw.toString('utf8'), raw);
   if (ev) emit(ev);
 }

@@ -7,10 +7,6 @@ import path from 'node:path';
 import { deltaText, parsedText, StreamMeter } from '../../src/inference/meter.js';
 import { FIXTURES_DIR } from '../fixtures/index.js';
 import { DIALECTS } from '../../src/dialects/index.js';
-import { SSEEvent } from '../../src/stream/sse.js';
-
-/** An upstream event as the SSE reader hands it over: `data: …` and its blank line. */
-const event = (data: string) => new SSEEvent(Buffer.from(`data: ${data}\n\n`), 6);
 
 // What went upstream: every string and key of it is input the vendor read.
 const ir = { body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello there' }] }), dialect: DIALECTS.openai, maxImageTokens: 2500 };
@@ -25,7 +21,7 @@ t.test('pass-through events: bounded memory, tokenizer count of all the text', a
   let maxHeld = 0;
   for (let i = 0; i < 20_000; i++) {
     text += piece;
-    meter.noteRaw(event(JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: piece } }] })));
+    meter.noteRaw(JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: piece } }] }));
     maxHeld = Math.max(maxHeld, held(meter));
   }
   t.ok(text.length > 800_000, 'an answer far larger than the limits');
@@ -54,7 +50,7 @@ t.test('text outside ASCII comes back whole from the held bytes', async (t) => {
   const meter = new StreamMeter(ir);
   const pieces = ['Grüße, ', '日本語の', 'テキスト ', '🙂 done'];
   // Small events and one past the raw limit, so both the held bytes and the boiled-down text are read back.
-  for (const p of [...pieces, 'x'.repeat(3000)]) meter.noteRaw(event(JSON.stringify({ choices: [{ index: 0, delta: { content: p } }] })));
+  for (const p of [...pieces, 'x'.repeat(3000)]) meter.noteRaw(JSON.stringify({ choices: [{ index: 0, delta: { content: p } }] }));
   meter.noteText('');
   const usage = await meter.final();
   t.equal(usage.output, countTokens(pieces.join('') + 'x'.repeat(3000)), 'the tokenizer count of exactly the text sent');

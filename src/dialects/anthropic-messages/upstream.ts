@@ -2,7 +2,7 @@
 // version headers, and what passes through when the client speaks Messages too.
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
-import { renamedAnswer, withModel } from '../../stream/json-bytes.js';
+import { eventWithModel, renamedAnswer } from '../../stream/json-bytes.js';
 import { ZERO_USAGE } from '../ir.js';
 import type { UpstreamSide, UsageSink } from '../dialect.js';
 import { usageFromAnthropic } from './usage.js';
@@ -12,10 +12,11 @@ import { usageFromAnthropic } from './usage.js';
  * read from the two events that carry it.
  */
 export function messagesPassThrough(sink: UsageSink, model: string): (ev: SSEEvent) => Buffer {
-  const modelJson = Buffer.from(JSON.stringify(model));
+  const modelText = JSON.stringify(model);
+  const modelJson = Buffer.from(modelText);
   return (ev) => {
     const type = ev.event;
-    if (type === 'content_block_delta') sink.noteRaw(ev);
+    if (type === 'content_block_delta') sink.noteRaw(ev.data);
     else if (type === 'message_start' || type === 'message_delta') {
       try {
         const data = JSON.parse(ev.data) as { message?: { usage?: unknown }; usage?: unknown };
@@ -26,7 +27,7 @@ export function messagesPassThrough(sink: UsageSink, model: string): (ev: SSEEve
       } catch {
         // forwarded as is
       }
-      if (type === 'message_start') return withModel(ev.raw, Math.max(0, ev.dataStart), modelJson);
+      if (type === 'message_start') return eventWithModel(ev, modelJson, modelText);
     } else if (type === 'error') sink.failed = true;
     else if (type === 'message_stop') return markFinal(ev.raw);
     return ev.raw;

@@ -1,8 +1,8 @@
 // A provider that speaks OpenAI chat, as the gateway calls it: its URL and auth, the field that
 // carries the output cap, and what passes through when the client speaks OpenAI chat too.
 
-import { bytesAt, markFinal, type SSEEvent } from '../../stream/sse.js';
-import { hasKeyWith, textWithModel, withModel } from '../../stream/json-bytes.js';
+import { markFinal, type SSEEvent } from '../../stream/sse.js';
+import { eventWithModel, textWithModel } from '../../stream/json-bytes.js';
 import type { IRRequest, IRUsage } from '../ir.js';
 import type { MaxTokensField, RenderContext, UpstreamProvider, UpstreamSide, UsageSink } from '../dialect.js';
 import { usageFromOpenAI, usageToOpenAI } from './usage.js';
@@ -79,56 +79,34 @@ function passThroughWhole(text: string, json: Record<string, any>, ctx: RenderCo
   return { out: JSON.stringify(json), usage };
 }
 
-const USAGE_KEY_BYTES = Buffer.from('"usage"');
-const ERROR_KEY_BYTES = Buffer.from('"error"');
-const DONE = Buffer.from('[DONE]');
-
-/**
- * Events pass through as the bytes that came, bar the model's name. Only the usage chunk is
- * parsed; it is dropped (null) unless the client asked for it (the gateway always asks
- * upstream). Every other chunk is read as bytes: its model renamed, its text noted.
- */
-export function chatPassThrough(sink: UsageSink, includeUsage: boolean, model: string): (ev: SSEEvent) => Buffer | null {
-  const modelJson = Buffer.from(JSON.stringify(model));
-  return (ev) => {
-    const from = ev.dataStart;
-    if (from === -1) return chatEventText(ev, sink, includeUsage, modelJson);
-    const raw = ev.raw;
-    if (ev.dataEnd - from === DONE.length && bytesAt(raw, from, DONE)) return markFinal(raw);
-    // 2026 streams send "usage": null in every chunk; only an object is the usage chunk.
-    if (hasKeyWith(raw, from, USAGE_KEY_BYTES, 0x7b)) {
-      if (usageChunk(ev.data, sink, includeUsage) === null) return null;
-    } else if (hasKeyWith(raw, from, ERROR_KEY_BYTES, -1) && isErrorChunk(ev.data)) sink.failed = true;
-    else sink.noteRaw(ev);
-    return withModel(raw, from, modelJson);
-  };
-}
-
-/** An event of an uncommon shape (several data lines, CRLF): read from its text. */
-function chatEventText(ev: SSEEvent, sink: UsageSink, includeUsage: boolean, modelJson: Buffer): Buffer | null {
-  if (ev.data === '[DONE]') return markFinal(ev.raw);
-  if (USAGE_OBJECT.test(ev.data)) {
-    if (usageChunk(ev.data, sink, includeUsage) === null) return null;
-  } else if (ERROR_KEY.test(ev.data) && isErrorChunk(ev.data)) sink.failed = true;
-  else sink.noteRaw(ev);
-  return withModel(ev.raw, 0, modelJson);
-}
-
-/** Notes the usage chunk's counts; null when it is to be dropped. */
-function usageChunk(data: string, sink: UsageSink, includeUsage: boolean): null | undefined {
-  try {
-    const chunk = JSON.parse(data) as { usage?: unknown; choices?: unknown[] };
-    sink.noteUsage(usageFromOpenAI(chunk.usage));
-    if (!includeUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
-  } catch {
-    // Not JSON: forwarded as is; the client sees what the upstream sent.
-  }
-  return undefined;
-}
-
 const USAGE_OBJECT = /"usage"\s*:\s*\{/;
 /** An `"error":` key; inside JSON strings quotes are escaped, so text cannot match this. */
 const ERROR_KEY = /"error"\s*:/;
+
+/**
+ * Events pass through as the bytes that came, bar the model's name (every chunk carries it).
+ * Only the usage chunk is parsed; it is dropped (null) unless the client asked for it (the
+ * gateway always asks upstream).
+ */
+export function chatPassThrough(sink: UsageSink, includeUsage: boolean, model: string): (ev: SSEEvent) => Buffer | null {
+  const modelText = JSON.stringify(model);
+  const modelJson = Buffer.from(modelText);
+  return (ev) => {
+    const data = ev.data;
+    if (data === '[DONE]') return markFinal(ev.raw);
+    if (USAGE_OBJECT.test(data)) {
+      try {
+        const chunk = JSON.parse(data) as { usage?: unknown; choices?: unknown[] };
+        sink.noteUsage(usageFromOpenAI(chunk.usage));
+        if (!includeUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
+      } catch {
+        // Not JSON: forwarded as is; the client sees what the upstream sent.
+      }
+    } else if (ERROR_KEY.test(data) && isErrorChunk(data)) sink.failed = true;
+    else sink.noteRaw(data);
+    return eventWithModel(ev, modelJson, modelText);
+  };
+}
 
 function isErrorChunk(data: string): boolean {
   try {

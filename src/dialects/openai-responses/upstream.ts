@@ -4,7 +4,7 @@
 // carries the whole answer, which is kept for `previous_response_id`.
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
-import { renamedAnswer, stringEnd, withModel } from '../../stream/json-bytes.js';
+import { eventWithModel, renamedAnswer } from '../../stream/json-bytes.js';
 import type { UpstreamSide, UsageSink } from '../dialect.js';
 import { isRecord } from '../openai-chat/shared.js';
 import { usageFromResponses } from './usage.js';
@@ -17,26 +17,30 @@ function typeOf(ev: SSEEvent, data: Record<string, unknown> | undefined): string
   return ev.event ?? (typeof data?.type === 'string' ? data.type : '');
 }
 
-const DELTA_STRING = Buffer.from('"delta":"');
-
 /**
- * A text delta's text, read from its bytes (`"delta":"…"`, see stream/json-bytes.ts); undefined
- * when the event must be parsed instead.
+ * A text delta's text, read without parsing the event: its one `"delta":"…"` (in valid JSON an
+ * unescaped quote is structural, so that is the key and its string); undefined when the event
+ * must be parsed instead.
  */
-function deltaOf(ev: SSEEvent): string | undefined {
-  if (ev.dataStart === -1) return undefined;
-  const raw = ev.raw;
-  const at = raw.indexOf(DELTA_STRING, ev.dataStart);
-  if (at === -1 || raw.indexOf(DELTA_STRING, at + 1) !== -1) return undefined;
-  const before = raw[at - 1];
+function deltaOf(data: string): string | undefined {
+  const at = data.indexOf('"delta":"');
+  if (at === -1 || data.indexOf('"delta":', at + 1) !== -1) return undefined;
+  const before = data.charCodeAt(at - 1);
   if (before !== 0x2c && before !== 0x7b) return undefined;
-  const start = at + DELTA_STRING.length;
-  const end = stringEnd(raw, start);
-  if (end === -1) return undefined;
-  const slash = raw.indexOf(0x5c, start);
-  if (slash === -1 || slash >= end) return raw.toString('utf8', start, end);
+  const start = at + 9;
+  let end = start;
+  for (;;) {
+    end = data.indexOf('"', end);
+    if (end === -1) return undefined;
+    let slashes = 0;
+    while (data.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
+    if (slashes % 2 === 0) break;
+    end++;
+  }
+  const raw = data.slice(start, end);
+  if (!raw.includes('\\')) return raw;
   try {
-    return JSON.parse(raw.toString('utf8', start - 1, end + 1)) as string;
+    return JSON.parse(`"${raw}"`) as string;
   } catch {
     return undefined;
   }
@@ -46,13 +50,14 @@ function deltaOf(ev: SSEEvent): string | undefined {
 const carriesResponse = (type: string) => type.startsWith('response.') && type.indexOf('.', 9) === -1;
 
 export function responsesPassThrough(sink: UsageSink, model?: string): (ev: SSEEvent) => Buffer {
-  const modelJson = model === undefined ? undefined : Buffer.from(JSON.stringify(model));
+  const modelText = model === undefined ? undefined : JSON.stringify(model);
+  const modelJson = modelText === undefined ? undefined : Buffer.from(modelText);
   return (ev) => {
     let data: Record<string, unknown> | undefined;
     const type = ev.event;
     if (type !== undefined && TEXT_DELTA.has(type)) {
-      // The common delta, read from its bytes: most of a stream's events, none of which carries usage.
-      const text = deltaOf(ev);
+      // The common delta, read without a parse: most of a stream's events, none of which carries usage.
+      const text = deltaOf(ev.data);
       if (text !== undefined) {
         sink.noteText(text);
         return ev.raw;
@@ -79,9 +84,9 @@ export function responsesPassThrough(sink: UsageSink, model?: string): (ev: SSEE
         if (model !== undefined && typeof response.model === 'string') response.model = model;
         sink.noteAnswer?.(response);
       }
-      return markFinal(modelJson ? withModel(ev.raw, Math.max(0, ev.dataStart), modelJson) : ev.raw);
+      return markFinal(modelJson ? eventWithModel(ev, modelJson, modelText!) : ev.raw);
     } else if (t === 'error') sink.failed = true;
-    if (modelJson && carriesResponse(t)) return withModel(ev.raw, Math.max(0, ev.dataStart), modelJson);
+    if (modelJson && carriesResponse(t)) return eventWithModel(ev, modelJson, modelText!);
     return ev.raw;
   };
 }
