@@ -46,7 +46,9 @@ export function withModel(raw: Buffer, from: number, model: Buffer): Buffer {
  * several times cheaper than Buffer.indexOf's per call, and the tap has the string anyway)
  * and patched in its bytes. `modelText` is `model` as a string.
  */
-export function eventWithModel(ev: SSEEvent, model: Buffer, modelText: string): Buffer {
+export function eventWithModel(ev: SSEEvent, name: ModelName): Buffer {
+  const model = name.bytes;
+  const modelText = name.text;
   const data = ev.data;
   const key = data.indexOf('"model":"');
   if (key === -1) return ev.raw;
@@ -57,6 +59,30 @@ export function eventWithModel(ev: SSEEvent, model: Buffer, modelText: string): 
   // Not all ASCII: string indices are not byte offsets, so the bytes are searched instead.
   if (ev.dataStart === -1) return withModel(ev.raw, 0, model);
   return patched(ev.raw, ev.dataStart + start, ev.dataStart + end + 1, model);
+}
+
+/** A model's name as a JSON string, and its bytes. */
+export interface ModelName {
+  text: string;
+  bytes: Buffer;
+}
+
+const NAMES = new Map<string, ModelName>();
+
+/**
+ * One per catalogue id for the process's life, rather than one per stream: every open stream's
+ * tap holds it, and the catalogue has few models.
+ */
+export function modelName(model: string): ModelName {
+  let name = NAMES.get(model);
+  if (!name) {
+    // Catalogue ids come and go with reloads: the cache stays small all the same.
+    if (NAMES.size >= 1024) NAMES.clear();
+    const text = JSON.stringify(model);
+    name = { text, bytes: Buffer.from(text) };
+    NAMES.set(model, name);
+  }
+  return name;
 }
 
 /** `raw` with bytes [start, end) replaced by `value`. */

@@ -16,8 +16,8 @@ export class Valve {
   paused = false;
   /** An upstream read is being turned into events: the writer waits for its end to write. */
   reading = false;
-  /** The writer's: writes what the read produced, in one go. */
-  flushWrites?: () => void = undefined;
+  /** The client writer: writes what the read produced, in one go. */
+  writer?: { flush(): void } = undefined;
   /** The answer is complete (a translated stream's last event came): the rest of the body is not needed. */
   answered = false;
   attach(source: Pausable) {
@@ -63,7 +63,7 @@ export function upstreamEvents<T>(body: UpstreamBody, valve: Valve, select: (ev:
         } finally {
           valve.reading = false;
         }
-        valve.flushWrites?.();
+        valve.writer?.flush();
       },
       end: () => {
         done = true;

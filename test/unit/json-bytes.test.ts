@@ -1,7 +1,7 @@
 // Renaming the model in pass-through answers: in the event's bytes, whether or not the event is
 // all ASCII, and in a whole answer's text only when that text is in the compact form.
 import t from 'tap';
-import { eventWithModel, renamedAnswer, textWithModel, withModel } from '../../src/stream/json-bytes.js';
+import { eventWithModel, modelName, renamedAnswer, textWithModel, withModel } from '../../src/stream/json-bytes.js';
 import { SSEDecoder, type SSEEvent } from '../../src/stream/sse.js';
 
 const eventOf = (wire: string): SSEEvent => {
@@ -10,7 +10,7 @@ const eventOf = (wire: string): SSEEvent => {
   return out[0]!;
 };
 const model = JSON.stringify('oa-model');
-const rename = (wire: string) => eventWithModel(eventOf(wire), Buffer.from(model), model).toString();
+const rename = (wire: string) => eventWithModel(eventOf(wire), modelName('oa-model')).toString();
 
 t.test('an event names the catalogue model, its other bytes as they came', async (t) => {
   const chunk = (m: string, text: string) => `data: {"id":"c1","model":${JSON.stringify(m)},"choices":[{"index":0,"delta":{"content":${JSON.stringify(text)}}}]}\n\n`;
@@ -20,9 +20,9 @@ t.test('an event names the catalogue model, its other bytes as they came', async
   t.equal(rename(chunk('', 'x')), chunk('oa-model', 'x'), 'an empty name');
   t.equal(rename(`event: message_start\ndata: {"type":"message_start","message":{"model":"claude-x","id":"m"}}\n\n`), `event: message_start\ndata: {"type":"message_start","message":{"model":"oa-model","id":"m"}}\n\n`);
   const same = eventOf(chunk('oa-model', 'x'));
-  t.equal(eventWithModel(same, Buffer.from(model), model), same.raw, 'already named: the same bytes, not a copy');
+  t.equal(eventWithModel(same, modelName('oa-model')), same.raw, 'already named: the same bytes, not a copy');
   const none = eventOf('data: {"choices":[]}\n\n');
-  t.equal(eventWithModel(none, Buffer.from(model), model), none.raw, 'no model: untouched');
+  t.equal(eventWithModel(none, modelName('oa-model')), none.raw, 'no model: untouched');
   const text = 'data: {"model":"a","tools":[{"model":"b"}]}\n\n';
   t.equal(withModel(Buffer.from(text), 0, Buffer.from(model)).toString(), 'data: {"model":"oa-model","tools":[{"model":"b"}]}\n\n', 'only the first');
 });

@@ -2,7 +2,7 @@
 // version headers, and what passes through when the client speaks Messages too.
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
-import { eventWithModel, renamedAnswer } from '../../stream/json-bytes.js';
+import { eventWithModel, modelName, renamedAnswer } from '../../stream/json-bytes.js';
 import { ZERO_USAGE } from '../ir.js';
 import type { UpstreamSide, UsageSink } from '../dialect.js';
 import { usageFromAnthropic } from './usage.js';
@@ -12,8 +12,7 @@ import { usageFromAnthropic } from './usage.js';
  * read from the two events that carry it.
  */
 export function messagesPassThrough(sink: UsageSink, model: string): (ev: SSEEvent) => Buffer {
-  const modelText = JSON.stringify(model);
-  const modelJson = Buffer.from(modelText);
+  const name = modelName(model);
   return (ev) => {
     const type = ev.event;
     if (type === 'content_block_delta') sink.noteRaw(ev.data);
@@ -27,7 +26,7 @@ export function messagesPassThrough(sink: UsageSink, model: string): (ev: SSEEve
       } catch {
         // forwarded as is
       }
-      if (type === 'message_start') return eventWithModel(ev, modelJson, modelText);
+      if (type === 'message_start') return eventWithModel(ev, name);
     } else if (type === 'error') sink.failed = true;
     else if (type === 'message_stop') return markFinal(ev.raw);
     return ev.raw;

@@ -2,7 +2,7 @@
 // carries the output cap, and what passes through when the client speaks OpenAI chat too.
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
-import { eventWithModel, textWithModel } from '../../stream/json-bytes.js';
+import { eventWithModel, modelName, textWithModel } from '../../stream/json-bytes.js';
 import type { IRRequest, IRUsage } from '../ir.js';
 import type { MaxTokensField, RenderContext, UpstreamProvider, UpstreamSide, UsageSink } from '../dialect.js';
 import { usageFromOpenAI, usageToOpenAI } from './usage.js';
@@ -89,8 +89,7 @@ const ERROR_KEY = /"error"\s*:/;
  * gateway always asks upstream).
  */
 export function chatPassThrough(sink: UsageSink, includeUsage: boolean, model: string): (ev: SSEEvent) => Buffer | null {
-  const modelText = JSON.stringify(model);
-  const modelJson = Buffer.from(modelText);
+  const name = modelName(model);
   return (ev) => {
     const data = ev.data;
     if (data === '[DONE]') return markFinal(ev.raw);
@@ -104,7 +103,7 @@ export function chatPassThrough(sink: UsageSink, includeUsage: boolean, model: s
       }
     } else if (ERROR_KEY.test(data) && isErrorChunk(data)) sink.failed = true;
     else sink.noteRaw(data);
-    return eventWithModel(ev, modelJson, modelText);
+    return eventWithModel(ev, name);
   };
 }
 

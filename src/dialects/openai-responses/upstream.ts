@@ -4,7 +4,7 @@
 // carries the whole answer, which is kept for `previous_response_id`.
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
-import { eventWithModel, renamedAnswer } from '../../stream/json-bytes.js';
+import { eventWithModel, modelName, renamedAnswer } from '../../stream/json-bytes.js';
 import type { UpstreamSide, UsageSink } from '../dialect.js';
 import { isRecord } from '../openai-chat/shared.js';
 import { usageFromResponses } from './usage.js';
@@ -50,8 +50,7 @@ function deltaOf(data: string): string | undefined {
 const carriesResponse = (type: string) => type.startsWith('response.') && type.indexOf('.', 9) === -1;
 
 export function responsesPassThrough(sink: UsageSink, model?: string): (ev: SSEEvent) => Buffer {
-  const modelText = model === undefined ? undefined : JSON.stringify(model);
-  const modelJson = modelText === undefined ? undefined : Buffer.from(modelText);
+  const name = model === undefined ? undefined : modelName(model);
   return (ev) => {
     let data: Record<string, unknown> | undefined;
     const type = ev.event;
@@ -84,9 +83,9 @@ export function responsesPassThrough(sink: UsageSink, model?: string): (ev: SSEE
         if (model !== undefined && typeof response.model === 'string') response.model = model;
         sink.noteAnswer?.(response);
       }
-      return markFinal(modelJson ? eventWithModel(ev, modelJson, modelText!) : ev.raw);
+      return markFinal(name ? eventWithModel(ev, name) : ev.raw);
     } else if (t === 'error') sink.failed = true;
-    if (modelJson && carriesResponse(t)) return eventWithModel(ev, modelJson, modelText!);
+    if (name && carriesResponse(t)) return eventWithModel(ev, name);
     return ev.raw;
   };
 }
