@@ -431,11 +431,13 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
               cpu_s: u.cpuSeconds,
               cpu_s_per_million_tokens: r.tokens ? Math.round((u.cpuSeconds / (r.tokens / 1e6)) * 10) / 10 : null,
               cpu_ms_per_stream: Math.round((u.cpuSeconds / level) * 1e4) / 10,
+              // The first process's own part: the gateway's primary (its usage writer), the bare proxy's first copy.
+              first_process_cpu_s: u.rootCpuSeconds,
               processes: u.processes,
             }
           : null,
       };
-      say(`${label}: ${r.completed}/${level} complete, TTFT p50 ${r.ttftMs.p50} / p99 ${r.ttftMs.p99} ms, gap p99 ${r.interTokenMs.p99} ms${u ? `, RSS peak ${u.rssPeakMb} MB, ${u.cpuSeconds} CPU s` : ''}`);
+      say(`${label}: ${r.completed}/${level} complete, TTFT p50 ${r.ttftMs.p50} / p99 ${r.ttftMs.p99} ms, gap p99 ${r.interTokenMs.p99} ms${u ? `, RSS peak ${u.rssPeakMb} MB, ${u.cpuSeconds} CPU s (first process ${u.rootCpuSeconds})` : ''}`);
     }
     const overhead = (n: string) => {
       const t = targets[n] as { status: string; ttft_ms: { p50: number; p99: number }; inter_token_ms: { p50: number; p99: number } } | undefined;

@@ -118,6 +118,8 @@ export interface TreeUsage {
   rssBytes: number;
   pssBytes: number;
   cpuSeconds: number;
+  /** The root's own share of cpuSeconds (the gateway's primary: the usage writer's Postgres work). */
+  rootCpuSeconds: number;
 }
 
 /**
@@ -136,6 +138,7 @@ export class TreeSampler {
     let rss = 0;
     let pss = 0;
     let cpu = 0;
+    let rootCpu = 0;
     const alive: number[] = [];
     for (const pid of this.pids) {
       const s = readStat(pid);
@@ -143,10 +146,11 @@ export class TreeSampler {
       alive.push(pid);
       this.seenPids.add(pid);
       cpu += s.cpu + (pid === this.root ? s.childCpu : 0);
+      if (pid === this.root) rootCpu = s.cpu;
       rss += readRssBytes(pid);
       pss += readPssBytes(pid);
     }
-    return { at: performance.now(), pids: alive, rssBytes: rss, pssBytes: pss, cpuSeconds: cpu };
+    return { at: performance.now(), pids: alive, rssBytes: rss, pssBytes: pss, cpuSeconds: cpu, rootCpuSeconds: rootCpu };
   }
 }
 
@@ -175,7 +179,7 @@ export class UsageWindow {
     return u;
   }
 
-  finish(): { rssStartMb: number; rssPeakMb: number; rssEndMb: number; pssStartMb: number; pssPeakMb: number; cpuSeconds: number; processes: number } {
+  finish(): { rssStartMb: number; rssPeakMb: number; rssEndMb: number; pssStartMb: number; pssPeakMb: number; cpuSeconds: number; rootCpuSeconds: number; processes: number } {
     clearInterval(this.timer);
     const end = this.tick();
     return {
@@ -185,6 +189,7 @@ export class UsageWindow {
       pssStartMb: mb(this.start.pssBytes),
       pssPeakMb: mb(this.peakPss),
       cpuSeconds: Math.round((end.cpuSeconds - this.start.cpuSeconds) * 100) / 100,
+      rootCpuSeconds: Math.round((end.rootCpuSeconds - this.start.rootCpuSeconds) * 100) / 100,
       processes: end.pids.length,
     };
   }

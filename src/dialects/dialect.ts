@@ -129,11 +129,16 @@ export interface UpstreamSide {
   setOutputCap(body: Record<string, unknown>, cap: number, provider: UpstreamProvider, upstreamModel: string): void;
   /** Same-dialect forwarding: what the client's body needs on top (billing's usage reports). */
   prepareForward?(body: Record<string, unknown>, ir: IRRequest): void;
-  /** Same-dialect whole answer: the bytes for the client, and the usage it reports (null: none). */
+  /**
+   * Same-dialect whole answer: the bytes for the client, and the usage it reports (null: none).
+   * The answer names `ctx.model`, the catalogue's id the client asked for, not the upstream's.
+   */
   passThroughWhole(text: string, json: Record<string, any>, ctx: RenderContext): { out: string; usage: IRUsage | null };
   /**
    * Same-dialect stream: each upstream event's bytes for the client (null: dropped), usage and
-   * text noted on the way. Runs once per event on the hot path: no allocation for plain deltas.
+   * text noted on the way. Runs once per event on the hot path: only the events that can carry
+   * usage are parsed. Every event that names the model names `model` (the catalogue's id the
+   * client asked for), not the upstream's.
    */
   passThroughTap(sink: UsageSink, ir: IRRequest, ctx: RenderContext): (ev: SSEEvent) => Buffer | null;
 }

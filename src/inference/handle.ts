@@ -15,7 +15,6 @@ import { ZERO_USAGE, type IRRequest, type IRUsage } from '../dialects/ir.js';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
-import { keepAlive } from '../stream/keep-alive.js';
 import { upstreamEvents, Valve } from '../stream/valve.js';
 import { streamToClient } from '../stream/to-client.js';
 import { BodyTooLargeError, type UpstreamBody } from '../upstream/client.js';
@@ -281,7 +280,11 @@ async function wholeAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBod
   let out: string;
   if (upstreamDialect === surface.dialect) {
     ({ out, usage } = upstreamDialect.upstream.passThroughWhole(text, json, job.ctx));
-    if (job.conversation) job.final = json;
+    if (job.conversation) {
+      // Kept as the client got it: naming the catalogue's model.
+      if (typeof json.model === 'string') json.model = job.ctx.model;
+      job.final = json;
+    }
   } else {
     const answer = upstreamDialect.parseResponse(json);
     usage = answer.usage;
@@ -313,7 +316,6 @@ async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBo
   } else {
     out = upstreamEvents(body, valve, (ev) => ev).pipe(upstreamDialect.decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
   }
-  if (surface.ping) out = out.pipe(keepAlive(gw.config.PING_INTERVAL_MS, surface.ping));
   const type = ctx.call?.streamType ?? 'text/event-stream; charset=utf-8';
   ex.beginStream(200, { 'content-type': type, 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...job.surface.answerHeaders(job.ex.requestId) });
   ex.releaseHeaders();
@@ -321,7 +323,7 @@ async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBo
   let status = 200;
   let outcome;
   try {
-    outcome = await streamToClient(out, ex, valve, gw.metrics);
+    outcome = await streamToClient(out, ex, valve, gw.metrics, surface.ping && { intervalMs: gw.config.PING_INTERVAL_MS, ping: surface.ping });
   } finally {
     gw.metrics.activeStreams.dec();
   }
@@ -342,11 +344,9 @@ async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBo
   // the final event goes out only once the charge is recorded.
   const recorded = await gw.ledger.settleEventually(job.reservation, record.costNano, record);
   if (!recorded && !outcome.aborted) failure ??= new GatewayError('unavailable', 'The gateway could not record this answer\'s usage; it will be billed when the store recovers.');
-  if (failure) ex.write(surface.dialect.errorEvent(failure, ex.requestId, ctx));
-  else {
-    if (status === 200) await keepAnswer(job, meter.answer);
-    for (const chunk of outcome.held) ex.write(chunk);
-  }
-  ex.end();
+  if (failure) return ex.endWith([surface.dialect.errorEvent(failure, ex.requestId, ctx)]);
+  if (status === 200) await keepAnswer(job, meter.answer);
+  // The held events and the body's end in one send: each write of its own cost a send.
+  ex.endWith(outcome.held);
 }
 

@@ -243,10 +243,29 @@ export class Exchange {
     return corked.ok;
   }
 
+  /** Several chunks of a streamed body in one corked write (one send); false as write() says. */
+  writeAll(chunks: readonly Buffer[]): boolean {
+    if (this.aborted || this.finished || this.head) return true;
+    corked.ex = this;
+    corked.chunks = chunks;
+    this.res.cork(corkedWriteAll);
+    corked.ex = undefined;
+    corked.chunks = NO_CHUNKS;
+    return corked.ok;
+  }
+
   /** write()'s corked part (see `corked`). */
   writeCorkedChunk(): void {
     this.writePendingHead();
     corked.ok = this.res.write(corked.chunk);
+  }
+
+  /** writeAll()'s corked part. */
+  writeCorkedChunks(): void {
+    this.writePendingHead();
+    let ok = true;
+    for (const chunk of corked.chunks) ok = this.res.write(chunk) && ok;
+    corked.ok = ok;
   }
 
   /**
@@ -280,6 +299,25 @@ export class Exchange {
     });
   }
 
+  /** The last chunks of a streamed body and its end, in one corked write. */
+  endWith(chunks: readonly Buffer[]): void {
+    if (this.aborted || this.finished) return;
+    this.finished = true;
+    corked.ex = this;
+    corked.chunks = chunks;
+    this.res.cork(corkedEnd);
+    corked.ex = undefined;
+    corked.chunks = NO_CHUNKS;
+  }
+
+  /** endWith()'s corked part. */
+  endCorked(): void {
+    this.writePendingHead();
+    if (this.head) return void this.res.endWithoutBody();
+    for (const chunk of corked.chunks) this.res.write(chunk);
+    this.res.end();
+  }
+
   /** Drop the connection (used when a response cannot be completed). */
   close(): void {
     if (this.aborted || this.finished) return;
@@ -294,9 +332,15 @@ export class Exchange {
  * as the stream. cork() runs it at once; a write nested in it (uWS calling back) finishes
  * before the outer one reads `ok`.
  */
-const corked: { ex?: Exchange; chunk: Buffer | string; ok: boolean } = { chunk: '', ok: true };
+const corked: { ex?: Exchange; chunk: Buffer | string; chunks: readonly Buffer[]; ok: boolean } = { chunk: '', chunks: [], ok: true };
+
+const NO_CHUNKS: readonly Buffer[] = [];
 
 const corkedWrite = () => corked.ex!.writeCorkedChunk();
+
+const corkedWriteAll = () => corked.ex!.writeCorkedChunks();
+
+const corkedEnd = () => corked.ex!.endCorked();
 
 function conflictingLength() {
   return new GatewayError('invalid_request', 'The request has Content-Length headers that disagree; its body cannot be told from what follows it.', { code: 'conflicting_content_length' });

@@ -9,6 +9,12 @@ export interface SSEEvent {
   data: string;
   /** The event as it came on the wire, blank-line terminator included. */
   raw: Buffer;
+  /**
+   * Where `data` starts in `raw`, when that is also where it starts in the decoded text: the
+   * common shape (below) of an event that is all ASCII, so that an index into `data` plus this
+   * is a byte offset into `raw` (a pass-through tap patches bytes by it). -1 otherwise.
+   */
+  dataStart: number;
 }
 
 const LF = 0x0a;
@@ -43,7 +49,8 @@ function parseCommon(text: string, raw: Buffer): SSEEvent | undefined {
   if (!text.startsWith('data: ', at)) return undefined;
   const nl = text.indexOf('\n', at);
   if (nl !== end || text.charCodeAt(nl - 1) === CR) return undefined;
-  return { event, data: text.slice(at + 6, nl), raw };
+  // A string decoded from bytes is as long as they are only when every byte was ASCII.
+  return { event, data: text.slice(at + 6, nl), raw, dataStart: text.length === raw.length ? at + 6 : -1 };
 }
 
 function parseEventText(text: string, raw: Buffer): SSEEvent | null {
@@ -63,7 +70,7 @@ function parseEventText(text: string, raw: Buffer): SSEEvent | null {
   }
   // An event without data (e.g. a lone comment keep-alive) is not dispatched, as in browsers.
   if (data === undefined) return null;
-  return { event, data, raw };
+  return { event, data, raw, dataStart: -1 };
 }
 
 /**

@@ -14,6 +14,12 @@ interface Pausable {
 export class Valve {
   private source?: Pausable;
   paused = false;
+  /** An upstream read is being turned into events: the writer waits for its end to write. */
+  reading = false;
+  /** The client writer: writes what the read produced, in one go. */
+  writer?: { flush(): void } = undefined;
+  /** The answer is complete (a translated stream's last event came): the rest of the body is not needed. */
+  answered = false;
   attach(source: Pausable) {
     this.source = source;
     if (this.paused) source.pause();
@@ -27,6 +33,10 @@ export class Valve {
     this.source?.resume();
   }
 }
+
+const BODY_GRACE_MS = 1000;
+
+const cancelLate = (body: UpstreamBody) => body.cancel();
 
 /**
  * The upstream's answer as an Observable of its SSE events, each passed through `select` (null
@@ -46,9 +56,18 @@ export function upstreamEvents<T>(body: UpstreamBody, valve: Valve, select: (ev:
     const stop = () => subscriber.closed;
     valve.attach(body);
     body.consume({
-      data: (chunk) => decoder.push(chunk, emit, stop),
+      data: (chunk) => {
+        valve.reading = true;
+        try {
+          decoder.push(chunk, emit, stop);
+        } finally {
+          valve.reading = false;
+        }
+        valve.writer?.flush();
+      },
       end: () => {
         done = true;
+        if (subscriber.closed) return;
         decoder.flush(emit);
         subscriber.complete();
       },
@@ -58,7 +77,14 @@ export function upstreamEvents<T>(body: UpstreamBody, valve: Valve, select: (ev:
       },
     });
     return () => {
-      if (!done) body.cancel();
+      if (done) return;
+      // A translated answer completes on its last event ([DONE], message_stop), a moment before
+      // the body ends, usually in the same read. Cancelling then closed the upstream connection
+      // (and built an error with its stack) for every stream, and the next one had to connect
+      // afresh: the body is given a moment to end by itself, and keeps its connection. A client
+      // that left is another matter: the upstream is stopped at once.
+      if (valve.answered) setTimeout(cancelLate, BODY_GRACE_MS, body).unref();
+      else body.cancel();
     };
   });
 }

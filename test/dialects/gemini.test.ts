@@ -273,7 +273,7 @@ t.test('pass-through: modelVersion renamed in place, usage and the final chunk r
   const texts: string[] = [];
   const sink = { failed: false, noteUsage: (u: unknown) => noted.push(u), noteRaw: () => {}, noteText: (s: string) => texts.push(s) };
   const tap = dialect.upstream.passThroughTap(sink, {} as never, ctx());
-  const ev = (data: string) => ({ data, raw: Buffer.from(`data: ${data}\r\n\r\n`) });
+  const ev = (data: string) => ({ data, raw: Buffer.from(`data: ${data}\r\n\r\n`), dataStart: -1 });
   const odd = JSON.stringify({ candidates: [{ content: { parts: [{ text: 'a' }], role: 'model' } }], usageMetadata: { promptTokenCount: 5 }, modelVersion: 'we"ird\\"name', responseId: 'r' });
   const first = tap(ev(odd))!;
   t.same(JSON.parse(first.toString().slice(6)), { ...JSON.parse(odd), modelVersion: 'gm-model' }, 'still JSON, naming the catalogue\'s model');

@@ -51,6 +51,8 @@ export interface RecordedRequest {
   /** Parsed JSON, or the raw text when it is not JSON. */
   body: any;
   at: number;
+  /** The client's port: the same on two requests when they came over one keep-alive connection. */
+  remotePort?: number;
 }
 
 export interface StreamStats {
@@ -143,7 +145,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         malformed = true;
       }
     }
-    if (record) requests.push({ method, path: pathname, query: q < 0 ? '' : url.slice(q + 1), headers: req.headers, body, at: Date.now() });
+    if (record) requests.push({ method, path: pathname, query: q < 0 ? '' : url.slice(q + 1), headers: req.headers, body, at: Date.now(), remotePort: req.socket.remotePort });
 
     // Embeddings (OpenAI's and Gemini's) have no plan or stream: embeddings.ts answers them.
     const embeddings = embeddingsEndpoint(method, pathname);

@@ -2,26 +2,33 @@
 // version headers, and what passes through when the client speaks Messages too.
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
+import { eventWithModel, modelName, renamedAnswer } from '../../stream/json-bytes.js';
 import { ZERO_USAGE } from '../ir.js';
 import type { UpstreamSide, UsageSink } from '../dialect.js';
 import { usageFromAnthropic } from './usage.js';
 
-/** Byte for byte; usage read from the two events that carry it. */
-export function messagesPassThrough(sink: UsageSink): (ev: SSEEvent) => Buffer {
+/**
+ * Byte for byte, bar the model's name in message_start (the only event that carries it); usage
+ * read from the two events that carry it.
+ */
+export function messagesPassThrough(sink: UsageSink, model: string): (ev: SSEEvent) => Buffer {
+  const name = modelName(model);
   return (ev) => {
-    if (ev.event === 'message_start' || ev.event === 'message_delta') {
+    const type = ev.event;
+    if (type === 'content_block_delta') sink.noteRaw(ev.data);
+    else if (type === 'message_start' || type === 'message_delta') {
       try {
         const data = JSON.parse(ev.data) as { message?: { usage?: unknown }; usage?: unknown };
-        const u = usageFromAnthropic(ev.event === 'message_start' ? data.message?.usage : data.usage);
+        const u = usageFromAnthropic(type === 'message_start' ? data.message?.usage : data.usage);
         // message_start's output_tokens is a placeholder; only message_delta's counts.
-        if (u && ev.event === 'message_start') delete u.output;
+        if (u && type === 'message_start') delete u.output;
         sink.noteUsage(u);
       } catch {
         // forwarded as is
       }
-    } else if (ev.event === 'content_block_delta') sink.noteRaw(ev.data);
-    else if (ev.event === 'error') sink.failed = true;
-    else if (ev.event === 'message_stop') return markFinal(ev.raw);
+      if (type === 'message_start') return eventWithModel(ev, name);
+    } else if (type === 'error') sink.failed = true;
+    else if (type === 'message_stop') return markFinal(ev.raw);
     return ev.raw;
   };
 }
@@ -40,9 +47,9 @@ export const upstream: UpstreamSide = {
   setOutputCap(body, cap) {
     body.max_tokens = cap;
   },
-  passThroughWhole(text, json) {
+  passThroughWhole(text, json, ctx) {
     const u = usageFromAnthropic(json.usage);
-    return { out: text, usage: u ? { ...ZERO_USAGE, ...u } : null };
+    return { out: renamedAnswer(text, json, ctx.model), usage: u ? { ...ZERO_USAGE, ...u } : null };
   },
-  passThroughTap: (sink) => messagesPassThrough(sink),
+  passThroughTap: (sink, _ir, ctx) => messagesPassThrough(sink, ctx.model),
 };

@@ -2,6 +2,7 @@
 // carries the output cap, and what passes through when the client speaks OpenAI chat too.
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
+import { eventWithModel, modelName, textWithModel } from '../../stream/json-bytes.js';
 import type { IRRequest, IRUsage } from '../ir.js';
 import type { MaxTokensField, RenderContext, UpstreamProvider, UpstreamSide, UsageSink } from '../dialect.js';
 import { usageFromOpenAI, usageToOpenAI } from './usage.js';
@@ -67,11 +68,14 @@ function passThroughWhole(text: string, json: Record<string, any>, ctx: RenderCo
   const usage = usageFromOpenAI(json.usage);
   // Some OpenAI-compatible vendors use bare UUIDs; clients expect the chatcmpl- form.
   const idOk = typeof json.id === 'string' && json.id.startsWith('chatcmpl-');
-  const spliced = idOk && usage ? spliceCachedTokens(text, json.usage, usage.cacheRead) : undefined;
+  // The answer names the model the client asked for; the upstream's own name stays ours.
+  const renamed = typeof json.model !== 'string' || json.model === ctx.model ? text : textWithModel(text, json.model, ctx.model);
+  const spliced = idOk && usage && renamed !== undefined ? spliceCachedTokens(renamed, json.usage, usage.cacheRead) : undefined;
   if (spliced !== undefined) return { out: spliced, usage };
   // The chat surface always carries cached_tokens at top level too (API.md §1).
   if (usage) json.usage = { ...json.usage, ...usageToOpenAI(usage), prompt_tokens_details: { ...json.usage?.prompt_tokens_details, cached_tokens: usage.cacheRead } };
   if (!idOk) json.id = ctx.id;
+  json.model = ctx.model;
   return { out: JSON.stringify(json), usage };
 }
 
@@ -80,23 +84,26 @@ const USAGE_OBJECT = /"usage"\s*:\s*\{/;
 const ERROR_KEY = /"error"\s*:/;
 
 /**
- * Events pass through byte for byte. Only the usage chunk is parsed; it is dropped (null)
- * unless the client asked for it (the gateway always asks upstream).
+ * Events pass through as the bytes that came, bar the model's name (every chunk carries it).
+ * Only the usage chunk is parsed; it is dropped (null) unless the client asked for it (the
+ * gateway always asks upstream).
  */
-export function chatPassThrough(sink: UsageSink, includeUsage: boolean): (ev: SSEEvent) => Buffer | null {
+export function chatPassThrough(sink: UsageSink, includeUsage: boolean, model: string): (ev: SSEEvent) => Buffer | null {
+  const name = modelName(model);
   return (ev) => {
-    if (ev.data === '[DONE]') return markFinal(ev.raw);
-    if (USAGE_OBJECT.test(ev.data)) {
+    const data = ev.data;
+    if (data === '[DONE]') return markFinal(ev.raw);
+    if (USAGE_OBJECT.test(data)) {
       try {
-        const chunk = JSON.parse(ev.data) as { usage?: unknown; choices?: unknown[] };
+        const chunk = JSON.parse(data) as { usage?: unknown; choices?: unknown[] };
         sink.noteUsage(usageFromOpenAI(chunk.usage));
         if (!includeUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
       } catch {
         // Not JSON: forwarded as is; the client sees what the upstream sent.
       }
-    } else if (ERROR_KEY.test(ev.data) && isErrorChunk(ev.data)) sink.failed = true;
-    else sink.noteRaw(ev.data);
-    return ev.raw;
+    } else if (ERROR_KEY.test(data) && isErrorChunk(data)) sink.failed = true;
+    else sink.noteRaw(data);
+    return eventWithModel(ev, name);
   };
 }
 
@@ -118,5 +125,5 @@ export const upstream: UpstreamSide = {
     if (ir.stream) body.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
   },
   passThroughWhole,
-  passThroughTap: (sink, ir) => chatPassThrough(sink, ir.includeUsage),
+  passThroughTap: (sink, ir, ctx) => chatPassThrough(sink, ir.includeUsage, ctx.model),
 };
