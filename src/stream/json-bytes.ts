@@ -111,14 +111,14 @@ function textStringEnd(text: string, from: number): number {
 }
 
 /**
- * A whole answer's text with its first `"model":"…"` replaced by `model`, or undefined unless
- * that first one is the answer's own (`current`, as parsed) in this compact form: the caller
- * then sets it on the parsed answer and serialises that.
+ * A whole answer's text with its first `"<field>":"…"` (`model`, Gemini's `modelVersion`)
+ * replaced by `model`, or undefined unless that first one is the answer's own (`current`, as
+ * parsed) in this compact form: the caller then sets it on the parsed answer and serialises that.
  */
-export function textWithModel(text: string, current: string, model: string): string | undefined {
-  const key = text.indexOf('"model":"');
+export function textWithModel(text: string, current: string, model: string, field = 'model'): string | undefined {
+  const key = text.indexOf(`"${field}":"`);
   if (key === -1) return undefined;
-  const start = key + 8;
+  const start = key + field.length + 3;
   const end = textStringEnd(text, start + 1);
   if (end === -1) return undefined;
   if (text.slice(start, end + 1) !== JSON.stringify(current)) return undefined;
@@ -126,10 +126,11 @@ export function textWithModel(text: string, current: string, model: string): str
 }
 
 /** A whole pass-through answer's text, naming `model`: spliced when it can be, else re-serialised. */
-export function renamedAnswer(text: string, json: Record<string, unknown>, model: string): string {
-  if (typeof json.model !== 'string' || json.model === model) return text;
-  const spliced = textWithModel(text, json.model, model);
+export function renamedAnswer(text: string, json: Record<string, unknown>, model: string, field = 'model'): string {
+  const current = json[field];
+  if (typeof current !== 'string' || current === model) return text;
+  const spliced = textWithModel(text, current, model, field);
   if (spliced !== undefined) return spliced;
-  json.model = model;
+  json[field] = model;
   return JSON.stringify(json);
 }

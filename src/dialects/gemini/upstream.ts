@@ -6,6 +6,7 @@
 // `modelVersion` named as the client asked, and the chunk with finishReason held as the final one.
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
+import { renamedAnswer } from '../../stream/json-bytes.js';
 import type { RenderContext, UpstreamSide, UsageSink } from '../dialect.js';
 import { isRecord } from '../openai-chat/shared.js';
 import { keyOf, record } from './fields.js';
@@ -20,25 +21,6 @@ import { reportsOutput, usageFromGemini } from './usage.js';
 export const versionedBase = (baseUrl: string) => (/\/v1(?:alpha|beta)?$/.test(baseUrl) ? baseUrl : `${baseUrl}/v1beta`);
 
 export const modelPath = (model: string) => (model.includes('/') ? model : `models/${model}`).split('/').map(encodeURIComponent).join('/');
-
-const MODEL_VERSION = '"modelVersion":"';
-
-function isEscaped(s: string, at: number): boolean {
-  let slashes = 0;
-  while (s.charCodeAt(at - 1 - slashes) === 0x5c) slashes++;
-  return slashes % 2 === 1;
-}
-
-/** The chunk's JSON with `modelVersion` naming the catalogue's model: a string splice, no re-serialising. */
-function renamed(data: string, model: string): string {
-  const at = data.indexOf(MODEL_VERSION);
-  if (at === -1) return data;
-  const start = at + MODEL_VERSION.length;
-  // The value's closing quote: the first one not escaped by a backslash.
-  let end = data.indexOf('"', start);
-  while (end !== -1 && isEscaped(data, end)) end = data.indexOf('"', end + 1);
-  return end === -1 ? data : data.slice(0, start) + JSON.stringify(model).slice(1, -1) + data.slice(end);
-}
 
 /** Text a chunk produced, for counting when no usage says it. */
 function noteParts(sink: UsageSink, candidate: Record<string, unknown> | undefined): void {
@@ -71,7 +53,7 @@ export function geminiPassThrough(sink: UsageSink, ctx: RenderContext): (ev: SSE
     if (usage) sink.noteUsage(reportsOutput(u) ? usage : { input: usage.input, cacheRead: usage.cacheRead });
     const candidate = Array.isArray(chunk.candidates) && isRecord(chunk.candidates[0]) ? chunk.candidates[0] : undefined;
     noteParts(sink, candidate);
-    const data = typeof chunk.modelVersion === 'string' && chunk.modelVersion !== ctx.model ? renamed(ev.data, ctx.model) : ev.data;
+    const data = typeof chunk.modelVersion === 'string' && chunk.modelVersion !== ctx.model ? renamedAnswer(ev.data, chunk, ctx.model, 'modelVersion') : ev.data;
     const last = candidate?.finishReason !== undefined || (!candidate && isRecord(chunk.promptFeedback));
     if (last) return markFinal(frameLast(ctx, data));
     return array || data !== ev.data ? frame(ctx, data) : ev.raw;
@@ -96,8 +78,7 @@ export const upstream: UpstreamSide = {
   },
   passThroughWhole(text, json, ctx) {
     const usage = usageFromGemini(json.usageMetadata);
-    if (typeof json.modelVersion !== 'string' || json.modelVersion === ctx.model) return { out: text, usage };
-    return { out: JSON.stringify({ ...json, modelVersion: ctx.model }), usage };
+    return { out: renamedAnswer(text, json, ctx.model, 'modelVersion'), usage };
   },
   passThroughTap: (sink, _ir, ctx) => geminiPassThrough(sink, ctx),
 };
