@@ -5,7 +5,7 @@
 // phone and desktop sizes (.tap/screenshots/admin-*), checked to fit a phone and show something.
 // A file of its own beside journey.test.ts, which another session is extending at the same time.
 
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PNG } from 'pngjs';
@@ -13,6 +13,7 @@ import { chromium, type Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { setAdmin } from '../../src/admin/accounts.js';
 import { buildWeb } from '../../web/build.js';
+import { CHROMIUM, SKIP_WITHOUT_CHROMIUM } from '../helpers/browser.js';
 import { REPO_ROOT } from '../helpers/child.js';
 import { signUp, startDashboard } from '../helpers/dashboard.js';
 
@@ -20,7 +21,6 @@ interface PageElement { outerHTML: string; getBoundingClientRect(): { right: num
 declare const document: { documentElement: { scrollWidth: number }; querySelectorAll(selector: string): Iterable<PageElement> };
 declare const localStorage: { getItem(key: string): string | null; clear(): void };
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => p && existsSync(p));
 const SHOTS = path.join(REPO_ROOT, '.tap', 'screenshots');
 const SIZES = { phone: { width: 390, height: 844 }, desktop: { width: 1280, height: 800 } };
 
@@ -60,7 +60,7 @@ async function shoot(t: Test, page: Page, name: string) {
   await page.setViewportSize(SIZES.desktop);
 }
 
-t.test('the admin pages in Chromium', { skip: !CHROMIUM && !process.env.CI ? 'no Chromium binary (apt-get install chromium)' : false }, async (t) => {
+t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t) => {
   const webDir = path.join(mkdtempSync(path.join(tmpdir(), 'airouter-web-')), 'dist');
   await buildWeb(webDir);
   const s = await startDashboard(t, { WEB_DIR: webDir, ALERT_CHECK_MS: '200' });
