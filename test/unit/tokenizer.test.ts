@@ -100,7 +100,10 @@ t.test('counting never holds the event loop', async (t) => {
   clearInterval(beat);
   t.ok(counts.every((n) => n > 0));
   t.ok(took > 100, `long enough to tell (${Math.round(took)} ms)`);
-  t.ok(worst < 30, `the loop went at most ${Math.round(worst)} ms without a turn`);
+  // Counted on the loop, the three texts would run one after another and the longest would hold
+  // it for at least a third of the time; a quarter leaves room for a loaded machine's scheduler
+  // (tap runs three files at once on two cores) without letting that through.
+  t.ok(worst < took / 4, `the loop went at most ${Math.round(worst)} ms of ${Math.round(took)} without a turn`);
 });
 
 t.test('special tokens in a client\'s text are text', async (t) => {
