@@ -4,6 +4,7 @@
 // never text. Multi-byte UTF-8 never contains an ASCII byte, so searching bytes finds exactly
 // what searching the decoded text would.
 
+import { scratch } from './scratch.js';
 import type { SSEEvent } from './sse.js';
 
 const QUOTE = 0x22;
@@ -85,12 +86,12 @@ export function modelName(model: string): ModelName {
   return name;
 }
 
-/** `raw` with bytes [start, end) replaced by `value`. */
+/**
+ * `raw` with bytes [start, end) replaced by `value`, in scratch bytes (./scratch.ts): what the
+ * client writer sends in the same upstream read, or keeps as a copy.
+ */
 function patched(raw: Buffer, start: number, end: number, value: Buffer): Buffer {
-  // Not from the shared pool: a pool outlives the few microseconds a chunk does once a
-  // collection catches it, and 10,000 streams' worth of pools held the workers' RSS up by
-  // tens of MB until the next full collection.
-  const out = Buffer.allocUnsafeSlow(raw.length - (end - start) + value.length);
+  const out = scratch(raw.length - (end - start) + value.length);
   raw.copy(out, 0, 0, start);
   value.copy(out, start);
   raw.copy(out, start + value.length, end);
