@@ -3,7 +3,6 @@
 // caps, paid options, hold) → reserve → upstream (with fallback) → answer or stream
 // (pass-through or translated) → settle (charge and usage record) → final bytes.
 
-import type { Observable } from 'rxjs';
 import type { KeyIdentity } from '../accounts/keys.js';
 import type { Reservation } from '../billing/ledger.js';
 import { countTextTokens } from '../billing/tokens.js';
@@ -17,6 +16,7 @@ import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import { upstreamEvents, Valve } from '../stream/valve.js';
 import { streamToClient } from '../stream/to-client.js';
+import { passThroughToClient } from '../stream/pass-through.js';
 import { BodyTooLargeError, type UpstreamBody } from '../upstream/client.js';
 import type { Answer, UpstreamCall } from '../upstream/router.js';
 import { errorMessageOf } from '../upstream/router.js';
@@ -303,19 +303,12 @@ function settingsOnly(ir: IRRequest): IRRequest {
 
 async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBody): Promise<void> {
   const { gw, ex, surface, ctx } = job;
-  const valve = new Valve();
   // The meter holds the request only until the upstream reports its input tokens (Anthropic's
   // message_start, at once): a coding agent's prompt is often hundreds of KB, and its stream
   // lasts minutes.
   const meter = new StreamMeter(job.forwarded!);
   job.forwarded = undefined;
   job.ir = settingsOnly(job.ir);
-  let out: Observable<Buffer>;
-  if (upstreamDialect === surface.dialect) {
-    out = upstreamEvents(body, valve, upstreamDialect.upstream.passThroughTap(meter, job.ir, ctx));
-  } else {
-    out = upstreamEvents(body, valve, (ev) => ev).pipe(upstreamDialect.decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
-  }
   const type = ctx.call?.streamType ?? 'text/event-stream; charset=utf-8';
   ex.beginStream(200, { 'content-type': type, 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...job.surface.answerHeaders(job.ex.requestId) });
   ex.releaseHeaders();
@@ -323,7 +316,13 @@ async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBo
   let status = 200;
   let outcome;
   try {
-    outcome = await streamToClient(out, ex, valve, gw.metrics, surface.ping && { intervalMs: gw.config.PING_INTERVAL_MS, ping: surface.ping });
+    const parts = { ex, metrics: gw.metrics, keepAlive: surface.ping && { intervalMs: gw.config.PING_INTERVAL_MS, ping: surface.ping } };
+    if (upstreamDialect === surface.dialect) outcome = await passThroughToClient(body, upstreamDialect.upstream.passThroughTap(meter, job.ir, ctx), parts);
+    else {
+      const valve = new Valve();
+      const out = upstreamEvents(body, valve).pipe(upstreamDialect.decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
+      outcome = await streamToClient(out, valve, parts);
+    }
   } finally {
     gw.metrics.activeStreams.dec();
   }

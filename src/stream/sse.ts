@@ -73,24 +73,33 @@ function parseEventText(text: string, raw: Buffer): SSEEvent | null {
   return { event, data, raw, dataStart: -1 };
 }
 
+/** Where a decoder's events go: `event` for each, until `stopped` says the reader is done. */
+export interface EventSink {
+  event(ev: SSEEvent): void;
+  readonly stopped?: boolean;
+}
+
 /**
- * Bytes → SSE events, chunk by chunk, for whoever reads an event stream: the upstream body's
- * own data callback (stream/valve.ts), and the tests' parseSSE operator.
+ * Bytes → SSE events, chunk by chunk, for whoever reads an event stream: a pass-through
+ * stream (stream/pass-through.ts), a translated stream's source (stream/valve.ts), and the
+ * tests' parseSSE operator. The sink is an object rather than callbacks: a stream's own object
+ * is its sink, with no closure to hold per stream.
  */
 export class SSEDecoder {
   private pending: Buffer = EMPTY;
 
-  /** Emits every event that `chunk` completes; stops early once `stop()` says so. */
-  push(chunk: Uint8Array, emit: (ev: SSEEvent) => void, stop?: () => boolean): void {
+  /** Sends `sink` every event that `chunk` completes; stops early once the sink is stopped. */
+  push(chunk: Uint8Array, sink: EventSink): void {
     const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     // Scan only the new bytes (less two, for a boundary split across chunks).
     const scanFrom = Math.max(0, this.pending.length - 2);
     const pending = this.pending.length === 0 ? bytes : Buffer.concat([this.pending, bytes]);
     let start = 0;
     for (let end = eventEnd(pending, scanFrom); end !== -1; end = eventEnd(pending, start)) {
-      dispatch(pending.subarray(start, end), emit);
+      // A read that is one whole event (a paced stream's every token) is that event's bytes.
+      dispatch(start === 0 && end === pending.length ? pending : pending.subarray(start, end), sink);
       start = end;
-      if (stop?.()) break;
+      if (sink.stopped) break;
     }
     // A chunk used up is let go at once: on a paced stream it would otherwise live until the
     // next token, long enough to be promoted and then collected as old garbage.
@@ -98,16 +107,16 @@ export class SSEDecoder {
   }
 
   /** A trailing event without its blank line, at the end of the stream. */
-  flush(emit: (ev: SSEEvent) => void): void {
+  flush(sink: EventSink): void {
     const rest = this.pending;
     this.pending = EMPTY;
-    if (rest.length > 0 && rest.toString('utf8').trim() !== '') dispatch(rest, emit);
+    if (rest.length > 0 && rest.toString('utf8').trim() !== '') dispatch(rest, sink);
   }
 }
 
-function dispatch(raw: Buffer, emit: (ev: SSEEvent) => void): void {
+function dispatch(raw: Buffer, sink: EventSink): void {
   const ev = parseEventText(raw.toString('utf8'), raw);
-  if (ev) emit(ev);
+  if (ev) sink.event(ev);
 }
 
 /** One SSE event on the wire. */

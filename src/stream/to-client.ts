@@ -1,13 +1,16 @@
-// Writes an Observable of bytes to the client with backpressure: a full socket closes the
-// valve (pausing the upstream) until uWS reports the socket writable again. What one upstream
-// read produced goes out in one corked write (the valve says when a read is done), and the
-// keep-alive pings are this writer's own timer rather than an operator in front of it.
+// Writes a stream's chunks to the client with backpressure: a full socket pauses the source
+// (and with it the upstream connection) until uWS reports the socket writable again. What one
+// upstream read produced goes out in one corked write, and the keep-alive pings are the
+// writer's own timer rather than an operator in front of it. A same-dialect stream is read and
+// written by one object (./pass-through.ts); a translated one is an Observable behind a valve
+// (./valve.ts), written by ObservedWriter below.
 
 import type { Observable, Observer } from 'rxjs';
 import type { Exchange } from '../server/exchange.js';
 import type { Metrics } from '../server/metrics.js';
-import type { Valve } from './valve.js';
+import { kept, releaseScratch } from './scratch.js';
 import { isFinal } from './sse.js';
+import type { Valve } from './valve.js';
 
 export interface StreamOutcome {
   /** The stream reached its end (complete), rather than an error or a client abort. */
@@ -31,62 +34,59 @@ export interface KeepAlive {
   ping: Buffer;
 }
 
-export function streamToClient(body: Observable<Buffer>, ex: Exchange, valve: Valve, metrics: Metrics, keepAlive?: KeepAlive): Promise<StreamOutcome> {
-  return new Promise((resolve) => {
-    const writer = new ClientWriter(ex, valve, metrics, keepAlive, resolve);
-    valve.writer = writer;
-    const subscription = body.subscribe(writer);
-    ex.onAbort(() => {
-      subscription.unsubscribe();
-      writer.finish(false, true);
-    });
-  });
+/** What every stream's writer is given. */
+export interface WriterParts {
+  ex: Exchange;
+  metrics: Metrics;
+  keepAlive: KeepAlive | undefined;
 }
 
 /**
  * One object per open stream, its steps methods: a closure per step (and the arrays they
  * shared) cost every open stream a few hundred bytes more, which at 10,000 streams shows.
+ * Subclasses are the source: they say whether a read is under way and how to pause it.
  */
-class ClientWriter implements Observer<Buffer> {
+export abstract class ClientWriter {
   private buffered = 0;
   private maxBuffered = 0;
-  private settled = false;
+  /** The outcome is decided: nothing more is read or written by this object. */
+  protected settled = false;
+  private paused = false;
   private firstAt: number | undefined = undefined;
   private timer: NodeJS.Timeout | undefined = undefined;
   private held: Buffer[] | undefined = undefined;
   /** What the current upstream read produced: the first chunk, then any more. */
   private one: Buffer | undefined = undefined;
   private more: Buffer[] | undefined = undefined;
+  protected readonly ex: Exchange;
+  private readonly metrics: Metrics;
+  private readonly keepAlive: KeepAlive | undefined;
 
   constructor(
-    private readonly ex: Exchange,
-    private readonly valve: Valve,
-    private readonly metrics: Metrics,
-    private readonly keepAlive: KeepAlive | undefined,
+    parts: WriterParts,
     private readonly resolve: (outcome: StreamOutcome) => void,
-  ) {}
+  ) {
+    this.ex = parts.ex;
+    this.metrics = parts.metrics;
+    this.keepAlive = parts.keepAlive;
+  }
+
+  /** An upstream read is being turned into chunks: they go out together at its end (flush). */
+  protected abstract midRead(): boolean;
+  protected abstract pauseSource(): void;
+  protected abstract resumeSource(): void;
 
   next(chunk: Buffer): void {
     this.firstAt ??= performance.now();
     if (this.held !== undefined || isFinal(chunk)) {
-      (this.held ??= []).push(chunk);
+      // Held past this read (until the charge is recorded): scratch bytes would be reused.
+      (this.held ??= []).push(kept(chunk));
       return;
     }
     if (this.one === undefined) this.one = chunk;
     else (this.more ??= []).push(chunk);
-    // A source that is not in the middle of an upstream read (the valve's) is written at once.
-    if (!this.valve.reading) this.flush();
-  }
-
-  error(error: unknown): void {
-    this.flush();
-    this.finish(false, false, error);
-  }
-
-  complete(): void {
-    this.valve.answered = true;
-    this.flush();
-    this.finish(true, false);
+    // A source that is not in the middle of an upstream read is written at once.
+    if (!this.midRead()) this.flush();
   }
 
   /** Writes what is pending, in one cork. */
@@ -103,24 +103,27 @@ class ClientWriter implements Observer<Buffer> {
       for (let i = 1; i < more.length; i++) bytes += more[i]!.length;
       ok = this.ex.writeAll(more);
     }
+    // uWS copied what it was given (into its cork buffer, or its own for a full socket).
+    releaseScratch();
     if (this.keepAlive) {
       if (this.timer) this.timer.refresh();
       else this.timer = setTimeout(ping, this.keepAlive.intervalMs, this);
     }
-    const valve = this.valve;
-    if (valve.paused || !ok) {
+    if (this.paused || !ok) {
       this.buffered += bytes;
       if (this.buffered > this.maxBuffered) {
         this.maxBuffered = this.buffered;
         this.metrics.noteBuffered(this.maxBuffered);
       }
     }
-    if (!ok && !valve.paused) {
-      valve.pause();
+    if (!ok && !this.paused) {
+      this.paused = true;
+      this.pauseSource();
       this.metrics.backpressure.inc();
       this.ex.onWritable(() => {
         this.buffered = 0;
-        valve.resume();
+        this.paused = false;
+        this.resumeSource();
       });
     }
   }
@@ -137,11 +140,61 @@ class ClientWriter implements Observer<Buffer> {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
-    this.valve.writer = undefined;
     this.one = this.more = undefined;
     const outcome: StreamOutcome = { completed, aborted, firstAt: this.firstAt, maxBufferedBytes: this.maxBuffered, held: this.held ?? [] };
     if (error !== undefined) outcome.error = error;
     this.resolve(outcome);
+  }
+}
+
+/** A translated stream: the Observable's bytes, its upstream behind `valve`. */
+export function streamToClient(body: Observable<Buffer>, valve: Valve, parts: WriterParts): Promise<StreamOutcome> {
+  return new Promise((resolve) => {
+    const writer = new ObservedWriter(valve, parts, resolve);
+    valve.writer = writer;
+    const subscription = body.subscribe(writer);
+    parts.ex.onAbort(() => {
+      subscription.unsubscribe();
+      writer.finish(false, true);
+    });
+  });
+}
+
+class ObservedWriter extends ClientWriter implements Observer<Buffer> {
+  constructor(
+    private readonly valve: Valve,
+    parts: WriterParts,
+    resolve: (outcome: StreamOutcome) => void,
+  ) {
+    super(parts, resolve);
+  }
+
+  protected midRead(): boolean {
+    return this.valve.reading;
+  }
+
+  protected pauseSource(): void {
+    this.valve.pause();
+  }
+
+  protected resumeSource(): void {
+    this.valve.resume();
+  }
+
+  error(error: unknown): void {
+    this.flush();
+    this.finish(false, false, error);
+  }
+
+  complete(): void {
+    this.valve.answered = true;
+    this.flush();
+    this.finish(true, false);
+  }
+
+  override finish(completed: boolean, aborted: boolean, error?: unknown): void {
+    this.valve.writer = undefined;
+    super.finish(completed, aborted, error);
   }
 }
 

@@ -1,10 +1,11 @@
-// The backpressure bridge. An upstream body becomes an Observable of its SSE events whose
-// source can be paused: the client writer closes the valve when the client's socket is full,
-// the upstream connection stops being read, and the upstream's TCP window closes behind it.
+// The backpressure bridge of a translated stream. An upstream body becomes an Observable of its
+// SSE events whose source can be paused: the client writer closes the valve when the client's
+// socket is full, the upstream connection stops being read, and the upstream's TCP window
+// closes behind it.
 
 import { Observable } from 'rxjs';
 import type { UpstreamBody } from '../upstream/client.js';
-import { SSEDecoder, type SSEEvent } from './sse.js';
+import { SSEDecoder, type EventSink, type SSEEvent } from './sse.js';
 
 interface Pausable {
   pause(): void;
@@ -39,27 +40,27 @@ const BODY_GRACE_MS = 1000;
 const cancelLate = (body: UpstreamBody) => body.cancel();
 
 /**
- * The upstream's answer as an Observable of its SSE events, each passed through `select` (null
- * drops the event). Parsing and selection run in the body's own data callback rather than as
- * operators: an open stream holds its whole chain for minutes, and at thousands of streams
- * every layer of subscribers, closures and finaliser arrays shows in the workers' memory.
- * Unsubscribing before the end abandons the upstream request.
+ * The upstream's answer as an Observable of its SSE events, for a translated stream (a
+ * same-dialect one is read by stream/pass-through.ts). Parsing runs in the body's own data
+ * callback rather than as an operator. Unsubscribing before the end abandons the upstream
+ * request.
  */
-export function upstreamEvents<T>(body: UpstreamBody, valve: Valve, select: (ev: SSEEvent) => T | null): Observable<T> {
-  return new Observable<T>((subscriber) => {
+export function upstreamEvents(body: UpstreamBody, valve: Valve): Observable<SSEEvent> {
+  return new Observable<SSEEvent>((subscriber) => {
     let done = false;
     const decoder = new SSEDecoder();
-    const emit = (ev: SSEEvent) => {
-      const out = select(ev);
-      if (out !== null) subscriber.next(out);
+    const sink: EventSink = {
+      event: (ev) => subscriber.next(ev),
+      get stopped() {
+        return subscriber.closed;
+      },
     };
-    const stop = () => subscriber.closed;
     valve.attach(body);
     body.consume({
       data: (chunk) => {
         valve.reading = true;
         try {
-          decoder.push(chunk, emit, stop);
+          decoder.push(chunk, sink);
         } finally {
           valve.reading = false;
         }
@@ -68,7 +69,7 @@ export function upstreamEvents<T>(body: UpstreamBody, valve: Valve, select: (ev:
       end: () => {
         done = true;
         if (subscriber.closed) return;
-        decoder.flush(emit);
+        decoder.flush(sink);
         subscriber.complete();
       },
       error: (err) => {

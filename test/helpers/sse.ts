@@ -1,6 +1,6 @@
 // Bytes → SSE events as an RxJS operator, for tests that replay recorded streams through a
 // dialect's decoder. The gateway reads upstream events with the same SSEDecoder, inside the
-// upstream body's data callback (src/stream/valve.ts).
+// upstream body's data callback (src/stream/pass-through.ts, src/stream/valve.ts).
 
 import { Observable, type OperatorFunction } from 'rxjs';
 import { SSEDecoder, type SSEEvent } from '../../src/stream/sse.js';
@@ -10,13 +10,17 @@ export function parseSSE(): OperatorFunction<Uint8Array, SSEEvent> {
   return (source) =>
     new Observable<SSEEvent>((subscriber) => {
       const decoder = new SSEDecoder();
-      const emit = (ev: SSEEvent) => subscriber.next(ev);
-      const stop = () => subscriber.closed;
+      const sink = {
+        event: (ev: SSEEvent) => subscriber.next(ev),
+        get stopped() {
+          return subscriber.closed;
+        },
+      };
       return source.subscribe({
-        next: (chunk) => decoder.push(chunk, emit, stop),
+        next: (chunk) => decoder.push(chunk, sink),
         error: (err) => subscriber.error(err),
         complete() {
-          decoder.flush(emit);
+          decoder.flush(sink);
           subscriber.complete();
         },
       });

@@ -6,7 +6,7 @@ import { SSEDecoder, type SSEEvent } from '../../src/stream/sse.js';
 
 const eventOf = (wire: string): SSEEvent => {
   const out: SSEEvent[] = [];
-  new SSEDecoder().push(Buffer.from(wire), (ev) => out.push(ev));
+  new SSEDecoder().push(Buffer.from(wire), { event: (ev) => out.push(ev) });
   return out[0]!;
 };
 const model = JSON.stringify('oa-model');

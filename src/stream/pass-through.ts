@@ -1,0 +1,97 @@
+// A same-dialect stream, from the upstream's socket to the client's, as one object per stream:
+// it is the upstream body's consumer, the SSE reader's event sink and the client writer. The
+// dialect's tap (`select`) reads usage off each event and names the catalogue's model; the
+// bytes go out as they came otherwise. Before, the same steps were an Observable with its
+// subscriber, a valve, and a closure per step, held by every open stream for its whole life.
+
+import type { BodySink, UpstreamBody } from '../upstream/client.js';
+import { SSEDecoder, type EventSink, type SSEEvent } from './sse.js';
+import { ClientWriter, type StreamOutcome, type WriterParts } from './to-client.js';
+
+/** What the tap makes of one event: the bytes to send, or null to drop it. */
+export type EventTap = (ev: SSEEvent) => Buffer | null;
+
+/** Streams `body` to the client through `tap`; resolves once the outcome is decided. */
+export function passThroughToClient(body: UpstreamBody, tap: EventTap, parts: WriterParts): Promise<StreamOutcome> {
+  return new Promise((resolve) => {
+    const stream = new PassThroughStream(body, tap, parts, resolve);
+    parts.ex.onAbort(() => stream.abort());
+    body.consume(stream);
+  });
+}
+
+class PassThroughStream extends ClientWriter implements BodySink, EventSink {
+  private readonly decoder = new SSEDecoder();
+  private reading = false;
+
+  constructor(
+    private readonly body: UpstreamBody,
+    private readonly tap: EventTap,
+    parts: WriterParts,
+    resolve: (outcome: StreamOutcome) => void,
+  ) {
+    super(parts, resolve);
+  }
+
+  protected midRead(): boolean {
+    return this.reading;
+  }
+
+  protected pauseSource(): void {
+    this.body.pause();
+  }
+
+  protected resumeSource(): void {
+    this.body.resume();
+  }
+
+  get stopped(): boolean {
+    return this.settled;
+  }
+
+  data(chunk: Buffer): void {
+    if (this.settled) return;
+    this.reading = true;
+    try {
+      this.decoder.push(chunk, this);
+    } catch (err) {
+      // A tap that throws is the gateway's bug: the stream fails rather than the process.
+      this.reading = false;
+      this.fail(err);
+      this.body.cancel();
+      return;
+    }
+    this.reading = false;
+    this.flush();
+  }
+
+  event(ev: SSEEvent): void {
+    const out = this.tap(ev);
+    if (out !== null) this.next(out);
+  }
+
+  end(): void {
+    if (this.settled) return;
+    this.decoder.flush(this);
+    this.flush();
+    this.finish(true, false);
+  }
+
+  error(err: unknown): void {
+    if (this.settled) return;
+    this.fail(err);
+  }
+
+  private fail(err: unknown): void {
+    this.flush();
+    this.finish(false, false, err);
+  }
+
+  /** The client left: the upstream is stopped at once (what it produced is billed). */
+  abort(): void {
+    if (this.settled) return;
+    // Decided first: cancelling reports an error to this sink, which is then ignored.
+    this.finish(false, true);
+    this.body.cancel();
+  }
+}
