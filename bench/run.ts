@@ -914,7 +914,9 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
   const ledgerStore = stores.env.REDIS_URL ? ['--ledger', stores.env.REDIS_URL, '--ledger-prefix', `${stores.env.REDIS_PREFIX}ledger:`] : ['--ledger', 'memory'];
   // The same holds as the gateway's: from leases unless it runs without them.
   if (process.env.LEASE_WINDOW_MS === '0') ledgerStore.push('--ledger-no-lease');
-  const ledgerChild = startChild({ name: 'ledger proxy', command: process.execPath, args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'), '--port', String(ledgerPort), '--processes', String(workers), '--route', `/s=${stat}`, '--route', `/f=${fake}`, '--connections', String(maxPerWorker), ...ledgerStore], cwd: REPO_ROOT, logFile: path.join(tmp, 'ledger-proxy.log'), nofile });
+  // With --profile the ledger proxy is profiled too (DIR/ledger): the floor the gateway's profile is read against.
+  const ledgerProfile = opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.profileDir, 'ledger')}`] : [];
+  const ledgerChild = startChild({ name: 'ledger proxy', command: process.execPath, args: [...ledgerProfile, '--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'), '--port', String(ledgerPort), '--processes', String(workers), '--route', `/s=${stat}`, '--route', `/f=${fake}`, '--connections', String(maxPerWorker), ...ledgerStore], cwd: REPO_ROOT, logFile: path.join(tmp, 'ledger-proxy.log'), nofile });
   // Stopped before the stores are cleaned up: its outbox reader would make its stream again.
   cleanups.push(() => ledgerChild.stop());
   await ledgerChild.waitForLine(/^listening /, 60_000);

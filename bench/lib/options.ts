@@ -62,7 +62,7 @@ const HELP = `npm run bench -- [flags]
   --no-nginx                skip the nginx baseline                                  BENCH_NGINX=0
   --out PATH                report path without extension (default bench/reports/<timestamp>) BENCH_OUT
   --gateway-dir DIR         checkout to bench (default: this one)                    BENCH_GATEWAY_DIR
-  --profile DIR             run the gateway with --cpu-prof, profiles written to DIR BENCH_PROFILE_DIR
+  --profile DIR             run the gateway (and the ledger proxy, DIR/ledger) with --cpu-prof BENCH_PROFILE_DIR
   --gateway-node-args ARGS  node flags for the gateway, e.g. "--max-semi-space-size=4" BENCH_GATEWAY_NODE_ARGS
   --keep-temp               keep the temp dir (logs, nginx.conf, catalogue)
   --help
