@@ -103,8 +103,10 @@ t.test('delta text read without parsing: escapes, Unicode and shapes it must lea
   const leftToParser = [
     // Two choices: both count.
     JSON.stringify({ choices: [{ index: 0, delta: { content: 'a' } }, { index: 1, delta: { content: 'b' } }] }),
-    // A role, a refusal, reasoning or tool calls beside the content.
-    JSON.stringify({ choices: [{ index: 0, delta: { role: 'assistant', content: 'a' } }] }),
+    // A role after the content, a refusal, reasoning or tool calls beside it.
+    JSON.stringify({ choices: [{ index: 0, delta: { content: 'a', role: 'assistant' } }] }),
+    JSON.stringify({ choices: [{ index: 0, delta: { role: 'assistant', content: 'a', refusal: 'no' } }] }),
+    JSON.stringify({ choices: [{ index: 0, delta: {} }, { index: 1, delta: { content: 'b' } }] }),
     JSON.stringify({ choices: [{ index: 0, delta: { content: 'a', refusal: 'no' } }] }),
     JSON.stringify({ choices: [{ index: 0, delta: { reasoning_content: 'think', content: 'a' } }] }),
     JSON.stringify({ choices: [{ index: 0, delta: { content: 'a', tool_calls: [{ function: { name: 'f', arguments: '{}' } }] } }] }),
@@ -119,5 +121,10 @@ t.test('delta text read without parsing: escapes, Unicode and shapes it must lea
     JSON.stringify({ choices: [], delta: { type: 'text_delta', text: 'x' } }),
   ];
   for (const data of leftToParser) t.equal(deltaText(data), undefined, `left to the parser: ${data}`);
+  // OpenAI's first chunk (the role, empty content, a null refusal) and its last (an empty delta).
+  const first = JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { role: 'assistant', content: 'hi', refusal: null }, logprobs: null, finish_reason: null }] });
+  t.equal(deltaText(first), 'hi', 'the role chunk read without a parse');
+  t.equal(deltaText(JSON.stringify({ id: 'c', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })), '', 'the empty delta read without a parse');
+  t.equal(deltaText(JSON.stringify({ type: 'message_delta', delta: {} })), undefined, 'an empty delta outside OpenAI choices is left to the parser');
   t.equal(parsed(leftToParser[0]!), 'ab', 'the parser reads every choice');
 });
