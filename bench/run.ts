@@ -370,7 +370,7 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
     const rampMs = Math.max(50, Math.round((level / opts.rampPerSecond) * 1000));
     const deadlineMs = rampMs + tokens * intervalMs * 3 + 60_000;
     const targets: Record<string, Record<string, unknown>> = {};
-    for (const name of TARGET_NAMES) {
+    for (const name of opts.streamTargets) {
       const t = await targetOf(b, name, () => streamTargets(b, kind, tokens, intervalMs));
       if (!t) continue;
       if (!t.request) {

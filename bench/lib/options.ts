@@ -39,7 +39,11 @@ export interface Options {
   /** Extra node flags for the gateway's processes (e.g. V8 heap sizes), split on spaces. */
   gatewayNodeArgs: string[];
   keepTemp: boolean;
+  /** The stream scenarios' targets, in the report's order (default all). */
+  streamTargets: string[];
 }
+
+export const STREAM_TARGETS = ['direct', 'nginx', 'bare', 'ledger', 'gateway'] as const;
 
 const HELP = `npm run bench -- [flags]
 
@@ -50,6 +54,7 @@ const HELP = `npm run bench -- [flags]
   --concurrency N           connections of the throughput run                        BENCH_CONCURRENCY
   --rate RPS                offered rate of the latency run (default: half saturation) BENCH_RATE
   --streams LIST            concurrent stream levels, e.g. 1000,10000                BENCH_STREAMS
+  --stream-targets LIST     the stream scenarios' targets, e.g. ledger,gateway (default all) BENCH_STREAM_TARGETS
   --tokens N                tokens per stream                                        BENCH_TOKENS
   --token-interval-ms MS    gap between tokens (default: level/10, so ~10k tokens/s) BENCH_TOKEN_INTERVAL_MS
   --prompt-kb N             prompt size of each stream, KB (default 0: one line)     BENCH_PROMPT_KB
@@ -102,7 +107,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, repoRoot: s
     flags.set(name, value);
   }
   if (flags.has('help')) return 'help';
-  const known = new Set(['quick', 'scenarios', 'duration', 'warmup', 'concurrency', 'rate', 'streams', 'tokens', 'token-interval-ms', 'prompt-kb', 'ramp-per-s', 'slow-readers', 'slow-kb', 'workers', 'loadgen', 'wrk-threads', 'no-nginx', 'out', 'gateway-dir', 'profile', 'gateway-node-args', 'keep-temp']);
+  const known = new Set(['quick', 'scenarios', 'duration', 'warmup', 'concurrency', 'rate', 'streams', 'tokens', 'token-interval-ms', 'prompt-kb', 'ramp-per-s', 'slow-readers', 'slow-kb', 'workers', 'loadgen', 'wrk-threads', 'no-nginx', 'out', 'gateway-dir', 'profile', 'gateway-node-args', 'keep-temp', 'stream-targets']);
   for (const k of flags.keys()) if (!known.has(k)) throw new UsageError(`unknown flag --${k} (see --help)`);
 
   const get = (flag: string, envName: string): string | undefined => {
@@ -126,6 +131,9 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, repoRoot: s
   const interval = get('token-interval-ms', 'BENCH_TOKEN_INTERVAL_MS');
   const out = get('out', 'BENCH_OUT');
   const profile = get('profile', 'BENCH_PROFILE_DIR');
+  const targetsRaw = get('stream-targets', 'BENCH_STREAM_TARGETS');
+  const streamTargets = targetsRaw ? targetsRaw.split(',').map((s) => s.trim()).filter(Boolean) : [...STREAM_TARGETS];
+  for (const t of streamTargets) if (!(STREAM_TARGETS as readonly string[]).includes(t)) throw new UsageError(`unknown stream target ${JSON.stringify(t)}; choose from ${STREAM_TARGETS.join(', ')}`);
 
   return {
     quick,
@@ -155,6 +163,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, repoRoot: s
     profileDir: profile ? path.resolve(profile) : null,
     gatewayNodeArgs: (get('gateway-node-args', 'BENCH_GATEWAY_NODE_ARGS') ?? '').split(' ').filter(Boolean),
     keepTemp: flags.has('keep-temp'),
+    // In the report's order whatever order they were given in.
+    streamTargets: STREAM_TARGETS.filter((t) => streamTargets.includes(t)),
   };
 }
 
