@@ -145,9 +145,10 @@ export function deltaText(data: string): string | undefined {
     if (data.lastIndexOf('"choices":[', at) === -1 || data.indexOf('"delta":', start) !== -1) return undefined;
     return '';
   }
-  if (data.startsWith(OPENAI_OPEN, start) || data.startsWith(OPENAI_ROLE_OPEN, start)) {
+  const openai = data.startsWith(OPENAI_OPEN, start) ? OPENAI_OPEN : data.startsWith(OPENAI_ROLE_OPEN, start) ? OPENAI_ROLE_OPEN : undefined;
+  if (openai !== undefined) {
     if (data.lastIndexOf('"choices":[', at) === -1) return undefined;
-    start += data.charCodeAt(start + 2) === 0x72 ? OPENAI_ROLE_OPEN.length : OPENAI_OPEN.length;
+    start += openai.length;
   } else if (data.startsWith(ANTHROPIC_OPEN, start)) {
     if (data.includes('"choices"')) return undefined;
     start += ANTHROPIC_OPEN.length;

@@ -1,6 +1,6 @@
 // A same-dialect stream, from the upstream's socket to the client's, as one object per stream:
 // it is the upstream body's consumer, the SSE reader's event sink and the client writer. The
-// dialect's tap (`select`) reads usage off each event and names the catalogue's model; the
+// dialect's tap reads usage off each event and names the catalogue's model; the
 // bytes go out as they came otherwise. Before, the same steps were an Observable with its
 // subscriber, a valve, and a closure per step, held by every open stream for its whole life.
 

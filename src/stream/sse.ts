@@ -79,6 +79,16 @@ export interface EventSink {
   readonly stopped?: boolean;
 }
 
+/** A sink that hands each event to a subscriber (an RxJS one) until it is closed. */
+export function subscriberSink(subscriber: { next(ev: SSEEvent): void; readonly closed: boolean }): EventSink {
+  return {
+    event: (ev) => subscriber.next(ev),
+    get stopped() {
+      return subscriber.closed;
+    },
+  };
+}
+
 /**
  * Bytes → SSE events, chunk by chunk, for whoever reads an event stream: a pass-through
  * stream (stream/pass-through.ts), a translated stream's source (stream/valve.ts), and the

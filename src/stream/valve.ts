@@ -5,7 +5,7 @@
 
 import { Observable } from 'rxjs';
 import type { UpstreamBody } from '../upstream/client.js';
-import { SSEDecoder, type EventSink, type SSEEvent } from './sse.js';
+import { SSEDecoder, subscriberSink, type SSEEvent } from './sse.js';
 
 interface Pausable {
   pause(): void;
@@ -49,12 +49,7 @@ export function upstreamEvents(body: UpstreamBody, valve: Valve): Observable<SSE
   return new Observable<SSEEvent>((subscriber) => {
     let done = false;
     const decoder = new SSEDecoder();
-    const sink: EventSink = {
-      event: (ev) => subscriber.next(ev),
-      get stopped() {
-        return subscriber.closed;
-      },
-    };
+    const sink = subscriberSink(subscriber);
     valve.attach(body);
     body.consume({
       data: (chunk) => {

@@ -3,19 +3,14 @@
 // upstream body's data callback (src/stream/pass-through.ts, src/stream/valve.ts).
 
 import { Observable, type OperatorFunction } from 'rxjs';
-import { SSEDecoder, type SSEEvent } from '../../src/stream/sse.js';
+import { SSEDecoder, subscriberSink, type SSEEvent } from '../../src/stream/sse.js';
 
 /** A trailing event without its blank line is flushed at completion. */
 export function parseSSE(): OperatorFunction<Uint8Array, SSEEvent> {
   return (source) =>
     new Observable<SSEEvent>((subscriber) => {
       const decoder = new SSEDecoder();
-      const sink = {
-        event: (ev: SSEEvent) => subscriber.next(ev),
-        get stopped() {
-          return subscriber.closed;
-        },
-      };
+      const sink = subscriberSink(subscriber);
       return source.subscribe({
         next: (chunk) => decoder.push(chunk, sink),
         error: (err) => subscriber.error(err),
