@@ -8,6 +8,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { Lease, Leases } from '../../src/billing/leases.js';
+import { RoundPacer } from '../../src/billing/outbox-writer.js';
 import type { HotStore, OutboxRecord } from '../../src/store/hot.js';
 import { MemoryHotStore } from '../../src/store/hot-memory.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
@@ -16,9 +17,11 @@ export const LEDGER_USER = '00000000-0000-4000-8000-00000000be1c';
 const KEY = '00000000-0000-4000-8000-00000000be1d';
 const HOLD = 5000n;
 export const LEDGER_COST = 1234n;
-// The usage writer's defaults (USAGE_BATCH_MAX, USAGE_FLUSH_MS): the same batches it would read.
+// The usage writer's defaults (USAGE_BATCH_MAX, USAGE_FLUSH_MS, USAGE_FLUSH_MAX_MS) and its
+// pacing: the same batches it would read.
 const BATCH = 1000;
 const PAUSE_MS = 50;
+const PAUSE_MAX_MS = 250;
 // The gateway's defaults (LEASE_WINDOW_MS, LEASE_REQUESTS, RESERVATION_TTL_MS, OUTBOX_MAX).
 const LEASES = { windowMs: 2000, requests: 32, ttlMs: 30 * 60_000, outboxMax: 100_000 };
 
@@ -93,10 +96,11 @@ export class BenchLedger {
    * a batch that was not full is followed by the writer's pause.
    */
   private async drain(): Promise<void> {
+    const pacer = new RoundPacer(PAUSE_MS, PAUSE_MAX_MS);
     while (!this.closed) {
       const entries = await this.store.readOutbox(this.consumer, BATCH, 1000).catch(() => []);
       if (entries.length > 0) await this.store.ackOutbox(entries.map((entry) => ({ entry, kind: 'inserted' as const, chargedAfter: 0n }))).catch(() => {});
-      if (entries.length < BATCH) await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+      if (entries.length < BATCH) await new Promise((resolve) => setTimeout(resolve, pacer.after(entries.length)));
     }
   }
 

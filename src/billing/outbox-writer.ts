@@ -27,6 +27,10 @@ const HEARTBEAT_TTL_MS = 5000;
 const CLAIM_EVERY_MS = 2000;
 const BLOCK_MS = 1000;
 const MAX_BACKOFF_MS = 5000;
+// Records per transaction that the pause between rounds aims at. Below it, a transaction's own
+// round trips and statements (the same for 1 record as for 100) are most of the writer's work
+// per record; above it, the pause stays at its minimum and bursts stay as short as they are.
+const BATCH_TARGET = 100;
 
 export interface WriterObserver {
   committed?(records: number): void;
@@ -148,7 +152,7 @@ export function gatewayWriter(
   sql: Sql,
   hot: HotStore,
   log: Logger,
-  config: { USAGE_BATCH_MAX: number; USAGE_FLUSH_MS: number },
+  config: { USAGE_BATCH_MAX: number; USAGE_FLUSH_MS: number; USAGE_FLUSH_MAX_MS: number },
   observer?: WriterObserver,
 ): OutboxWriter {
   return new OutboxWriter(sql, hot, log, {
@@ -156,8 +160,35 @@ export function gatewayWriter(
     // Where answers wait for their record's commit (the embedded store), the writer never
     // pauses: records that arrive during a commit make the next batch by themselves.
     pauseMs: hot.durableSettle ? config.USAGE_FLUSH_MS : 0,
+    maxPauseMs: config.USAGE_FLUSH_MAX_MS,
     observer,
   });
+}
+
+/**
+ * The pause after a round that was not full: the one that would have gathered BATCH_TARGET
+ * records at the rate the last round's came in (they gathered over the last pause), kept
+ * between USAGE_FLUSH_MS and USAGE_FLUSH_MAX_MS. At a few hundred records a second that makes a
+ * few transactions a second instead of twenty; where the shortest pause already gathers more,
+ * it stays at the shortest.
+ */
+export class RoundPacer {
+  ms: number;
+  private readonly max: number;
+
+  constructor(
+    private readonly min: number,
+    max: number,
+  ) {
+    this.ms = min;
+    this.max = Math.max(min, max);
+  }
+
+  after(read: number): number {
+    const wanted = Math.round((this.ms * BATCH_TARGET) / Math.max(read, 1));
+    this.ms = Math.min(this.max, Math.max(this.min, wanted));
+    return this.ms;
+  }
 }
 
 export class OutboxWriter {
@@ -176,8 +207,13 @@ export class OutboxWriter {
     private readonly sql: Sql,
     private readonly hot: HotStore,
     private readonly log: Logger,
-    private readonly opts: { batchMax: number; pauseMs: number; observer?: WriterObserver },
-  ) {}
+    private readonly opts: { batchMax: number; pauseMs: number; maxPauseMs?: number; observer?: WriterObserver },
+  ) {
+    this.pacer = new RoundPacer(opts.pauseMs, opts.maxPauseMs ?? opts.pauseMs);
+  }
+
+  /** The pause between rounds while the outbox is nearly empty. */
+  readonly pacer: RoundPacer;
 
   start(): void {
     if (this.running) return;
@@ -196,10 +232,10 @@ export class OutboxWriter {
 
   private async run(): Promise<void> {
     while (this.running) {
-      const full = await this.step(BLOCK_MS);
+      const read = await this.step(BLOCK_MS);
       // A batch that was not full means the outbox is nearly empty: let a few records gather,
       // one transaction for many instead of one each.
-      if (this.running && !full && this.opts.pauseMs > 0 && this.failures === 0) await this.pause(this.opts.pauseMs);
+      if (this.running && read < this.opts.batchMax && this.opts.pauseMs > 0 && this.failures === 0) await this.pause(this.pacer.after(read));
     }
   }
 
@@ -216,18 +252,18 @@ export class OutboxWriter {
     });
   }
 
-  /** One read-commit-acknowledge round; true when the batch was full. */
-  private async step(blockMs: number): Promise<boolean> {
+  /** One read-commit-acknowledge round; how many records it read (0 when it failed). */
+  private async step(blockMs: number): Promise<number> {
     let entries: OutboxEntry[] = [];
     try {
       entries = await this.hot.readOutbox(this.consumer, this.opts.batchMax, blockMs);
-      if (entries.length === 0) return false;
+      if (entries.length === 0) return 0;
       const items = await commitEntries(this.sql, entries);
       await this.hot.ackOutbox(items);
       this.written += items.filter((i) => i.kind === 'inserted').length;
       this.opts.observer?.committed?.(entries.length);
       this.failures = 0;
-      return entries.length >= this.opts.batchMax;
+      return entries.length;
     } catch (err) {
       // The records stay in the outbox (unacknowledged, ours): retried with backoff. A commit
       // that did land but was not acknowledged is recognised as a redelivery next time.
@@ -239,7 +275,7 @@ export class OutboxWriter {
         this.log.error({ err, waiting: entries.length, attempt: this.failures }, 'outbox: writing usage to Postgres failed; will retry');
       }
       await this.pause(Math.min(MAX_BACKOFF_MS, 50 * 2 ** Math.min(this.failures, 7)));
-      return false;
+      return 0;
     }
   }
 
@@ -248,6 +284,8 @@ export class OutboxWriter {
     const deadline = Date.now() + timeoutMs;
     while ((await this.hot.outboxLength()) > 0) {
       if (Date.now() > deadline) throw new Error(`the outbox did not drain within ${timeoutMs} ms`);
+      // Whoever waits for the drain does not wait out a pause meant to gather records.
+      this.wake?.();
       await sleep(10);
     }
   }

@@ -96,7 +96,7 @@ t.test('limits set by PATCH hold across two worker processes, in both surfaces\'
   t.teardown(() => stores.close());
   const env = childEnv({
     DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: redisPrefix, WORKERS: '2', GATEWAY_CONFIG: configPath,
-    FAKE_OPENAI_KEY: process.env.FAKE_OPENAI_KEY, FAKE_ANTHROPIC_KEY: process.env.FAKE_ANTHROPIC_KEY, USAGE_FLUSH_MS: '20',
+    FAKE_OPENAI_KEY: process.env.FAKE_OPENAI_KEY, FAKE_ANTHROPIC_KEY: process.env.FAKE_ANTHROPIC_KEY, USAGE_FLUSH_MS: '20', USAGE_FLUSH_MAX_MS: '20',
   });
   const serve = await startServe(t, env, 60_000);
   t.match(serve.stdout(), /with 2 workers/);

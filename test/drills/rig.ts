@@ -191,6 +191,7 @@ export class DrillRig {
       FAKE_OPENAI_KEY: 'sk-fake',
       FAKE_ANTHROPIC_KEY: 'sk-ant-fake',
       USAGE_FLUSH_MS: '20',
+      USAGE_FLUSH_MAX_MS: '20',
       REDIS_TIMEOUT_MS: '1000',
       SHUTDOWN_TIMEOUT_MS: '5000',
       METRICS_TOKEN,

@@ -98,6 +98,7 @@ export async function startTestGateway(
     GATEWAY_CONFIG: configPath,
     ROUTE_COOLDOWN_MS: '0',
     USAGE_FLUSH_MS: '20',
+    USAGE_FLUSH_MAX_MS: '20',
     DATA_DIR: path.join(dir, 'data'),
     METRICS_TOKEN,
     ...opts.env,
