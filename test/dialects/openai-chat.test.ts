@@ -264,6 +264,10 @@ t.test('parseRequest validation names the field at fault', async (t) => {
     ['messages not array', { model: 'm', messages: 'hi' }, 'messages'],
     ['bad role', withMsg({ role: 'bot', content: 'x' }), 'messages[1].role'],
     ['missing role', withMsg({ content: 'x' }), 'messages[1].role'],
+    // The keyed lookup of the role must not find what every object has.
+    ['role named like a prototype key', withMsg({ role: 'constructor', content: 'x' }), 'messages[1].role'],
+    ['role number', withMsg({ role: 5, content: 'x' }), 'messages[1].role'],
+    ['assistant image part', withMsg({ role: 'assistant', content: [{ type: 'image_url', image_url: { url: 'https://x' } }] }), 'messages[1].content[0].type'],
     ['message not object', withMsg(5), 'messages[1]'],
     ['user without content', withMsg({ role: 'user' }), 'messages[1].content'],
     ['user content number', withMsg({ role: 'user', content: 5 }), 'messages[1].content'],

@@ -47,18 +47,36 @@ const AudioPart = v.looseObject({
 const FilePart = v.looseObject({ type: v.literal('file'), file: v.looseObject({}, 'must be an object') });
 const RefusalPart = v.looseObject({ type: v.literal('refusal'), refusal: str() });
 
-const USER_PART_TYPES = ['text', 'image_url', 'input_audio', 'file'];
-const UserPart = v.variant('type', [TextPart, ImagePart, AudioPart, FilePart], variantMessage('type', USER_PART_TYPES));
-const AssistantPart = v.variant('type', [TextPart, RefusalPart], variantMessage('type', ['text', 'refusal']));
-const OnlyTextPart = v.variant('type', [TextPart], variantMessage('type', ['text']));
+type Keyed<K extends string> = v.LooseObjectSchema<{ [P in K]: v.LiteralSchema<string, any> } & v.ObjectEntries, any>;
 
-/** String or array of parts; lazy so that an error inside a part keeps its full path. */
+/**
+ * A variant that runs only the option its discriminator names. valibot's own tries the options
+ * in turn, and each one passed over costs a failed check with its issue and message text: a
+ * user message paid for two, every message of every request. Anything else (no discriminator,
+ * an unknown one) still goes to the full variant, so that its errors read as before.
+ */
+function keyedVariant<const K extends string, const O extends Keyed<K>[]>(key: K, options: O, message: (issue: v.BaseIssue<unknown>) => string) {
+  const full = v.variant(key, options, message);
+  const byValue = new Map<unknown, v.GenericSchema>(options.map((o) => [o.entries[key].literal, o]));
+  return v.lazy((input: unknown): typeof full => {
+    const option = input !== null && typeof input === 'object' ? byValue.get((input as Record<string, unknown>)[key]) : undefined;
+    return (option ?? full) as typeof full;
+  });
+}
+
+const USER_PART_TYPES = ['text', 'image_url', 'input_audio', 'file'];
+const UserPart = keyedVariant('type', [TextPart, ImagePart, AudioPart, FilePart], variantMessage('type', USER_PART_TYPES));
+const AssistantPart = keyedVariant('type', [TextPart, RefusalPart], variantMessage('type', ['text', 'refusal']));
+const OnlyTextPart = keyedVariant('type', [TextPart], variantMessage('type', ['text']));
+
+/**
+ * String or array of parts; lazy so that an error inside a part keeps its full path. Both
+ * schemas are built once: built in the getter, each message of each request made them anew.
+ */
 function contentOf<T extends v.GenericSchema>(part: T, minItems: number) {
-  return v.lazy((input: unknown) =>
-    Array.isArray(input)
-      ? v.pipe(v.array(part), v.minLength(minItems, 'must not be an empty array'))
-      : v.string('must be a string or an array of content parts'),
-  );
+  const parts = v.pipe(v.array(part), v.minLength(minItems, 'must not be an empty array'));
+  const text = v.string('must be a string or an array of content parts');
+  return v.lazy((input: unknown) => (Array.isArray(input) ? parts : text));
 }
 
 const TextContent = contentOf(OnlyTextPart, 0);
@@ -88,7 +106,7 @@ const AssistantMessage = v.looseObject({
 const ToolMessage = v.looseObject({ role: v.literal('tool'), content: TextContent, tool_call_id: str() });
 const FunctionMessage = v.looseObject({ role: v.literal('function'), name: nonEmptyStr(), content: v.nullish(str()) });
 
-const Message = v.variant(
+const Message = keyedVariant(
   'role',
   [SystemMessage, DeveloperMessage, UserMessage, AssistantMessage, ToolMessage, FunctionMessage],
   variantMessage('role', ROLES),
@@ -109,23 +127,19 @@ const Tool = v.looseObject(
   'must be an object',
 );
 
-const ToolChoice = v.lazy((input: unknown) =>
-  typeof input === 'string'
-    ? v.picklist(['auto', 'none', 'required'], "must be 'auto', 'none', 'required' or a function choice")
-    : v.looseObject(
-        {
-          type: v.literal('function', "must be 'function'"),
-          function: v.looseObject({ name: nonEmptyStr() }, 'must be an object with a name'),
-        },
-        "must be 'auto', 'none', 'required' or a function choice",
-      ),
+const ToolChoiceMode = v.picklist(['auto', 'none', 'required'], "must be 'auto', 'none', 'required' or a function choice");
+const ToolChoiceFunction = v.looseObject(
+  {
+    type: v.literal('function', "must be 'function'"),
+    function: v.looseObject({ name: nonEmptyStr() }, 'must be an object with a name'),
+  },
+  "must be 'auto', 'none', 'required' or a function choice",
 );
+const ToolChoice = v.lazy((input: unknown) => (typeof input === 'string' ? ToolChoiceMode : ToolChoiceFunction));
 
-const Stop = v.lazy((input: unknown) =>
-  Array.isArray(input)
-    ? v.pipe(v.array(str()), v.maxLength(4, 'must hold at most 4 sequences'))
-    : v.string('must be a string or an array of strings'),
-);
+const StopList = v.pipe(v.array(str()), v.maxLength(4, 'must hold at most 4 sequences'));
+const StopText = v.string('must be a string or an array of strings');
+const Stop = v.lazy((input: unknown) => (Array.isArray(input) ? StopList : StopText));
 
 const ChatRequest = v.looseObject({
   model: nonEmptyStr(),
