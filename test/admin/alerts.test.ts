@@ -8,7 +8,7 @@ import { dashboardClient, mailText, signUp, startDashboard } from '../helpers/da
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test('alerts', async (t) => {
-  const s = await startDashboard(t, { ALERT_CHECK_MS: '100', ALERT_DEPOSIT_UNPAID_S: '5', ALERT_ROUTE_COOLDOWN_S: '1', ROUTE_COOLDOWN_MS: '60000' });
+  const s = await startDashboard(t, { ALERT_CHECK_MS: '100', ALERT_DEPOSIT_UNPAID_S: '25', ALERT_ROUTE_COOLDOWN_S: '1', ROUTE_COOLDOWN_MS: '60000' });
   const sql = s.gw.gw.sql;
   const admin = await signUp(s);
   await setAdmin(sql, { id: null, label: 'test setup' }, admin.userId, true);
@@ -42,10 +42,11 @@ t.test('alerts', async (t) => {
   await sleep(600);
   t.equal(mailsTo(user.email).length, 3, 'one mail per crossing');
 
-  // Admins: a deposit that stays unpaid, one that failed, a route that stays in cooldown.
+  // Admins: a deposit that stays unpaid, one that failed, a route that stays in cooldown. The
+  // unpaid threshold leaves the fresh deposit 25 s: a loaded CI run took over 5 s here.
   const [stale] = await sql<{ id: string }[]>`
     INSERT INTO deposits (user_id, method, status, amount, currency, credit_nano, provider, created_at, expires_at)
-    VALUES (${user.userId}, 'epusdt', 'pending', 7, 'USD', 7000000000, 'epusdt', now() - interval '10 seconds', now() + interval '1 hour') RETURNING id`;
+    VALUES (${user.userId}, 'epusdt', 'pending', 7, 'USD', 7000000000, 'epusdt', now() - interval '45 seconds', now() + interval '1 hour') RETURNING id`;
   await sql`INSERT INTO deposits (user_id, method, status, amount, currency, credit_nano, provider) VALUES (${user.userId}, 'qris', 'failed', 50000, 'IDR', 3000000000, 'qris')`;
   await sql`INSERT INTO deposits (user_id, method, status, amount, currency, credit_nano, provider, expires_at) VALUES (${user.userId}, 'qris', 'pending', 60000, 'IDR', 3000000000, 'qris', now() + interval '1 hour')`;
   const u = await s.gw.user('1');
