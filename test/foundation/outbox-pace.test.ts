@@ -2,7 +2,7 @@
 // steady trickle is written in a few transactions a second, not one per shortest pause, and
 // nothing waiting for the outbox to drain waits out a long pause. Real Postgres and Redis.
 
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { createVerifiedUser, creditUser } from '../../src/accounts/users.js';
@@ -23,6 +23,21 @@ function record(userId: string, settleId: string, costNano: bigint): OutboxRecor
   };
 }
 
+/** Real stores, a user with `nano` on the balance, and a ledger that charges them. */
+async function funded(t: Test, email: string, nano: bigint) {
+  const s = await testStores(t);
+  const user = await createVerifiedUser(s.sql, email);
+  await creditUser(s.sql, s.hot, user.id, nano, { method: 'operator', amount: String(Number(nano) / 1e9), currency: 'USD' });
+  const ledger = new Ledger(s.sql, s.hot, { ttlMs: 60_000, outboxMax: 0 });
+  const payer: Payer = { userId: user.id, keyId: randomUUID(), limits: NO_LIMITS };
+  /** One request: its hold, then its charge with the usage record. */
+  const charge = async (cost: bigint) => {
+    const hold = await ledger.reserve(payer, 1000n);
+    await ledger.settle(hold, cost, record(user.id, hold.id, cost));
+  };
+  return { s, user, charge };
+}
+
 t.test('the pause aims at 100 records a round, within its bounds', async (t) => {
   const p = new RoundPacer(50, 250);
   t.equal(p.ms, 50, 'starts at the shortest');
@@ -38,11 +53,7 @@ t.test('the pause aims at 100 records a round, within its bounds', async (t) => 
 });
 
 t.test('a steady trickle is written in few transactions, every record exactly once', async (t) => {
-  const s = await testStores(t);
-  const user = await createVerifiedUser(s.sql, 'pace@example.test');
-  await creditUser(s.sql, s.hot, user.id, 10_000_000_000n, { method: 'operator', amount: '10', currency: 'USD' });
-  const ledger = new Ledger(s.sql, s.hot, { ttlMs: 60_000, outboxMax: 0 });
-  const payer: Payer = { userId: user.id, keyId: randomUUID(), limits: NO_LIMITS };
+  const { s, user, charge } = await funded(t, 'pace@example.test', 10_000_000_000n);
   let rounds = 0;
   let committed = 0;
   const writer = gatewayWriter(s.sql, s.hot, silent, { USAGE_BATCH_MAX: 1000, USAGE_FLUSH_MS: 10, USAGE_FLUSH_MAX_MS: 400 }, {
@@ -57,8 +68,7 @@ t.test('a steady trickle is written in few transactions, every record exactly on
   // 300 records over about 1.5 s: a 10 ms pause would make on the order of a hundred rounds.
   const total = 300;
   for (let i = 0; i < total; i++) {
-    const hold = await ledger.reserve(payer, 1000n);
-    await ledger.settle(hold, 7n, record(user.id, hold.id, 7n));
+    await charge(7n);
     if (i % 10 === 9) await sleep(50);
   }
   await writer.drained(5000);
@@ -73,20 +83,14 @@ t.test('a steady trickle is written in few transactions, every record exactly on
 });
 
 t.test('waiting for the drain cuts a long pause short', async (t) => {
-  const s = await testStores(t);
-  const user = await createVerifiedUser(s.sql, 'wake@example.test');
-  await creditUser(s.sql, s.hot, user.id, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
-  const ledger = new Ledger(s.sql, s.hot, { ttlMs: 60_000, outboxMax: 0 });
-  const payer: Payer = { userId: user.id, keyId: randomUUID(), limits: NO_LIMITS };
+  const { s, charge } = await funded(t, 'wake@example.test', 1_000_000_000n);
   const writer = gatewayWriter(s.sql, s.hot, silent, { USAGE_BATCH_MAX: 1000, USAGE_FLUSH_MS: 60_000, USAGE_FLUSH_MAX_MS: 60_000 });
   writer.start();
   t.teardown(() => writer.stop());
-  const first = await ledger.reserve(payer, 1000n);
-  await ledger.settle(first, 5n, record(user.id, first.id, 5n));
+  await charge(5n);
   await writer.drained(5000);
   // The writer now pauses a minute; the next record waits in the outbox until someone asks.
-  const second = await ledger.reserve(payer, 1000n);
-  await ledger.settle(second, 5n, record(user.id, second.id, 5n));
+  await charge(5n);
   await sleep(200);
   t.equal(await s.hot.outboxLength(), 1, 'held back by the pause');
   await writer.drained(3000);
