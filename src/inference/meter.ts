@@ -7,6 +7,7 @@ import type { UsageSink } from '../dialects/dialect.js';
 import type { IRStreamEvent, IRUsage } from '../dialects/ir.js';
 import { forwardedTokens, type Forwarded } from '../billing/prompt-size.js';
 import { countTextTokens } from '../billing/tokens.js';
+import { deltaText } from '../stream/delta-text.js';
 
 const TEXT_LIMIT = 256 * 1024;
 
@@ -123,64 +124,6 @@ export class StreamMeter implements UsageSink {
     return this.produced.bytes;
   }
 }
-
-/**
- * The counted text of one pass-through event, read without parsing it when its shape is the
- * common one: a single OpenAI choice whose delta is `{"content":"…"}` (also opening with the
- * assistant's role, or closing with a null refusal, as OpenAI's first chunk does) or `{}` (its
- * last), or an Anthropic `{"type":"text_delta","text":"…"}` delta. Undefined when the event is
- * anything else, and it must be parsed. In valid JSON, a quote that is not escaped is
- * structural: `"delta":{` found after a `,` or `{` is a key, never text, since text cannot hold
- * an unescaped quote.
- */
-export function deltaText(data: string): string | undefined {
-  // The first delta key, and which of the shapes opens it.
-  const at = data.indexOf('"delta":');
-  if (at === -1) return undefined;
-  const before = data.charCodeAt(at - 1);
-  if (before !== 0x2c && before !== 0x7b) return undefined;
-  let start = at + DELTA.length;
-  if (data.startsWith(EMPTY, start)) {
-    // No text; and no other choice follows with a delta of its own.
-    if (data.lastIndexOf('"choices":[', at) === -1 || data.indexOf('"delta":', start) !== -1) return undefined;
-    return '';
-  }
-  const openai = data.startsWith(OPENAI_OPEN, start) ? OPENAI_OPEN : data.startsWith(OPENAI_ROLE_OPEN, start) ? OPENAI_ROLE_OPEN : undefined;
-  if (openai !== undefined) {
-    if (data.lastIndexOf('"choices":[', at) === -1) return undefined;
-    start += openai.length;
-  } else if (data.startsWith(ANTHROPIC_OPEN, start)) {
-    if (data.includes('"choices"')) return undefined;
-    start += ANTHROPIC_OPEN.length;
-  } else return undefined;
-  let end = start;
-  for (;;) {
-    end = data.indexOf('"', end);
-    if (end === -1) return undefined;
-    let slashes = 0;
-    while (data.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
-    if (slashes % 2 === 0) break;
-    end++;
-  }
-  // The delta holds nothing else (bar a null refusal), and no other choice follows with a delta of its own.
-  let close = end + 1;
-  if (data.startsWith(NULL_REFUSAL, close)) close += NULL_REFUSAL.length;
-  if (data.charCodeAt(close) !== 0x7d || data.indexOf('"delta":', close) !== -1) return undefined;
-  const raw = data.slice(start, end);
-  if (!raw.includes('\\')) return raw;
-  try {
-    return JSON.parse(`"${raw}"`) as string;
-  } catch {
-    return undefined;
-  }
-}
-
-const DELTA = '"delta":';
-const OPENAI_OPEN = '{"content":"';
-const OPENAI_ROLE_OPEN = '{"role":"assistant","content":"';
-const NULL_REFUSAL = ',"refusal":null';
-const EMPTY = '{}';
-const ANTHROPIC_OPEN = '{"type":"text_delta","text":"';
 
 /** Text of an OpenAI chunk (every choice of it) or an Anthropic content_block_delta, for counting. */
 export function parsedText(data: string, out: { append(s: string): void }): void {

@@ -4,7 +4,8 @@
 // never text. Multi-byte UTF-8 never contains an ASCII byte, so searching bytes finds exactly
 // what searching the decoded text would.
 
-import { scratch } from './scratch.js';
+import { textStringEnd } from './delta-text.js';
+import { spliced } from './scratch.js';
 import type { SSEEvent } from './sse.js';
 
 const QUOTE = 0x22;
@@ -39,7 +40,7 @@ export function withModel(raw: Buffer, from: number, model: Buffer): Buffer {
   if (end === -1) return raw;
   const length = end + 1 - start;
   if (length === model.length && raw.compare(model, 0, length, start, end + 1) === 0) return raw;
-  return patched(raw, start, end + 1, model);
+  return spliced(raw, start, end + 1, model);
 }
 
 /**
@@ -59,7 +60,7 @@ export function eventWithModel(ev: SSEEvent, name: ModelName): Buffer {
   if (end + 1 - start === modelText.length && data.startsWith(modelText, start)) return ev.raw;
   // Not all ASCII: string indices are not byte offsets, so the bytes are searched instead.
   if (ev.dataStart === -1) return withModel(ev.raw, 0, model);
-  return patched(ev.raw, ev.dataStart + start, ev.dataStart + end + 1, model);
+  return spliced(ev.raw, ev.dataStart + start, ev.dataStart + end + 1, model);
 }
 
 /** A model's name as a JSON string, and its bytes. */
@@ -84,41 +85,6 @@ export function modelName(model: string): ModelName {
     NAMES.set(model, name);
   }
   return name;
-}
-
-/**
- * `raw` with bytes [start, end) replaced by `value`, in scratch bytes (./scratch.ts): what the
- * client writer sends in the same upstream read, or keeps as a copy.
- */
-function patched(raw: Buffer, start: number, end: number, value: Buffer): Buffer {
-  const out = scratch(raw.length - (end - start) + value.length);
-  copyBytes(raw, 0, start, out, 0);
-  copyBytes(value, 0, value.length, out, start);
-  copyBytes(raw, end, raw.length, out, start + value.length);
-  return out;
-}
-
-/**
- * `from[start, end)` into `to` at `at`. A chunk's pieces are short, and Buffer#copy of part of
- * a buffer makes a view of that part on every call (Node 20): three per renamed token, garbage
- * the young generation collected for nothing.
- */
-function copyBytes(from: Buffer, start: number, end: number, to: Buffer, at: number): void {
-  if (end - start > 256) from.copy(to, at, start, end);
-  else for (let i = start; i < end; i++) to[at++] = from[i]!;
-}
-
-/** Index of the quote that closes the JSON string whose content starts at `from` in `text`, or -1. */
-function textStringEnd(text: string, from: number): number {
-  let end = from;
-  for (;;) {
-    end = text.indexOf('"', end);
-    if (end === -1) return -1;
-    let slashes = 0;
-    while (text.charCodeAt(end - 1 - slashes) === BACKSLASH) slashes++;
-    if (slashes % 2 === 0) return end;
-    end++;
-  }
 }
 
 /**

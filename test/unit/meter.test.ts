@@ -4,7 +4,8 @@ import t from 'tap';
 import { countTokens } from 'gpt-tokenizer';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { deltaText, parsedText, StreamMeter } from '../../src/inference/meter.js';
+import { parsedText, StreamMeter } from '../../src/inference/meter.js';
+import { deltaText } from '../../src/stream/delta-text.js';
 import { FIXTURES_DIR } from '../fixtures/index.js';
 import { DIALECTS } from '../../src/dialects/index.js';
 

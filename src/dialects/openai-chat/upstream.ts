@@ -2,6 +2,7 @@
 // carries the output cap, and what passes through when the client speaks OpenAI chat too.
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
+import { Envelope } from '../../stream/envelope.js';
 import { eventWithModel, modelName, textWithModel } from '../../stream/json-bytes.js';
 import type { IRRequest, IRUsage } from '../ir.js';
 import type { MaxTokensField, RenderContext, UpstreamProvider, UpstreamSide, UsageSink } from '../dialect.js';
@@ -86,11 +87,18 @@ const ERROR_KEY = /"error"\s*:/;
 /**
  * Events pass through as the bytes that came, bar the model's name (every chunk carries it).
  * Only the usage chunk is parsed; it is dropped (null) unless the client asked for it (the
- * gateway always asks upstream).
+ * gateway always asks upstream). A chunk that is the previous one with other text is read
+ * through the stream's envelope (stream/envelope.ts), without the scans below.
  */
 export function chatPassThrough(sink: UsageSink, includeUsage: boolean, model: string): (ev: SSEEvent) => Buffer | null {
   const name = modelName(model);
+  const envelope = new Envelope();
   return (ev) => {
+    const text = envelope.text(ev);
+    if (text !== undefined) {
+      sink.noteText(text);
+      return envelope.send(ev, name);
+    }
     const data = ev.data;
     if (data === '[DONE]') return markFinal(ev.raw);
     if (USAGE_OBJECT.test(data)) {
@@ -102,7 +110,10 @@ export function chatPassThrough(sink: UsageSink, includeUsage: boolean, model: s
         // Not JSON: forwarded as is; the client sees what the upstream sent.
       }
     } else if (ERROR_KEY.test(data) && isErrorChunk(data)) sink.failed = true;
-    else sink.noteRaw(data);
+    else {
+      sink.noteRaw(data);
+      envelope.learn(ev, name);
+    }
     return eventWithModel(ev, name);
   };
 }

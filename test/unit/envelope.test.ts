@@ -1,0 +1,128 @@
+// A chat stream read through its envelope (src/stream/envelope.ts) must come out exactly as if
+// every event had been read in full: the same bytes to the client, the same text counted, the
+// same usage and the same failure. Each case runs one tap over a whole stream and compares it
+// with a fresh tap per event (a fresh envelope knows nothing, so every event is read in full).
+import t, { type Test } from 'tap';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { chatPassThrough } from '../../src/dialects/openai-chat/upstream.js';
+import type { UsageSink } from '../../src/dialects/dialect.js';
+import { parsedText } from '../../src/inference/meter.js';
+import { deltaText } from '../../src/stream/delta-text.js';
+import { releaseScratch } from '../../src/stream/scratch.js';
+import { SSEDecoder, type SSEEvent } from '../../src/stream/sse.js';
+
+/** What a tap reported, as the stream meter would read it. */
+class Recorder implements UsageSink {
+  texts: string[] = [];
+  usage: unknown[] = [];
+  failed = false;
+  noteUsage(u: unknown) {
+    this.usage.push(u);
+  }
+  noteRaw(data: string) {
+    const text = deltaText(data);
+    if (text !== undefined) this.texts.push(text);
+    else parsedText(data, { append: (s) => this.texts.push(s) });
+  }
+  noteText(text: string) {
+    this.texts.push(text);
+  }
+}
+
+function eventsOf(wire: string): SSEEvent[] {
+  const out: SSEEvent[] = [];
+  const decoder = new SSEDecoder();
+  decoder.push(Buffer.from(wire), { event: (ev) => out.push(ev) });
+  decoder.flush({ event: (ev) => out.push(ev) });
+  return out;
+}
+
+interface Run {
+  bytes: string[];
+  text: string;
+  usage: unknown[];
+  failed: boolean;
+}
+
+function run(events: SSEEvent[], model: string, fresh: boolean): Run {
+  const sink = new Recorder();
+  let tap = chatPassThrough(sink, true, model);
+  const bytes: string[] = [];
+  for (const ev of events) {
+    if (fresh) tap = chatPassThrough(sink, true, model);
+    const out = tap(ev);
+    bytes.push(out === null ? '(dropped)' : out.toString('utf8'));
+    releaseScratch();
+  }
+  return { bytes, text: sink.texts.join(''), usage: sink.usage, failed: sink.failed };
+}
+
+/** The envelope's run equals the full reading's; returns the run. */
+function same(t: Test, wire: string, model: string, what: string): Run {
+  const events = eventsOf(wire);
+  const through = run(events, model, false);
+  t.same(through, run(events, model, true), what);
+  return through;
+}
+
+const chunk = (content: string, opts: { model?: string; tail?: string; role?: boolean } = {}) => {
+  const delta = opts.role ? `{"role":"assistant","content":${JSON.stringify(content)}}` : `{"content":${JSON.stringify(content)}}`;
+  return `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":${JSON.stringify(opts.model ?? 'up-model')},"choices":[{"index":0,"delta":${delta}${opts.tail ?? ',"logprobs":null,"finish_reason":null}],"usage":null}'}\n\n`;
+};
+
+t.test('recorded OpenAI streams read the same through the envelope', async (t) => {
+  const dir = path.join(import.meta.dirname, '..', 'fixtures', 'openai');
+  for (const file of ['stream_text_include_usage.sse', 'stream_text_usage_null_obfuscation.sse', 'stream_refusal.sse', 'stream_parallel_tool_calls_include_usage.sse', 'stream_tool_call_in_role_chunk.sse', 'stream_azure_prompt_filter_first_chunk.sse']) {
+    const wire = readFileSync(path.join(dir, file), 'utf8');
+    const r = same(t, wire, 'catalogue-model', file);
+    t.ok(r.bytes.some((b) => b.includes('"model":"catalogue-model"')), `${file}: renamed`);
+  }
+});
+
+t.test('text of every kind, renamed or not, reads the same', async (t) => {
+  const texts = ['Hello', ' world', '', 'Grüße 日本語 🙂', 'a "quoted" word', 'back\\slash\\', 'tab\tnew\nline', '\u0000\u001f', '"usage":{"prompt_tokens":1}', '\\"', 'end'];
+  for (const model of ['up-model', 'catalogue-model', 'a-much-longer-catalogue-model-name-than-the-upstream-one', 'm']) {
+    const wire = chunk('', { role: true }) + texts.map((x) => chunk(x)).join('') + 'data: [DONE]\n\n';
+    const r = same(t, wire, model, `model ${model}`);
+    t.equal(r.text, texts.join(''), `model ${model}: every text counted`);
+    t.equal(r.bytes.filter((b) => b.includes(`"model":${JSON.stringify(model)}`)).length, texts.length + 1, `model ${model}: every chunk names it`);
+  }
+});
+
+t.test('a chunk that opens as the last one did but closes otherwise is read in full', async (t) => {
+  // Closes of one length, the second with a usage object: only comparing the closes tells the
+  // second chunk from the learned one (its text ends where the learned text did).
+  const usageClose = ',"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}';
+  const start = ',"logprobs":null,"finish_reason":null}],"usage":null,"x":"';
+  const plainClose = start + 'p'.repeat(usageClose.length - start.length - 2) + '"}';
+  t.equal(plainClose.length, usageClose.length);
+  const r = same(t, chunk('one', { tail: plainClose }) + chunk('two', { tail: usageClose }) + 'data: [DONE]\n\n', 'catalogue-model', 'usage in a close of the same length');
+  t.match(r.usage.filter(Boolean), [{ input: 3, output: 2 }], 'the usage is read');
+  // A chunk with usage is read for its usage alone: its counts make the text's count moot.
+  t.equal(r.text, 'one');
+  const errorClose = ',"logprobs":null,"finish_reason":null}],"error":{"message":"boom!"}}';
+  const quietClose = start + 'p'.repeat(errorClose.length - start.length - 2) + '"}';
+  const e = same(t, chunk('one', { tail: quietClose }) + chunk('two', { tail: errorClose }), 'catalogue-model', 'an error in a close of the same length');
+  t.equal(e.failed, true, 'the error is seen');
+});
+
+t.test('events the envelope does not learn from, or must not fit', async (t) => {
+  const cases: [string, string][] = [
+    ['the model after the text', 'data: {"choices":[{"index":0,"delta":{"content":"a"}}],"model":"up"}\n\ndata: {"choices":[{"index":0,"delta":{"content":"b"}}],"model":"up"}\n\n'],
+    ['no model', 'data: {"choices":[{"index":0,"delta":{"content":"a"}}]}\n\ndata: {"choices":[{"index":0,"delta":{"content":"b"}}]}\n\n'],
+    ['an event line', `event: chunk\n${chunk('a')}event: chunk\n${chunk('b')}`],
+    ['CRLF framing', chunk('a').replace(/\n/g, '\r\n') + chunk('b').replace(/\n/g, '\r\n')],
+    ['no space after data:', chunk('a').replace('data: ', 'data:') + chunk('b').replace('data: ', 'data:')],
+    ['a learned chunk, then the same without its space', chunk('a') + chunk('b').replace('data: ', 'data:')],
+    ['two choices', chunk('a') + chunk('b', { tail: '},"finish_reason":null},{"index":1,"delta":{"content":"c"},"finish_reason":null}],"usage":null}' })],
+    ['a bad escape', chunk('a') + chunk('b').replace('"b"', '"\\x"')],
+    ['an unescaped quote in the text', chunk('a') + chunk('b').replace('"b"', '"b"c"')],
+    ['another key between the text and the close', chunk('a') + chunk('b').replace('"b"', '"b","refusal":"no"')],
+    ['a non-ASCII chunk learned from', chunk('ä') + chunk('b') + chunk('c')],
+    ['a non-ASCII id before the model', chunk('a').replace('chatcmpl-1', 'chatcmpl-ä') + chunk('b').replace('chatcmpl-1', 'chatcmpl-ä')],
+    ['text on two data lines', chunk('a').replace('"a"', '"a",\ndata: "x":1') + chunk('b').replace('"b"', '"b",\ndata: "x":1')],
+    ['tool calls between texts', chunk('a') + 'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"up-model","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}],"usage":null}\n\n' + chunk('b')],
+  ];
+  for (const [what, wire] of cases) same(t, wire, 'catalogue-model', what);
+});
