@@ -1,16 +1,20 @@
 // A chat stream read through its envelope (src/stream/envelope.ts) must come out exactly as if
-// every event had been read in full: the same bytes to the client, the same text counted, the
-// same usage and the same failure. Each case runs one tap over a whole stream and compares it
+// every event had been read in full: passed through, the same bytes to the client, the same text
+// counted, the same usage and the same failure; translated, the same IR events. Each case runs one tap over a whole stream and compares it
 // with a fresh tap per event (a fresh envelope knows nothing, so every event is read in full).
 import t, { type Test } from 'tap';
 import { readFileSync } from 'node:fs';
+import { from, lastValueFrom, toArray } from 'rxjs';
 import path from 'node:path';
 import { chatPassThrough } from '../../src/dialects/openai-chat/upstream.js';
+import { openaiChat } from '../../src/dialects/openai-chat/index.js';
+import type { IRStreamEvent } from '../../src/dialects/ir.js';
 import type { UsageSink } from '../../src/dialects/dialect.js';
 import { parsedText } from '../../src/inference/meter.js';
 import { deltaText } from '../../src/stream/delta-text.js';
 import { releaseScratch } from '../../src/stream/scratch.js';
 import { SSEDecoder, type SSEEvent } from '../../src/stream/sse.js';
+import { parseSSE } from '../helpers/sse.js';
 
 /** What a tap reported, as the stream meter would read it. */
 class Recorder implements UsageSink {
@@ -125,4 +129,41 @@ t.test('events the envelope does not learn from, or must not fit', async (t) => 
     ['tool calls between texts', chunk('a') + 'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"up-model","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}],"usage":null}\n\n' + chunk('b')],
   ];
   for (const [what, wire] of cases) same(t, wire, 'catalogue-model', what);
+});
+
+// A translated stream's decoder (dialects/openai-chat/stream-decode.ts) reads a chunk that fits
+// its envelope without parsing it. The reference is the same stream with a key of its own at the
+// front of every chunk, which no envelope fits, so every chunk is parsed; the decoder reads no
+// such key, so the IR must be the same.
+async function decodeBoth(t: Test, wire: string, what: string): Promise<IRStreamEvent[]> {
+  let n = 0;
+  const reference = wire.replace(/^data: \{/gm, () => `data: {"_n":${n++},`);
+  t.ok(n > 1, `${what}: the reference differs`);
+  const decode = (w: string) => lastValueFrom(from([Buffer.from(w)]).pipe(parseSSE(), openaiChat.decodeStream(), toArray()));
+  const got = await decode(wire);
+  t.same(got, await decode(reference), what);
+  return got;
+}
+
+t.test('a translated stream decodes the same through the envelope', async (t) => {
+  const dir = path.join(import.meta.dirname, '..', 'fixtures', 'openai');
+  for (const file of ['stream_text_include_usage.sse', 'stream_text_usage_null_obfuscation.sse', 'stream_refusal.sse', 'stream_parallel_tool_calls_include_usage.sse', 'stream_tool_call_in_role_chunk.sse', 'stream_azure_prompt_filter_first_chunk.sse']) {
+    await decodeBoth(t, readFileSync(path.join(dir, file), 'utf8'), file);
+  }
+  const finish = 'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"up-model","choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":null}\n\n';
+  const usage = 'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"up-model","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}\n\n';
+  const texts = ['Hello', '', ' wörld 🙂', 'a "quote"', 'back\\slash', '', 'end'];
+  const events = await decodeBoth(t, chunk('', { role: true }) + texts.map((x) => chunk(x)).join('') + finish + usage + 'data: [DONE]\n\n', 'texts, empty ones among them');
+  const deltas = events.flatMap((e) => (e.type === 'delta' && e.delta.type === 'text' ? [e.delta.text] : []));
+  t.same(deltas, texts.filter((x) => x !== ''), 'one delta per text, none for an empty one');
+  await decodeBoth(t, chunk('a') + chunk('b') + finish.replace('"usage":null', '"usage":{"prompt_tokens":3,"completion_tokens":2}') + chunk('c') + chunk('d') + 'data: [DONE]\n\n', 'text after the answer stopped');
+  await decodeBoth(t, chunk('a') + chunk('b', { tail: ',"logprobs":null,"finish_reason":null}],"usage":null,"error":{"message":"no"}}' }) + chunk('c'), 'an error in the close');
+  await decodeBoth(t, chunk('a') + chunk('b').replace('"index":0', '"index":1') + chunk('c').replace('"index":0', '"index":1') + chunk('d') + finish + 'data: [DONE]\n\n', 'a second choice');
+  await decodeBoth(t, chunk('a') + chunk('b').replace('{"content":"b"}', '{"content":"b","reasoning_content":"r"}') + chunk('c') + finish + 'data: [DONE]\n\n', 'reasoning beside the text');
+  const finishing = (x: string) => chunk(x, { tail: ',"logprobs":null,"finish_reason":"length"}],"usage":null}' });
+  await decodeBoth(t, chunk('a') + finishing('b') + finishing('c') + finishing('d') + 'data: [DONE]\n\n', 'text beside a finish reason, repeated');
+  const firstOfTwo = (x: string) => `data: {"id":"chatcmpl-1","choices":[{"index":1,"delta":{"content":${JSON.stringify(x)}}},{"index":0,"delta":{"role":"assistant"}}]}\n\n`;
+  await decodeBoth(t, chunk('a') + firstOfTwo('b') + firstOfTwo('c') + firstOfTwo('d') + finish + 'data: [DONE]\n\n', 'two choices, the text in the second');
+  const deltaElsewhere = (x: string) => `data: {"id":"chatcmpl-1","choices":[{"index":0}],"x":{"delta":{"content":${JSON.stringify(x)}}}}\n\n`;
+  await decodeBoth(t, chunk('a') + deltaElsewhere('b') + deltaElsewhere('c') + deltaElsewhere('d') + finish + 'data: [DONE]\n\n', 'a delta outside the choice');
 });

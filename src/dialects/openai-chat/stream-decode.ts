@@ -4,6 +4,7 @@
 
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { ErrorKind } from '../../errors.js';
+import { Envelope } from '../../stream/envelope.js';
 import type { SSEEvent } from '../../stream/sse.js';
 import type { IRStopReason, IRStreamEvent, IRUsage } from '../ir.js';
 import { finishReasonToIR, isRecord } from './shared.js';
@@ -28,6 +29,7 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
       const tools = new Map<number, ToolSlot>();
       let finishReason: IRStopReason | null | undefined; // undefined: no finish chunk yet
       let usage: IRUsage | undefined;
+      const envelope = new Envelope();
 
       const emit = (e: IRStreamEvent) => subscriber.next(e);
 
@@ -148,6 +150,13 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
       return source.subscribe({
         next(event) {
           if (done) return;
+          // The last plain text chunk (learned before the answer stopped) with other text: what
+          // reading it would do, without the parse.
+          const text = envelope.text(event);
+          if (text !== undefined) {
+            if (text !== '') emit({ type: 'delta', index: openBlock('text'), delta: { type: 'text', text } });
+            return;
+          }
           const data = event.data.trim();
           if (data === '') return;
           if (data === '[DONE]') return end();
@@ -157,8 +166,10 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
           } catch {
             return fail('upstream', 'The upstream sent an unreadable stream event.');
           }
-          if (isRecord(chunk)) onChunk(chunk);
-          else fail('upstream', 'The upstream sent an unreadable stream event.');
+          if (!isRecord(chunk)) return fail('upstream', 'The upstream sent an unreadable stream event.');
+          onChunk(chunk);
+          if (plainText(chunk) && !finished) envelope.learn(event);
+          else envelope.forget();
         },
         error(err) {
           subscriber.error(err);
@@ -172,4 +183,20 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
         },
       });
     });
+}
+
+/**
+ * A chunk whose only effect is its text, learned by the envelope: its first choice is number 0,
+ * with a delta whose content is the text the envelope found (stream/delta-text.ts has made sure the
+ * delta holds nothing else), and no finish reason. A chunk that differs from it only in that
+ * text has that text as its only effect too. Usage and errors need no look: an error ends the
+ * stream, and usage in the close is the same usage again, which stops nothing before a finish
+ * reason has come, and that comes in a chunk that is not plain.
+ */
+function plainText(chunk: Record<string, unknown>): boolean {
+  // The first choice is the one read (number 0); any other is in the close, the same again.
+  const choice: unknown = Array.isArray(chunk.choices) ? chunk.choices[0] : undefined;
+  if (!isRecord(choice) || (choice.index ?? 0) !== 0) return false;
+  if (typeof choice.finish_reason === 'string' && choice.finish_reason !== '') return false;
+  return isRecord(choice.delta) && typeof choice.delta.content === 'string';
 }
