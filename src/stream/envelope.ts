@@ -27,6 +27,8 @@ export class Envelope {
   /** The model's name in its bytes, to be replaced; -1 when it already named the right one. */
   private modelStart = -1;
   private modelEnd = -1;
+  /** Learned for send() (a name given): the event's bytes must be framed as the learned one's. */
+  private renames = false;
 
   /**
    * The text of `ev`, if it is the learned event with other text: its bytes then are as the
@@ -39,7 +41,7 @@ export class Envelope {
     const end = data.length - this.tail.length;
     // Compared as slices: string equality compares memory, where startsWith of a long string
     // goes character by character, ten times slower.
-    if (end < head.length || !isDataLine(ev.raw) || data.slice(0, head.length) !== head || data.slice(end) !== this.tail) return undefined;
+    if (end < head.length || (this.renames && !isDataLine(ev.raw)) || data.slice(0, head.length) !== head || data.slice(end) !== this.tail) return undefined;
     if (textStringEnd(data, head.length) !== end) return undefined;
     return unescaped(data.slice(head.length, end));
   }
@@ -50,35 +52,39 @@ export class Envelope {
   }
 
   /**
-   * Learns `ev`, read in full and found to carry neither usage nor an error: if its text has the
-   * common shape (delta-text.ts) and, when `name` is given, the model's name (the first, as
-   * eventWithModel renames it) comes before the text. Only a lone `data:` line whose head is
-   * ASCII is learned, so that the head's characters are its bytes, from the sixth on, whatever
-   * the text holds.
+   * Learns `ev`, read in full and found to carry neither usage nor an error, if its text has the
+   * common shape (delta-text.ts). With `name` (for send()), the model's name (the first, as
+   * eventWithModel renames it) must come before the text, and only a lone `data:` line whose
+   * head is ASCII is learned, so that the head's characters are its bytes from the sixth on,
+   * whatever the text holds. Without it only the text is read, whatever the framing.
    */
   learn(ev: SSEEvent, name?: ModelName): void {
     const data = ev.data;
-    if (!isDataLine(ev.raw) || deltaSpan(data, span) !== TEXT) return this.forget();
-    // An all-ASCII single data line (dataStart) needs no look at its head.
-    if (ev.dataStart !== DATA_START && !ONE_ASCII_LINE.test(data.slice(0, span.start))) return this.forget();
+    if (deltaSpan(data, span) !== TEXT) return this.forget();
     let modelStart = -1;
     let modelEnd = -1;
-    const key = name ? data.indexOf('"model":"') : -1;
-    if (key !== -1) {
+    if (name) {
+      if (!isDataLine(ev.raw)) return this.forget();
+      // An all-ASCII single data line (dataStart) needs no look at its head.
+      if (ev.dataStart !== DATA_START && !ONE_ASCII_LINE.test(data.slice(0, span.start))) return this.forget();
+      const key = data.indexOf('"model":"');
       if (key > span.start) return this.forget();
-      const start = key + 8;
-      // Closed before the text: `"delta":` after it is a key, so outside any string.
-      const end = textStringEnd(data, start + 1) + 1;
-      const named = end - start === name!.text.length && data.startsWith(name!.text, start);
-      if (!named) {
-        modelStart = DATA_START + start;
-        modelEnd = DATA_START + end;
+      if (key !== -1) {
+        const start = key + 8;
+        // Closed before the text: `"delta":` after it is a key, so outside any string.
+        const end = textStringEnd(data, start + 1) + 1;
+        const named = end - start === name.text.length && data.startsWith(name.text, start);
+        if (!named) {
+          modelStart = DATA_START + start;
+          modelEnd = DATA_START + end;
+        }
       }
     }
     this.head = data.slice(0, span.start);
     this.tail = data.slice(span.end);
     this.modelStart = modelStart;
     this.modelEnd = modelEnd;
+    this.renames = name !== undefined;
   }
 
   /** Nothing learned: the next event is read in full. */

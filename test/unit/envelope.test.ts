@@ -3,10 +3,11 @@
 // counted, the same usage and the same failure; translated, the same IR events. Each case runs one tap over a whole stream and compares it
 // with a fresh tap per event (a fresh envelope knows nothing, so every event is read in full).
 import t, { type Test } from 'tap';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import path from 'node:path';
 import { chatPassThrough } from '../../src/dialects/openai-chat/upstream.js';
+import { messagesPassThrough } from '../../src/dialects/anthropic-messages/upstream.js';
 import { openaiChat } from '../../src/dialects/openai-chat/index.js';
 import type { IRStreamEvent } from '../../src/dialects/ir.js';
 import type { UsageSink } from '../../src/dialects/dialect.js';
@@ -166,4 +167,34 @@ t.test('a translated stream decodes the same through the envelope', async (t) =>
   await decodeBoth(t, chunk('a') + firstOfTwo('b') + firstOfTwo('c') + firstOfTwo('d') + finish + 'data: [DONE]\n\n', 'two choices, the text in the second');
   const deltaElsewhere = (x: string) => `data: {"id":"chatcmpl-1","choices":[{"index":0}],"x":{"delta":{"content":${JSON.stringify(x)}}}}\n\n`;
   await decodeBoth(t, chunk('a') + deltaElsewhere('b') + deltaElsewhere('c') + deltaElsewhere('d') + finish + 'data: [DONE]\n\n', 'a delta outside the choice');
+});
+
+// Messages pass-through reads only text deltas' text: learned whatever their framing.
+function runMessages(events: SSEEvent[], fresh: boolean): Run {
+  const sink = new Recorder();
+  let tap = messagesPassThrough(sink, 'catalogue-model');
+  const bytes: string[] = [];
+  for (const ev of events) {
+    if (fresh) tap = messagesPassThrough(sink, 'catalogue-model');
+    bytes.push(tap(ev).toString('utf8'));
+    releaseScratch();
+  }
+  return { bytes, text: sink.texts.join(''), usage: sink.usage, failed: sink.failed };
+}
+
+t.test('a Messages stream reads the same through the envelope', async (t) => {
+  const dir = path.join(import.meta.dirname, '..', 'fixtures', 'anthropic');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.sse'));
+  t.ok(files.length >= 3, 'recorded streams found');
+  for (const file of files) {
+    const events = eventsOf(readFileSync(path.join(dir, file), 'utf8'));
+    t.same(runMessages(events, false), runMessages(events, true), file);
+  }
+  const delta = (text: string, type = 'text_delta', field = 'text') => `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"${type}","${field}":${JSON.stringify(text)}}}\n\n`;
+  const texts = ['Hi', '', ' wörld 🙂', 'a "quote"', 'back\\slash\\', 'end'];
+  const wire = texts.map((x) => delta(x)).join('') + delta('{"a":', 'input_json_delta', 'partial_json') + delta('1}', 'input_json_delta', 'partial_json') + delta('again') + delta('and again').replace('"index":0', '"index":1') + delta('crlf').replace(/\n/g, '\r\n');
+  const events = eventsOf(wire);
+  const through = runMessages(events, false);
+  t.same(through, runMessages(events, true), 'texts, tool input, another block, CRLF');
+  t.equal(through.text, texts.join('') + '{"a":1}againand againcrlf', 'every piece counted');
 });

@@ -2,6 +2,7 @@
 // version headers, and what passes through when the client speaks Messages too.
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
+import { Envelope } from '../../stream/envelope.js';
 import { eventWithModel, modelName, renamedAnswer } from '../../stream/json-bytes.js';
 import { ZERO_USAGE } from '../ir.js';
 import type { UpstreamSide, UsageSink } from '../dialect.js';
@@ -13,9 +14,18 @@ import { usageFromAnthropic } from './usage.js';
  */
 export function messagesPassThrough(sink: UsageSink, model: string): (ev: SSEEvent) => Buffer {
   const name = modelName(model);
+  const envelope = new Envelope();
   return (ev) => {
     const type = ev.event;
-    if (type === 'content_block_delta') sink.noteRaw(ev.data);
+    if (type === 'content_block_delta') {
+      // The last text delta with other text (stream/envelope.ts): its text without the scans.
+      const text = envelope.text(ev);
+      if (text !== undefined) sink.noteText(text);
+      else {
+        sink.noteRaw(ev.data);
+        envelope.learn(ev);
+      }
+    }
     else if (type === 'message_start' || type === 'message_delta') {
       try {
         const data = JSON.parse(ev.data) as { message?: { usage?: unknown }; usage?: unknown };
