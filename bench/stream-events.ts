@@ -1,0 +1,97 @@
+// The gateway's own work per streamed event, alone in one process: SSE reading, the pass-through
+// taps (usage, text for the meter, the model's rename) and a translated stream's decode, meter
+// and encode, over 1,000 streams of 40 recorded-shape chunks taken in turn. Each path runs
+// twice: as it is, and with every chunk read in full (a key of its own at the front of each
+// chunk, which no envelope fits: src/stream/envelope.ts), so one run shows what the envelope
+// saves on this machine, whatever else it is doing at the time.
+//
+//   node --import tsx bench/stream-events.ts [events]
+
+import { Subject } from 'rxjs';
+import { messagesPassThrough } from '../src/dialects/anthropic-messages/upstream.js';
+import { anthropicMessages } from '../src/dialects/anthropic-messages/index.js';
+import { openaiChat } from '../src/dialects/openai-chat/index.js';
+import { chatPassThrough } from '../src/dialects/openai-chat/upstream.js';
+import { meterIR, StreamMeter } from '../src/inference/meter.js';
+import { releaseScratch } from '../src/stream/scratch.js';
+import { SSEDecoder, type SSEEvent } from '../src/stream/sse.js';
+
+const EVENTS = Number(process.argv[2] ?? 2_000_000);
+const STREAMS = 1000;
+const PER_STREAM = 40;
+const WORDS = ['Hello', ' world', ',', ' this', ' is', ' a', ' token', ' stream', '.', ' Grüße 🙂'];
+
+const chat = (text: string, n: number | undefined) =>
+  `data: {${n === undefined ? '' : `"_n":${n},`}"id":"chatcmpl-abc123def456","object":"chat.completion.chunk","created":1764000000,"model":"bench-upstream","system_fingerprint":"fp_bench","choices":[{"index":0,"delta":{"content":${JSON.stringify(text)}},"logprobs":null,"finish_reason":null}],"usage":null}\n\n`;
+const messages = (text: string, n: number | undefined) =>
+  `event: content_block_delta\ndata: {${n === undefined ? '' : `"_n":${n},`}"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":${JSON.stringify(text)}}}\n\n`;
+
+/** Each event's bytes as a socket read gives them: a fresh buffer per read. */
+function reads(wire: (text: string, n: number | undefined) => string, full: boolean): Buffer[] {
+  return Array.from({ length: 1000 }, (_, i) => Buffer.from(wire(WORDS[i % WORDS.length]!, full ? i : undefined)));
+}
+
+const meter = () => new StreamMeter({ body: '{}', dialect: openaiChat, maxImageTokens: 0 });
+let sink = 0;
+
+/** One path: `open` makes a stream's reader, which takes one read at a time. */
+function measure(open: () => (read: Buffer) => void, source: Buffer[]): number {
+  const streams = Array.from({ length: STREAMS }, open);
+  let opened = 0;
+  const run = (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const s = i % STREAMS;
+      // A stream's 40 chunks done, the next stream takes its place.
+      if (i > 0 && s === 0 && (i / STREAMS) % PER_STREAM === 0) for (let k = 0; k < STREAMS; k++, opened++) streams[k] = open();
+      // Each stream's next read is another chunk (another key, in the full reading).
+      const src = source[(i + Math.floor(i / STREAMS)) % source.length]!;
+      const read = Buffer.allocUnsafe(src.length);
+      src.copy(read);
+      streams[s]!(read);
+    }
+  };
+  run(EVENTS / 10);
+  const start = process.cpuUsage();
+  run(EVENTS);
+  const used = process.cpuUsage(start);
+  return ((used.user + used.system) * 1000) / EVENTS;
+}
+
+function passThrough(tap: () => (ev: SSEEvent) => Buffer | null) {
+  return () => {
+    const decoder = new SSEDecoder();
+    const t = tap();
+    const target = {
+      event(ev: SSEEvent) {
+        const out = t(ev);
+        if (out) sink += out.length;
+        releaseScratch();
+      },
+    };
+    return (read: Buffer) => decoder.push(read, target);
+  };
+}
+
+function translated() {
+  const decoder = new SSEDecoder();
+  const events = new Subject<SSEEvent>();
+  const ctx = { id: 'msg_bench', model: 'bench-model', created: 0, includeUsage: false, requestId: 'req_bench' };
+  events.pipe(openaiChat.decodeStream(), meterIR(meter()), anthropicMessages.encodeStream(ctx)).subscribe((b) => (sink += b.length));
+  const target = { event: (ev: SSEEvent) => events.next(ev) };
+  return (read: Buffer) => decoder.push(read, target);
+}
+
+const paths: [string, () => (read: Buffer) => void, (text: string, n: number | undefined) => string][] = [
+  ['chat pass-through', passThrough(() => chatPassThrough(meter(), false, 'bench-model')), chat],
+  ['Messages pass-through', passThrough(() => messagesPassThrough(meter(), 'bench-model')), messages],
+  ['OpenAI upstream → Messages client', translated, chat],
+];
+
+console.log(`${EVENTS.toLocaleString('en-US')} events a path, ${STREAMS} streams of ${PER_STREAM} taken in turn; CPU ns an event (Node ${process.version})`);
+console.log('path'.padEnd(36), 'as it is'.padStart(10), 'read in full'.padStart(14));
+for (const [name, open, wire] of paths) {
+  const fast = measure(open, reads(wire, false));
+  const full = measure(open, reads(wire, true));
+  console.log(name.padEnd(36), fast.toFixed(0).padStart(10), full.toFixed(0).padStart(14));
+}
+if (sink === 0) throw new Error('nothing was produced');
