@@ -1,6 +1,6 @@
 // The gateway's own work per streamed event, alone in one process: SSE reading, the pass-through
-// taps (usage, text for the meter, the model's rename) and a translated stream's decode, meter
-// and encode, over 1,000 streams of 40 recorded-shape chunks taken in turn. Each path runs
+// taps (usage, text for the meter, the model's rename) and translated streams' decode, meter and
+// encode (both ways), over 1,000 streams of 40 recorded-shape chunks taken in turn. Each path runs
 // twice: as it is, and with every chunk read in full (a key of its own at the front of each
 // chunk, which no envelope fits: src/stream/envelope.ts), so one run shows what the envelope
 // saves on this machine, whatever else it is doing at the time.
@@ -10,6 +10,7 @@
 import { Subject } from 'rxjs';
 import { messagesPassThrough } from '../src/dialects/anthropic-messages/upstream.js';
 import { anthropicMessages } from '../src/dialects/anthropic-messages/index.js';
+import type { Dialect } from '../src/dialects/dialect.js';
 import { openaiChat } from '../src/dialects/openai-chat/index.js';
 import { chatPassThrough } from '../src/dialects/openai-chat/upstream.js';
 import { meterIR, StreamMeter } from '../src/inference/meter.js';
@@ -72,19 +73,29 @@ function passThrough(tap: () => (ev: SSEEvent) => Buffer | null) {
   };
 }
 
-function translated() {
-  const decoder = new SSEDecoder();
-  const events = new Subject<SSEEvent>();
-  const ctx = { id: 'msg_bench', model: 'bench-model', created: 0, includeUsage: false, requestId: 'req_bench' };
-  events.pipe(openaiChat.decodeStream(), meterIR(meter()), anthropicMessages.encodeStream(ctx)).subscribe((b) => (sink += b.length));
-  const target = { event: (ev: SSEEvent) => events.next(ev) };
-  return (read: Buffer) => decoder.push(read, target);
+/** A translated stream: `upstream`'s events decoded, metered and encoded for `client`. */
+function translated(upstream: Dialect, client: Dialect, preamble = '') {
+  return () => {
+    const decoder = new SSEDecoder();
+    const events = new Subject<SSEEvent>();
+    const ctx = { id: 'msg_bench', model: 'bench-model', created: 0, includeUsage: false, requestId: 'req_bench' };
+    events.pipe(upstream.decodeStream(), meterIR(meter()), client.encodeStream(ctx)).subscribe((b) => (sink += b.length));
+    const target = { event: (ev: SSEEvent) => events.next(ev) };
+    if (preamble !== '') decoder.push(Buffer.from(preamble), target);
+    return (read: Buffer) => decoder.push(read, target);
+  };
 }
+
+/** What opens a Messages stream's first text block, before its deltas. */
+const MESSAGES_OPEN =
+  'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"bench-upstream","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}\n\n' +
+  'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n';
 
 const paths: [string, () => (read: Buffer) => void, (text: string, n: number | undefined) => string][] = [
   ['chat pass-through', passThrough(() => chatPassThrough(meter(), false, 'bench-model')), chat],
   ['Messages pass-through', passThrough(() => messagesPassThrough(meter(), 'bench-model')), messages],
-  ['OpenAI upstream → Messages client', translated, chat],
+  ['OpenAI upstream → Messages client', translated(openaiChat, anthropicMessages), chat],
+  ['Anthropic upstream → chat client', translated(anthropicMessages, openaiChat, MESSAGES_OPEN), messages],
 ];
 
 console.log(`${EVENTS.toLocaleString('en-US')} events a path, ${STREAMS} streams of ${PER_STREAM} taken in turn; CPU ns an event (Node ${process.version})`);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { chatPassThrough } from '../../src/dialects/openai-chat/upstream.js';
 import { messagesPassThrough } from '../../src/dialects/anthropic-messages/upstream.js';
 import { openaiChat } from '../../src/dialects/openai-chat/index.js';
+import { anthropicMessages } from '../../src/dialects/anthropic-messages/index.js';
 import type { IRStreamEvent } from '../../src/dialects/ir.js';
 import type { UsageSink } from '../../src/dialects/dialect.js';
 import { parsedText } from '../../src/inference/meter.js';
@@ -197,4 +198,33 @@ t.test('a Messages stream reads the same through the envelope', async (t) => {
   const through = runMessages(events, false);
   t.same(through, runMessages(events, true), 'texts, tool input, another block, CRLF');
   t.equal(through.text, texts.join('') + '{"a":1}againand againcrlf', 'every piece counted');
+});
+
+// A translated stream from an Anthropic upstream: its decoder reads a text delta that fits its
+// envelope without parsing it. Reference as above: a key of its own at the front of each event.
+async function decodeMessagesBoth(t: Test, wire: string, what: string): Promise<IRStreamEvent[]> {
+  let n = 0;
+  const reference = wire.replace(/^data: \{/gm, () => `data: {"_n":${n++},`);
+  t.ok(n > 1, `${what}: the reference differs`);
+  const decode = (w: string) => lastValueFrom(from([Buffer.from(w)]).pipe(parseSSE(), anthropicMessages.decodeStream(), toArray()));
+  const got = await decode(wire);
+  t.same(got, await decode(reference), what);
+  return got;
+}
+
+t.test('a translated Messages stream decodes the same through the envelope', async (t) => {
+  const dir = path.join(import.meta.dirname, '..', 'fixtures', 'anthropic');
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.sse'))) await decodeMessagesBoth(t, readFileSync(path.join(dir, file), 'utf8'), file);
+  const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const text = (index: number, x: string) => ev('content_block_delta', { index, delta: { type: 'text_delta', text: x } });
+  const start = ev('message_start', { message: { id: 'msg_1', model: 'up', usage: { input_tokens: 3, output_tokens: 1 } } });
+  const open = (index: number) => ev('content_block_start', { index, content_block: { type: 'text', text: '' } });
+  const stop = (index: number) => ev('content_block_stop', { index });
+  const end = ev('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 5 } }) + ev('message_stop', {});
+  const texts = ['Hi', '', ' wörld 🙂', 'a "quote"', 'back\\slash\\', 'end'];
+  const got = await decodeMessagesBoth(t, start + open(0) + texts.map((x) => text(0, x)).join('') + stop(0) + end, 'texts in one block');
+  t.same(got.flatMap((e) => (e.type === 'delta' && e.delta.type === 'text' ? [e.delta.text] : [])), texts, 'every text, an empty one too');
+  await decodeMessagesBoth(t, start + open(0) + text(0, 'a') + text(0, 'b') + stop(0) + text(0, 'late') + text(0, 'later') + end, 'text after its block closed');
+  await decodeMessagesBoth(t, start + text(0, 'a') + text(0, 'b') + open(0) + text(0, 'c') + text(0, 'd') + stop(0) + end, 'text before its block opened');
+  await decodeMessagesBoth(t, start + open(0) + text(0, 'a') + text(0, 'b') + stop(0) + open(1) + text(1, 'c') + text(1, 'd') + stop(1) + end, 'two blocks');
 });

@@ -2,6 +2,7 @@
 
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { ErrorKind } from '../../errors.js';
+import { Envelope } from '../../stream/envelope.js';
 import type { SSEEvent } from '../../stream/sse.js';
 import type { IRStreamEvent, IRUsage } from '../ir.js';
 import { stopReasonFromWire } from './blocks.js';
@@ -27,9 +28,17 @@ class Decoder {
   private readonly open = new Set<number>();
   private startUsage: Partial<IRUsage> | undefined;
   private failed = false;
+  /** The last text delta read in full, and its block (stream/envelope.ts). */
+  private readonly envelope = new Envelope();
+  private textIndex = 0;
 
   push(ev: SSEEvent): IRStreamEvent[] {
     if (this.failed) return [];
+    // That delta with other text: its block is still open, since any other event is read in full
+    // and makes the envelope forget.
+    const text = this.envelope.text(ev);
+    if (text !== undefined) return [{ type: 'delta', index: this.textIndex, delta: { type: 'text', text } }];
+    this.envelope.forget();
     let data: unknown;
     try {
       data = JSON.parse(ev.data);
@@ -45,7 +54,7 @@ class Decoder {
       case 'content_block_start':
         return this.blockStart(data);
       case 'content_block_delta':
-        return this.blockDelta(data);
+        return this.blockDelta(data, ev);
       case 'content_block_stop': {
         const index = data.index;
         if (typeof index !== 'number' || !this.open.delete(index)) return [];
@@ -125,13 +134,16 @@ class Decoder {
     return out;
   }
 
-  private blockDelta(data: Wire): IRStreamEvent[] {
+  private blockDelta(data: Wire, ev: SSEEvent): IRStreamEvent[] {
     const index = data.index;
     const delta = data.delta;
     if (typeof index !== 'number' || !isObject(delta) || !this.open.has(index)) return [];
     switch (delta.type) {
       case 'text_delta':
-        return typeof delta.text === 'string' ? [{ type: 'delta', index, delta: { type: 'text', text: delta.text } }] : [];
+        if (typeof delta.text !== 'string') return [];
+        this.envelope.learn(ev);
+        this.textIndex = index;
+        return [{ type: 'delta', index, delta: { type: 'text', text: delta.text } }];
       case 'thinking_delta':
         return typeof delta.thinking === 'string' ? [{ type: 'delta', index, delta: { type: 'thinking', thinking: delta.thinking } }] : [];
       case 'signature_delta':
