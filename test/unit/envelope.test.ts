@@ -137,11 +137,11 @@ t.test('events the envelope does not learn from, or must not fit', async (t) => 
 // its envelope without parsing it. The reference is the same stream with a key of its own at the
 // front of every chunk, which no envelope fits, so every chunk is parsed; the decoder reads no
 // such key, so the IR must be the same.
-async function decodeBoth(t: Test, wire: string, what: string): Promise<IRStreamEvent[]> {
+async function decodeBoth(t: Test, wire: string, what: string, dialect = openaiChat): Promise<IRStreamEvent[]> {
   let n = 0;
   const reference = wire.replace(/^data: \{/gm, () => `data: {"_n":${n++},`);
   t.ok(n > 1, `${what}: the reference differs`);
-  const decode = (w: string) => lastValueFrom(from([Buffer.from(w)]).pipe(parseSSE(), openaiChat.decodeStream(), toArray()));
+  const decode = (w: string) => lastValueFrom(from([Buffer.from(w)]).pipe(parseSSE(), dialect.decodeStream(), toArray()));
   const got = await decode(wire);
   t.same(got, await decode(reference), what);
   return got;
@@ -201,16 +201,8 @@ t.test('a Messages stream reads the same through the envelope', async (t) => {
 });
 
 // A translated stream from an Anthropic upstream: its decoder reads a text delta that fits its
-// envelope without parsing it. Reference as above: a key of its own at the front of each event.
-async function decodeMessagesBoth(t: Test, wire: string, what: string): Promise<IRStreamEvent[]> {
-  let n = 0;
-  const reference = wire.replace(/^data: \{/gm, () => `data: {"_n":${n++},`);
-  t.ok(n > 1, `${what}: the reference differs`);
-  const decode = (w: string) => lastValueFrom(from([Buffer.from(w)]).pipe(parseSSE(), anthropicMessages.decodeStream(), toArray()));
-  const got = await decode(wire);
-  t.same(got, await decode(reference), what);
-  return got;
-}
+// envelope without parsing it. The same reference: a key of its own at the front of each event.
+const decodeMessagesBoth = (t: Test, wire: string, what: string) => decodeBoth(t, wire, what, anthropicMessages);
 
 t.test('a translated Messages stream decodes the same through the envelope', async (t) => {
   const dir = path.join(import.meta.dirname, '..', 'fixtures', 'anthropic');
