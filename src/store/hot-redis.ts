@@ -31,12 +31,22 @@ import { luaScript } from './lua.js';
 
 const GROUP = 'writers';
 
-// The scripts, as Redis runs them: their pieces are in ./lua/ (lua.ts). A batched one's shared
-// part (batch.ts) runs once per call, its body once per item.
+// The scripts, as Redis runs them, put together once per process: their pieces are in ./lua/
+// (lua.ts). A batched one's shared part (batch.ts) runs once per call, its body once per item.
 const HELPERS = ['neg', 'sweep'];
-const RESERVE_SHARED = OFFSETS + luaScript([...HELPERS, 'rpm', 'outbox-len']);
-const LEASE_SHARED = OFFSETS + luaScript([...HELPERS, 'outbox-len']);
-const SETTLE_SHARED = OFFSETS + luaScript([...HELPERS, 'settle-memo']);
+const SCRIPTS = {
+  reserve: batchedScript(OFFSETS + luaScript([...HELPERS, 'rpm', 'outbox-len']), luaScript(['reserve']), { head: 1, keys: 1, args: 8, answers: 2 }),
+  settle: batchedScript(OFFSETS + luaScript([...HELPERS, 'settle-memo']), luaScript(['settle']), { head: 1, keys: 1, args: 8, answers: 4 }),
+  lease: batchedScript(OFFSETS + luaScript([...HELPERS, 'outbox-len']), luaScript(['lease'], { LEASE_SHARE }), { head: 1, keys: 1, args: 7, answers: 2 }),
+  prime: luaScript(['neg', 'prime']),
+  ack: luaScript(['neg', 'ack'], { GROUP }),
+  balance: luaScript([...HELPERS, 'balance']),
+  gate: luaScript([...HELPERS, 'rpm', 'gate']),
+  credit: luaScript(['credit']),
+  snapshot: luaScript(['snapshot']),
+  hit: luaScript(['hit']),
+  unhit: luaScript(['unhit']),
+};
 
 type Scripted = Redis & {
   arReserve(...args: string[]): Promise<(number | string)[]>;
@@ -143,17 +153,17 @@ export class RedisHotStore implements HotStore {
     this.outboxKey = `${prefix}outbox`;
     this.redis = this.connect() as Scripted;
     this.redis.on('ready', () => (this.lastError = undefined));
-    this.redis.defineCommand('arReserve', { lua: batchedScript(RESERVE_SHARED, luaScript(['reserve']), { head: 1, keys: 1, args: 8, answers: 2 }) });
-    this.redis.defineCommand('arSettle', { lua: batchedScript(SETTLE_SHARED, luaScript(['settle']), { head: 1, keys: 1, args: 8, answers: 4 }) });
-    this.redis.defineCommand('arLease', { lua: batchedScript(LEASE_SHARED, luaScript(['lease'], { LEASE_SHARE }), { head: 1, keys: 1, args: 7, answers: 2 }) });
-    this.redis.defineCommand('arPrime', { numberOfKeys: 3, lua: luaScript(['neg', 'prime']) });
-    this.redis.defineCommand('arAck', { lua: luaScript(['neg', 'ack'], { GROUP }) });
-    this.redis.defineCommand('arBalance', { numberOfKeys: 1, lua: luaScript([...HELPERS, 'balance']) });
-    this.redis.defineCommand('arGate', { numberOfKeys: 1, lua: luaScript([...HELPERS, 'rpm', 'gate']) });
-    this.redis.defineCommand('arCredit', { numberOfKeys: 1, lua: luaScript(['credit']) });
-    this.redis.defineCommand('arSnapshot', { lua: luaScript(['snapshot']) });
-    this.redis.defineCommand('arHit', { numberOfKeys: 1, lua: luaScript(['hit']) });
-    this.redis.defineCommand('arUnhit', { numberOfKeys: 1, lua: luaScript(['unhit']) });
+    this.redis.defineCommand('arReserve', { lua: SCRIPTS.reserve });
+    this.redis.defineCommand('arSettle', { lua: SCRIPTS.settle });
+    this.redis.defineCommand('arLease', { lua: SCRIPTS.lease });
+    this.redis.defineCommand('arPrime', { numberOfKeys: 3, lua: SCRIPTS.prime });
+    this.redis.defineCommand('arAck', { lua: SCRIPTS.ack });
+    this.redis.defineCommand('arBalance', { numberOfKeys: 1, lua: SCRIPTS.balance });
+    this.redis.defineCommand('arGate', { numberOfKeys: 1, lua: SCRIPTS.gate });
+    this.redis.defineCommand('arCredit', { numberOfKeys: 1, lua: SCRIPTS.credit });
+    this.redis.defineCommand('arSnapshot', { lua: SCRIPTS.snapshot });
+    this.redis.defineCommand('arHit', { numberOfKeys: 1, lua: SCRIPTS.hit });
+    this.redis.defineCommand('arUnhit', { numberOfKeys: 1, lua: SCRIPTS.unhit });
   }
 
   private connect(extra: Record<string, unknown> = {}): Redis {

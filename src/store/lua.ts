@@ -1,4 +1,4 @@
-// The hot store's Lua scripts (./lua/*.lua), read from the checkout when a store connects: each
+// The hot store's Lua scripts (./lua/*.lua), read from the checkout once, when hot-redis.ts loads: each
 // file is one piece (a helper such as sweep.lua, or an operation's body), and a script is its
 // pieces in order. `$NAME` in a piece is replaced by the constant given for it, so a number or
 // name the TypeScript side also uses is written once.

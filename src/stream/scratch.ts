@@ -13,7 +13,9 @@ const slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
 let used = 0;
 
 /**
- * `raw` with bytes [start, end) replaced by `value`, as a scratch piece (valid as scratch() says).
+ * `raw` with bytes [start, end) replaced by `value`, valid until the next releaseScratch(): the
+ * pieces handed out between two releases never overlap (past the slab's end they are buffers of
+ * their own).
  * The whole of `raw` is copied in one memcpy and its tail moved into place with copyWithin:
  * two native copies, no view of a part of `raw`, and no loop over its bytes in JS, which for a
  * chunk of a few hundred bytes cost four times as much. Only the value (a model's name) is
