@@ -110,7 +110,8 @@ function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody:
   } else {
     if (ir.sameDialectOnly) throw untranslatable(ir);
     const reasoningEffort = route.reasoning ? ir.reasoningEffort : undefined;
-    body = dialect.buildRequest({ ...ir, maxTokens: terms.outputCap, reasoningEffort }, route.model);
+    // Not `{ ...ir, maxTokens, … }`: see settingsOnly.
+    body = dialect.buildRequest(Object.assign({}, ir, { maxTokens: terms.outputCap, reasoningEffort }), route.model);
   }
   // Both paths: the cap reserved for, in the field this provider honours.
   dialect.upstream.setOutputCap(body, terms.outputCap, provider, route.model);
@@ -296,9 +297,16 @@ async function wholeAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBod
   ex.send(200, out, { 'content-type': 'application/json', ...job.surface.answerHeaders(job.ex.requestId) });
 }
 
-/** The request without its content (prompts, messages, tools): what is left is a few settings. */
-function settingsOnly(ir: IRRequest): IRRequest {
-  return { ...ir, system: [], messages: [], tools: undefined };
+/**
+ * The request without its content (prompts, messages, tools): what is left is a few settings.
+ * Only keys the request has are overwritten: on Node 20's V8 a spread followed by a key its
+ * source lacks (`{ ...ir, tools: undefined }`) gives every copy a hidden class of its own, which
+ * each open stream then held and every property read of it missed in its inline cache.
+ */
+export function settingsOnly(ir: IRRequest): IRRequest {
+  const settings = { ...ir, system: [], messages: [] };
+  if (settings.tools !== undefined) settings.tools = undefined;
+  return settings;
 }
 
 async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBody): Promise<void> {

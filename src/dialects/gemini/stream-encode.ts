@@ -14,6 +14,8 @@ import { closeArray, frame, frameLast, isArrayStream } from './framing.js';
 import { functionCallPart, stopReasonFromIR } from './response.js';
 import { usageToGemini } from './usage.js';
 
+const INDEX_0 = { index: 0 };
+
 interface OpenCall {
   id: string;
   name: string;
@@ -34,7 +36,8 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
       };
       const chunk = (candidate: Record<string, unknown>) =>
         JSON.stringify({
-          candidates: [{ ...candidate, index: 0 }],
+          // Not `{ ...candidate, index: 0 }`: on Node 20 each such copy gets a hidden class of its own.
+          candidates: [Object.assign({}, candidate, INDEX_0)],
           // Until the upstream has said anything of usage (OpenAI says it last), there is none to repeat.
           ...(usage.input !== undefined || usage.output !== undefined ? { usageMetadata: usageToGemini(usage) } : {}),
           modelVersion: ctx.model,

@@ -68,20 +68,19 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
         const o = open.get(index);
         if (!o) return;
         open.delete(index);
-        const base = { item_id: o.id, output_index: o.outputIndex };
         const item = itemOf(o, 'completed');
         if (o.kind === 'text') {
-          send('response.output_text.done', { ...base, content_index: 0, text: o.text, logprobs: [] });
-          send('response.content_part.done', { ...base, content_index: 0, part: { type: 'output_text', text: o.text, annotations: [], logprobs: [] } });
+          send('response.output_text.done', { item_id: o.id, output_index: o.outputIndex, content_index: 0, text: o.text, logprobs: [] });
+          send('response.content_part.done', { item_id: o.id, output_index: o.outputIndex, content_index: 0, part: { type: 'output_text', text: o.text, annotations: [], logprobs: [] } });
         } else if (o.kind === 'thinking') {
-          send('response.reasoning_summary_text.done', { ...base, summary_index: 0, text: o.text });
-          send('response.reasoning_summary_part.done', { ...base, summary_index: 0, part: { type: 'summary_text', text: o.text } });
+          send('response.reasoning_summary_text.done', { item_id: o.id, output_index: o.outputIndex, summary_index: 0, text: o.text });
+          send('response.reasoning_summary_part.done', { item_id: o.id, output_index: o.outputIndex, summary_index: 0, part: { type: 'summary_text', text: o.text } });
         } else if (item.type === 'custom_tool_call') {
           // The IR streams a freeform call as JSON ({"input": "…"}); its text is known only whole.
-          send('response.custom_tool_call_input.delta', { ...base, delta: item.input });
-          send('response.custom_tool_call_input.done', { ...base, input: item.input });
+          send('response.custom_tool_call_input.delta', { item_id: o.id, output_index: o.outputIndex, delta: item.input });
+          send('response.custom_tool_call_input.done', { item_id: o.id, output_index: o.outputIndex, input: item.input });
         } else {
-          send('response.function_call_arguments.done', { ...base, arguments: item.arguments });
+          send('response.function_call_arguments.done', { item_id: o.id, output_index: o.outputIndex, arguments: item.arguments });
         }
         output[o.outputIndex] = item;
         send('response.output_item.done', { output_index: o.outputIndex, item });
@@ -126,16 +125,17 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
             const o = open.get(e.index);
             if (!o) return;
             const d = e.delta;
-            const base = { item_id: o.id, output_index: o.outputIndex };
+            // Each event a literal of its own, not `{ ...base, … }`: on Node 20 every such copy got
+            // a hidden class of its own, which JSON.stringify and each property read paid for.
             if (d.type === 'text' && o.kind === 'text') {
               o.text += d.text;
-              if (d.text !== '') send('response.output_text.delta', { ...base, content_index: 0, delta: d.text, logprobs: [] });
+              if (d.text !== '') send('response.output_text.delta', { item_id: o.id, output_index: o.outputIndex, content_index: 0, delta: d.text, logprobs: [] });
             } else if (d.type === 'thinking' && o.kind === 'thinking') {
               o.text += d.thinking;
-              if (d.thinking !== '') send('response.reasoning_summary_text.delta', { ...base, summary_index: 0, delta: d.thinking });
+              if (d.thinking !== '') send('response.reasoning_summary_text.delta', { item_id: o.id, output_index: o.outputIndex, summary_index: 0, delta: d.thinking });
             } else if (d.type === 'input_json' && o.kind === 'tool') {
               o.text += d.partialJson;
-              if (d.partialJson !== '' && ctx.clientTools?.get(o.name!)?.freeform !== true) send('response.function_call_arguments.delta', { ...base, delta: d.partialJson });
+              if (d.partialJson !== '' && ctx.clientTools?.get(o.name!)?.freeform !== true) send('response.function_call_arguments.delta', { item_id: o.id, output_index: o.outputIndex, delta: d.partialJson });
             }
             return;
           }
