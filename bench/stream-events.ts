@@ -1,9 +1,10 @@
 // The gateway's own work per streamed event, alone in one process: SSE reading, the pass-through
 // taps (usage, text for the meter, the model's rename) and translated streams' decode, meter and
-// encode (both ways), over 1,000 streams of 40 recorded-shape chunks taken in turn. Each path runs
-// twice: as it is, and with every chunk read in full (a key of its own at the front of each
-// chunk, which no envelope fits: src/stream/envelope.ts), so one run shows what the envelope
-// saves on this machine, whatever else it is doing at the time.
+// encode (both ways, and into the Responses and Gemini surfaces), over 1,000 streams of 40
+// recorded-shape chunks taken in turn. Each path runs twice: as it is, and with every chunk read
+// in full (a key of its own at the front of each chunk, which no envelope fits:
+// src/stream/envelope.ts), so one run shows what the envelope saves on this machine, whatever
+// else it is doing at the time.
 //
 //   node --import tsx bench/stream-events.ts [events]
 
@@ -13,6 +14,8 @@ import { anthropicMessages } from '../src/dialects/anthropic-messages/index.js';
 import type { Dialect } from '../src/dialects/dialect.js';
 import { openaiChat } from '../src/dialects/openai-chat/index.js';
 import { chatPassThrough } from '../src/dialects/openai-chat/upstream.js';
+import { gemini } from '../src/dialects/gemini/index.js';
+import { openaiResponses } from '../src/dialects/openai-responses/index.js';
 import { meterIR, StreamMeter } from '../src/inference/meter.js';
 import { releaseScratch } from '../src/stream/scratch.js';
 import { SSEDecoder, type SSEEvent } from '../src/stream/sse.js';
@@ -96,13 +99,15 @@ const paths: [string, () => (read: Buffer) => void, (text: string, n: number | u
   ['Messages pass-through', passThrough(() => messagesPassThrough(meter(), 'bench-model')), messages],
   ['OpenAI upstream → Messages client', translated(openaiChat, anthropicMessages), chat],
   ['Anthropic upstream → chat client', translated(anthropicMessages, openaiChat, MESSAGES_OPEN), messages],
+  ['Anthropic upstream → Responses client', translated(anthropicMessages, openaiResponses, MESSAGES_OPEN), messages],
+  ['OpenAI upstream → Gemini client', translated(openaiChat, gemini), chat],
 ];
 
 console.log(`${EVENTS.toLocaleString('en-US')} events a path, ${STREAMS} streams of ${PER_STREAM} taken in turn; CPU ns an event (Node ${process.version})`);
-console.log('path'.padEnd(36), 'as it is'.padStart(10), 'read in full'.padStart(14));
+console.log('path'.padEnd(40), 'as it is'.padStart(10), 'read in full'.padStart(14));
 for (const [name, open, wire] of paths) {
   const fast = measure(open, reads(wire, false));
   const full = measure(open, reads(wire, true));
-  console.log(name.padEnd(36), fast.toFixed(0).padStart(10), full.toFixed(0).padStart(14));
+  console.log(name.padEnd(40), fast.toFixed(0).padStart(10), full.toFixed(0).padStart(14));
 }
 if (sink === 0) throw new Error('nothing was produced');

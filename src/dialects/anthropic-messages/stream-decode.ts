@@ -16,7 +16,8 @@ const isObject = (x: unknown): x is Wire => x !== null && typeof x === 'object' 
 /** Later fields win, but only where they are present. */
 function mergeUsage(a: Partial<IRUsage> | undefined, b: Partial<IRUsage> | null | undefined): Partial<IRUsage> | undefined {
   if (!b) return a;
-  const out: Partial<IRUsage> = { ...a };
+  // Not `{ ...a }`: on Node 20 a spread copy that later gains a key gets a hidden class of its own.
+  const out: Partial<IRUsage> = Object.assign({}, a);
   for (const key of ['input', 'output', 'cacheRead', 'cacheWrite'] as const) {
     if (b[key] !== undefined) out[key] = b[key];
   }
