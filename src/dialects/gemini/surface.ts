@@ -27,13 +27,14 @@ function call(ex: Exchange): SurfaceCall {
   const model = decodeSegment(colon < 0 ? rest : rest.slice(0, colon));
   const method = colon < 0 ? '' : rest.slice(colon + 1);
   // Nothing of the client's query reaches an upstream: `alt` is the gateway's, `key` the client's secret.
-  const base = { model, query: '' };
-  if (method === 'generateContent') return { ...base, method: 'generate', stream: false };
+  // Every call one literal of one shape: a stream keeps its call, and `{ ...base, method }` gave
+  // each copy a hidden class of its own on Node 20.
+  if (method === 'generateContent') return { method: 'generate', model, stream: false, streamType: undefined, query: '' };
   if (method === 'streamGenerateContent') {
-    const sse = ex.query.get('alt') === 'sse';
-    return { ...base, method: 'generate', stream: true, ...(sse ? {} : { streamType: ARRAY_TYPE }) };
+    const streamType = ex.query.get('alt') === 'sse' ? undefined : ARRAY_TYPE;
+    return { method: 'generate', model, stream: true, streamType, query: '' };
   }
-  if (method === 'countTokens') return { ...base, method: 'count_tokens', stream: false };
+  if (method === 'countTokens') return { method: 'count_tokens', model, stream: false, streamType: undefined, query: '' };
   throw new GatewayError('not_found', `No such method: ${JSON.stringify(method)}. This gateway serves generateContent, streamGenerateContent and countTokens.`, { code: 'unknown_url' });
 }
 
