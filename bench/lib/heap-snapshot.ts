@@ -92,7 +92,8 @@ export class HeapSnapshot {
       }
       // Prototypes each have a class of their own, as they should.
       if (map === -1 || keys.length === 0 || keys.includes('constructor')) continue;
-      const key = `${this.name(i)}{${keys.join(',')}}`;
+      // Sorted: a snapshot does not list an object's properties in one order for every kind of class.
+      const key = `${this.name(i)}{${keys.sort().join(',')}}`;
       const shape = shapes.get(key) ?? { classes: new Set<number>(), objects: 0 };
       shape.classes.add(map);
       shape.objects++;
