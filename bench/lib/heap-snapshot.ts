@@ -90,7 +90,7 @@ export class HeapSnapshot {
         if (edgeType === 'internal' && edgeName === 'map') map = edges[e + 2]!;
         else if (edgeType === 'property' && edgeName !== '__proto__') keys.push(edgeName!);
       }
-      // Prototypes each have a class of their own, as they should.
+      // Class prototypes (with `constructor`) each have a class of their own, as they should.
       if (map === -1 || keys.length === 0 || keys.includes('constructor')) continue;
       // Sorted: a snapshot does not list an object's properties in one order for every kind of class.
       const key = `${this.name(i)}{${keys.sort().join(',')}}`;
