@@ -33,19 +33,20 @@ const GROUP = 'writers';
 
 // The scripts, as Redis runs them, put together once per process: their pieces are in ./lua/
 // (lua.ts). A batched one's shared part (batch.ts) runs once per call, its body once per item.
+// A command without numberOfKeys is given its key count with each call.
 const HELPERS = ['neg', 'sweep'];
-const SCRIPTS = {
-  reserve: batchedScript(OFFSETS + luaScript([...HELPERS, 'rpm', 'outbox-len']), luaScript(['reserve']), { head: 1, keys: 1, args: 8, answers: 2 }),
-  settle: batchedScript(OFFSETS + luaScript([...HELPERS, 'settle-memo']), luaScript(['settle']), { head: 1, keys: 1, args: 8, answers: 4 }),
-  lease: batchedScript(OFFSETS + luaScript([...HELPERS, 'outbox-len']), luaScript(['lease'], { LEASE_SHARE }), { head: 1, keys: 1, args: 7, answers: 2 }),
-  prime: luaScript(['neg', 'prime']),
-  ack: luaScript(['neg', 'ack'], { GROUP }),
-  balance: luaScript([...HELPERS, 'balance']),
-  gate: luaScript([...HELPERS, 'rpm', 'gate']),
-  credit: luaScript(['credit']),
-  snapshot: luaScript(['snapshot']),
-  hit: luaScript(['hit']),
-  unhit: luaScript(['unhit']),
+const COMMANDS: Record<string, { lua: string; numberOfKeys?: number }> = {
+  arReserve: { lua: batchedScript(OFFSETS + luaScript([...HELPERS, 'rpm', 'outbox-len']), luaScript(['reserve']), { head: 1, keys: 1, args: 8, answers: 2 }) },
+  arSettle: { lua: batchedScript(OFFSETS + luaScript([...HELPERS, 'settle-memo']), luaScript(['settle']), { head: 1, keys: 1, args: 8, answers: 4 }) },
+  arLease: { lua: batchedScript(OFFSETS + luaScript([...HELPERS, 'outbox-len']), luaScript(['lease'], { LEASE_SHARE }), { head: 1, keys: 1, args: 7, answers: 2 }) },
+  arPrime: { numberOfKeys: 3, lua: luaScript(['neg', 'prime']) },
+  arAck: { lua: luaScript(['neg', 'ack'], { GROUP }) },
+  arBalance: { numberOfKeys: 1, lua: luaScript([...HELPERS, 'balance']) },
+  arGate: { numberOfKeys: 1, lua: luaScript([...HELPERS, 'rpm', 'gate']) },
+  arCredit: { numberOfKeys: 1, lua: luaScript(['credit']) },
+  arSnapshot: { lua: luaScript(['snapshot']) },
+  arHit: { numberOfKeys: 1, lua: luaScript(['hit']) },
+  arUnhit: { numberOfKeys: 1, lua: luaScript(['unhit']) },
 };
 
 type Scripted = Redis & {
@@ -153,17 +154,7 @@ export class RedisHotStore implements HotStore {
     this.outboxKey = `${prefix}outbox`;
     this.redis = this.connect() as Scripted;
     this.redis.on('ready', () => (this.lastError = undefined));
-    this.redis.defineCommand('arReserve', { lua: SCRIPTS.reserve });
-    this.redis.defineCommand('arSettle', { lua: SCRIPTS.settle });
-    this.redis.defineCommand('arLease', { lua: SCRIPTS.lease });
-    this.redis.defineCommand('arPrime', { numberOfKeys: 3, lua: SCRIPTS.prime });
-    this.redis.defineCommand('arAck', { lua: SCRIPTS.ack });
-    this.redis.defineCommand('arBalance', { numberOfKeys: 1, lua: SCRIPTS.balance });
-    this.redis.defineCommand('arGate', { numberOfKeys: 1, lua: SCRIPTS.gate });
-    this.redis.defineCommand('arCredit', { numberOfKeys: 1, lua: SCRIPTS.credit });
-    this.redis.defineCommand('arSnapshot', { lua: SCRIPTS.snapshot });
-    this.redis.defineCommand('arHit', { numberOfKeys: 1, lua: SCRIPTS.hit });
-    this.redis.defineCommand('arUnhit', { numberOfKeys: 1, lua: SCRIPTS.unhit });
+    for (const [name, command] of Object.entries(COMMANDS)) this.redis.defineCommand(name, command);
   }
 
   private connect(extra: Record<string, unknown> = {}): Redis {
