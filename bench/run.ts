@@ -354,6 +354,15 @@ async function scenarioLatency(b: Bench): Promise<ScenarioOutcome> {
 
 const perRequestUs = (cpuS: number, requests: number) => (requests > 0 ? Math.round((cpuS / requests) * 1e6) : null);
 
+/** How the stream levels were warmed up, from what each target recorded. */
+function warmupNote(levels: any[]): string {
+  const warmed = new Map<string, number>();
+  for (const l of levels) for (const [name, t] of Object.entries(l.targets as Record<string, any>)) if (t.warmup_streams > 0) warmed.set(name, t.warmup_streams);
+  if (warmed.size === 0) return 'no warm-up; ';
+  const counts = [...new Set(warmed.values())].join(' or ');
+  return `the first level of ${[...warmed.keys()].join(', ')} after ${counts} streams of its own that were not measured (--warmup × --ramp-per-s), KB/stream counted from its RSS before them; `;
+}
+
 function clientCpuRange(targets: Record<string, any>): string {
   const v = Object.values(targets).map((t) => t.client_cpu_us_per_request).filter((x): x is number => typeof x === 'number');
   return v.length === 0 ? '–' : `${Math.min(...v)}–${Math.max(...v)}`;
@@ -364,6 +373,13 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
   const failures: string[] = [];
   const notes: string[] = [];
   const levels: Record<string, unknown>[] = [];
+  // Each target's first level is preceded by streams of its own that are not measured, as the
+  // other scenarios warm up: a cold worker spends its first tens of thousands of events compiling
+  // (V8's optimising compiler took about a fifth of the gateway's CPU in a cold 1,000-stream
+  // level), which measures how much JavaScript a proxy has rather than what a token costs it.
+  const warmed = new Set<string>();
+  // --quick warms only the gateway, as its throughput run does.
+  const warmupStreams = (name: string, level: number) => (opts.quick && name !== 'gateway' ? 0 : Math.min(level, Math.ceil(opts.warmupS * opts.rampPerSecond)));
   for (const level of opts.streamLevels) {
     const tokens = opts.tokensPerStream;
     const intervalMs = intervalFor(level, opts);
@@ -379,6 +395,17 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
       }
       await fakeIdle(b);
       const label = `${kind === 'same' ? 'streams' : 'cross-dialect'} ${level} → ${t.name}`;
+      const warm = warmed.has(t.name) ? 0 : warmupStreams(t.name, level);
+      warmed.add(t.name);
+      // Memory per stream counts from what the proxy held before the warm-up: what it keeps from
+      // those streams (heap it grew, pages it did not give back) is memory the level uses too.
+      const idleRss = warm > 0 && t.sampler ? t.sampler.sample(true).rssBytes : undefined;
+      if (warm > 0) {
+        say(`${label}: warm-up, ${warm} streams (not measured)`);
+        const w = await runStreams({ request: t.request, count: warm, rampMs: Math.max(50, Math.round((warm / opts.rampPerSecond) * 1000)), tokensPerStream: tokens, deadlineMs });
+        if (w.completed < warm * (1 - MAX_FAILURE_SHARE)) notes.push(`${label}: only ${w.completed} of ${warm} warm-up streams completed`);
+        await fakeIdle(b);
+      }
       say(`${label}: ${level} streams × ${tokens} tokens every ${intervalMs} ms, opened over ${rampMs} ms`);
       const progress: StreamProgress = { started: 0, open: 0, completed: 0, failed: 0, tokens: 0 };
       const win = t.sampler ? new UsageWindow(t.sampler, 200) : null;
@@ -406,6 +433,7 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
       targets[t.name] = {
         status,
         requested: level,
+        warmup_streams: warm,
         completed: r.completed,
         failed: r.failed,
         timed_out: r.timedOut,
@@ -427,7 +455,8 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
               rss_end_mb: u.rssEndMb,
               pss_start_mb: u.pssStartMb,
               pss_peak_mb: u.pssPeakMb,
-              kb_per_stream: Math.round(((u.rssPeakMb - u.rssStartMb) * 1024 * 10) / level) / 10,
+              ...(idleRss === undefined ? {} : { rss_before_warmup_mb: mb(idleRss) }),
+              kb_per_stream: Math.round(((u.rssPeakMb - (idleRss === undefined ? u.rssStartMb : mb(idleRss))) * 1024 * 10) / level) / 10,
               cpu_s: u.cpuSeconds,
               cpu_s_per_million_tokens: r.tokens ? Math.round((u.cpuSeconds / (r.tokens / 1e6)) * 10) / 10 : null,
               cpu_ms_per_stream: Math.round((u.cpuSeconds / level) * 1e4) / 10,
@@ -656,7 +685,7 @@ function tables(r: Report): Table[] {
       head: ['streams target', 'complete', 'peak open', 'TTFT p50', 'TTFT p99', 'gap p50', 'gap p99', '+TTFT p50', '+gap p99', 'RSS MB', 'PSS MB', 'KB/stream', 'CPU s/Mtok'],
       rows,
       notes: [
-        `ms; ${first?.tokens_per_stream} tokens per stream${r.options.prompt_kb ? ` after a ${r.options.prompt_kb} KB prompt` : ''}, one every ${(s.results.levels as any[]).map((l) => `${l.token_interval_ms} ms (${l.streams})`).join(', ')}; streams opened at ${r.options.ramp_per_s}/s; TTFT counts from dispatch (connect included); "+" = over direct; RSS = peak of the proxy's processes summed (gateway: primary + workers; pages they share, node's binary among them, count once per process), PSS = the same with each shared page split between its processes (what the tree costs the machine), KB/stream from RSS, CPU = their user+system seconds per million tokens streamed.`,
+        `ms; ${first?.tokens_per_stream} tokens per stream${r.options.prompt_kb ? ` after a ${r.options.prompt_kb} KB prompt` : ''}, one every ${(s.results.levels as any[]).map((l) => `${l.token_interval_ms} ms (${l.streams})`).join(', ')}; streams opened at ${r.options.ramp_per_s}/s; ${warmupNote(s.results.levels as any[])}TTFT counts from dispatch (connect included); "+" = over direct; RSS = peak of the proxy's processes summed (gateway: primary + workers; pages they share, node's binary among them, count once per process), PSS = the same with each shared page split between its processes (what the tree costs the machine), KB/stream from RSS, CPU = their user+system seconds per million tokens streamed.`,
         ...s.notes,
       ],
     });

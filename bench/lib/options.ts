@@ -50,7 +50,9 @@ const HELP = `npm run bench -- [flags]
   --quick                   CI preset: small concurrency, ~1 s per measurement, 200 streams; < 60 s
   --scenarios LIST          comma list of ${SCENARIOS.join(',')} (default all)     BENCH_SCENARIOS
   --duration S              seconds measured per target, non-stream scenarios        BENCH_DURATION
-  --warmup S                seconds of warm-up before each of those                  BENCH_WARMUP
+  --warmup S                seconds of warm-up before each of those; the stream scenarios open
+                            S × ramp-per-s streams (at most a level) before a target's first level,
+                            not measured (--quick: the gateway's only)              BENCH_WARMUP
   --concurrency N           connections of the throughput run                        BENCH_CONCURRENCY
   --rate RPS                offered rate of the latency run (default: half saturation) BENCH_RATE
   --streams LIST            concurrent stream levels, e.g. 1000,10000                BENCH_STREAMS
