@@ -172,3 +172,26 @@ t.test('connections that come free past the idle limit are closed', async (t) =>
   t.equal(await again, 'a3', 'the kept one serves the next request');
   t.equal(s.connections(), 3, 'on the connection kept, not a new one');
 });
+
+t.test('closing the connections past the idle limit makes no error for each', async (t) => {
+  // Node's socket destroy formats its error's stack: close() made a new error for every
+  // connection it closed, thousands at once when a burst of streams ends.
+  const formatted: string[] = [];
+  const before = Error.prepareStackTrace;
+  Error.prepareStackTrace = (err, frames) => {
+    formatted.push(err.name);
+    return before ? before(err, frames) : `${err}\n    at ${frames.join('\n    at ')}`;
+  };
+  t.teardown(() => void (Error.prepareStackTrace = before));
+  const s = await holdingServer(t);
+  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 8, idleConnections: 1 });
+  t.teardown(() => client.close());
+  const answers = [0, 1, 2, 3, 4, 5].map((i) => post(client, s.origin, `r${i}`));
+  await s.until(6);
+  [0, 1, 2, 3, 4, 5].forEach((i) => s.answer(i, `a${i}`));
+  t.same(await Promise.all(answers), ['a0', 'a1', 'a2', 'a3', 'a4', 'a5']);
+  const deadline = Date.now() + 5000;
+  while (s.open() > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  t.equal(s.open(), 1, 'five connections closed');
+  t.same(formatted, [], 'no error was made and formatted for them');
+});
