@@ -353,6 +353,7 @@ async function scenarioLatency(b: Bench): Promise<ScenarioOutcome> {
 }
 
 const perRequestUs = (cpuS: number, requests: number) => (requests > 0 ? Math.round((cpuS / requests) * 1e6) : null);
+const kbPerStream = (rssMb: number, baseMb: number, streams: number) => Math.round(((rssMb - baseMb) * 1024 * 10) / streams) / 10;
 
 /** How the stream levels were warmed up, from what each target recorded. */
 function warmupNote(levels: any[]): string {
@@ -408,7 +409,7 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
       }
       say(`${label}: ${level} streams × ${tokens} tokens every ${intervalMs} ms, opened over ${rampMs} ms`);
       const progress: StreamProgress = { started: 0, open: 0, completed: 0, failed: 0, tokens: 0 };
-      const win = t.sampler ? new UsageWindow(t.sampler, 200) : null;
+      const win = t.sampler ? new UsageWindow(t.sampler, 200, () => progress.open === level) : null;
       const fakeWin = new UsageWindow(b.fakeSampler, 1000);
       const clientCpu = process.cpuUsage();
       const stop = ticker(() => `${label}: ${progress.open} open, ${progress.completed} done, ${progress.failed} failed, ${progress.tokens.toLocaleString('en-US')} tokens${win ? `, proxy RSS ${mb(win.last.rssBytes)} MB` : ''}`);
@@ -456,7 +457,11 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
               pss_start_mb: u.pssStartMb,
               pss_peak_mb: u.pssPeakMb,
               ...(idleRss === undefined ? {} : { rss_before_warmup_mb: mb(idleRss) }),
-              kb_per_stream: Math.round(((u.rssPeakMb - (idleRss === undefined ? u.rssStartMb : mb(idleRss))) * 1024 * 10) / level) / 10,
+              kb_per_stream: kbPerStream(u.rssPeakMb, idleRss === undefined ? u.rssStartMb : mb(idleRss), level),
+              // While every stream was open: what the open streams hold, without what their ends
+              // leave behind (settles, usage records, connections closed) until the next full GC.
+              rss_all_open_mb: u.rssHeldPeakMb,
+              kb_per_open_stream: u.rssHeldPeakMb === null ? null : kbPerStream(u.rssHeldPeakMb, idleRss === undefined ? u.rssStartMb : mb(idleRss), level),
               cpu_s: u.cpuSeconds,
               cpu_s_per_million_tokens: r.tokens ? Math.round((u.cpuSeconds / (r.tokens / 1e6)) * 10) / 10 : null,
               cpu_ms_per_stream: Math.round((u.cpuSeconds / level) * 1e4) / 10,
@@ -658,7 +663,7 @@ function tables(r: Report): Table[] {
     for (const l of s.results.levels as any[]) {
       for (const [name, t] of Object.entries(l.targets as Record<string, any>)) {
         if (t.status === 'skipped') {
-          rows.push([`${l.streams} ${name}`, `skipped: ${t.reason}`, null, null, null, null, null, null, null, null, null, null, null]);
+          rows.push([`${l.streams} ${name}`, `skipped: ${t.reason}`, null, null, null, null, null, null, null, null, null, null, null, null]);
           continue;
         }
         const o = l.overhead?.[name];
@@ -675,6 +680,7 @@ function tables(r: Report): Table[] {
           t.proxy?.rss_peak_mb ?? null,
           t.proxy?.pss_peak_mb ?? null,
           t.proxy?.kb_per_stream ?? null,
+          t.proxy?.kb_per_open_stream ?? null,
           t.proxy?.cpu_s_per_million_tokens ?? null,
         ]);
       }
@@ -682,10 +688,10 @@ function tables(r: Report): Table[] {
     const first = (s.results.levels as any[])[0];
     out.push({
       title: `${title}${st(s)}`,
-      head: ['streams target', 'complete', 'peak open', 'TTFT p50', 'TTFT p99', 'gap p50', 'gap p99', '+TTFT p50', '+gap p99', 'RSS MB', 'PSS MB', 'KB/stream', 'CPU s/Mtok'],
+      head: ['streams target', 'complete', 'peak open', 'TTFT p50', 'TTFT p99', 'gap p50', 'gap p99', '+TTFT p50', '+gap p99', 'RSS MB', 'PSS MB', 'KB/stream', 'KB/open', 'CPU s/Mtok'],
       rows,
       notes: [
-        `ms; ${first?.tokens_per_stream} tokens per stream${r.options.prompt_kb ? ` after a ${r.options.prompt_kb} KB prompt` : ''}, one every ${(s.results.levels as any[]).map((l) => `${l.token_interval_ms} ms (${l.streams})`).join(', ')}; streams opened at ${r.options.ramp_per_s}/s; ${warmupNote(s.results.levels as any[])}TTFT counts from dispatch (connect included); "+" = over direct; RSS = peak of the proxy's processes summed (gateway: primary + workers; pages they share, node's binary among them, count once per process), PSS = the same with each shared page split between its processes (what the tree costs the machine), KB/stream from RSS, CPU = their user+system seconds per million tokens streamed.`,
+        `ms; ${first?.tokens_per_stream} tokens per stream${r.options.prompt_kb ? ` after a ${r.options.prompt_kb} KB prompt` : ''}, one every ${(s.results.levels as any[]).map((l) => `${l.token_interval_ms} ms (${l.streams})`).join(', ')}; streams opened at ${r.options.ramp_per_s}/s; ${warmupNote(s.results.levels as any[])}TTFT counts from dispatch (connect included); "+" = over direct; RSS = peak of the proxy's processes summed (gateway: primary + workers; pages they share, node's binary among them, count once per process), PSS = the same with each shared page split between its processes (what the tree costs the machine), KB/stream from RSS (its peak, which for a proxy that settles comes as the streams end), KB/open from the highest RSS sampled while every stream of the level was open (empty if they never all were), CPU = their user+system seconds per million tokens streamed.`,
         ...s.notes,
       ],
     });

@@ -160,9 +160,19 @@ export class UsageWindow {
   readonly start: TreeUsage;
   peakRss: number;
   peakPss: number;
+  /** The highest RSS sampled while `held()` said so (undefined if it never did). */
+  heldPeakRss: number | undefined = undefined;
   last: TreeUsage;
 
-  constructor(private readonly sampler: TreeSampler, everyMs = 250) {
+  /**
+   * `held`, if given, says when a sample counts for heldPeakRss as well: for the stream
+   * scenarios, while every stream of the level is open.
+   */
+  constructor(
+    private readonly sampler: TreeSampler,
+    everyMs = 250,
+    private readonly held?: () => boolean,
+  ) {
     this.start = sampler.sample(true);
     this.peakRss = this.start.rssBytes;
     this.peakPss = this.start.pssBytes;
@@ -175,16 +185,18 @@ export class UsageWindow {
     const u = this.sampler.sample();
     if (u.rssBytes > this.peakRss) this.peakRss = u.rssBytes;
     if (u.pssBytes > this.peakPss) this.peakPss = u.pssBytes;
+    if (this.held?.() && u.rssBytes > (this.heldPeakRss ?? 0)) this.heldPeakRss = u.rssBytes;
     this.last = u;
     return u;
   }
 
-  finish(): { rssStartMb: number; rssPeakMb: number; rssEndMb: number; pssStartMb: number; pssPeakMb: number; cpuSeconds: number; rootCpuSeconds: number; processes: number } {
+  finish(): { rssStartMb: number; rssPeakMb: number; rssHeldPeakMb: number | null; rssEndMb: number; pssStartMb: number; pssPeakMb: number; cpuSeconds: number; rootCpuSeconds: number; processes: number } {
     clearInterval(this.timer);
     const end = this.tick();
     return {
       rssStartMb: mb(this.start.rssBytes),
       rssPeakMb: mb(this.peakRss),
+      rssHeldPeakMb: this.heldPeakRss === undefined ? null : mb(this.heldPeakRss),
       rssEndMb: mb(end.rssBytes),
       pssStartMb: mb(this.start.pssBytes),
       pssPeakMb: mb(this.peakPss),
