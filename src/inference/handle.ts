@@ -15,7 +15,7 @@ import { GatewayError } from '../errors.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import { upstreamEvents, Valve } from '../stream/valve.js';
-import { streamToClient } from '../stream/to-client.js';
+import { streamToClient, type StreamOutcome } from '../stream/to-client.js';
 import { passThroughToClient } from '../stream/pass-through.js';
 import { BodyTooLargeError, type UpstreamBody } from '../upstream/client.js';
 import type { Answer, UpstreamCall } from '../upstream/router.js';
@@ -297,6 +297,9 @@ async function wholeAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBod
   ex.send(200, out, { 'content-type': 'application/json', ...job.surface.answerHeaders(job.ex.requestId) });
 }
 
+/** One empty list for every stream's settings rather than two of their own in each. */
+const NO_CONTENT = Object.freeze([]) as never[];
+
 /**
  * The request without its content (prompts, messages, tools): what is left is a few settings.
  * Only keys the request has are overwritten: on Node 20's V8 a spread followed by a key its
@@ -304,12 +307,18 @@ async function wholeAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBod
  * each open stream then held and every property read of it missed in its inline cache.
  */
 export function settingsOnly(ir: IRRequest): IRRequest {
-  const settings = { ...ir, system: [], messages: [] };
+  const settings = { ...ir, system: NO_CONTENT, messages: NO_CONTENT };
   if (settings.tools !== undefined) settings.tools = undefined;
   return settings;
 }
 
-async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBody): Promise<void> {
+/**
+ * The stream's head, then its body through the writer; finishStream once the writer is done.
+ * Not an async function: one suspended for as long as a stream lasts held its frame, every
+ * local and the await's own objects (some 600 bytes an open stream, by heap snapshot), where a
+ * reaction on the writer's promise holds two closures.
+ */
+function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBody): Promise<void> {
   const { gw, ex, surface, ctx } = job;
   // The meter holds the request only until the upstream reports its input tokens (Anthropic's
   // message_start, at once): a coding agent's prompt is often hundreds of KB, and its stream
@@ -321,19 +330,35 @@ async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBo
   ex.beginStream(200, { 'content-type': type, 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...job.surface.answerHeaders(job.ex.requestId) });
   ex.releaseHeaders();
   gw.metrics.activeStreams.inc();
-  let status = 200;
-  let outcome;
+  let streamed: Promise<StreamOutcome>;
   try {
     const parts = { ex, metrics: gw.metrics, keepAlive: surface.ping && { intervalMs: gw.config.PING_INTERVAL_MS, ping: surface.ping } };
-    if (upstreamDialect === surface.dialect) outcome = await passThroughToClient(body, upstreamDialect.upstream.passThroughTap(meter, job.ir, ctx), parts);
+    if (upstreamDialect === surface.dialect) streamed = passThroughToClient(body, upstreamDialect.upstream.passThroughTap(meter, job.ir, ctx), parts);
     else {
       const valve = new Valve();
       const out = upstreamEvents(body, valve).pipe(upstreamDialect.decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
-      outcome = await streamToClient(out, valve, parts);
+      streamed = streamToClient(out, valve, parts);
     }
-  } finally {
+  } catch (err) {
     gw.metrics.activeStreams.dec();
+    throw err;
   }
+  return streamed.then(
+    (outcome) => {
+      gw.metrics.activeStreams.dec();
+      return finishStream(job, meter, outcome);
+    },
+    (err) => {
+      gw.metrics.activeStreams.dec();
+      throw err;
+    },
+  );
+}
+
+/** The streamed answer's charge, then its final events (or the error event in their place). */
+async function finishStream(job: Job, meter: StreamMeter, outcome: StreamOutcome): Promise<void> {
+  const { gw, ex, surface, ctx } = job;
+  let status = 200;
   let failure: GatewayError | undefined;
   if (outcome.aborted) status = 499;
   else if (outcome.error !== undefined) {
@@ -356,4 +381,3 @@ async function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBo
   // The held events and the body's end in one send: each write of its own cost a send.
   ex.endWith(outcome.held);
 }
-
