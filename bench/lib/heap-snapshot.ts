@@ -104,6 +104,27 @@ export class HeapSnapshot {
       .map(([keys, s]) => ({ keys, classes: s.classes.size, objects: s.objects }))
       .sort((a, b) => b.classes - a.classes);
   }
+
+  /**
+   * Async functions suspended at an await (and generators), counted by the function's name: each
+   * keeps its frame, every local in it, for as long as it waits.
+   */
+  suspended(): Map<string, number> {
+    const { edges, strings } = this.raw;
+    const counts = new Map<string, number>();
+    for (let i = 0; i < this.nodeCount; i++) {
+      if (this.type(i) !== 'object' || this.name(i) !== 'Generator') continue;
+      for (let e = this.firstEdge[i]!; e < this.firstEdge[i + 1]!; e += this.edgeFields) {
+        const edgeType = this.edgeTypes[edges[e]!];
+        // Elements and hidden edges name an index, not a string.
+        if (edgeType === 'element' || edgeType === 'hidden' || strings[edges[e + 1]!] !== 'function') continue;
+        const fn = this.name(edges[e + 2]! / this.nodeFields) || '(anonymous)';
+        counts.set(fn, (counts.get(fn) ?? 0) + 1);
+        break;
+      }
+    }
+    return counts;
+  }
 }
 
 /** What `after` holds more than `before`, by kind, largest first. */

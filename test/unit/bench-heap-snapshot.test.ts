@@ -21,6 +21,14 @@ v8.writeHeapSnapshot(path.join(dir, 'before.heapsnapshot'));
 class HeapProbe { constructor(n) { this.label = 'probe ' + n; } }
 for (let i = 0; i < 300; i++) keep.push(new HeapProbe(i));
 for (let i = 0; i < 200; i++) { const o = { probeKeyA: 'a' + i, probeKeyB: 'b' + i }; keep.push(o, Object.create(o)); }
+// 30 calls of an async function waiting at an await, and 5 of another; 10 that returned.
+const never = new Promise(() => {});
+async function waitingProbe() { await never; }
+async function otherProbe() { await never; }
+async function doneProbe() { return 1; }
+for (let i = 0; i < 30; i++) waitingProbe();
+for (let i = 0; i < 5; i++) otherProbe();
+for (let i = 0; i < 10; i++) doneProbe();
 v8.writeHeapSnapshot(path.join(dir, 'after.heapsnapshot'));
 process.stdout.write(String(keep.length));
 `;
@@ -42,4 +50,10 @@ t.test('objects made between two snapshots, by kind; classes of their own named'
   const own = shapes.find((s) => s.keys === 'Object{probeKeyA,probeKeyB}');
   t.ok(own && own.classes >= 200, `the prototypes' classes named (${own?.classes})`);
   t.notOk(shapes.some((s) => s.keys.startsWith('HeapProbe')), 'objects sharing a class are not');
+
+  const waiting = after.suspended();
+  t.equal(waiting.get('waitingProbe'), 30, 'async functions waiting at an await, by name');
+  t.equal(waiting.get('otherProbe'), 5);
+  t.equal(waiting.get('doneProbe'), undefined, 'not those that returned');
+  t.equal(before.suspended().get('waitingProbe'), undefined, 'none before they were called');
 });
