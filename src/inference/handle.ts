@@ -315,7 +315,7 @@ export function settingsOnly(ir: IRRequest): IRRequest {
 /**
  * The stream's head, then its body through the writer; finishStream once the writer is done.
  * Not an async function: one suspended for as long as a stream lasts held its frame, every
- * local and the await's own objects (some 600 bytes an open stream, by heap snapshot), where a
+ * local and the await's own objects (about 400 bytes an open stream, by heap snapshot), where a
  * reaction on the writer's promise holds two closures.
  */
 function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBody): Promise<void> {
