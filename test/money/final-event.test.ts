@@ -1,6 +1,6 @@
 // "An answer that reached the client has its charge recorded": a stream's final event
 // ([DONE], message_stop) is held until its settle has returned (src/inference/handle.ts,
-// streamAnswer). Here the settle is slowed for real: the gateway's Redis, where the settle's
+// finishStream). Here the settle is slowed for real: the gateway's Redis, where the settle's
 // charge and usage record go (one script: hot balance and outbox), sits behind a TCP proxy that
 // the test silences while the stream runs and brings back 1.5 s later. The stream's content
 // arrives meanwhile; the final event must wait for the link, and when it arrives the charge is
