@@ -142,7 +142,7 @@ export async function startServe(t: Teardown, env: Record<string, string>, timeo
     stderr: () => err,
     exited,
     waitForStdout,
-    async stop(signal = 'SIGTERM', ms = 20_000) {
+    async stop(signal = 'SIGTERM', ms = 60_000) {
       if (!done) proc.kill(signal);
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
