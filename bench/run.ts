@@ -420,6 +420,9 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
         stop();
       }
       const u = win?.finish();
+      // Memory per stream counts from before the warm-up when there was one (see idleRss); without
+      // a sampler there is no `u`, and no memory figure to count.
+      const baseMb = idleRss === undefined ? (u?.rssStartMb ?? 0) : mb(idleRss);
       const fakeU = fakeWin.finish();
       const clientUsed = process.cpuUsage(clientCpu);
       let status = 'ok';
@@ -457,11 +460,11 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
               pss_start_mb: u.pssStartMb,
               pss_peak_mb: u.pssPeakMb,
               ...(idleRss === undefined ? {} : { rss_before_warmup_mb: mb(idleRss) }),
-              kb_per_stream: kbPerStream(u.rssPeakMb, idleRss === undefined ? u.rssStartMb : mb(idleRss), level),
+              kb_per_stream: kbPerStream(u.rssPeakMb, baseMb, level),
               // While every stream was open: what the open streams hold, without what their ends
               // leave behind (settles, usage records, connections closed) until the next full GC.
               rss_all_open_mb: u.rssHeldPeakMb,
-              kb_per_open_stream: u.rssHeldPeakMb === null ? null : kbPerStream(u.rssHeldPeakMb, idleRss === undefined ? u.rssStartMb : mb(idleRss), level),
+              kb_per_open_stream: u.rssHeldPeakMb === null ? null : kbPerStream(u.rssHeldPeakMb, baseMb, level),
               cpu_s: u.cpuSeconds,
               cpu_s_per_million_tokens: r.tokens ? Math.round((u.cpuSeconds / (r.tokens / 1e6)) * 10) / 10 : null,
               cpu_ms_per_stream: Math.round((u.cpuSeconds / level) * 1e4) / 10,
