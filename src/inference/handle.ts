@@ -329,20 +329,16 @@ function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBody): P
   const type = ctx.call?.streamType ?? 'text/event-stream; charset=utf-8';
   ex.beginStream(200, { 'content-type': type, 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...job.surface.answerHeaders(job.ex.requestId) });
   ex.releaseHeaders();
-  gw.metrics.activeStreams.inc();
   let streamed: Promise<StreamOutcome>;
-  try {
-    const parts = { ex, metrics: gw.metrics, keepAlive: surface.ping && { intervalMs: gw.config.PING_INTERVAL_MS, ping: surface.ping } };
-    if (upstreamDialect === surface.dialect) streamed = passThroughToClient(body, upstreamDialect.upstream.passThroughTap(meter, job.ir, ctx), parts);
-    else {
-      const valve = new Valve();
-      const out = upstreamEvents(body, valve).pipe(upstreamDialect.decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
-      streamed = streamToClient(out, valve, parts);
-    }
-  } catch (err) {
-    gw.metrics.activeStreams.dec();
-    throw err;
+  const parts = { ex, metrics: gw.metrics, keepAlive: surface.ping && { intervalMs: gw.config.PING_INTERVAL_MS, ping: surface.ping } };
+  if (upstreamDialect === surface.dialect) streamed = passThroughToClient(body, upstreamDialect.upstream.passThroughTap(meter, job.ir, ctx), parts);
+  else {
+    const valve = new Valve();
+    const out = upstreamEvents(body, valve).pipe(upstreamDialect.decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
+    streamed = streamToClient(out, valve, parts);
   }
+  // Counted once the stream is under way: a set-up that threw has nothing to take back.
+  gw.metrics.activeStreams.inc();
   return streamed.then(
     (outcome) => {
       gw.metrics.activeStreams.dec();
