@@ -9,15 +9,16 @@
 //   node --import tsx bench/stream-events.ts [events]
 
 import { Subject } from 'rxjs';
-import { messagesPassThrough } from '../src/dialects/anthropic-messages/upstream.js';
+import { MessagesPassThrough } from '../src/dialects/anthropic-messages/upstream.js';
 import { anthropicMessages } from '../src/dialects/anthropic-messages/index.js';
 import type { Dialect } from '../src/dialects/dialect.js';
 import { openaiChat } from '../src/dialects/openai-chat/index.js';
-import { chatPassThrough } from '../src/dialects/openai-chat/upstream.js';
+import { ChatPassThrough } from '../src/dialects/openai-chat/upstream.js';
 import { gemini } from '../src/dialects/gemini/index.js';
 import { openaiResponses } from '../src/dialects/openai-responses/index.js';
 import { meterIR, StreamMeter } from '../src/inference/meter.js';
 import { releaseScratch } from '../src/stream/scratch.js';
+import type { EventTap } from '../src/stream/pass-through.js';
 import { SSEDecoder, type SSEEvent } from '../src/stream/sse.js';
 
 const EVENTS = Number(process.argv[2] ?? 2_000_000);
@@ -61,16 +62,23 @@ function measure(open: () => (read: Buffer) => void, source: Buffer[]): number {
   return ((used.user + used.system) * 1000) / EVENTS;
 }
 
-function passThrough(tap: () => (ev: SSEEvent) => Buffer | null) {
+/** A pass-through stream's reading, as stream/pass-through.ts does it: bytes first, then the event. */
+function passThrough(tap: () => EventTap) {
   return () => {
     const decoder = new SSEDecoder();
     const t = tap();
+    const sent = (out: Buffer | null | undefined) => {
+      if (out) sink += out.length;
+      releaseScratch();
+    };
     const target = {
-      event(ev: SSEEvent) {
-        const out = t(ev);
-        if (out) sink += out.length;
-        releaseScratch();
+      raw(raw: Buffer) {
+        const out = t.raw?.(raw);
+        if (out === undefined) return false;
+        sent(out);
+        return true;
       },
+      event: (ev: SSEEvent) => sent(t.event(ev)),
     };
     return (read: Buffer) => decoder.push(read, target);
   };
@@ -95,8 +103,8 @@ const MESSAGES_OPEN =
   'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n';
 
 const paths: [string, () => (read: Buffer) => void, (text: string, n: number | undefined) => string][] = [
-  ['chat pass-through', passThrough(() => chatPassThrough(meter(), false, 'bench-model')), chat],
-  ['Messages pass-through', passThrough(() => messagesPassThrough(meter(), 'bench-model')), messages],
+  ['chat pass-through', passThrough(() => new ChatPassThrough(meter(), false, 'bench-model')), chat],
+  ['Messages pass-through', passThrough(() => new MessagesPassThrough(meter(), 'bench-model')), messages],
   ['OpenAI upstream → Messages client', translated(openaiChat, anthropicMessages), chat],
   ['Anthropic upstream → chat client', translated(anthropicMessages, openaiChat, MESSAGES_OPEN), messages],
   ['Anthropic upstream → Responses client', translated(anthropicMessages, openaiResponses, MESSAGES_OPEN), messages],

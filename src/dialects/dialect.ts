@@ -14,6 +14,7 @@ import type { Config } from '../config.js';
 import type { GatewayError } from '../errors.js';
 import type { Exchange } from '../server/exchange.js';
 import type { SSEEvent } from '../stream/sse.js';
+import type { EventTap } from '../stream/pass-through.js';
 import type { IRRequest, IRResponse, IRStreamEvent, IRTool, IRUsage } from './ir.js';
 
 export interface RenderContext {
@@ -103,6 +104,8 @@ export interface UsageSink {
   noteRaw(data: string): void;
   /** Produced text, for a dialect whose events the meter cannot read itself. */
   noteText(text: string): void;
+  /** The same as UTF-8 bytes [start, end) of `raw` (copied before it returns): no string made. */
+  noteTextBytes?(raw: Buffer, start: number, end: number): void;
   /** The upstream reported an error inside the stream. */
   failed: boolean;
   /** The whole answer, where the stream's last event carries it (Responses): kept for continuations. */
@@ -140,7 +143,7 @@ export interface UpstreamSide {
    * usage are parsed. Every event that names the model names `model` (the catalogue's id the
    * client asked for), not the upstream's.
    */
-  passThroughTap(sink: UsageSink, ir: IRRequest, ctx: RenderContext): (ev: SSEEvent) => Buffer | null;
+  passThroughTap(sink: UsageSink, ir: IRRequest, ctx: RenderContext): EventTap;
 }
 
 /** What a client request costs beyond its prompt, as this surface's fields say. */

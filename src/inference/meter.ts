@@ -27,15 +27,30 @@ class ByteLog {
     const capacity = this.buf ? this.buf.length : 0;
     let need = this.bytes + s.length * 3;
     if (need > capacity) need = this.bytes + Buffer.byteLength(s);
-    if (!this.buf || need > capacity) {
-      let size = this.buf ? capacity : 256;
-      while (size < need) size *= 2;
-      // Slow: a slice of the shared pool would keep a whole pool chunk alive with it.
-      const next = Buffer.allocUnsafeSlow(size);
-      this.buf?.copy(next, 0, 0, this.bytes);
-      this.buf = next;
-    }
-    this.bytes += this.buf.write(s, this.bytes);
+    const buf = !this.buf || need > capacity ? this.grow(need) : this.buf;
+    this.bytes += buf.write(s, this.bytes);
+  }
+
+  /** Bytes [start, end) of `raw`, UTF-8 text. */
+  appendBytes(raw: Buffer, start: number, end: number): void {
+    const need = this.bytes + end - start;
+    const buf = !this.buf || need > this.buf.length ? this.grow(need) : this.buf;
+    let at = this.bytes;
+    // A token is a few bytes: copied here, where a copy call would cross into C++.
+    if (end - start <= 64) for (let i = start; i < end; i++) buf[at++] = raw[i]!;
+    else at += raw.copy(buf, at, start, end);
+    this.bytes = at;
+  }
+
+  /** The buffer, with room for `need` bytes in all. */
+  private grow(need: number): Buffer {
+    let size = this.buf ? this.buf.length : 256;
+    while (size < need) size *= 2;
+    // Slow: a slice of the shared pool would keep a whole pool chunk alive with it.
+    const next = Buffer.allocUnsafeSlow(size);
+    this.buf?.copy(next, 0, 0, this.bytes);
+    this.buf = next;
+    return next;
   }
 
   /** The text so far; the log starts again empty. */
@@ -85,6 +100,12 @@ export class StreamMeter implements UsageSink {
   noteText(text: string) {
     if (this.outputReported) return;
     this.produced.append(text);
+    if (this.produced.bytes > TEXT_LIMIT) this.countAndRelease();
+  }
+
+  noteTextBytes(raw: Buffer, start: number, end: number) {
+    if (this.outputReported) return;
+    this.produced.appendBytes(raw, start, end);
     if (this.produced.bytes > TEXT_LIMIT) this.countAndRelease();
   }
 

@@ -8,8 +8,16 @@ import type { BodySink, UpstreamBody } from '../upstream/client.js';
 import { SSEDecoder, type EventSink, type SSEEvent } from './sse.js';
 import { ClientWriter, type StreamOutcome, type WriterParts } from './to-client.js';
 
-/** What the tap makes of one event: the bytes to send, or null to drop it. */
-export type EventTap = (ev: SSEEvent) => Buffer | null;
+/** A same-dialect stream's reader of events (dialects/…/upstream.ts). */
+export interface EventTap {
+  /** What the tap makes of one event read in full: the bytes to send, or null to drop it. */
+  event(ev: SSEEvent): Buffer | null;
+  /**
+   * The bytes to send for an event the tap knows from its bytes alone (the last one with other
+   * text); undefined for one that must be read in full.
+   */
+  raw?(raw: Buffer): Buffer | undefined;
+}
 
 /** Streams `body` to the client through `tap`; resolves once the outcome is decided. */
 export function passThroughToClient(body: UpstreamBody, tap: EventTap, parts: WriterParts): Promise<StreamOutcome> {
@@ -65,8 +73,15 @@ class PassThroughStream extends ClientWriter implements BodySink, EventSink {
     this.flush();
   }
 
+  raw(raw: Buffer): boolean {
+    const out = this.tap.raw?.(raw);
+    if (out === undefined) return false;
+    this.next(out);
+    return true;
+  }
+
   event(ev: SSEEvent): void {
-    const out = this.tap(ev);
+    const out = this.tap.event(ev);
     if (out !== null) this.next(out);
   }
 

@@ -73,9 +73,14 @@ function parseEventText(text: string, raw: Buffer): SSEEvent | null {
   return { event, data, raw, dataStart: -1 };
 }
 
-/** Where a decoder's events go: `event` for each, until `stopped` says the reader is done. */
+/**
+ * Where a decoder's events go: `event` for each, until `stopped` says the reader is done. A sink
+ * with `raw` is offered each event's bytes first, and takes the ones it can handle as bytes
+ * (true): those are never decoded.
+ */
 export interface EventSink {
   event(ev: SSEEvent): void;
+  raw?(raw: Buffer): boolean;
   readonly stopped?: boolean;
 }
 
@@ -105,9 +110,10 @@ export class SSEDecoder {
     const scanFrom = Math.max(0, this.pending.length - 2);
     const pending = this.pending.length === 0 ? bytes : Buffer.concat([this.pending, bytes]);
     let start = 0;
-    for (let end = eventEnd(pending, scanFrom); end !== -1; end = eventEnd(pending, start)) {
+    for (let end = eventEnd(pending, scanFrom); end !== -1; end = start < pending.length ? eventEnd(pending, start) : -1) {
       // A read that is one whole event (a paced stream's every token) is that event's bytes.
-      dispatch(start === 0 && end === pending.length ? pending : pending.subarray(start, end), sink);
+      const raw = start === 0 && end === pending.length ? pending : pending.subarray(start, end);
+      if (sink.raw === undefined || !sink.raw(raw)) dispatch(raw, sink);
       start = end;
       if (sink.stopped) break;
     }

@@ -275,11 +275,11 @@ t.test('pass-through: modelVersion renamed in place, usage and the final chunk r
   const tap = dialect.upstream.passThroughTap(sink, {} as never, ctx());
   const ev = (data: string) => ({ data, raw: Buffer.from(`data: ${data}\r\n\r\n`), dataStart: -1 });
   const odd = JSON.stringify({ candidates: [{ content: { parts: [{ text: 'a' }], role: 'model' } }], usageMetadata: { promptTokenCount: 5 }, modelVersion: 'we"ird\\"name', responseId: 'r' });
-  const first = tap(ev(odd))!;
+  const first = tap.event(ev(odd))!;
   t.same(JSON.parse(first.toString().slice(6)), { ...JSON.parse(odd), modelVersion: 'gm-model' }, 'still JSON, naming the catalogue\'s model');
   t.notOk(isFinal(first));
   const plain = JSON.stringify({ candidates: [{ content: { parts: [{ text: 'b' }], role: 'model' }, finishReason: 'STOP' }], usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 2, thoughtsTokenCount: 3 }, modelVersion: 'gm-model' });
-  const last = tap(ev(plain))!;
+  const last = tap.event(ev(plain))!;
   t.ok(isFinal(last), 'the chunk with finishReason is the final one');
   t.same(noted, [{ input: 5, cacheRead: 0 }, { input: 5, output: 5, cacheRead: 0, cacheWrite: 0 }], 'the prompt alone until output is counted; thoughts as output');
   t.same(texts, ['a', 'b'], 'text noted for the fallback count');

@@ -6,8 +6,9 @@ import t, { type Test } from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import path from 'node:path';
-import { chatPassThrough } from '../../src/dialects/openai-chat/upstream.js';
-import { messagesPassThrough } from '../../src/dialects/anthropic-messages/upstream.js';
+import { ChatPassThrough } from '../../src/dialects/openai-chat/upstream.js';
+import { MessagesPassThrough } from '../../src/dialects/anthropic-messages/upstream.js';
+import type { EventTap } from '../../src/stream/pass-through.js';
 import { openaiChat } from '../../src/dialects/openai-chat/index.js';
 import { anthropicMessages } from '../../src/dialects/anthropic-messages/index.js';
 import type { IRStreamEvent } from '../../src/dialects/ir.js';
@@ -34,6 +35,12 @@ class Recorder implements UsageSink {
   noteText(text: string) {
     this.texts.push(text);
   }
+  /** Texts that came as bytes: events the envelope fitted with no escapes in their text. */
+  asBytes = 0;
+  noteTextBytes(raw: Buffer, start: number, end: number) {
+    this.asBytes++;
+    this.texts.push(raw.toString('utf8', start, end));
+  }
 }
 
 function eventsOf(wire: string): SSEEvent[] {
@@ -49,26 +56,50 @@ interface Run {
   text: string;
   usage: unknown[];
   failed: boolean;
+  /** Events the tap took as bytes, never decoded. */
+  asBytes: number;
+  /** Of those, texts the meter was given as bytes (no escapes in them). */
+  textBytes: number;
 }
 
-function run(events: SSEEvent[], model: string, fresh: boolean): Run {
+/**
+ * One tap over the whole stream as a pass-through stream reads it (the decoder offers each
+ * event's bytes to the tap first), or (`fresh`) a new tap for each event, read in full.
+ */
+function runTap(wire: string, open: (sink: Recorder) => EventTap, fresh: boolean): Run {
   const sink = new Recorder();
-  let tap = chatPassThrough(sink, true, model);
   const bytes: string[] = [];
-  for (const ev of events) {
-    if (fresh) tap = chatPassThrough(sink, true, model);
-    const out = tap(ev);
+  let asBytes = 0;
+  const sent = (out: Buffer | null) => {
     bytes.push(out === null ? '(dropped)' : out.toString('utf8'));
     releaseScratch();
+  };
+  if (fresh) for (const ev of eventsOf(wire)) sent(open(sink).event(ev));
+  else {
+    const tap = open(sink);
+    const reader = {
+      raw(raw: Buffer) {
+        const out = tap.raw!(raw);
+        if (out === undefined) return false;
+        asBytes++;
+        sent(out);
+        return true;
+      },
+      event: (ev: SSEEvent) => sent(tap.event(ev)),
+    };
+    const decoder = new SSEDecoder();
+    decoder.push(Buffer.from(wire), reader);
+    decoder.flush(reader);
   }
-  return { bytes, text: sink.texts.join(''), usage: sink.usage, failed: sink.failed };
+  return { bytes, text: sink.texts.join(''), usage: sink.usage, failed: sink.failed, asBytes, textBytes: sink.asBytes };
 }
+
+const run = (wire: string, model: string, fresh: boolean) => runTap(wire, (sink) => new ChatPassThrough(sink, true, model), fresh);
 
 /** The envelope's run equals the full reading's; returns the run. */
 function same(t: Test, wire: string, model: string, what: string): Run {
-  const events = eventsOf(wire);
-  const through = run(events, model, false);
-  t.same(through, run(events, model, true), what);
+  const through = run(wire, model, false);
+  t.same({ ...through, asBytes: 0, textBytes: 0 }, run(wire, model, true), what);
   return through;
 }
 
@@ -92,6 +123,10 @@ t.test('text of every kind, renamed or not, reads the same', async (t) => {
     const wire = chunk('', { role: true }) + texts.map((x) => chunk(x)).join('') + 'data: [DONE]\n\n';
     const r = same(t, wire, model, `model ${model}`);
     t.equal(r.text, texts.join(''), `model ${model}: every text counted`);
+    // The role chunk and the first text are read in full (each learned); the other texts,
+    // escaped or not, are known by their bytes, and those without escapes reach the meter so.
+    t.equal(r.asBytes, texts.length - 1, `model ${model}: the texts after the first taken as bytes`);
+    t.equal(r.textBytes, 4, `model ${model}: the unescaped ones counted from their bytes`);
     t.equal(r.bytes.filter((b) => b.includes(`"model":${JSON.stringify(model)}`)).length, texts.length + 1, `model ${model}: every chunk names it`);
   }
 });
@@ -170,33 +205,23 @@ t.test('a translated stream decodes the same through the envelope', async (t) =>
   await decodeBoth(t, chunk('a') + deltaElsewhere('b') + deltaElsewhere('c') + deltaElsewhere('d') + finish + 'data: [DONE]\n\n', 'a delta outside the choice');
 });
 
-// Messages pass-through reads only text deltas' text: learned whatever their framing.
-function runMessages(events: SSEEvent[], fresh: boolean): Run {
-  const sink = new Recorder();
-  let tap = messagesPassThrough(sink, 'catalogue-model');
-  const bytes: string[] = [];
-  for (const ev of events) {
-    if (fresh) tap = messagesPassThrough(sink, 'catalogue-model');
-    bytes.push(tap(ev).toString('utf8'));
-    releaseScratch();
-  }
-  return { bytes, text: sink.texts.join(''), usage: sink.usage, failed: sink.failed };
-}
+// Messages pass-through reads only text deltas' text.
+const runMessages = (wire: string, fresh: boolean) => runTap(wire, (sink) => new MessagesPassThrough(sink, 'catalogue-model'), fresh);
 
 t.test('a Messages stream reads the same through the envelope', async (t) => {
   const dir = path.join(import.meta.dirname, '..', 'fixtures', 'anthropic');
   const files = readdirSync(dir).filter((f) => f.endsWith('.sse'));
   t.ok(files.length >= 3, 'recorded streams found');
   for (const file of files) {
-    const events = eventsOf(readFileSync(path.join(dir, file), 'utf8'));
-    t.same(runMessages(events, false), runMessages(events, true), file);
+    const wire = readFileSync(path.join(dir, file), 'utf8');
+    t.same({ ...runMessages(wire, false), asBytes: 0, textBytes: 0 }, runMessages(wire, true), file);
   }
   const delta = (text: string, type = 'text_delta', field = 'text') => `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"${type}","${field}":${JSON.stringify(text)}}}\n\n`;
   const texts = ['Hi', '', ' wörld 🙂', 'a "quote"', 'back\\slash\\', 'end'];
   const wire = texts.map((x) => delta(x)).join('') + delta('{"a":', 'input_json_delta', 'partial_json') + delta('1}', 'input_json_delta', 'partial_json') + delta('again') + delta('and again').replace('"index":0', '"index":1') + delta('crlf').replace(/\n/g, '\r\n');
-  const events = eventsOf(wire);
-  const through = runMessages(events, false);
-  t.same(through, runMessages(events, true), 'texts, tool input, another block, CRLF');
+  const through = runMessages(wire, false);
+  t.same({ ...through, asBytes: 0, textBytes: 0 }, runMessages(wire, true), 'texts, tool input, another block, CRLF');
+  t.ok(through.asBytes >= texts.length - 1, 'the texts after the first taken as bytes');
   t.equal(through.text, texts.join('') + '{"a":1}againand againcrlf', 'every piece counted');
 });
 

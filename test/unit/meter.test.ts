@@ -5,6 +5,7 @@ import { countTokens } from 'gpt-tokenizer';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parsedText, StreamMeter } from '../../src/inference/meter.js';
+import { countTextTokens } from '../../src/billing/tokens.js';
 import { deltaText } from '../../src/stream/delta-text.js';
 import { FIXTURES_DIR } from '../fixtures/index.js';
 import { DIALECTS } from '../../src/dialects/index.js';
@@ -55,6 +56,26 @@ t.test('text outside ASCII comes back whole from the held bytes', async (t) => {
   meter.noteText('');
   const usage = await meter.final();
   t.equal(usage.output, countTokens(pieces.join('') + 'x'.repeat(3000)), 'the tokenizer count of exactly the text sent');
+});
+
+t.test('text given as bytes and as strings, in any order, is held in the order it came', async (t) => {
+  const meter = new StreamMeter(ir);
+  // An empty text first (no buffer yet), then bytes of every size, short ones copied one by
+  // one and long ones in a piece, across several growths of the buffer.
+  meter.noteText('');
+  const pieces = ['', 'Grüße ', 'x'.repeat(65), '日本語 ', 'y'.repeat(300), '🙂', 'z'.repeat(2000), ' end'];
+  pieces.forEach((p, i) => {
+    if (i % 2 === 0) meter.noteText(p);
+    else {
+      // The text inside a larger read, as a matched event's is.
+      const raw = Buffer.from(`data: {"x":"${p}"}\n\n`);
+      const start = raw.indexOf('"x":"') + 5;
+      meter.noteTextBytes(raw, start, start + Buffer.byteLength(p));
+    }
+  });
+  t.equal(meter.heldBytes, Buffer.byteLength(pieces.join('')), 'every byte held');
+  const usage = await meter.final();
+  t.equal(usage.output, await countTextTokens([pieces.join('')]), 'the count of exactly that text');
 });
 
 // The unparsed read of common deltas must give exactly what parsing gives, or stand aside.

@@ -3,30 +3,43 @@
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
 import { Envelope } from '../../stream/envelope.js';
-import { eventWithModel, modelName, renamedAnswer } from '../../stream/json-bytes.js';
+import { eventWithModel, modelName, renamedAnswer, type ModelName } from '../../stream/json-bytes.js';
+import type { EventTap } from '../../stream/pass-through.js';
 import { ZERO_USAGE } from '../ir.js';
 import type { UpstreamSide, UsageSink } from '../dialect.js';
 import { usageFromAnthropic } from './usage.js';
 
 /**
  * Byte for byte, bar the model's name in message_start (the only event that carries it); usage
- * read from the two events that carry it.
+ * read from the two events that carry it. A text delta that is the last one with other text is
+ * known by its bytes (stream/envelope.ts); the tap is its own envelope, one object per stream.
  */
-export function messagesPassThrough(sink: UsageSink, model: string): (ev: SSEEvent) => Buffer {
-  const name = modelName(model);
-  const envelope = new Envelope();
-  return (ev) => {
+export class MessagesPassThrough extends Envelope implements EventTap {
+  private readonly name: ModelName;
+
+  constructor(
+    private readonly sink: UsageSink,
+    model: string,
+  ) {
+    super();
+    this.name = modelName(model);
+  }
+
+  raw(raw: Buffer): Buffer | undefined {
+    const end = this.match(raw);
+    if (end === -1) return undefined;
+    this.noteMatched(this.sink, raw, end);
+    return raw;
+  }
+
+  event(ev: SSEEvent): Buffer {
     const type = ev.event;
+    const sink = this.sink;
     if (type === 'content_block_delta') {
-      // The last text delta with other text (stream/envelope.ts): its text without the scans.
-      const text = envelope.text(ev);
-      if (text !== undefined) sink.noteText(text);
-      else {
-        sink.noteRaw(ev.data);
-        envelope.learn(ev);
-      }
+      this.read(ev, sink);
+      return ev.raw;
     }
-    else if (type === 'message_start' || type === 'message_delta') {
+    if (type === 'message_start' || type === 'message_delta') {
       try {
         const data = JSON.parse(ev.data) as { message?: { usage?: unknown }; usage?: unknown };
         const u = usageFromAnthropic(type === 'message_start' ? data.message?.usage : data.usage);
@@ -36,11 +49,11 @@ export function messagesPassThrough(sink: UsageSink, model: string): (ev: SSEEve
       } catch {
         // forwarded as is
       }
-      if (type === 'message_start') return eventWithModel(ev, name);
+      if (type === 'message_start') return eventWithModel(ev, this.name);
     } else if (type === 'error') sink.failed = true;
     else if (type === 'message_stop') return markFinal(ev.raw);
     return ev.raw;
-  };
+  }
 }
 
 export const upstream: UpstreamSide = {
@@ -61,5 +74,5 @@ export const upstream: UpstreamSide = {
     const u = usageFromAnthropic(json.usage);
     return { out: renamedAnswer(text, json, ctx.model), usage: u ? { ...ZERO_USAGE, ...u } : null };
   },
-  passThroughTap: (sink, _ir, ctx) => messagesPassThrough(sink, ctx.model),
+  passThroughTap: (sink, _ir, ctx) => new MessagesPassThrough(sink, ctx.model),
 };

@@ -80,5 +80,5 @@ export const upstream: UpstreamSide = {
     const usage = usageFromGemini(json.usageMetadata);
     return { out: renamedAnswer(text, json, ctx.model, 'modelVersion'), usage };
   },
-  passThroughTap: (sink, _ir, ctx) => geminiPassThrough(sink, ctx),
+  passThroughTap: (sink, _ir, ctx) => ({ event: geminiPassThrough(sink, ctx) }),
 };

@@ -3,7 +3,8 @@
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
 import { Envelope } from '../../stream/envelope.js';
-import { eventWithModel, modelName, textWithModel } from '../../stream/json-bytes.js';
+import { eventWithModel, modelName, textWithModel, type ModelName } from '../../stream/json-bytes.js';
+import type { EventTap } from '../../stream/pass-through.js';
 import type { IRRequest, IRUsage } from '../ir.js';
 import type { MaxTokensField, RenderContext, UpstreamProvider, UpstreamSide, UsageSink } from '../dialect.js';
 import { usageFromOpenAI, usageToOpenAI } from './usage.js';
@@ -87,35 +88,45 @@ const ERROR_KEY = /"error"\s*:/;
 /**
  * Events pass through as the bytes that came, bar the model's name (every chunk carries it).
  * Only the usage chunk is parsed; it is dropped (null) unless the client asked for it (the
- * gateway always asks upstream). A chunk that is the previous one with other text is read
- * through the stream's envelope (stream/envelope.ts), without the scans below.
+ * gateway always asks upstream). A chunk that is the previous one with other text is known by
+ * its bytes (stream/envelope.ts), without decoding it or the scans below. The tap is its own
+ * envelope: one object per open stream, touched once per token.
  */
-export function chatPassThrough(sink: UsageSink, includeUsage: boolean, model: string): (ev: SSEEvent) => Buffer | null {
-  const name = modelName(model);
-  const envelope = new Envelope();
-  return (ev) => {
-    const text = envelope.text(ev);
-    if (text !== undefined) {
-      sink.noteText(text);
-      return envelope.send(ev, name);
-    }
+export class ChatPassThrough extends Envelope implements EventTap {
+  private readonly name: ModelName;
+
+  constructor(
+    private readonly sink: UsageSink,
+    private readonly includeUsage: boolean,
+    model: string,
+  ) {
+    super();
+    this.name = modelName(model);
+  }
+
+  raw(raw: Buffer): Buffer | undefined {
+    const end = this.match(raw);
+    if (end === -1) return undefined;
+    this.noteMatched(this.sink, raw, end);
+    return this.send(raw, this.name);
+  }
+
+  event(ev: SSEEvent): Buffer | null {
     const data = ev.data;
     if (data === '[DONE]') return markFinal(ev.raw);
+    const sink = this.sink;
     if (USAGE_OBJECT.test(data)) {
       try {
         const chunk = JSON.parse(data) as { usage?: unknown; choices?: unknown[] };
         sink.noteUsage(usageFromOpenAI(chunk.usage));
-        if (!includeUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
+        if (!this.includeUsage && Array.isArray(chunk.choices) && chunk.choices.length === 0) return null;
       } catch {
         // Not JSON: forwarded as is; the client sees what the upstream sent.
       }
     } else if (ERROR_KEY.test(data) && isErrorChunk(data)) sink.failed = true;
-    else {
-      sink.noteRaw(data);
-      envelope.learn(ev, name);
-    }
-    return eventWithModel(ev, name);
-  };
+    else this.read(ev, sink, this.name);
+    return eventWithModel(ev, this.name);
+  }
 }
 
 function isErrorChunk(data: string): boolean {
@@ -136,5 +147,5 @@ export const upstream: UpstreamSide = {
     if (ir.stream) body.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
   },
   passThroughWhole,
-  passThroughTap: (sink, ir, ctx) => chatPassThrough(sink, ir.includeUsage, ctx.model),
+  passThroughTap: (sink, ir, ctx) => new ChatPassThrough(sink, ir.includeUsage, ctx.model),
 };

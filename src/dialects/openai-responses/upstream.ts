@@ -99,5 +99,5 @@ export const upstream: UpstreamSide = {
   passThroughWhole(text, json, ctx) {
     return { out: renamedAnswer(text, json, ctx.model), usage: usageFromResponses(json.usage) };
   },
-  passThroughTap: (sink, _ir, ctx) => responsesPassThrough(sink, ctx.model),
+  passThroughTap: (sink, _ir, ctx) => ({ event: responsesPassThrough(sink, ctx.model) }),
 };
