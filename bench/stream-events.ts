@@ -20,6 +20,7 @@ import { meterIR, StreamMeter } from '../src/inference/meter.js';
 import { releaseScratch } from '../src/stream/scratch.js';
 import type { EventTap } from '../src/stream/pass-through.js';
 import { SSEDecoder, type SSEEvent } from '../src/stream/sse.js';
+import { TextLane } from '../src/stream/text-lane.js';
 
 const EVENTS = Number(process.argv[2] ?? 2_000_000);
 const STREAMS = 1000;
@@ -84,14 +85,28 @@ function passThrough(tap: () => EventTap) {
   };
 }
 
-/** A translated stream: `upstream`'s events decoded, metered and encoded for `client`. */
+/**
+ * A translated stream: `upstream`'s events decoded, metered and encoded for `client`, with the
+ * text lane as inference/handle.ts sets it up (events it takes skip the Observable).
+ */
 function translated(upstream: Dialect, client: Dialect, preamble = '') {
   return () => {
     const decoder = new SSEDecoder();
     const events = new Subject<SSEEvent>();
     const ctx = { id: 'msg_bench', model: 'bench-model', created: 0, includeUsage: false, requestId: 'req_bench' };
-    events.pipe(upstream.decodeStream(), meterIR(meter()), client.encodeStream(ctx)).subscribe((b) => (sink += b.length));
-    const target = { event: (ev: SSEEvent) => events.next(ev) };
+    const m = meter();
+    const lane = new TextLane(m);
+    events.pipe(upstream.decodeStream(lane), meterIR(m), client.encodeStream(ctx, lane)).subscribe((b) => (sink += b.length));
+    const target = {
+      raw(raw: Buffer) {
+        const out = lane.take(raw);
+        if (out === undefined) return false;
+        sink += out.length;
+        releaseScratch();
+        return true;
+      },
+      event: (ev: SSEEvent) => events.next(ev),
+    };
     if (preamble !== '') decoder.push(Buffer.from(preamble), target);
     return (read: Buffer) => decoder.push(read, target);
   };

@@ -15,6 +15,7 @@ import type { GatewayError } from '../errors.js';
 import type { Exchange } from '../server/exchange.js';
 import type { SSEEvent } from '../stream/sse.js';
 import type { EventTap } from '../stream/pass-through.js';
+import type { TextLane } from '../stream/text-lane.js';
 import type { IRRequest, IRResponse, IRStreamEvent, IRTool, IRUsage } from './ir.js';
 
 export interface RenderContext {
@@ -214,8 +215,11 @@ export interface Dialect {
   parseRequest(body: unknown, call?: SurfaceCall): IRRequest;
   /** IR answer → the surface's JSON body. */
   renderResponse(res: IRResponse, ctx: RenderContext): unknown;
-  /** IR events → the surface's SSE bytes, terminator included ([DONE] / message_stop). */
-  encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent, Buffer>;
+  /**
+   * IR events → the surface's SSE bytes, terminator included ([DONE] / message_stop). With a
+   * lane, the encoder may say how it writes a text delta (stream/text-lane.ts).
+   */
+  encodeStream(ctx: RenderContext, lane?: TextLane): OperatorFunction<IRStreamEvent, Buffer>;
   /** The surface's error envelope and status for a gateway error. */
   errorResponse(err: GatewayError, requestId: string): { status: number; body: unknown };
   /** The surface's mid-stream error event (`ctx`: the stream's, for a framing that depends on what was sent). */
@@ -225,8 +229,8 @@ export interface Dialect {
   buildRequest(ir: IRRequest, upstreamModel: string): Record<string, unknown>;
   /** An upstream's JSON answer → IR. */
   parseResponse(body: unknown): IRResponse;
-  /** An upstream's SSE events → IR events. */
-  decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent>;
+  /** An upstream's SSE events → IR events. With a lane, the decoder may say which events are a plain text delta. */
+  decodeStream(lane?: TextLane): OperatorFunction<SSEEvent, IRStreamEvent>;
   /** The human message inside an upstream error body of this dialect, if any. */
   upstreamErrorMessage(body: unknown): string | undefined;
   /** Images and fixed overheads of a request body in this dialect, client's or upstream's. */

@@ -14,6 +14,7 @@ import { ZERO_USAGE, type IRRequest, type IRUsage } from '../dialects/ir.js';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
+import { TextLane } from '../stream/text-lane.js';
 import { upstreamEvents, Valve } from '../stream/valve.js';
 import { streamToClient, type StreamOutcome } from '../stream/to-client.js';
 import { passThroughToClient } from '../stream/pass-through.js';
@@ -334,7 +335,9 @@ function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBody): P
   if (upstreamDialect === surface.dialect) streamed = passThroughToClient(body, upstreamDialect.upstream.passThroughTap(meter, job.ir, ctx), parts);
   else {
     const valve = new Valve();
-    const out = upstreamEvents(body, valve).pipe(upstreamDialect.decodeStream(), meterIR(meter), surface.dialect.encodeStream(ctx));
+    // Plain text deltas past the Observable, while the two dialects say they may (stream/text-lane.ts).
+    const lane = new TextLane(meter);
+    const out = upstreamEvents(body, valve, lane).pipe(upstreamDialect.decodeStream(lane), meterIR(meter), surface.dialect.encodeStream(ctx, lane));
     streamed = streamToClient(out, valve, parts);
   }
   // Counted once the stream is under way: a set-up that threw has nothing to take back.

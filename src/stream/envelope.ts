@@ -75,6 +75,16 @@ export class Envelope {
     return end;
   }
 
+  /** Where a fitting event's text starts in its bytes. */
+  get textStart(): number {
+    return this.head.length;
+  }
+
+  /** An event has been learned: match() may fit the next one. */
+  get learned(): boolean {
+    return this.head !== '';
+  }
+
   /** The text of the event match() just accepted, as a string; undefined if its escapes are not JSON's. */
   textOf(raw: Buffer, end: number): string | undefined {
     const text = raw.toString('utf8', this.head.length, end);

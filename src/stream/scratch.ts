@@ -12,6 +12,22 @@ const MAX_PIECE = 32 * 1024;
 const slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
 let used = 0;
 
+let claimedAt = 0;
+
+/** Room for `room` bytes: the slab from claimedAt (`length` of them taken), or a buffer of its own. */
+function claim(room: number, length: number): Buffer {
+  if (room > MAX_PIECE || used + room > SLAB_BYTES) {
+    claimedAt = 0;
+    return Buffer.allocUnsafeSlow(room);
+  }
+  claimedAt = used;
+  used += length;
+  return slab;
+}
+
+/** The piece of `out` (claim()'s) that holds the result. */
+const piece = (out: Buffer, length: number, room: number) => (out === slab ? slab.subarray(claimedAt, claimedAt + length) : length === room ? out : out.subarray(0, length));
+
 /**
  * `raw` with bytes [start, end) replaced by `value`, valid until the next releaseScratch(): the
  * pieces handed out between two releases never overlap (past the slab's end they are buffers of
@@ -25,18 +41,29 @@ export function spliced(raw: Buffer, start: number, end: number, value: Buffer):
   const length = raw.length - (end - start) + value.length;
   // Room for all of `raw` first, when the result is the shorter of the two.
   const room = Math.max(length, raw.length);
-  let out: Buffer;
-  let at = 0;
-  if (room > MAX_PIECE || used + room > SLAB_BYTES) out = Buffer.allocUnsafeSlow(room);
-  else {
-    out = slab;
-    at = used;
-    used += length;
-  }
+  const out = claim(room, length);
+  const at = claimedAt;
   out.set(raw, at);
   out.copyWithin(at + start + value.length, at + end, at + raw.length);
   for (let i = 0; i < value.length; i++) out[at + start + i] = value[i]!;
-  return out === slab ? slab.subarray(at, at + length) : length === room ? out : out.subarray(0, length);
+  return piece(out, length, room);
+}
+
+/**
+ * `head`, bytes [start, end) of `raw`, then `tail`, valid until the next releaseScratch(): a
+ * translated text delta, the upstream's text between the client's framing (stream/text-lane.ts).
+ */
+export function framed(head: Buffer, raw: Buffer, start: number, end: number, tail: Buffer): Buffer {
+  const length = head.length + end - start + tail.length;
+  const out = claim(length, length);
+  let at = claimedAt;
+  out.set(head, at);
+  at += head.length;
+  // A token is a few bytes: copied here, where a copy call would cross into C++.
+  if (end - start <= 64) for (let i = start; i < end; i++) out[at++] = raw[i]!;
+  else at += raw.copy(out, at, start, end);
+  out.set(tail, at);
+  return piece(out, length, length);
 }
 
 /** Every scratch piece handed out so far has been written (the client writer's flush). */

@@ -3,9 +3,10 @@
 // socket is full, the upstream connection stops being read, and the upstream's TCP window
 // closes behind it.
 
-import { Observable } from 'rxjs';
+import { Observable, type Subscriber } from 'rxjs';
 import type { UpstreamBody } from '../upstream/client.js';
-import { SSEDecoder, subscriberSink, type SSEEvent } from './sse.js';
+import { SSEDecoder, subscriberSink, type EventSink, type SSEEvent } from './sse.js';
+import type { TextLane } from './text-lane.js';
 
 interface Pausable {
   pause(): void;
@@ -18,7 +19,7 @@ export class Valve {
   /** An upstream read is being turned into events: the writer waits for its end to write. */
   reading = false;
   /** The client writer: writes what the read produced, in one go. */
-  writer?: { flush(): void } = undefined;
+  writer?: { next(chunk: Buffer): void; flush(): void } = undefined;
   /** The answer is complete (a translated stream's last event came): the rest of the body is not needed. */
   answered = false;
   attach(source: Pausable) {
@@ -37,6 +38,23 @@ export class Valve {
 
 const BODY_GRACE_MS = 1000;
 
+/** subscriberSink, with the lane offered each event's bytes first: what it takes goes to the writer. */
+function laneSink(subscriber: Subscriber<SSEEvent>, lane: TextLane, valve: Valve): EventSink {
+  return {
+    event: (ev) => subscriber.next(ev),
+    raw(raw) {
+      if (subscriber.closed) return false;
+      const out = lane.take(raw);
+      if (out === undefined) return false;
+      if (out.length > 0) valve.writer?.next(out);
+      return true;
+    },
+    get stopped() {
+      return subscriber.closed;
+    },
+  };
+}
+
 const cancelLate = (body: UpstreamBody) => body.cancel();
 
 /**
@@ -45,11 +63,11 @@ const cancelLate = (body: UpstreamBody) => body.cancel();
  * callback rather than as an operator. Unsubscribing before the end abandons the upstream
  * request.
  */
-export function upstreamEvents(body: UpstreamBody, valve: Valve): Observable<SSEEvent> {
+export function upstreamEvents(body: UpstreamBody, valve: Valve, lane?: TextLane): Observable<SSEEvent> {
   return new Observable<SSEEvent>((subscriber) => {
     let done = false;
     const decoder = new SSEDecoder();
-    const sink = subscriberSink(subscriber);
+    const sink = lane ? laneSink(subscriber, lane, valve) : subscriberSink(subscriber);
     valve.attach(body);
     body.consume({
       data: (chunk) => {

@@ -4,6 +4,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import type { ErrorKind } from '../../errors.js';
 import { Envelope } from '../../stream/envelope.js';
 import type { SSEEvent } from '../../stream/sse.js';
+import type { TextLane } from '../../stream/text-lane.js';
 import type { IRStreamEvent, IRUsage } from '../ir.js';
 import { stopReasonFromWire } from './blocks.js';
 import { kindFromAnthropicType } from './errors.js';
@@ -30,8 +31,16 @@ class Decoder {
   private startUsage: Partial<IRUsage> | undefined;
   private failed = false;
   /** The last text delta read in full, and its block (stream/envelope.ts). */
-  private readonly envelope = new Envelope();
+  readonly envelope = new Envelope();
   private textIndex = 0;
+
+  /**
+   * The IR block an event the envelope fits is a text delta of, and nothing else; -1 when none
+   * is (stream/text-lane.ts). Any other event is read in full and makes the envelope forget.
+   */
+  get laneBlock(): number {
+    return !this.failed && this.envelope.learned ? this.textIndex : -1;
+  }
 
   push(ev: SSEEvent): IRStreamEvent[] {
     if (this.failed) return [];
@@ -175,13 +184,19 @@ class Decoder {
   }
 }
 
-export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
+export function decodeStream(lane?: TextLane): OperatorFunction<SSEEvent, IRStreamEvent> {
   return (source) =>
     new Observable<IRStreamEvent>((subscriber) => {
       const decoder = new Decoder();
+      if (lane) {
+        lane.envelope = decoder.envelope;
+        // A text delta with no text is a delta all the same.
+        lane.emptyDeltas = true;
+      }
       return source.subscribe({
         next(ev) {
           for (const out of decoder.push(ev)) subscriber.next(out);
+          if (lane) lane.block = decoder.laneBlock;
         },
         error(err) {
           subscriber.error(err);

@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { Observable, type OperatorFunction } from 'rxjs';
 import { encodeSSE, markFinal } from '../../stream/sse.js';
+import { frameOf, type TextFrame, type TextLane } from '../../stream/text-lane.js';
 import type { RenderContext } from '../dialect.js';
 import type { IRBlockStart, IRDelta, IRStreamEvent, IRUsage } from '../ir.js';
 import { errorPayload } from './errors.js';
@@ -17,6 +18,8 @@ type BlockKind = IRBlockStart['type'];
 
 interface OutBlock {
   index: number;
+  /** The IR block it was opened for. */
+  irIndex: number;
   kind: BlockKind;
   open: boolean;
   /** Signature fragments, sent as one signature_delta at the block's end: the SDK replaces, not appends. */
@@ -108,6 +111,17 @@ class Encoder {
     return out;
   }
 
+  /**
+   * How a text delta of the open block is written, while that is all one would write: the
+   * message started, the block open, text, and the stream neither failed nor ended
+   * (stream/text-lane.ts).
+   */
+  textFrame(): TextFrame | undefined {
+    const b = this.current;
+    if (!this.started || this.failed || this.ended || b === undefined || !b.open || b.kind !== 'text') return undefined;
+    return textFrame(b.index, b.irIndex);
+  }
+
   /** At completion: an answer that got its stop but no explicit end is still complete. */
   complete(): Buffer[] {
     if (this.failed || this.ended || !this.stopped) return [];
@@ -143,7 +157,7 @@ class Encoder {
 
   private openBlock(out: Buffer[], irIndex: number, start: IRBlockStart): OutBlock {
     if (this.current?.open) this.closeBlock(out, this.current);
-    const block: OutBlock = { index: this.nextIndex++, kind: start.type, open: true, signature: '' };
+    const block: OutBlock = { index: this.nextIndex++, irIndex, kind: start.type, open: true, signature: '' };
     this.blocks.set(irIndex, block);
     this.current = block;
     let contentBlock: Record<string, unknown>;
@@ -244,13 +258,28 @@ function deltaEvent(index: number, type: string, field: string, value: string): 
   return Buffer.from(`event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"${type}","${field}":${JSON.stringify(value)}}}\n\n`);
 }
 
-export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent, Buffer> {
+/** Frames by block number and IR block: they name nothing of the answer, so streams share them. */
+const FRAMES = new Map<number, TextFrame>();
+
+function textFrame(index: number, irIndex: number): TextFrame {
+  const key = index * 65536 + irIndex;
+  let frame = FRAMES.get(key);
+  if (!frame) {
+    frame = frameOf(irIndex, true, (text) => deltaEvent(index, 'text_delta', 'text', text));
+    // Answers of many blocks are rare: past a few hundred frames, they are made per stream.
+    if (FRAMES.size < 256) FRAMES.set(key, frame);
+  }
+  return frame;
+}
+
+export function encodeStream(ctx: RenderContext, lane?: TextLane): OperatorFunction<IRStreamEvent, Buffer> {
   return (source) =>
     new Observable<Buffer>((subscriber) => {
       const encoder = new Encoder(ctx);
       return source.subscribe({
         next(ev) {
           for (const buf of encoder.push(ev)) subscriber.next(buf);
+          if (lane) lane.frame = encoder.textFrame();
         },
         error(err) {
           subscriber.error(err);

@@ -6,6 +6,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import type { ErrorKind } from '../../errors.js';
 import { Envelope } from '../../stream/envelope.js';
 import type { SSEEvent } from '../../stream/sse.js';
+import type { TextLane } from '../../stream/text-lane.js';
 import type { IRStopReason, IRStreamEvent, IRUsage } from '../ir.js';
 import { finishReasonToIR, isRecord } from './shared.js';
 import { usageFromOpenAI } from './usage.js';
@@ -18,7 +19,7 @@ interface ToolSlot {
   id: string;
 }
 
-export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
+export function decodeStream(lane?: TextLane): OperatorFunction<SSEEvent, IRStreamEvent> {
   return (source) =>
     new Observable<IRStreamEvent>((subscriber) => {
       let started = false;
@@ -30,6 +31,7 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
       let finishReason: IRStopReason | null | undefined; // undefined: no finish chunk yet
       let usage: IRUsage | undefined;
       const envelope = new Envelope();
+      if (lane) lane.envelope = envelope;
 
       const emit = (e: IRStreamEvent) => subscriber.next(e);
 
@@ -147,29 +149,36 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
         }
       };
 
+      const read = (event: SSEEvent) => {
+        if (done) return;
+        // The last plain text chunk (learned before the answer stopped) with other text: what
+        // reading it would do, without the parse.
+        const text = envelope.text(event);
+        if (text !== undefined) {
+          if (text !== '') emit({ type: 'delta', index: openBlock('text'), delta: { type: 'text', text } });
+          return;
+        }
+        const data = event.data.trim();
+        if (data === '') return;
+        if (data === '[DONE]') return end();
+        let chunk: unknown;
+        try {
+          chunk = JSON.parse(data);
+        } catch {
+          return fail('upstream', 'The upstream sent an unreadable stream event.');
+        }
+        if (!isRecord(chunk)) return fail('upstream', 'The upstream sent an unreadable stream event.');
+        onChunk(chunk);
+        if (plainText(chunk) && !finished) envelope.learn(event);
+        else envelope.forget();
+      };
+
       return source.subscribe({
         next(event) {
-          if (done) return;
-          // The last plain text chunk (learned before the answer stopped) with other text: what
-          // reading it would do, without the parse.
-          const text = envelope.text(event);
-          if (text !== undefined) {
-            if (text !== '') emit({ type: 'delta', index: openBlock('text'), delta: { type: 'text', text } });
-            return;
-          }
-          const data = event.data.trim();
-          if (data === '') return;
-          if (data === '[DONE]') return end();
-          let chunk: unknown;
-          try {
-            chunk = JSON.parse(data);
-          } catch {
-            return fail('upstream', 'The upstream sent an unreadable stream event.');
-          }
-          if (!isRecord(chunk)) return fail('upstream', 'The upstream sent an unreadable stream event.');
-          onChunk(chunk);
-          if (plainText(chunk) && !finished) envelope.learn(event);
-          else envelope.forget();
+          read(event);
+          // A chunk the envelope fits is a text delta of the open block and nothing else while
+          // that block is text: it opens nothing and changes nothing (stream/text-lane.ts).
+          if (lane) lane.block = !done && !finished && open?.kind === 'text' && envelope.learned ? open.index : -1;
         },
         error(err) {
           subscriber.error(err);

@@ -2,6 +2,7 @@
 
 import { Observable, type OperatorFunction } from 'rxjs';
 import { encodeSSE, markFinal } from '../../stream/sse.js';
+import { ANY_BLOCK, frameOf, type TextLane } from '../../stream/text-lane.js';
 import type { RenderContext } from '../dialect.js';
 import type { IRStopReason, IRStreamEvent, IRUsage } from '../ir.js';
 import { ZERO_USAGE } from '../ir.js';
@@ -11,7 +12,20 @@ import { usageToOpenAI } from './usage.js';
 
 const DONE = markFinal(Buffer.from('data: [DONE]\n\n'));
 
-export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent, Buffer> {
+function chunkBytes(ctx: RenderContext, delta: Record<string, unknown>, finishReason: string | null): Buffer {
+  const body: Record<string, unknown> = {
+    id: ctx.id,
+    object: 'chat.completion.chunk',
+    created: ctx.created,
+    model: ctx.model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+  };
+  // As OpenAI does: with include_usage, every chunk but the last carries usage: null.
+  if (ctx.includeUsage) body.usage = null;
+  return encodeSSE(JSON.stringify(body));
+}
+
+export function encodeStream(ctx: RenderContext, lane?: TextLane): OperatorFunction<IRStreamEvent, Buffer> {
   return (source) =>
     new Observable<Buffer>((subscriber) => {
       let roleSent = false;
@@ -31,18 +45,9 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
         chunk({ tool_calls: [{ index: ordinal, function: { arguments: '{}' } }] });
       };
 
-      const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => {
-        const body: Record<string, unknown> = {
-          id: ctx.id,
-          object: 'chat.completion.chunk',
-          created: ctx.created,
-          model: ctx.model,
-          choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
-        };
-        // As OpenAI does: with include_usage, every chunk but the last carries usage: null.
-        if (ctx.includeUsage) body.usage = null;
-        subscriber.next(encodeSSE(JSON.stringify(body)));
-      };
+      const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => subscriber.next(chunkBytes(ctx, delta, finishReason));
+      // Every block's text is written the same way, in a chunk that names the answer.
+      const frame = lane ? frameOf(ANY_BLOCK, false, (text) => chunkBytes(ctx, { content: text }, null)) : undefined;
 
       const ensureRole = () => {
         if (roleSent) return;
@@ -136,6 +141,8 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
       return source.subscribe({
         next(e) {
           if (!done) handle(e);
+          // A text delta is one chunk of its own once the role went out, until the answer stops.
+          if (lane) lane.frame = roleSent && !stopped && !done ? frame : undefined;
         },
         error(err) {
           subscriber.error(err);
