@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { childEnv } from '../helpers/child.js';
 import { ADMIN_URL, REDIS_URL } from '../helpers/stores.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
@@ -15,7 +16,8 @@ function pair(args: string[]): Promise<{ code: number | null; stdout: string; st
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench/pair.ts'), ...args], {
       cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: ADMIN_URL, REDIS_URL },
+      // childEnv: no coverage recorded in the children, whose bundle would not map onto the sources.
+      env: childEnv({ DATABASE_URL: ADMIN_URL, REDIS_URL }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
