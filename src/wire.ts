@@ -6,16 +6,35 @@ import { randomBytes } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** Unbiased base62: bytes ≥ 248 are rejected so every character is equally likely. */
-export function randomBase62(length: number): string {
-  let out = '';
-  while (out.length < length) {
-    for (const b of randomBytes(length * 2)) {
-      if (b < 248) out += BASE62[b % 62];
-      if (out.length === length) break;
-    }
+const CODES = Buffer.from(BASE62, 'latin1');
+
+// Random bytes drawn a few kilobytes at a time, as crypto.randomUUID draws its own: one
+// randomBytes call per id (every translated answer's, every Responses answer's) cost a crossing
+// into OpenSSL each time. The bytes are the CSPRNG's all the same, and each is used once.
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let pooled = 0;
+
+function randomByte(): number {
+  if (pooled === pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    pooled = 0;
   }
-  return out;
+  return pool[pooled++]!;
+}
+
+/**
+ * Unbiased base62: bytes ≥ 248 are rejected so every character is equally likely. Written into
+ * a buffer and read as one flat string: built a character at a time, the string was a rope of
+ * as many pieces.
+ */
+export function randomBase62(length: number): string {
+  const out = Buffer.allocUnsafe(length);
+  for (let i = 0; i < length; ) {
+    const b = randomByte();
+    if (b < 248) out[i++] = CODES[b % 62]!;
+  }
+  return out.toString('latin1');
 }
 
 export const bearer = (header: string | undefined): string | undefined => {
