@@ -5,7 +5,7 @@
 // within 2 % of each other in every round, so a change's before and after can be told apart at
 // a few per cent (bench/README.md, "Side by side").
 //
-//   npm run bench:pair -- [--gateway DIR [--env K=V]...]... [--no-ledger] [--cross] [--streams N] [--tokens N]
+//   npm run bench:pair -- [--gateway DIR [--env K=V]... [--node-arg FLAG]...]... [--no-ledger] [--cross] [--streams N] [--tokens N]
 //                         [--interval-ms MS] [--ramp-per-s N] [--rounds N] [--warmup N] [--out FILE]
 //                         [--gateway-node-args ARGS] [--keep-temp]
 //
@@ -34,7 +34,7 @@ const T0 = performance.now();
 const say = (msg: string) => process.stderr.write(`[pair ${((performance.now() - T0) / 1000).toFixed(1)}s] ${msg}\n`);
 
 interface Args {
-  gateways: { root: string; env: Record<string, string> }[];
+  gateways: { root: string; env: Record<string, string>; nodeArgs: string[] }[];
   ledger: boolean;
   cross: boolean;
   streams: number;
@@ -58,7 +58,12 @@ function parseArgs(argv: string[]): Args {
   for (let i = 0; i < argv.length; i++) {
     const f = argv[i]!;
     const v = () => argv[++i];
-    if (f === '--gateway') a.gateways.push({ root: path.resolve(v() ?? ''), env: {} });
+    if (f === '--gateway') a.gateways.push({ root: path.resolve(v() ?? ''), env: {}, nodeArgs: [] });
+    else if (f === '--node-arg') {
+      const last = a.gateways.at(-1);
+      if (!last) throw new Error('--node-arg follows the --gateway it applies to');
+      last.nodeArgs.push(v() ?? '');
+    }
     else if (f === '--env') {
       const [k, ...rest] = (v() ?? '').split('=');
       const last = a.gateways.at(-1);
@@ -78,7 +83,7 @@ function parseArgs(argv: string[]): Args {
     else if (f === '--keep-temp') a.keepTemp = true;
     else throw new Error(`unknown flag ${f}`);
   }
-  if (a.gateways.length === 0) a.gateways.push({ root: REPO_ROOT, env: {} });
+  if (a.gateways.length === 0) a.gateways.push({ root: REPO_ROOT, env: {}, nodeArgs: [] });
   return a;
 }
 
@@ -132,7 +137,7 @@ async function main(): Promise<void> {
       targets.push({ name: 'ledger', request: { origin: `http://127.0.0.1:${port}`, path: '/f/v1/chat/completions', headers: {}, body: chat('bench-upstream'), marker: '"content":"tok' }, sampler: new TreeSampler(child.pid) });
     }
 
-    for (const [i, { root, env: extra }] of args.gateways.entries()) {
+    for (const [i, { root, env: extra, nodeArgs }] of args.gateways.entries()) {
       const dir = path.join(tmp, `gateway-${i}`);
       const stores = await prepareStores({ databaseUrl: process.env.DATABASE_URL || undefined, redisUrl: process.env.REDIS_URL || undefined, dataDir: path.join(dir, 'data') });
       cleanups.push(() => stores.cleanup());
@@ -140,12 +145,13 @@ async function main(): Promise<void> {
       const entry = await gatewayEntry(root);
       const env = { ...stores.env, GATEWAY_CONFIG: catalogue, LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '3000', UPSTREAM_CONNECTIONS: connections, ...extra };
       mkdirSync(dir, { recursive: true });
-      const opts = { dir, root, entry: entry.file, env, workers: embedded ? 1 : cores, nodeArgs: args.nodeArgs, log: say };
+      const opts = { dir, root, entry: entry.file, env, workers: embedded ? 1 : cores, nodeArgs: [...args.nodeArgs, ...nodeArgs], log: say };
       const key = await createAccount(opts, `pair-${i}-${Date.now().toString(36)}@bench.invalid`);
       const gateway = new GatewayProcess(opts, await freePort());
       cleanups.unshift(() => gateway.stop());
       await gateway.start();
-      const name = `gateway ${i + 1} (${path.basename(root)}${Object.keys(extra).length ? ` ${Object.entries(extra).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''})`;
+      const settings = [...Object.entries(extra).map(([k, v]) => `${k}=${v}`), ...nodeArgs].join(' ');
+      const name = `gateway ${i + 1} (${path.basename(root)}${settings ? ` ${settings}` : ''})`;
       const request: StreamRequest = args.cross
         ? { origin: gateway.url, path: '/v1/messages', headers: { 'anthropic-version': '2023-06-01', 'x-api-key': key }, body: messages(BENCH_MODEL), marker: '"text":"tok' }
         : { origin: gateway.url, path: '/v1/chat/completions', headers: { authorization: `Bearer ${key}` }, body: chat(BENCH_MODEL), marker: '"content":"tok' };
