@@ -5,6 +5,8 @@
 // subscriber, a valve, and a closure per step, held by every open stream for its whole life.
 
 import type { BodySink, UpstreamBody } from '../upstream/client.js';
+import { Envelope, type TextSink } from './envelope.js';
+import { modelName, type ModelName } from './json-bytes.js';
 import { SSEDecoder, type EventSink, type SSEEvent } from './sse.js';
 import { ClientWriter, type StreamOutcome, type WriterParts } from './to-client.js';
 
@@ -17,6 +19,32 @@ export interface EventTap {
    * text); undefined for one that must be read in full.
    */
   raw?(raw: Buffer): Buffer | undefined;
+}
+
+/**
+ * A tap that is its own envelope (stream/envelope.ts), one object per open stream: an event
+ * with the learned event's bytes around other text goes out as its bytes, the model renamed if
+ * the learned one had to be, its text noted; the dialect reads the rest in event().
+ */
+export abstract class EnvelopeTap<S extends TextSink> extends Envelope implements EventTap {
+  protected readonly name: ModelName;
+
+  constructor(
+    protected readonly sink: S,
+    model: string,
+  ) {
+    super();
+    this.name = modelName(model);
+  }
+
+  raw(raw: Buffer): Buffer | undefined {
+    const end = this.match(raw);
+    if (end === -1) return undefined;
+    this.noteMatched(this.sink, raw, end);
+    return this.send(raw, this.name);
+  }
+
+  abstract event(ev: SSEEvent): Buffer | null;
 }
 
 /** Streams `body` to the client through `tap`; resolves once the outcome is decided. */

@@ -2,9 +2,8 @@
 // version headers, and what passes through when the client speaks Messages too.
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
-import { Envelope } from '../../stream/envelope.js';
-import { eventWithModel, modelName, renamedAnswer, type ModelName } from '../../stream/json-bytes.js';
-import type { EventTap } from '../../stream/pass-through.js';
+import { eventWithModel, renamedAnswer } from '../../stream/json-bytes.js';
+import { EnvelopeTap } from '../../stream/pass-through.js';
 import { ZERO_USAGE } from '../ir.js';
 import type { UpstreamSide, UsageSink } from '../dialect.js';
 import { usageFromAnthropic } from './usage.js';
@@ -14,24 +13,7 @@ import { usageFromAnthropic } from './usage.js';
  * read from the two events that carry it. A text delta that is the last one with other text is
  * known by its bytes (stream/envelope.ts); the tap is its own envelope, one object per stream.
  */
-export class MessagesPassThrough extends Envelope implements EventTap {
-  private readonly name: ModelName;
-
-  constructor(
-    private readonly sink: UsageSink,
-    model: string,
-  ) {
-    super();
-    this.name = modelName(model);
-  }
-
-  raw(raw: Buffer): Buffer | undefined {
-    const end = this.match(raw);
-    if (end === -1) return undefined;
-    this.noteMatched(this.sink, raw, end);
-    return raw;
-  }
-
+export class MessagesPassThrough extends EnvelopeTap<UsageSink> {
   event(ev: SSEEvent): Buffer {
     const type = ev.event;
     const sink = this.sink;

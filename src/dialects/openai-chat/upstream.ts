@@ -2,9 +2,8 @@
 // carries the output cap, and what passes through when the client speaks OpenAI chat too.
 
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
-import { Envelope } from '../../stream/envelope.js';
-import { eventWithModel, modelName, textWithModel, type ModelName } from '../../stream/json-bytes.js';
-import type { EventTap } from '../../stream/pass-through.js';
+import { eventWithModel, textWithModel } from '../../stream/json-bytes.js';
+import { EnvelopeTap } from '../../stream/pass-through.js';
 import type { IRRequest, IRUsage } from '../ir.js';
 import type { MaxTokensField, RenderContext, UpstreamProvider, UpstreamSide, UsageSink } from '../dialect.js';
 import { usageFromOpenAI, usageToOpenAI } from './usage.js';
@@ -92,23 +91,13 @@ const ERROR_KEY = /"error"\s*:/;
  * its bytes (stream/envelope.ts), without decoding it or the scans below. The tap is its own
  * envelope: one object per open stream, touched once per token.
  */
-export class ChatPassThrough extends Envelope implements EventTap {
-  private readonly name: ModelName;
-
+export class ChatPassThrough extends EnvelopeTap<UsageSink> {
   constructor(
-    private readonly sink: UsageSink,
+    sink: UsageSink,
     private readonly includeUsage: boolean,
     model: string,
   ) {
-    super();
-    this.name = modelName(model);
-  }
-
-  raw(raw: Buffer): Buffer | undefined {
-    const end = this.match(raw);
-    if (end === -1) return undefined;
-    this.noteMatched(this.sink, raw, end);
-    return this.send(raw, this.name);
+    super(sink, model);
   }
 
   event(ev: SSEEvent): Buffer | null {
