@@ -13,6 +13,7 @@ import type { Prices, Model } from '../catalogue/index.js';
 import type { Config } from '../config.js';
 import type { GatewayError } from '../errors.js';
 import type { Exchange } from '../server/exchange.js';
+import type { TextSink } from '../stream/envelope.js';
 import type { SSEEvent } from '../stream/sse.js';
 import type { EventTap } from '../stream/pass-through.js';
 import type { TextLane } from '../stream/text-lane.js';
@@ -99,14 +100,8 @@ export interface UpstreamProvider {
  * What a pass-through tap reports to; the stream meter implements it. Declared here so that a
  * dialect's tap needs nothing from src/inference.
  */
-export interface UsageSink {
+export interface UsageSink extends TextSink {
   noteUsage(u: Partial<IRUsage> | null | undefined): void;
-  /** An event's data whose text is counted if no usage comes (an OpenAI chunk, an Anthropic delta). */
-  noteRaw(data: string): void;
-  /** Produced text, for a dialect whose events the meter cannot read itself. */
-  noteText(text: string): void;
-  /** The same as UTF-8 bytes [start, end) of `raw` (copied before it returns): no string made. */
-  noteTextBytes?(raw: Buffer, start: number, end: number): void;
   /** The upstream reported an error inside the stream. */
   failed: boolean;
   /** The whole answer, where the stream's last event carries it (Responses): kept for continuations. */

@@ -24,12 +24,13 @@ const BACKSLASH = 0x5c;
 
 const span: Span = { start: 0, end: 0 };
 
-/** Where an event's text goes (the stream's meter). */
+/** Where an event's text goes (the stream's meter): counted if no usage comes. */
 export interface TextSink {
+  /** Produced text, for a dialect whose events the meter cannot read itself. */
   noteText(text: string): void;
-  /** An event's data, for the text the meter parses out of it. */
+  /** An event's data, for the text the meter parses out of it (an OpenAI chunk, an Anthropic delta). */
   noteRaw(data: string): void;
-  /** UTF-8 text as bytes [start, end) of `raw`, copied before the call returns. */
+  /** The same as UTF-8 bytes [start, end) of `raw` (copied before it returns): no string made. */
   noteTextBytes?(raw: Buffer, start: number, end: number): void;
 }
 
