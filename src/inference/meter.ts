@@ -8,6 +8,7 @@ import type { IRStreamEvent, IRUsage } from '../dialects/ir.js';
 import { forwardedTokens, type Forwarded } from '../billing/prompt-size.js';
 import { countTextTokens } from '../billing/tokens.js';
 import { deltaText } from '../stream/delta-text.js';
+import { copyBytes } from '../stream/scratch.js';
 
 const TEXT_LIMIT = 256 * 1024;
 
@@ -35,11 +36,7 @@ class ByteLog {
   appendBytes(raw: Buffer, start: number, end: number): void {
     const need = this.bytes + end - start;
     const buf = !this.buf || need > this.buf.length ? this.grow(need) : this.buf;
-    let at = this.bytes;
-    // A token is a few bytes: copied here, where a copy call would cross into C++.
-    if (end - start <= 64) for (let i = start; i < end; i++) buf[at++] = raw[i]!;
-    else at += raw.copy(buf, at, start, end);
-    this.bytes = at;
+    this.bytes = copyBytes(raw, start, end, buf, this.bytes);
   }
 
   /** The buffer, with room for `need` bytes in all. */

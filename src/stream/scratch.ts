@@ -50,19 +50,25 @@ export function spliced(raw: Buffer, start: number, end: number, value: Buffer):
 }
 
 /**
+ * Copies bytes [start, end) of `src` into `dst` at `at`; returns where they end. A token is a
+ * few bytes: copied here, where a copy call would cross into C++.
+ */
+export function copyBytes(src: Buffer, start: number, end: number, dst: Buffer, at: number): number {
+  if (end - start > 64) return at + src.copy(dst, at, start, end);
+  for (let i = start; i < end; i++) dst[at++] = src[i]!;
+  return at;
+}
+
+/**
  * `head`, bytes [start, end) of `raw`, then `tail`, valid until the next releaseScratch(): a
  * translated text delta, the upstream's text between the client's framing (stream/text-lane.ts).
  */
 export function framed(head: Buffer, raw: Buffer, start: number, end: number, tail: Buffer): Buffer {
   const length = head.length + end - start + tail.length;
   const out = claim(length, length);
-  let at = claimedAt;
+  const at = claimedAt;
   out.set(head, at);
-  at += head.length;
-  // A token is a few bytes: copied here, where a copy call would cross into C++.
-  if (end - start <= 64) for (let i = start; i < end; i++) out[at++] = raw[i]!;
-  else at += raw.copy(out, at, start, end);
-  out.set(tail, at);
+  out.set(tail, copyBytes(raw, start, end, out, at + head.length));
   return piece(out, length, length);
 }
 
