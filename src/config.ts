@@ -208,7 +208,7 @@ export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   COUNT_TOKENS_CONCURRENCY: 'count_tokens requests one key may have in progress at once in each gateway process (default 4); past it, 429.',
   ANTHROPIC_VERSIONS: 'anthropic-version values forwarded to Anthropic upstreams as sent (comma-separated; default 2023-06-01,2026-10-21); any other valid date is replaced by the first.',
   ANTHROPIC_PRICED_BETAS: 'anthropic-beta values that change what Anthropic bills, refused (400) unless the model\'s catalogue entry lists them in priced_betas: comma-separated names or prefixes ending in * (default fast-mode-*). Every other beta is forwarded to Anthropic upstreams as sent; context-1m-* needs the model\'s long_context pricing.',
-  REDIS_TIMEOUT_MS: 'Time allowed to connect to Redis and for each command; past it a request gets 503 (default 2000).',
+  REDIS_TIMEOUT_MS: 'Time allowed to connect to Redis and for each command; past it a request gets 503 (default 2000). At start-up a Redis that does not answer in time is asked again for up to 10 s.',
   PING_INTERVAL_MS: 'Messages-surface streams send a ping after this much silence (default 10000).',
   RESPONSES_TTL_DAYS: 'Responses-surface answers (store, the default) are kept this many days for previous_response_id and GET /v1/responses/{id} (default 30).',
   METRICS_TOKEN: 'Bearer token (16+ characters) for GET /metrics and the details of GET /readyz on the public port. Unset: /metrics there is 403 and /readyz gives its status only.',

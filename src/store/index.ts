@@ -26,6 +26,27 @@ const where = (url: string) => {
 const unusable = (what: string, err: unknown) =>
   err instanceof StoreError ? err : new StoreError(`cannot use ${what}: ${(err as Error)?.message ?? String(err)}`);
 
+/**
+ * How long start-up waits for a Redis that does not answer in time. A gateway restarted after a
+ * crash starts on a machine busy with everything else restarting, where one command can take
+ * longer than REDIS_TIMEOUT_MS (tuned for requests, which should fail fast); Postgres is given
+ * its connect timeout of 5 s the same way. A refused connection is an answer and fails at once.
+ */
+export const START_PATIENCE_MS = 10_000;
+
+const timedOut = (err: unknown) => /timed out|ETIMEDOUT/i.test((err as Error)?.message ?? '');
+
+async function firstPing(hot: HotStore): Promise<void> {
+  const until = Date.now() + START_PATIENCE_MS;
+  for (;;) {
+    try {
+      return await hot.ping();
+    } catch (err) {
+      if (!timedOut(err) || Date.now() >= until) throw err;
+    }
+  }
+}
+
 /** Opens both stores and brings the schema up to date. */
 export async function openStores(config: Pick<Config, 'DATABASE_URL' | 'REDIS_URL' | 'dataDir'> & { REDIS_PREFIX?: string; REDIS_TIMEOUT_MS?: number }): Promise<Stores> {
   const sqlStore = await openSql({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
@@ -39,7 +60,7 @@ export async function openStores(config: Pick<Config, 'DATABASE_URL' | 'REDIS_UR
   try {
     // Checked now, so that an unreachable Redis stops start-up with one clear line instead of
     // failing every request (and every CLI command hanging on its retries).
-    await hot.ping();
+    await firstPing(hot);
   } catch (err) {
     await hot.close().catch(() => {});
     await sqlStore.close().catch(() => {});
