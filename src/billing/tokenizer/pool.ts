@@ -23,8 +23,14 @@ export const ADMIT_QUEUED_CHARS = MAX_QUEUED_CHARS / 4;
 const CHUNK_CHARS = 256 * 1024;
 /** A batch is sent when it reaches this size (or nothing more is waiting). */
 const BATCH_CHARS = 256 * 1024;
-/** Counting runs at 0.1–1 µs a character; past 10 s plus 10 µs a character something is wrong. */
-const batchTimeoutMs = (chars: number) => 10_000 + chars / 100;
+/**
+ * Counting runs at 0.1–1 µs a character, adversarial text (bounded.ts) at about 2; past 30 s plus
+ * 100 µs a character of wall time the thread is taken to be stuck. The thread runs at nice 10, so
+ * a machine busy with other work starves it for many times its CPU time: a tighter guard (10 s
+ * plus 10 µs) fired on two cores running four test files at once, and answered counts that were
+ * merely slow with the upper bound.
+ */
+const batchTimeoutMs = (chars: number) => 30_000 + chars / 10;
 
 export type RefusalReason = 'too_large' | 'busy';
 /** A refusable count that was refused: too many characters, or too long a backlog. */
