@@ -15,6 +15,7 @@
 
 import { spawn } from 'node:child_process';
 import { loadUws } from '../../src/server/uws.js';
+import { Cancel } from '../../src/upstream/cancel.js';
 import { UpstreamClient, type UpstreamResponse } from '../../src/upstream/client.js';
 import { BenchLedger } from './ledger.js';
 
@@ -47,11 +48,11 @@ app.post('/*', (res, req) => {
   req.forEach((k, v) => {
     if (k === 'content-type' || k === 'accept' || k === 'authorization') headers[k] = v;
   });
-  const abort = new AbortController();
+  const cancel = new Cancel();
   let aborted = false;
   res.onAborted(() => {
     aborted = true;
-    abort.abort();
+    cancel.cancel();
   });
   const chunks: Buffer[] = [];
   res.onData((chunk, isLast) => {
@@ -62,7 +63,7 @@ app.post('/*', (res, req) => {
       return;
     }
     const body = Buffer.concat(chunks).toString();
-    const forward = () => client.post(base + path, headers, body, abort.signal);
+    const forward = () => client.post(base + path, headers, body, cancel);
     let answer: Promise<UpstreamResponse>;
     let settled: ((used: boolean) => Promise<void>) | undefined;
     if (ledger) {

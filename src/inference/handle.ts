@@ -18,6 +18,7 @@ import { TextLane } from '../stream/text-lane.js';
 import { upstreamEvents, Valve } from '../stream/valve.js';
 import { streamToClient, type StreamOutcome } from '../stream/to-client.js';
 import { passThroughToClient } from '../stream/pass-through.js';
+import { Cancel } from '../upstream/cancel.js';
 import { BodyTooLargeError, type UpstreamBody } from '../upstream/client.js';
 import type { Answer, UpstreamCall } from '../upstream/router.js';
 import { errorMessageOf } from '../upstream/router.js';
@@ -221,12 +222,12 @@ async function admit(gw: Gateway, ex: Exchange, surface: Surface, line: RequestL
  * The model's routes, tried in turn; undefined when the client left before an answer and that
  * was billed. A stream the client left meanwhile is stopped (what it produced is billed); a
  * whole answer is read to its end all the same, since the upstream bills it anyway, and billed
- * as usage says. The abort controller lives only as long as this call.
+ * as usage says. The cancel lives only as long as this call.
  */
 async function sendUpstream(job: Job) {
   const { ex } = job;
-  const abort = job.ir.stream ? new AbortController() : undefined;
-  const forgetAbort = abort ? ex.onAbort(() => abort.abort()) : undefined;
+  const cancel = job.ir.stream ? new Cancel() : undefined;
+  const forgetAbort = cancel ? ex.onAbort(() => cancel.cancel()) : undefined;
   const build = (r: Route) => {
     job.sent = true;
     // A provider that kept the previous turn itself is sent the client's own request, naming it.
@@ -238,7 +239,7 @@ async function sendUpstream(job: Job) {
     return call;
   };
   try {
-    return await job.gw.routes.forward(job.model, build, abort?.signal);
+    return await job.gw.routes.forward(job.model, build, cancel);
   } catch (err) {
     if (ex.aborted && job.sent) {
       await settleBeforeAnswer(job, { ...ZERO_USAGE, input: await forwardedTokens(job.forwarded!) }, 499);

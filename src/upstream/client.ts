@@ -5,6 +5,7 @@
 
 import { Readable } from 'node:stream';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
+import type { Cancel, CancelListener } from './cancel.js';
 import { OriginPool, type ClientOptions } from './pool.js';
 
 export type UpstreamHeaders = Record<string, string | string[] | undefined>;
@@ -39,7 +40,7 @@ const EARLY_BYTES = 1 << 20;
  * that arrive before a consumer attaches (they can come in the same read as the headers) wait
  * here.
  */
-export class UpstreamBody implements Dispatcher.DispatchHandler {
+export class UpstreamBody implements Dispatcher.DispatchHandler, CancelListener {
   private controller?: Dispatcher.DispatchController;
   private sink?: BodySink;
   private early: Buffer[] = [];
@@ -49,7 +50,7 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
   private answered = false;
   private heldByUs = false;
 
-  private signal?: AbortSignal;
+  private cancelling?: Cancel;
 
   // The exchange outlives the request's body and headers, and the answer's headers: nothing
   // here holds on to them, so a long stream keeps neither a large prompt nor the headers alive.
@@ -57,26 +58,26 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
   // (or the request failed before that), and are dropped then: they would keep it, and it
   // keeps the headers.
   constructor(
-    signal: AbortSignal | undefined,
+    cancel: Cancel | undefined,
     private answerWith?: (r: UpstreamResponse) => void,
     private failWith?: (err: Error) => void,
   ) {
-    // The signal covers the wait for an answer; after that, whoever consumes the body decides.
-    if (signal) {
-      this.signal = signal;
-      signal.addEventListener('abort', this);
+    // The cancel covers the wait for an answer; after that, whoever consumes the body decides.
+    if (cancel) {
+      this.cancelling = cancel;
+      cancel.listen(this);
     }
   }
 
-  /** The signal's abort (an EventListener object: no closure per exchange). */
-  handleEvent(): void {
-    if (!this.answered) this.cancel(this.signal?.reason);
+  /** The client left before the answer came. */
+  cancelled(reason: Error): void {
+    if (!this.answered) this.cancel(reason);
   }
 
-  /** Lets go of the signal once an answer or a failure is in, so that it can be collected. */
-  private dropSignal(): void {
-    this.signal?.removeEventListener('abort', this);
-    this.signal = undefined;
+  /** Stops listening once an answer or a failure is in. */
+  private dropCancel(): void {
+    this.cancelling?.unlisten(this);
+    this.cancelling = undefined;
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -90,7 +91,7 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
     // nothing here needs once `headers` is parsed.
     controller.rawHeaders = null;
     this.answered = true;
-    this.dropSignal();
+    this.dropCancel();
     const answerWith = this.answerWith;
     this.answerWith = this.failWith = undefined;
     answerWith?.({ status, headers, body: this });
@@ -116,7 +117,7 @@ export class UpstreamBody implements Dispatcher.DispatchHandler {
 
   onResponseError(controller: Dispatcher.DispatchController, err: Error): void {
     if (!this.answered) {
-      this.dropSignal();
+      this.dropCancel();
       const failWith = this.failWith;
       this.answerWith = this.failWith = undefined;
       failWith?.(err);
@@ -226,8 +227,8 @@ export class UpstreamClient {
   }
 
   /** Resolves once the upstream's status and headers are in; the body follows through `body`. */
-  post(url: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<UpstreamResponse> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
+  post(url: string, headers: Record<string, string>, body: string, cancel?: Cancel): Promise<UpstreamResponse> {
+    if (cancel?.reason) return Promise.reject(cancel.reason);
     let origin: string;
     let path: string;
     try {
@@ -241,7 +242,7 @@ export class UpstreamClient {
     }
     let exchange!: UpstreamBody;
     const answer = new Promise<UpstreamResponse>((resolve, reject) => {
-      exchange = new UpstreamBody(signal, resolve, reject);
+      exchange = new UpstreamBody(cancel, resolve, reject);
     });
     let payload: string | Readable = body;
     if (body.length > KEPT_BODY_MAX) {

@@ -8,6 +8,7 @@ import { GatewayError, type ErrorKind } from '../errors.js';
 import type { Model, Route } from '../catalogue/index.js';
 import type { Metrics } from '../server/metrics.js';
 import type { RouteHealth } from './health.js';
+import type { Cancel } from './cancel.js';
 import { isInvalidRequest, isTimeout, type UpstreamClient, type UpstreamResponse } from './client.js';
 import { sanitizeUpstreamMessage } from './sanitize.js';
 
@@ -52,10 +53,10 @@ export class RouteSelector {
     return warm.concat(cool);
   }
 
-  async forward(model: Model, build: (route: Route) => UpstreamCall, signal?: AbortSignal): Promise<Answer> {
+  async forward(model: Model, build: (route: Route) => UpstreamCall, cancel?: Cancel): Promise<Answer> {
     const failures: Failure[] = [];
     for (const route of this.order(model)) {
-      if (signal?.aborted) break;
+      if (cancel?.cancelled) break;
       const keyEnv = route.provider.apiKeyEnv;
       if (keyEnv && !process.env[keyEnv]) {
         failures.push({ kind: 'upstream', message: `Provider "${route.provider.id}" has no API key: set ${keyEnv} in the gateway's environment.` });
@@ -66,9 +67,9 @@ export class RouteSelector {
       let response: UpstreamResponse;
       const started = performance.now();
       try {
-        response = await this.client.post(call.url, call.headers, call.body, signal);
+        response = await this.client.post(call.url, call.headers, call.body, cancel);
       } catch (err) {
-        if (signal?.aborted) throw err;
+        if (cancel?.cancelled) throw err;
         // The request itself could not be sent (an invalid header value, say): the client's
         // mistake, the same on every route; no route is to blame or to cool down.
         if (isInvalidRequest(err)) throw new GatewayError('invalid_request', 'The request could not be sent upstream as it is (an invalid header or value).');
