@@ -343,7 +343,8 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   await shoot('playground-id');
   await page.getByLabel('Bahasa').selectOption('en');
   await nav('Usage');
-  const playRow = page.getByTestId('usage-table').locator('tr', { hasText: playId });
+  // The rows and the key list load side by side: the key is named once both are in.
+  const playRow = page.getByTestId('usage-table').locator('tr', { hasText: playId }).filter({ hasText: 'Playground' });
   await playRow.waitFor();
   t.match(await playRow.innerText(), new RegExp(`oa-model\\s+Playground\\s+Chat completions · stream\\s+200[\\s\\S]*${exact(playRecord.cost_usd).replace('$', '\\$')}`), 'in the usage log: the playground, streamed, its cost');
 

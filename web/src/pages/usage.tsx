@@ -38,8 +38,11 @@ export function Usage() {
   const keys = useLoad(() => api.get<{ data: Key[] }>('/keys'), []);
   const keyName = (id: string | null) => {
     const k = keys.data?.data.find((x) => x.id === id);
-    // Listed keys are every key of the account but the playground's own, made per request.
-    return k ? k.name || `${k.prefix}…` : id && keys.data ? t('nav.playground') : '—';
+    if (k) return k.name || `${k.prefix}…`;
+    if (!id) return '—';
+    // Listed keys are every key of the account but the playground's own, made per request; until
+    // the list is in, a key is not named at all rather than named wrongly.
+    return keys.data ? t('nav.playground') : '';
   };
   const refilter = (apply: () => void) => {
     apply();
