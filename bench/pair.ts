@@ -7,7 +7,7 @@
 //
 //   npm run bench:pair -- [--gateway DIR [--env K=V]... [--node-arg FLAG]...]... [--no-ledger] [--cross] [--streams N] [--tokens N]
 //                         [--interval-ms MS] [--ramp-per-s N] [--rounds N] [--warmup N] [--out FILE]
-//                         [--gateway-node-args ARGS] [--keep-temp]
+//                         [--gateway-node-args ARGS] [--keep-temp] [--perf DIR]
 //
 // Each gateway (default: this checkout) runs as the bench runs it (bench/lib/gateway.ts) with
 // its own database and Redis prefix (DATABASE_URL and REDIS_URL, as the bench takes them; without
@@ -16,7 +16,8 @@
 // which is what a translation is measured against). Per round and target: CPU seconds per
 // million tokens (its processes), the first process's share of it (a gateway's primary),
 // TTFT p50/p99; at the end the median of each over the rounds after the first (which finishes
-// the warm-up) and every target's ratio to the first one.
+// the warm-up) and every target's ratio to the first one. `--perf DIR` records each target's
+// processes with `perf` over those rounds and splits its CPU by where it went (lib/perf.ts).
 
 import { availableParallelism, tmpdir } from 'node:os';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { killAllNow, startChild, stopAll } from './lib/children.js';
 import { BENCH_MODEL, createAccount, GatewayProcess, gatewayEntry, writeCatalogue } from './lib/gateway.js';
 import { freePort, getJson, sleep } from './lib/http.js';
+import { CATEGORIES, CATEGORY_TITLES, PerfRecording, perfUnavailable, type Breakdown } from './lib/perf.js';
 import { TreeSampler } from './lib/proc.js';
 import { prepareStores } from './lib/stores.js';
 import { runStreams, type StreamRequest } from './lib/streams.js';
@@ -46,6 +48,7 @@ interface Args {
   nodeArgs: string[];
   keepTemp: boolean;
   out?: string;
+  perf?: string;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -81,6 +84,7 @@ function parseArgs(argv: string[]): Args {
     else if (f === '--out') a.out = path.resolve(v() ?? '');
     else if (f === '--gateway-node-args') a.nodeArgs = (v() ?? '').split(' ').filter(Boolean);
     else if (f === '--keep-temp') a.keepTemp = true;
+    else if (f === '--perf') a.perf = path.resolve(v() ?? '');
     else throw new Error(`unknown flag ${f}`);
   }
   if (a.gateways.length === 0) a.gateways.push({ root: REPO_ROOT, env: {}, nodeArgs: [] });
@@ -100,6 +104,7 @@ interface RoundFigure {
   ttftP50: number;
   ttftP99: number;
   completed: number;
+  tokens: number;
 }
 
 const median = (xs: number[]) => {
@@ -109,6 +114,11 @@ const median = (xs: number[]) => {
 
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  if (args.perf) {
+    const why = perfUnavailable();
+    if (why) throw new Error(`--perf: ${why}`);
+    mkdirSync(args.perf, { recursive: true });
+  }
   const tmp = mkdtempSync(path.join(tmpdir(), 'airouter-pair-'));
   const cleanups: (() => Promise<void>)[] = [];
   process.on('exit', killAllNow);
@@ -172,7 +182,7 @@ async function main(): Promise<void> {
         const cpu = after.cpuSeconds - before[i]!.cpuSeconds;
         const root = after.rootCpuSeconds - before[i]!.rootCpuSeconds;
         const r = results[i]!;
-        return { cpuSPerMTokens: r.tokens ? Math.round((cpu / (r.tokens / 1e6)) * 10) / 10 : null, firstProcessShare: cpu > 0 ? Math.round((root / cpu) * 1000) / 1000 : 0, ttftP50: r.ttftMs.p50 ?? NaN, ttftP99: r.ttftMs.p99 ?? NaN, completed: r.completed };
+        return { cpuSPerMTokens: r.tokens ? Math.round((cpu / (r.tokens / 1e6)) * 10) / 10 : null, firstProcessShare: cpu > 0 ? Math.round((root / cpu) * 1000) / 1000 : 0, ttftP50: r.ttftMs.p50 ?? NaN, ttftP99: r.ttftMs.p99 ?? NaN, completed: r.completed, tokens: r.tokens };
       });
     };
 
@@ -181,7 +191,12 @@ async function main(): Promise<void> {
       await round(args.warmup);
     }
     const rounds: RoundFigure[][] = [];
+    let recordings: PerfRecording[] | undefined;
     for (let r = 1; r <= args.rounds; r++) {
+      // Recorded over the rounds the medians count.
+      if (args.perf && !recordings && (r === 2 || args.rounds <= 2)) {
+        recordings = targets.map((t, i) => new PerfRecording(t.sampler.sample(true).pids, path.join(args.perf!, `target-${i}.perf.data`)));
+      }
       const figures = await round(args.streams);
       rounds.push(figures);
       const base = figures[0]!.cpuSPerMTokens;
@@ -202,8 +217,26 @@ async function main(): Promise<void> {
       `${'target'.padEnd(40)} ${'CPU s/Mtok'.padStart(10)} ${'× first'.padStart(8)} ${'1st proc'.padStart(8)} ${'TTFT p50'.padStart(9)} ${'TTFT p99'.padStart(9)}`,
       ...summary.map((s) => `${s.target.padEnd(40)} ${s.cpu_s_per_million_tokens.toFixed(1).padStart(10)} ${s.ratio_to_first.toFixed(3).padStart(8)} ${(s.first_process_share * 100).toFixed(1).padStart(7)}% ${s.ttft_p50_ms.toFixed(0).padStart(9)} ${s.ttft_p99_ms.toFixed(0).padStart(9)}`),
     ];
+    let where: { target: string; s_per_million_tokens: Breakdown }[] | undefined;
+    if (recordings) {
+      const breakdowns = await Promise.all(recordings.map((r) => r.stop()));
+      const tokens = targets.map((_, i) => counted.reduce((n, f) => n + f[i]!.tokens, 0));
+      where = targets.map((t, i) => ({
+        target: t.name,
+        s_per_million_tokens: Object.fromEntries(CATEGORIES.map((c) => [c, tokens[i] ? breakdowns[i]![c] / (tokens[i]! / 1e6) : NaN])) as Breakdown,
+      }));
+      lines.push(
+        '',
+        `where the CPU went (perf cpu-clock samples over the same rounds, every thread; CPU s per million tokens; ${args.perf})`,
+        `${'target'.padEnd(40)} ${CATEGORIES.map((c) => CATEGORY_TITLES[c].padStart(8)).join(' ')} ${'sampled'.padStart(8)}`,
+        ...where.map((w) => {
+          const total = CATEGORIES.reduce((n, c) => n + w.s_per_million_tokens[c], 0);
+          return `${w.target.padEnd(40)} ${CATEGORIES.map((c) => w.s_per_million_tokens[c].toFixed(1).padStart(8)).join(' ')} ${total.toFixed(1).padStart(8)}`;
+        }),
+      );
+    }
     process.stdout.write(lines.join('\n') + '\n');
-    if (args.out) writeFileSync(args.out, JSON.stringify({ args, targets: targets.map((t) => t.name), rounds, summary }, null, 2) + '\n');
+    if (args.out) writeFileSync(args.out, JSON.stringify({ args, targets: targets.map((t) => t.name), rounds, summary, where }, null, 2) + '\n');
   } finally {
     for (const c of cleanups) await c().catch((err: Error) => say(`cleanup: ${err.message}`));
     await stopAll();
