@@ -1,6 +1,6 @@
 // The operator's commands run in this process, on real stores, through the control socket a
 // gateway serves them on: what each does to the books, what it says, and what it refuses. (The
-// same commands against running gateway processes are in cli-running.test.ts; those processes
+// same commands against running gateway processes are in cli-running-*.test.ts; those processes
 // record no coverage, so the commands' own code is exercised here too.)
 
 import { mkdtempSync, writeFileSync } from 'node:fs';

@@ -136,7 +136,7 @@ t.test('embedded default: first-start key, data directory lock, persistence', as
   t.equal(ready.status, 200);
   t.same(await ready.json(), { status: 'ready' }, 'no details without METRICS_TOKEN');
 
-  // The running gateway answers the command (test/admin/cli-running.test.ts covers them all).
+  // The running gateway answers the command (test/admin/cli-running-*.test.ts cover them all).
   const served = await runCli(['user', 'create', '--email', 'x@y'], env);
   t.equal(served.code, 0, `CLI while serving: ${served.stderr}`);
   const second0 = await runCli(['serve'], env);
