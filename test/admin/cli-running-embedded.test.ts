@@ -15,12 +15,6 @@ import { everyCommand, fails, getFresh, KEY_RE, ok, post, testBundle } from '../
 import { QRIS_NOTIFY_SECRET, STATIC_QRIS } from '../helpers/payments.js';
 import { nanoToUsd, usdToNano } from '../../src/billing/money.js';
 
-// Under .ci/run, two suites side by side on two cores, this file took 106–118 s where it takes
-// about 45 alone: a gateway on the embedded Postgres (PGlite, WebAssembly) and some thirty
-// command-line processes, all waiting for cores. Twice tap's usual 180 s, so that a slower
-// machine does not fail it.
-t.setTimeout(360_000);
-
 t.test('embedded (`npm start`): every command runs inside the running gateway', async (t) => {
   const bundle = await testBundle(t);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'airouter-op-'));
