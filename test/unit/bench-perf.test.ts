@@ -3,16 +3,11 @@
 
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { categorize, parseReport, PerfRecording, perfUnavailable } from '../../bench/lib/perf.js';
-
-/** A process's user and system CPU so far, seconds (/proc/PID/stat, 100 ticks a second). */
-function cpuSeconds(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-}
+import { TreeSampler } from '../../bench/lib/proc.js';
 
 // Lines as `perf report --fields period,dso,sym` prints them for a gateway worker.
 const REPORT = `
@@ -60,11 +55,12 @@ t.test('a busy process recorded: its time is found, and mostly in JavaScript', a
   const busy = spawn(process.execPath, ['-e', BUSY], { stdio: 'ignore' });
   t.teardown(() => void busy.kill());
   await new Promise((resolve) => setTimeout(resolve, 300));
-  const cpuBefore = cpuSeconds(busy.pid!);
+  const sampler = new TreeSampler(busy.pid!);
+  const cpuBefore = sampler.sample(true).cpuSeconds;
   const rec = new PerfRecording([busy.pid!], path.join(mkdtempSync(path.join(tmpdir(), 'perf-test-')), 'busy.perf.data'));
   await new Promise((resolve) => setTimeout(resolve, 1500));
   const b = await rec.stop();
-  const used = cpuSeconds(busy.pid!) - cpuBefore;
+  const used = sampler.sample(true).cpuSeconds - cpuBefore;
   const total = Object.values(b).reduce((n, s) => n + s, 0);
   // On a loaded machine perf takes a while to attach, and the busy process gets a share of a
   // core: what was sampled is bounded by what the process used, and is not nothing.
