@@ -129,8 +129,9 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   const listenSocket = await listen(app, config.HOST, config.PORT);
   // The operator's listener: loopback only, so it needs no token (src/server/ops.ts).
   let opsSocket: us_listen_socket | false | undefined;
+  let opsApp: typeof app | undefined;
   if (listenSocket && config.OPS_PORT !== undefined) {
-    const opsApp = uws.App();
+    opsApp = uws.App();
     registerOps(new Router(opsApp, log, metrics), gw, true);
     opsSocket = await listen(opsApp, OPS_HOST, config.OPS_PORT);
     if (!opsSocket) uws.us_listen_socket_close(listenSocket);
@@ -172,6 +173,10 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
           router.closeAll();
           await router.idle(2000);
         }
+        // Idle keep-alive connections too: a client's pool learns at once that this process is
+        // gone (else it holds the socket until its own keep-alive timeout, undici's 4 s).
+        app.close();
+        opsApp?.close();
         stopSweeper();
         stopAlerts();
         await health.stop();

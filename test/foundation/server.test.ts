@@ -221,3 +221,26 @@ t.test('graceful shutdown: SIGTERM lets the in-flight request finish and records
   const [{ balance_nano }] = await stores.sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE id = ${user.id}`;
   t.equal(balance_nano, 1_000_000_000n - (rows[0]?.cost_nano ?? 0n), 'the balance carries the charge');
 });
+
+t.test('a stopped gateway closes its idle keep-alive connections: a client pool does not hold them', async (t) => {
+  const fake = await startFakeUpstream();
+  t.teardown(() => fake.close());
+  const gw = await startTestGateway(t, { upstream: fake.url });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  t.teardown(() => agent.destroy());
+  const socket = await new Promise<import('node:net').Socket>((resolve, reject) => {
+    const req = http.get(`${gw.url}/healthz`, { agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(req.socket!));
+    });
+    req.on('error', reject);
+  });
+  t.notOk(socket.destroyed, 'the answered connection stays open for the next request');
+  const closed = new Promise<number>((resolve) => {
+    const started = Date.now();
+    socket.once('close', () => resolve(Date.now() - started));
+  });
+  await gw.stop();
+  const after = await Promise.race([closed, new Promise<string>((r) => setTimeout(() => r('still open after 2 s'), 2000))]);
+  t.type(after, 'number', `closed by the gateway's stop (${after})`);
+});
