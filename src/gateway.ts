@@ -7,6 +7,7 @@ import { CatalogueHolder } from './catalogue/index.js';
 import { startCatalogueSync } from './catalogue/stored.js';
 import { ConfigError, type Config } from './config.js';
 import { KeyResolver } from './accounts/keys.js';
+import { setPasswordHashCost } from './accounts/passwords.js';
 import { Ledger } from './billing/ledger.js';
 import { gatewayWriter } from './billing/outbox-writer.js';
 import { registerInference } from './inference/routes.js';
@@ -55,6 +56,7 @@ export interface GatewayOptions {
 
 export async function startGateway(config: Config, log: Logger, stores?: Stores, opts: GatewayOptions = {}): Promise<RunningGateway> {
   const uws = loadUws({ maxHeaderBytes: config.MAX_HEADER_BYTES });
+  setPasswordHashCost(config.PASSWORD_HASH_COST);
   const catalogue = new CatalogueHolder(config.GATEWAY_CONFIG);
   const ownStores = !stores;
   stores ??= await openStores(config);

@@ -30,7 +30,12 @@ export async function run(argv: string[], out: (line: string) => void = console.
   // does not depend on that process's working directory.
   const sent = argv.map((a, i) => (argv[i - 1] === '--file' ? path.resolve(a) : a.startsWith('--file=') ? `--file=${path.resolve(a.slice(7))}` : a));
   if (await runInGateway(config.dataDir, storesOf(config), sent, out)) return;
-  const [{ openStores }, { execute }] = await Promise.all([import('../store/index.js'), import('./commands.js')]);
+  const [{ openStores }, { execute }, { setPasswordHashCost }] = await Promise.all([
+    import('../store/index.js'),
+    import('./commands.js'),
+    import('../accounts/passwords.js'),
+  ]);
+  setPasswordHashCost(config.PASSWORD_HASH_COST);
   const stores = await openStores({ ...config });
   try {
     await execute(words, flags, stores, out, { configPath: config.GATEWAY_CONFIG });

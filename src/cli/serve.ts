@@ -5,6 +5,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { createKey } from '../accounts/keys.js';
 import { randomBase62 } from '../wire.js';
 import { recordAudit } from '../admin/audit.js';
+import { setPasswordHashCost } from '../accounts/passwords.js';
 import { createVerifiedUser, creditUser, watchCredits } from '../accounts/users.js';
 import { nanoToUsd, usdToNano } from '../billing/money.js';
 import type { Config } from '../config.js';
@@ -47,6 +48,8 @@ async function firstStart(running: RunningGateway): Promise<void> {
 
 export async function serve(config: Config): Promise<void> {
   const log = createLogger(config.LOG_LEVEL, cluster.isWorker ? { worker: cluster.worker?.id } : {});
+  // A cluster's primary runs the command line's user commands itself.
+  setPasswordHashCost(config.PASSWORD_HASH_COST);
   if (config.WORKERS > 1 && cluster.isPrimary) return supervise(config, log);
 
   // The primary of a cluster never loads the server itself: it only supervises.

@@ -99,3 +99,27 @@ t.test('without PUBLIC_URL, links use the local address the request came to', as
   t.notOk(link.includes('attacker.example'), `a name from the Host header is not trusted (${link})`);
   t.ok(link.startsWith(`http://localhost:`), 'the configured default instead');
 });
+
+t.test('a hash records its cost: the default is 15, a lowered one applies to new passwords only', async (t) => {
+  const { loadConfig } = await import('../../src/config.js');
+  const { hashPassword, setPasswordHashCost, verifyPassword } = await import('../../src/accounts/passwords.js');
+  const { TEST_PASSWORD_HASH_COST } = await import('../helpers/stores.js');
+  t.equal(loadConfig({}).PASSWORD_HASH_COST, 15, 'what users get');
+  t.teardown(() => setPasswordHashCost(TEST_PASSWORD_HASH_COST));
+  setPasswordHashCost(15);
+  const strong = await hashPassword('correct horse');
+  t.match(strong, /^scrypt\$32768\$8\$1\$/);
+  setPasswordHashCost(10);
+  const light = await hashPassword('correct horse');
+  t.match(light, /^scrypt\$1024\$8\$1\$/);
+  setPasswordHashCost(15);
+  t.ok(await verifyPassword('correct horse', light), 'a hash made at another cost still verifies');
+  t.notOk(await verifyPassword('wrong horse', light));
+  t.ok(await verifyPassword('correct horse', strong));
+
+  // A gateway applies its configuration to the passwords it stores.
+  const s = await startDashboard(t, { PASSWORD_HASH_COST: '11' });
+  const u = await signUp(s);
+  const [row] = await s.gw.stores.sql<{ password_hash: string }[]>`SELECT password_hash FROM users WHERE id = ${u.userId}`;
+  t.match(row.password_hash, /^scrypt\$2048\$8\$1\$/);
+});

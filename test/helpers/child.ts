@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 // Shared with the bench, whose children are started the same way.
 import { freePort } from '../../bench/lib/http.js';
+import { TEST_PASSWORD_HASH_COST } from './stores.js';
 
 export { freePort };
 
@@ -22,6 +23,7 @@ export function childEnv(extra: Record<string, string | undefined> = {}): Record
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: process.env.HOME ?? '/tmp',
     LOG_LEVEL: 'silent',
+    PASSWORD_HASH_COST: String(TEST_PASSWORD_HASH_COST),
     // Children load TypeScript through tsx; their V8 coverage does not map back onto the
     // sources and corrupts the merged report, so only the test processes record coverage.
     _TAPJS_PROCESSINFO_COVERAGE_: '0',

@@ -13,7 +13,7 @@ import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { openStores } from '../../src/store/index.js';
 import { METRICS_TOKEN, OPERATOR } from './http.js';
-import { REDIS_URL, testDatabase, testRedisPrefix, uniqueName } from './stores.js';
+import { REDIS_URL, TEST_PASSWORD_HASH_COST, testDatabase, testRedisPrefix, uniqueName } from './stores.js';
 
 export interface CatalogueOptions {
   /** Base URL of the fake upstream (http://127.0.0.1:PORT). */
@@ -101,6 +101,7 @@ export async function startTestGateway(
     USAGE_FLUSH_MAX_MS: '20',
     DATA_DIR: path.join(dir, 'data'),
     METRICS_TOKEN,
+    PASSWORD_HASH_COST: String(TEST_PASSWORD_HASH_COST),
     ...opts.env,
   };
   if (!opts.embedded) {

@@ -5,10 +5,20 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import type { Test } from 'tap';
+import { setPasswordHashCost } from '../../src/accounts/passwords.js';
 import { openStores, type Stores } from '../../src/store/index.js';
 
 export const ADMIN_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/**
+ * scrypt's cost (log2 N) for the passwords tests set: 1 ms a hash where the default, 15, takes
+ * 0.1-0.8 s, and the suite sets some hundreds. Gateways and commands started by the tests get it
+ * as PASSWORD_HASH_COST; this process's own helpers (gw.user()) use it from here.
+ * test/dashboard/passwords.test.ts holds the default to its cost.
+ */
+export const TEST_PASSWORD_HASH_COST = 10;
+setPasswordHashCost(TEST_PASSWORD_HASH_COST);
 
 export const uniqueName = (prefix: string) => `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
 
