@@ -13,7 +13,7 @@ import { REDIS_URL, testDatabase } from '../helpers/stores.js';
 const files = listMigrations();
 
 async function open(t: Parameters<typeof testDatabase>[0], url?: string) {
-  const store = await openSql({ databaseUrl: url ?? (await testDatabase(t)), dataDir: '/nonexistent' });
+  const store = await openSql({ databaseUrl: url ?? (await testDatabase(t, { migrated: false })), dataDir: '/nonexistent' });
   t.teardown(() => store.close());
   return store.sql;
 }
@@ -52,7 +52,7 @@ t.test('a new file is applied alone; a failing one leaves nothing behind', async
 });
 
 t.test('concurrent migrations in one process apply the schema once', async (t) => {
-  const url = await testDatabase(t);
+  const url = await testDatabase(t, { migrated: false });
   const clients = await Promise.all([1, 2, 3, 4].map(() => open(t, url)));
   const results = await Promise.all(clients.map((sql) => migrate(sql)));
   t.same(results.flat().sort(), files.map((f) => f.name).sort(), 'every file applied by exactly one of them');
@@ -60,7 +60,7 @@ t.test('concurrent migrations in one process apply the schema once', async (t) =
 });
 
 t.test('two `airouter migrate` processes at once: both exit 0, the schema is applied once', async (t) => {
-  const url = await testDatabase(t);
+  const url = await testDatabase(t, { migrated: false });
   const env = childEnv({ DATABASE_URL: url, REDIS_URL });
   const [a, b] = await Promise.all([runCli(['migrate'], env), runCli(['migrate'], env)]);
   for (const r of [a, b]) {
