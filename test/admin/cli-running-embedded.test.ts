@@ -11,17 +11,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runInGateway, socketPath, storesOf } from '../../src/cli/control.js';
 import { childEnv, lines, runCli, startServe } from '../helpers/child.js';
-import { everyCommand, fails, getFresh, KEY_RE, ok, post, testBundle } from '../helpers/operator.js';
+import { everyCommand, fails, getFresh, KEY_RE, ok, post } from '../helpers/operator.js';
 import { QRIS_NOTIFY_SECRET, STATIC_QRIS } from '../helpers/payments.js';
 import { nanoToUsd, usdToNano } from '../../src/billing/money.js';
 
 t.test('embedded (`npm start`): every command runs inside the running gateway', async (t) => {
-  const bundle = await testBundle(t);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'airouter-op-'));
   // QRIS from the merchant's own code: a deposit the operator confirms by hand.
   const env = childEnv({ DATA_DIR: dataDir, QRIS_MODE: 'merchant', QRIS_STATIC_PAYLOAD: STATIC_QRIS, QRIS_NOTIFY_SECRET, IDR_PER_USD: '16250' });
-  const gw = await startServe(t, env, 60_000, bundle);
-  const cli = (args: string[]) => runCli(args, env, 30_000, bundle);
+  const gw = await startServe(t, env, 60_000);
+  const cli = (args: string[]) => runCli(args, env);
 
   // The seeded admin: an address the dashboard accepts, and the printed password signs in.
   const out = gw.stdout();

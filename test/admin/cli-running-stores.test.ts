@@ -8,17 +8,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { childEnv, REPO_ROOT, runCli, startServe, waitFor } from '../helpers/child.js';
-import { everyCommand, fails, getFresh, ok, post, testBundle } from '../helpers/operator.js';
+import { everyCommand, fails, getFresh, ok, post } from '../helpers/operator.js';
 import { REDIS_URL, testDatabase, testRedisPrefix } from '../helpers/stores.js';
 
 t.test('Postgres and Redis, two workers: every command while serving; a disabled user\'s key stops on both workers within a second', async (t) => {
   const databaseUrl = await testDatabase(t);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'airouter-op2-'));
   const env = childEnv({ DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: testRedisPrefix(t), WORKERS: '2', DATA_DIR: dataDir });
-  // The bundle, as `npm start` runs it; test/foundation/cli.test.ts starts src/bin.js.
-  const bundle = await testBundle(t);
-  const gw = await startServe(t, env, 60_000, bundle);
-  const cli = (args: string[]) => runCli(args, env, 30_000, bundle);
+  // Through the bundle, as `npm start` runs it (test/helpers/bundle.ts).
+  const gw = await startServe(t, env, 60_000);
+  const cli = (args: string[]) => runCli(args, env);
   const { auth, session } = await everyCommand(t, cli, gw.url);
   // Codes and the catalogue file, from the command line, in force on both workers.
   const made = ok(t, await cli(['codes', 'create', '--count', '2', '--usd', '0.5', '--expires', '2999-01-01']), 'codes create');
@@ -70,7 +69,7 @@ t.test('Postgres and Redis, two workers: every command while serving; a disabled
 
   // Another database beside the same DATA_DIR: the command must not run on the gateway's stores.
   const elsewhere = childEnv({ ...env, DATABASE_URL: await testDatabase(t) });
-  t.same(ok(t, await runCli(['reconcile'], elsewhere, 30_000, bundle), 'reconcile on other stores'), ['0 users checked, 0 mismatches; 0 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox'], 'runs on its own stores, not the gateway\'s');
+  t.same(ok(t, await runCli(['reconcile'], elsewhere), 'reconcile on other stores'), ['0 users checked, 0 mismatches; 0 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox'], 'runs on its own stores, not the gateway\'s');
   t.same(ok(t, await cli(['reconcile']), 'reconcile'), ['2 users checked, 0 mismatches; 1 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox']);
   const audit = await sql<{ actor: string; action: string; target: string }[]>`SELECT actor, action, target FROM admin_audit ORDER BY id`;
   t.same(audit.map((a) => a.action), ['user.create', 'user.create', 'user.promote', 'user.debit', 'user.promote', 'user.demote', 'user.password', 'codes.create', 'catalogue.import', 'deposit.confirm', 'user.disable', 'user.enable'], 'every operator action is in the audit log');

@@ -23,7 +23,8 @@ function workerPids(primary: number): number[] {
     .map(Number)
     .filter((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('src/bin.js');
+        // A worker runs `node <the primary's script> serve`; a primary through tsx also has an esbuild child.
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('serve');
       } catch {
         return false;
       }

@@ -1,5 +1,7 @@
 // The operator command line, as a real child process: against shared Postgres and Redis, and
-// on the embedded default (PGlite and the in-process hot store under DATA_DIR).
+// on the embedded default (PGlite and the in-process hot store under DATA_DIR). The first test
+// runs src/bin.js, the `airouter` of package.json's bin, the sources through tsx; the others
+// run the bundle, as `npm start` does.
 
 import t, { type Test } from 'tap';
 import { mkdtempSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { childEnv, lines, runCli, startServe } from '../helpers/child.js';
 import { REDIS_URL, testStores } from '../helpers/stores.js';
 
 const KEY_RE = /^ar-[0-9A-Za-z]{40}$/;
+const BIN = 'src/bin.js';
 
 /** Exit 1 with exactly one line on stderr, matching `re`. */
 function failsWith(t: Test, r: { code: number | null; stderr: string }, re: RegExp, what: string) {
@@ -31,10 +34,10 @@ t.test('against Postgres and Redis', async (t) => {
 
   // Independent commands run side by side (each child costs about a second of CPU).
   const [created, plain, noEmail, badAmount] = await Promise.all([
-    runCli(['user', 'create', '--email', 'Op@Example.test', '--balance-usd', '12.5'], env),
-    runCli(['user', 'create', '--email', 'plain@example.test', '--password', 'hunter2hunter2'], env),
-    runCli(['user', 'create'], env),
-    runCli(['user', 'create', '--email', 'x@example.test', '--balance-usd', '-5'], env),
+    runCli(['user', 'create', '--email', 'Op@Example.test', '--balance-usd', '12.5'], env, 30_000, BIN),
+    runCli(['user', 'create', '--email', 'plain@example.test', '--password', 'hunter2hunter2'], env, 30_000, BIN),
+    runCli(['user', 'create'], env, 30_000, BIN),
+    runCli(['user', 'create', '--email', 'x@example.test', '--balance-usd', '-5'], env, 30_000, BIN),
   ]);
   t.equal(created.code, 0, created.stderr);
   t.match(created.stdout, /^created user op@example\.test \([0-9a-f-]{36}\) with balance \$12\.500000000\n$/);
@@ -57,11 +60,11 @@ t.test('against Postgres and Redis', async (t) => {
   t.equal((await ledger.balance(opId)).balance, 12_500_000_000n);
 
   const [credited, key, dup, unknownUser, badUsd] = await Promise.all([
-    runCli(['user', 'credit', '--email', 'op@example.test', '--usd', '0.000000001'], env),
-    runCli(['key', 'create', '--email', 'OP@example.test', '--name', 'ci runner'], env),
-    runCli(['user', 'create', '--email', 'op@example.test'], env),
-    runCli(['user', 'credit', '--email', 'nobody@example.test', '--usd', '1'], env),
-    runCli(['user', 'credit', '--email', 'op@example.test', '--usd', '1.0000000001'], env),
+    runCli(['user', 'credit', '--email', 'op@example.test', '--usd', '0.000000001'], env, 30_000, BIN),
+    runCli(['key', 'create', '--email', 'OP@example.test', '--name', 'ci runner'], env, 30_000, BIN),
+    runCli(['user', 'create', '--email', 'op@example.test'], env, 30_000, BIN),
+    runCli(['user', 'credit', '--email', 'nobody@example.test', '--usd', '1'], env, 30_000, BIN),
+    runCli(['user', 'credit', '--email', 'op@example.test', '--usd', '1.0000000001'], env, 30_000, BIN),
   ]);
   t.equal(credited.code, 0, credited.stderr);
   t.match(credited.stdout, /credited \$0\.000000001 to op@example\.test; balance \$12\.500000001/);
@@ -81,12 +84,12 @@ t.test('against Postgres and Redis', async (t) => {
   failsWith(t, badUsd, /--usd must be a non-negative USD amount with at most 9 decimals/, 'too many decimals');
   t.equal(await balance('op@example.test'), 12_500_000_001n, 'no refused command moved money');
 
-  const ok = await runCli(['reconcile'], env);
+  const ok = await runCli(['reconcile'], env, 30_000, BIN);
   t.equal(ok.code, 0, ok.stderr);
   t.equal(ok.stdout, '2 users checked, 0 mismatches; 1 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox\n', 'Postgres and the loaded hot account agree');
 
   await s.sql`UPDATE users SET balance_nano = balance_nano + 7 WHERE email = 'plain@example.test'`;
-  const bad = await runCli(['reconcile'], env);
+  const bad = await runCli(['reconcile'], env, 30_000, BIN);
   failsWith(t, bad, /the ledger does not reconcile/, 'reconcile with a mismatch');
   t.match(bad.stdout, /MISMATCH plain@example\.test: balance \$0\.000000007 ≠ credits \$0\.000000000 − charges \$0\.000000000/);
   t.match(bad.stdout, /2 users checked, 1 mismatches/);
@@ -94,7 +97,7 @@ t.test('against Postgres and Redis', async (t) => {
   // The hot store is compared too: a hot balance that drifted from Postgres is reported.
   await s.sql`UPDATE users SET balance_nano = balance_nano - 7 WHERE email = 'plain@example.test'`;
   await s.hot.credit(opId, 5n);
-  const drift = await runCli(['reconcile'], env);
+  const drift = await runCli(['reconcile'], env, 30_000, BIN);
   failsWith(t, drift, /the ledger does not reconcile/, 'reconcile with a hot mismatch');
   t.match(drift.stdout, /HOT MISMATCH op@example\.test: redis balance \$12\.500000006 ≠ Postgres balance − charges waiting in the outbox = \$12\.500000001/);
 });

@@ -1,11 +1,13 @@
-// The real command line as a child process: `node src/bin.js <cmd>` from the repository root,
-// with an explicit environment (nothing inherited but PATH and HOME), every wait bounded, and
-// every child killed at teardown.
+// The real command line as a child process, `airouter <cmd>` from the repository root (through
+// the current sources' bundle, ./bundle.ts, unless a script is named), with an explicit
+// environment (nothing inherited but PATH and HOME), every wait bounded, and every child killed
+// at teardown.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 // Shared with the bench, whose children are started the same way.
 import { freePort } from '../../bench/lib/http.js';
+import { suiteBundle } from './bundle.js';
 import { TEST_PASSWORD_HASH_COST } from './stores.js';
 
 export { freePort };
@@ -43,8 +45,12 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Runs `node src/bin.js ...args` (or `node <script> ...args`) to completion (killed after `timeoutMs`). */
-export function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000, script = 'src/bin.js'): Promise<CliResult> {
+/**
+ * Runs `airouter ...args` to completion (killed after `timeoutMs`): through the current sources'
+ * bundle (./bundle.ts), or `node <script> ...args`.
+ */
+export async function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000, script?: string): Promise<CliResult> {
+  script ??= await suiteBundle();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -84,11 +90,12 @@ export interface ServeChild {
 }
 
 /**
- * `node src/bin.js serve` (or `node <script> serve`) on a free port; resolves once it prints
- * that it is listening. Killed (SIGKILL) at teardown if still running. `node` is this test's
- * own unless another runtime is asked for.
+ * `airouter serve` (through the current sources' bundle, or `node <script> serve`) on a free
+ * port; resolves once it prints that it is listening. Killed (SIGKILL) at teardown if still
+ * running. `node` is this test's own unless another runtime is asked for.
  */
-export async function startServe(t: Teardown, env: Record<string, string>, timeoutMs = 30_000, script = 'src/bin.js', node = process.execPath): Promise<ServeChild> {
+export async function startServe(t: Teardown, env: Record<string, string>, timeoutMs = 30_000, script?: string, node = process.execPath): Promise<ServeChild> {
+  script ??= await suiteBundle();
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const proc = spawn(node, [script, 'serve'], {
     cwd: REPO_ROOT,

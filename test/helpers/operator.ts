@@ -2,26 +2,9 @@
 // cli-running test files: the embedded default and Postgres with Redis.
 
 import http from 'node:http';
-import { rmSync } from 'node:fs';
-import path from 'node:path';
 import type { Test } from 'tap';
-import { buildFiles, buildServer } from '../../build/server.js';
 import type { CliResult } from './child.js';
-import { lines, REPO_ROOT } from './child.js';
-
-/**
- * The gateway bundled from the sources as they are now, as `npm start` runs it, removed when `t`
- * ends. A command through it starts in about a third of the CPU that `src/bin.js` takes through
- * tsx, which these files start some twenty-five times each.
- */
-export async function testBundle(t: Test): Promise<string> {
-  const bundle = path.join(REPO_ROOT, 'dist', `test-cli-${process.pid}.js`);
-  t.teardown(() => {
-    for (const f of buildFiles(bundle)) rmSync(f, { force: true });
-  });
-  await buildServer(bundle);
-  return bundle;
-}
+import { lines } from './child.js';
 
 export const KEY_RE = /^ar-[0-9A-Za-z]{40}$/;
 
