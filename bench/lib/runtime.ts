@@ -26,7 +26,9 @@ export function runtime(): Runtime {
   try {
     const p = require(path.join(path.dirname(require.resolve('uWebSockets.js')), 'package.json')) as { name: string; version: string };
     pkg = `${p.name}@${p.version}`;
-  } catch {}
+  } catch {
+    // Not resolvable from here: the report names the package 'unknown'.
+  }
   return {
     node: process.version,
     v8: process.versions.v8,

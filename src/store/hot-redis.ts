@@ -302,16 +302,14 @@ export class RedisHotStore implements HotStore {
     this.reader ??= this.connect({ commandTimeout: Math.max(blockMs, 1000) + this.timeoutMs, enableAutoPipelining: false });
     try {
       // Own entries first: those read before a failed commit, or claimed from a dead writer.
-      let res = await this.reader.xreadgroup('GROUP', GROUP, consumer, 'COUNT', String(count), 'STREAMS', this.outboxKey, '0');
-      let { entries, deleted } = parseStream(res);
-      if (deleted.length > 0) await this.redis.xack(this.outboxKey, GROUP, ...deleted);
-      if (entries.length > 0) return entries;
+      const own = parseStream(await this.reader.xreadgroup('GROUP', GROUP, consumer, 'COUNT', String(count), 'STREAMS', this.outboxKey, '0'));
+      if (own.deleted.length > 0) await this.redis.xack(this.outboxKey, GROUP, ...own.deleted);
+      if (own.entries.length > 0) return own.entries;
       // BLOCK 0 would wait forever: a non-blocking read is one without BLOCK.
-      res = blockMs > 0
+      const res = blockMs > 0
         ? await this.reader.xreadgroup('GROUP', GROUP, consumer, 'COUNT', String(count), 'BLOCK', String(blockMs), 'STREAMS', this.outboxKey, '>')
         : await this.reader.xreadgroup('GROUP', GROUP, consumer, 'COUNT', String(count), 'STREAMS', this.outboxKey, '>');
-      ({ entries } = parseStream(res));
-      return entries;
+      return parseStream(res).entries;
     } catch (err) {
       // The group went with the data (a flush): make it again on the next read.
       if (String((err as Error).message).includes('NOGROUP')) this.groupReady = false;

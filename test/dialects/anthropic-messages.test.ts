@@ -118,7 +118,7 @@ function wireEvents(text: string): WireEvent[] {
 /** The reference answer of a wire stream, accumulated the way Anthropic's SDK does it. */
 function summarizeWire(text: string): Summary {
   const content: Block[] = [];
-  let usage: Partial<IRUsage> = {};
+  const usage: Partial<IRUsage> = {};
   let stopReason: string | null | undefined;
   let error: Summary['error'];
   let ended = false;

@@ -98,7 +98,7 @@ t.test('one store call opens a lease that many requests draw from; costs leave i
 });
 
 t.test('a balance covering exactly 20 requests: 200 at once in one process, 20 served', async (t) => {
-  const { s, userId, ledger, p } = await setUp(t, 20_000n);
+  const { ledger, p } = await setUp(t, 20_000n);
   const results = await Promise.all(Array.from({ length: 200 }, () => refusal(ledger.reserve(p, 1_000n)).then((e) => e ?? 'ok')));
   const served = results.filter((r) => r === 'ok').length;
   t.equal(served, 20, 'every nano of the balance used, none past it');

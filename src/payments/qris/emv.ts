@@ -54,7 +54,6 @@ export function withCrc(fields: TlvField[]): string {
 
 /** Parses a whole payload: printable ASCII, a payload format of 01, and a last field 63 holding the right CRC. */
 export function parsePayload(text: string): TlvField[] {
-  // eslint-disable-next-line no-control-regex
   if (!/^[\x20-\x7e]+$/.test(text)) throw new QrisError('not printable ASCII text');
   const fields = parseTlv(text);
   if (fields[0]?.id !== '00' || fields[0].value !== '01') throw new QrisError('does not start with payload format 000201');

@@ -10,7 +10,6 @@ import { qrisSignatureValid } from './signature.js';
 const Notification = v.strictObject({
   deposit_id: v.pipe(v.string(), v.maxLength(36)),
   amount_idr: v.union([v.pipe(v.number(), v.safeInteger(), v.minValue(1)), v.pipe(v.string(), v.regex(/^\d{1,15}$/))]),
-  // eslint-disable-next-line no-control-regex
   reference: v.pipe(v.string(), v.minLength(1), v.maxLength(128), v.regex(/^[\x21-\x7e]+$/)),
 });
 
