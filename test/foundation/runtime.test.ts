@@ -76,7 +76,7 @@ t.test('the gateway starts and serves on the second runtime (AIROUTER_SECOND_NOD
   await gw.stop('SIGTERM');
 });
 
-// CI on a host whose glibc is older than Node 24's uWS binary needs (.ci/node24) names the
+// CI on a host whose glibc is older than Node 24's uWS binary needs (.ci/node) names the
 // unpatched Node 24 here: a real wrong host, on which the gateway must stop once, saying why.
 const unloadable = process.env.AIROUTER_UNLOADABLE_NODE;
 t.test('on a host too old for its binary, the gateway stops at once and says what to use', { skip: unloadable ? false : 'AIROUTER_UNLOADABLE_NODE not set' }, async (t) => {
