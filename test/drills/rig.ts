@@ -213,7 +213,7 @@ export class DrillRig {
       return execFileSync('ps', ['-o', 'pid=,stat=,args=', '--ppid', String(this.gateway.proc.pid)], { encoding: 'utf8' })
         .split('\n')
         .map((l) => l.trim().split(/\s+/))
-        .filter(([pid, stat, ...args]) => pid && stat && !stat.startsWith('Z') && args.join(' ').includes('bin.js serve'))
+        .filter(([pid, stat, ...args]) => pid && stat && !stat.startsWith('Z') && args.at(-1) === 'serve')
         .map(([pid]) => Number(pid));
     } catch {
       return [];
