@@ -1,7 +1,7 @@
 // Outgoing mail: SMTP through nodemailer when SMTP_URL is set. Without it the message is
 // logged instead, so that someone running the gateway locally can still follow the link.
 
-import nodemailer, { type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 
@@ -20,7 +20,8 @@ export interface Mailer {
 }
 
 export function createMailer(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>, log: Logger): Mailer {
-  let transport: Transporter | undefined;
+  // nodemailer (some forty modules) is loaded with the first mail, not by every process at start.
+  let transport: Promise<Transporter> | undefined;
   const inflight = new Set<Promise<void>>();
   const track = (p: Promise<void>) => {
     inflight.add(p);
@@ -34,11 +35,14 @@ export function createMailer(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>, log
         log.info({ to: mail.to, subject: mail.subject, link: mail.link }, 'mail not sent (no SMTP_URL configured); follow the link to continue');
         return Promise.resolve();
       }
-      transport ??= nodemailer.createTransport(config.SMTP_URL);
+      const url = config.SMTP_URL;
+      transport ??= import('nodemailer').then((m) => m.default.createTransport(url));
       return track(
-        transport.sendMail({ from: config.MAIL_FROM, to: mail.to, subject: mail.subject, text: mail.text }).then(() => {
-          log.debug({ subject: mail.subject }, 'mail sent');
-        }),
+        transport
+          .then((t) => t.sendMail({ from: config.MAIL_FROM, to: mail.to, subject: mail.subject, text: mail.text }))
+          .then(() => {
+            log.debug({ subject: mail.subject }, 'mail sent');
+          }),
       );
     },
     async idle() {
