@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Gateway } from './services.js';
 import { CatalogueHolder } from './catalogue/index.js';
 import { startCatalogueSync } from './catalogue/stored.js';
+import type { Clock } from './clock.js';
 import { ConfigError, type Config } from './config.js';
 import { KeyResolver } from './accounts/keys.js';
 import { setPasswordHashCost } from './accounts/passwords.js';
@@ -50,6 +51,8 @@ export interface GatewayOptions {
    * primary (src/cli/serve.ts).
    */
   writer?: boolean;
+  /** What times leases and alerts (the wall clock; tests move their own). */
+  clock?: Clock;
 }
 
 export async function startGateway(config: Config, log: Logger, stores?: Stores, opts: GatewayOptions = {}): Promise<RunningGateway> {
@@ -82,7 +85,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
     ledger: new Ledger(stores.sql, stores.hot, {
       ttlMs: config.RESERVATION_TTL_MS,
       outboxMax: config.OUTBOX_MAX,
-      leases: config.LEASE_WINDOW_MS > 0 ? { windowMs: config.LEASE_WINDOW_MS, requests: config.LEASE_REQUESTS, observer: metrics.leaseObserver } : undefined,
+      leases: config.LEASE_WINDOW_MS > 0 ? { windowMs: config.LEASE_WINDOW_MS, requests: config.LEASE_REQUESTS, observer: metrics.leaseObserver, clock: opts.clock } : undefined,
       log,
       onRetryQueue: (n) => metrics.settleRetries.set(n),
     }),
@@ -110,7 +113,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   gw.refusals.start();
   for (const reason of config.payments.disabled) log.warn(`deposits: ${reason}`);
   const stopSweeper = startSweeper(stores.sql, log, config.payments.expiryS);
-  const stopAlerts = startAlerts(stores.sql, createMailer(config, log), config, log);
+  const stopAlerts = startAlerts(stores.sql, createMailer(config, log), config, log, opts.clock);
 
   const app = uws.App();
   const router = new Router(app, log, metrics, config.TRUST_PROXY.length > 0 ? new TrustedProxies(config.TRUST_PROXY) : undefined);

@@ -6,6 +6,7 @@
 
 import type { Logger } from 'pino';
 import { nanoToUsd, usdToNano } from '../billing/money.js';
+import { systemClock, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { badRequest } from '../dashboard/errors.js';
 import { readJson, type Reply } from '../dashboard/http.js';
@@ -99,17 +100,15 @@ async function send(sql: Sql, mailer: Mailer, kind: string, subject: string, mai
 }
 
 /** Runs checkAlerts every ALERT_CHECK_MS in this process. */
-export function startAlerts(sql: Sql, mailer: Mailer, config: AlertConfig, log: Logger): () => void {
+export function startAlerts(sql: Sql, mailer: Mailer, config: AlertConfig, log: Logger, clock: Clock = systemClock): () => void {
   let running = false;
-  const timer = setInterval(() => {
+  return clock.every(config.ALERT_CHECK_MS, () => {
     if (running) return;
     running = true;
-    checkAlerts(sql, mailer, config)
+    return checkAlerts(sql, mailer, config)
       .catch((err: unknown) => log.warn({ err }, 'alerts: check failed; trying again next round'))
       .finally(() => (running = false));
-  }, config.ALERT_CHECK_MS);
-  timer.unref();
-  return () => clearInterval(timer);
+  });
 }
 
 /** GET and POST /api/dashboard/alerts: the user's threshold, and whether the balance is below it. */

@@ -18,6 +18,7 @@
 //   requests already drawn from it are charged in full when they settle.
 
 import { randomUUID } from 'node:crypto';
+import { systemClock, type Clock } from '../clock.js';
 import type { HotStore, LeaseResult, SettleResult } from '../store/hot.js';
 
 export interface LeaseOptions {
@@ -30,6 +31,8 @@ export interface LeaseOptions {
   outboxMax: number;
   /** Counts draws and store calls, for metrics: how many requests a store call serves. */
   observer?: LeaseObserver;
+  /** Windows and idle hand-backs are timed by it (the wall clock unless a test moves its own). */
+  clock?: Clock;
 }
 
 export interface LeaseObserver {
@@ -65,12 +68,15 @@ type RefillOutcome = NoLease | { status: 'ok' } | { status: 'retry' };
 
 export class Leases {
   private readonly byUser = new Map<string, Lease>();
-  private idleTimer?: NodeJS.Timeout;
+  private stopIdle?: () => void;
+  private readonly clock: Clock;
 
   constructor(
     private readonly hot: HotStore,
     private readonly opts: LeaseOptions,
-  ) {}
+  ) {
+    this.clock = opts.clock ?? systemClock;
+  }
 
   /**
    * The user's lease with `amount` drawn from it, topped up first when it must be; or why not.
@@ -98,7 +104,7 @@ export class Leases {
   private tryDraw(userId: string, amount: bigint): Lease | undefined {
     const lease = this.byUser.get(userId);
     if (!lease || lease.pending) return undefined;
-    const now = Date.now();
+    const now = this.clock.now();
     if (now >= lease.until || lease.free < amount) return undefined;
     lease.drawn += amount;
     lease.lastDraw = now;
@@ -127,7 +133,7 @@ export class Leases {
     const need = amount > free ? amount - free : 0n;
     const want = amount * BigInt(this.opts.requests + target.waiting) - free;
     target.waiting = 0;
-    const sent = Date.now();
+    const sent = this.clock.now();
     let result: LeaseResult;
     let done!: () => void;
     target.pending = new Promise<void>((resolve) => (done = resolve));
@@ -181,14 +187,12 @@ export class Leases {
 
   /** Starts handing back leases left idle for a window. */
   start(): void {
-    if (this.idleTimer) return;
-    this.idleTimer = setInterval(() => void this.closeIdle(), this.opts.windowMs);
-    this.idleTimer.unref();
+    this.stopIdle ??= this.clock.every(this.opts.windowMs, () => this.closeIdle());
   }
 
   /** Hands back every lease nothing is drawn from and that was not drawn from for a window (all of them with `all`). */
   async closeIdle(all = false): Promise<void> {
-    const now = Date.now();
+    const now = this.clock.now();
     const closing: Promise<unknown>[] = [];
     for (const lease of this.byUser.values()) {
       if (lease.pending || lease.drawn !== 0n || (!all && now - lease.lastDraw < this.opts.windowMs)) continue;
@@ -223,8 +227,8 @@ export class Leases {
   }
 
   async stop(): Promise<void> {
-    if (this.idleTimer) clearInterval(this.idleTimer);
-    this.idleTimer = undefined;
+    this.stopIdle?.();
+    this.stopIdle = undefined;
     await this.closeIdle(true);
   }
 }

@@ -2,6 +2,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import { Coalesced } from '../store/batch.js';
 import type { HotStore, OutboxRecord, ReserveResult, SettleResult } from '../store/hot.js';
@@ -42,7 +43,7 @@ export interface LedgerOptions {
    * standing hold of this process, renewed at least every `windowMs`, topped up to `requests`
    * worst cases. Absent: every request reserves in the store.
    */
-  leases?: { windowMs: number; requests: number; observer?: LeaseObserver };
+  leases?: { windowMs: number; requests: number; observer?: LeaseObserver; clock?: Clock };
 }
 
 const unavailable = () => new GatewayError('unavailable', 'The gateway cannot check balances right now; try again shortly.');

@@ -3,12 +3,17 @@
 
 import t from 'tap';
 import { setAdmin } from '../../src/admin/accounts.js';
+import { ManualClock } from '../helpers/clock.js';
 import { dashboardClient, mailText, signUp, startDashboard } from '../helpers/dashboard.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test('alerts', async (t) => {
-  const s = await startDashboard(t, { ALERT_CHECK_MS: '100', ALERT_DEPOSIT_UNPAID_S: '25', ALERT_ROUTE_COOLDOWN_S: '1', ROUTE_COOLDOWN_MS: '60000' });
+  // The gateway's rounds run when the test moves its clock on: one round per call, awaited with
+  // the mails it sends. The windows in the queries are Postgres's time.
+  const clock = new ManualClock();
+  const round = () => clock.advance(100);
+  const s = await startDashboard(t, { ALERT_CHECK_MS: '100', ALERT_DEPOSIT_UNPAID_S: '25', ALERT_ROUTE_COOLDOWN_S: '1', ROUTE_COOLDOWN_MS: '60000' }, { clock });
   const sql = s.gw.gw.sql;
   const admin = await signUp(s);
   await setAdmin(sql, { id: null, label: 'test setup' }, admin.userId, true);
@@ -25,21 +30,25 @@ t.test('alerts', async (t) => {
 
   // The crossing: one mail, and the banner.
   await adminCall(`/users/${user.userId}/debit`, { amount_usd: '6', reason: 'usage elsewhere' });
-  const mail = await s.sink.take(user.email, 5000);
+  await round();
+  const mail = await s.sink.take(user.email, 0);
   t.match(mail.raw, /Subject: Your airouter balance is below \$5\.000000000/);
   t.match(mailText(mail.raw), /Your balance is \$4\.000000000/);
   t.same((await s.api('GET', '/alerts', { token: user.session })).json, { low_balance_usd: '5.000000000', below: true }, 'the banner is up');
   await adminCall(`/users/${user.userId}/debit`, { amount_usd: '1', reason: 'more usage' });
-  await sleep(600);
+  await round();
+  await round();
   t.equal(mailsTo(user.email).length, 2, 'still below: no second mail (the first is the verification mail)');
 
   // Back above, then below again: the next crossing mails again, once.
   await adminCall(`/users/${user.userId}/credit`, { amount_usd: '10', reason: 'top-up' });
-  await sleep(400);
+  await round();
   t.equal((await s.api('GET', '/alerts', { token: user.session })).json.below, false, 'the banner is down');
   await adminCall(`/users/${user.userId}/debit`, { amount_usd: '10', reason: 'usage' });
-  await s.sink.take(user.email, 5000);
-  await sleep(600);
+  await round();
+  await s.sink.take(user.email, 0);
+  await round();
+  await round();
   t.equal(mailsTo(user.email).length, 3, 'one mail per crossing');
 
   // Admins: a deposit that stays unpaid, one that failed, a route that stays in cooldown. The
@@ -54,14 +63,17 @@ t.test('alerts', async (t) => {
   t.equal(r.status, 200, 'served by the second route; the first cools down');
   await r.arrayBuffer();
 
-  const subjects = async (n: number) => {
-    const until = Date.now() + 12_000;
-    while (mailsTo(admin.email).length < n && Date.now() < until) await sleep(100);
-    return mailsTo(admin.email).map((m) => /Subject: (.*)/.exec(m.raw)?.[1] ?? '');
-  };
-  const got = await subjects(4);
-  await sleep(1000);
-  const after = await subjects(4);
+  const subjects = () => mailsTo(admin.email).map((m) => /Subject: (.*)/.exec(m.raw)?.[1] ?? '');
+  // The route's cooldown must have lasted ALERT_ROUTE_COOLDOWN_S by Postgres's clock: rounds
+  // until the three are in, a real second or so.
+  const until = Date.now() + 12_000;
+  while (mailsTo(admin.email).length < 4 && Date.now() < until) {
+    await round();
+    await sleep(100);
+  }
+  const got = subjects();
+  for (let i = 0; i < 5; i++) await round();
+  const after = subjects();
   t.equal(after.length, 4, `the admin got exactly three alerts besides the verification mail (${JSON.stringify(after)})`);
   t.ok(got.some((x) => /^Deposit unpaid for 0 minutes: 7 USD \(epusdt\)/.test(x)), 'the unpaid deposit');
   t.ok(got.some((x) => /^Deposit failed: 50000 IDR \(qris\)/.test(x)), 'the failed deposit');

@@ -203,7 +203,7 @@ t.test('register for an existing account changes nothing and tells the owner', a
 
 t.test('register answers before any database work: known and unknown emails alike, both mailed', async (t) => {
   const logs = captureLog();
-  const s = await startDashboard(t, {}, logs.log);
+  const s = await startDashboard(t, {}, { log: logs.log });
   const u = await s.gw.user('1');
   const fresh = newEmail();
   const same = (r: { status: number; headers: Record<string, unknown>; text: string }) => ({

@@ -7,6 +7,7 @@ import type { Test } from 'tap';
 import { Agent, request, type Dispatcher } from 'undici';
 import { startFakeUpstream } from '../fake-upstream/server.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
+import type { Clock } from '../../src/clock.js';
 import type { Logger } from '../../src/log.js';
 import { uniqueName } from './stores.js';
 
@@ -136,11 +137,11 @@ export interface DashboardSetup {
 }
 
 /** Fake upstream, SMTP sink and a gateway mailing into it. */
-export async function startDashboard(t: Test, env: Record<string, string> = {}, log?: Logger): Promise<DashboardSetup> {
+export async function startDashboard(t: Test, env: Record<string, string> = {}, opts: { log?: Logger; clock?: Clock } = {}): Promise<DashboardSetup> {
   const up = await startFakeUpstream();
   t.teardown(() => up.close());
   const sink = await startSmtpSink(t);
-  const gw = await startTestGateway(t, { upstream: up.url, env: { SMTP_URL: sink.url, PUBLIC_URL: 'https://dash.example.test', ...env }, log });
+  const gw = await startTestGateway(t, { upstream: up.url, env: { SMTP_URL: sink.url, PUBLIC_URL: 'https://dash.example.test', ...env }, ...opts });
   return { gw, sink, api: dashboardClient(gw, t) };
 }
 

@@ -8,6 +8,7 @@ import type { Test } from 'tap';
 import { createKey } from '../../src/accounts/keys.js';
 import { createVerifiedUser, creditUser } from '../../src/accounts/users.js';
 import { nanoToUsd, usdToNano } from '../../src/billing/money.js';
+import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { startGateway, type RunningGateway } from '../../src/gateway.js';
 import { createLogger, type Logger } from '../../src/log.js';
@@ -86,7 +87,7 @@ export interface TestGateway extends RunningGateway {
 
 export async function startTestGateway(
   t: Test,
-  opts: { upstream: string; env?: Record<string, string>; catalogue?: unknown; embedded?: boolean; log?: Logger },
+  opts: { upstream: string; env?: Record<string, string>; catalogue?: unknown; embedded?: boolean; log?: Logger; clock?: Clock },
 ): Promise<TestGateway> {
   const dir = mkdtempSync(path.join(tmpdir(), 'airouter-test-'));
   const configPath = path.join(dir, 'gateway.config.json');
@@ -112,7 +113,7 @@ export async function startTestGateway(
   const config = loadConfig(env);
   const log = opts.log ?? createLogger(config.LOG_LEVEL);
   const stores = await openStores(config);
-  const running = await startGateway(config, log, stores).catch(async (err: unknown) => {
+  const running = await startGateway(config, log, stores, { clock: opts.clock }).catch(async (err: unknown) => {
     // A gateway that did not start leaves the stores to whoever opened them.
     await stores.close();
     throw err;

@@ -76,7 +76,7 @@ export async function startPayments(t: Test, env: Record<string, string> = {}): 
       EPUSDT_TOKEN,
       ...env,
     },
-    logs.log,
+    { log: logs.log },
   );
   const sql = s.gw.gw.sql;
   return {

@@ -10,12 +10,15 @@ import { pino } from 'pino';
 import { createVerifiedUser, creditUser } from '../../src/accounts/users.js';
 import { NO_LIMITS, type KeyLimits } from '../../src/billing/key-limits.js';
 import { Ledger, type Payer, type Reservation } from '../../src/billing/ledger.js';
+import type { LeaseObserver } from '../../src/billing/leases.js';
 import { OutboxWriter } from '../../src/billing/outbox-writer.js';
 import { reconcile } from '../../src/billing/reconcile.js';
 import { GatewayError } from '../../src/errors.js';
 import type { OutboxRecord } from '../../src/store/hot.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { REDIS_URL, testStores } from '../helpers/stores.js';
+import type { Clock } from '../../src/clock.js';
+import { ManualClock } from '../helpers/clock.js';
 
 type Stores = Awaited<ReturnType<typeof testStores>>;
 const silent = pino({ level: 'silent' });
@@ -31,11 +34,11 @@ function record(userId: string, settleId: string, costNano: bigint): OutboxRecor
   };
 }
 
-const leasing = (s: Stores, opts: { ttlMs?: number; windowMs?: number; requests?: number } = {}) => {
+const leasing = (s: Stores, opts: { ttlMs?: number; windowMs?: number; requests?: number; clock?: Clock; observer?: LeaseObserver } = {}) => {
   const ledger = new Ledger(s.sql, s.hot, {
     ttlMs: opts.ttlMs ?? 60_000,
     outboxMax: 0,
-    leases: { windowMs: opts.windowMs ?? 60_000, requests: opts.requests ?? 32 },
+    leases: { windowMs: opts.windowMs ?? 60_000, requests: opts.requests ?? 32, clock: opts.clock, observer: opts.observer },
   });
   return ledger;
 };
@@ -165,20 +168,33 @@ t.test('a lease is renewed after its window, handed back when idle, and one foun
   const redis = new Redis(REDIS_URL);
   t.teardown(() => redis.disconnect());
   const resx = `${s.redisPrefix}{${userId}}:resx`;
-  const ledger = leasing(s, { windowMs: 150 });
+  // The window and the idle hand-back are this process's time: moved on by the test. The hold's
+  // expiry in Redis is Redis's.
+  const clock = new ManualClock();
+  const calls: string[] = [];
+  const ledger = leasing(s, { windowMs: 150, clock, observer: { drawn: () => {}, called: (mode) => calls.push(mode) } });
   const p = payer(userId);
 
   const r1 = await ledger.reserve(p, 1_000n);
+  t.same(calls.splice(0), ['open', 'open'], 'opened (once more after the account was loaded into Redis)');
   const expiry1 = Number(await redis.zscore(resx, r1.lease!.id));
-  await sleep(200);
+  await clock.advance(100);
+  const within = await ledger.reserve(p, 1_000n);
+  t.same(calls, [], 'within the window: drawn with no store call');
+  await clock.advance(100);
   const r2 = await ledger.reserve(p, 1_000n);
   t.equal(r2.lease, r1.lease, 'the same lease');
-  t.ok(Number(await redis.zscore(resx, r1.lease!.id)) >= expiry1 + 150, 'its expiry moved on: renewed by the draw after the window');
+  t.same(calls, ['extend'], 'past the window: renewed by the next draw');
+  t.ok(Number(await redis.zscore(resx, r1.lease!.id)) >= expiry1, 'its expiry in Redis set again');
 
   await settle(ledger, r1, 100n);
+  await settle(ledger, within, 0n);
   await settle(ledger, r2, 100n);
-  await sleep(500);
-  t.same(await s.hot.balance(userId), { balance: 999_800n, reserved: 0n }, 'idle for a window: handed back');
+  await clock.advance(100);
+  t.same(calls, ['extend'], 'drawn from less than a window ago: kept');
+  await clock.advance(200);
+  t.same(calls, ['extend', 'close'], 'idle for a window: handed back');
+  t.same(await s.hot.balance(userId), { balance: 999_800n, reserved: 0n }, 'the hold is given back whole');
   t.equal(await redis.zscore(resx, r1.lease!.id), null, 'its hold is gone');
 
   // A lease whose hold vanished (Redis lost it): its requests are still charged, and it is
@@ -205,6 +221,7 @@ t.test("a crashed process's lease expires like a hold, freeing the balance", asy
   const err = await refusal(other.reserve(payer(userId), 16_000n));
   t.equal(err?.kind, 'insufficient_balance', 'held by the lease meanwhile');
   t.match(err?.message, /\$0\.000014 is available/);
+  // Redis expires the hold by its own clock: real time.
   await sleep(600);
   const res = await other.reserve(payer(userId), 16_000n);
   t.ok(res, 'the whole balance once the lease expired');
