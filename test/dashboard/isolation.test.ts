@@ -4,7 +4,7 @@
 import t from 'tap';
 import { request } from 'undici';
 import { eventually } from '../helpers/http.js';
-import { signUp, startDashboard } from '../helpers/dashboard.js';
+import { sharedDashboard, signUp } from '../helpers/dashboard.js';
 
 async function chat(url: string, key: string) {
   const res = await request(`${url}/v1/chat/completions`, {
@@ -16,7 +16,7 @@ async function chat(url: string, key: string) {
 }
 
 t.test('user B cannot see or touch user A', async (t) => {
-  const s = await startDashboard(t);
+  const s = await sharedDashboard();
   const { api, gw } = s;
   const a = await signUp(s);
   const b = await signUp(s);
@@ -65,7 +65,7 @@ t.test('user B cannot see or touch user A', async (t) => {
 });
 
 t.test('a revoked key gets 401 on the inference surface', async (t) => {
-  const s = await startDashboard(t);
+  const s = await sharedDashboard();
   const { api, gw } = s;
   const a = await signUp(s);
   const { creditUser } = await import('../../src/accounts/users.js');

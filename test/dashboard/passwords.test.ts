@@ -2,7 +2,7 @@
 
 import t from 'tap';
 import { request } from 'undici';
-import { mailText, newEmail, signUp, startDashboard, verifyLinkToken } from '../helpers/dashboard.js';
+import { mailText, newEmail, sharedDashboard, signUp, startDashboard, verifyLinkToken } from '../helpers/dashboard.js';
 
 const resetToken = (raw: string) => {
   const m = /(https?:\/\/\S+)\/reset\?token=([A-Za-z0-9_-]+)/.exec(mailText(raw));
@@ -11,7 +11,7 @@ const resetToken = (raw: string) => {
 };
 
 t.test('change password: needs the current one, keeps this session, ends the others', async (t) => {
-  const s = await startDashboard(t, { LOGIN_MAX_ATTEMPTS: '1000' });
+  const s = await sharedDashboard({ LOGIN_MAX_ATTEMPTS: '1000' });
   const { api } = s;
   const u = await signUp(s);
   const other = (await api('POST', '/login', { body: { email: u.email, password: u.password } })).json.token;
@@ -41,7 +41,7 @@ t.test('change password attempts are limited per account', async (t) => {
 });
 
 t.test('sign out everywhere', async (t) => {
-  const s = await startDashboard(t, { LOGIN_MAX_ATTEMPTS: '1000' });
+  const s = await sharedDashboard({ LOGIN_MAX_ATTEMPTS: '1000' });
   const u = await signUp(s);
   const second = (await s.api('POST', '/login', { body: { email: u.email, password: u.password } })).json.token;
   t.equal((await s.api('POST', '/logout-all', { token: second })).status, 204);
@@ -50,7 +50,7 @@ t.test('sign out everywhere', async (t) => {
 });
 
 t.test('reset by a mailed link: same answer for unknown emails, single use, expiring, ends sessions', async (t) => {
-  const s = await startDashboard(t, { LOGIN_MAX_ATTEMPTS: '1000' });
+  const s = await sharedDashboard({ LOGIN_MAX_ATTEMPTS: '1000' });
   const { api, gw } = s;
   const u = await signUp(s);
   const stranger = newEmail();

@@ -5,7 +5,7 @@ import t from 'tap';
 import { request } from 'undici';
 import { PRICES } from '../helpers/gateway.js';
 import { eventually } from '../helpers/http.js';
-import { mailText, newEmail, startDashboard, verifyLinkToken } from '../helpers/dashboard.js';
+import { mailText, newEmail, sharedDashboard, startDashboard, verifyLinkToken } from '../helpers/dashboard.js';
 import { captureLog } from '../helpers/payments.js';
 
 const nanoPerMillion = (usdPerMillion: number) => BigInt(Math.round(usdPerMillion * 1e9));
@@ -19,7 +19,7 @@ function expectedCost(usage: { prompt_tokens: number; completion_tokens: number;
 }
 
 t.test('signup, login, key, inference, usage', async (t) => {
-  const s = await startDashboard(t);
+  const s = await sharedDashboard();
   const { api, sink, gw } = s;
   const email = newEmail();
   const password = 'correct horse battery staple';
@@ -183,7 +183,7 @@ t.test('signup, login, key, inference, usage', async (t) => {
 });
 
 t.test('register for an existing account changes nothing and tells the owner', async (t) => {
-  const s = await startDashboard(t);
+  const s = await sharedDashboard();
   const u = await s.gw.user('1');
   const [before] = await s.gw.gw.sql<{ password_hash: string }[]>`SELECT password_hash FROM users WHERE id = ${u.userId}`;
   const fresh = newEmail();
@@ -239,7 +239,7 @@ t.test('register answers before any database work: known and unknown emails alik
 });
 
 t.test('an operator-made account without a password can set one by signing up', async (t) => {
-  const s = await startDashboard(t);
+  const s = await sharedDashboard();
   const { createVerifiedUser } = await import('../../src/accounts/users.js');
   const email = newEmail();
   const u = await createVerifiedUser(s.gw.gw.sql, email);

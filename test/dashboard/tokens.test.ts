@@ -2,10 +2,10 @@
 
 import t from 'tap';
 import { hashSecret } from '../../src/accounts/keys.js';
-import { newEmail, signUp, startDashboard, verifyLinkToken } from '../helpers/dashboard.js';
+import { newEmail, sharedDashboard, signUp, startDashboard, verifyLinkToken } from '../helpers/dashboard.js';
 
 t.test('verification tokens', async (t) => {
-  const s = await startDashboard(t);
+  const s = await sharedDashboard();
   const { api, sink, gw } = s;
 
   t.test('reused', async (t) => {
@@ -59,7 +59,7 @@ t.test('verification tokens', async (t) => {
 });
 
 t.test('login and sessions', async (t) => {
-  const s = await startDashboard(t);
+  const s = await sharedDashboard();
   const { api, gw } = s;
   const u = await signUp(s, 'the right password');
 

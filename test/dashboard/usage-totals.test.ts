@@ -6,7 +6,7 @@ import t from 'tap';
 import { creditUser } from '../../src/accounts/users.js';
 import { splitRange } from '../../src/dashboard/usage.js';
 import type { Sql } from '../../src/store/sql.js';
-import { signUp, startDashboard } from '../helpers/dashboard.js';
+import { sharedDashboard, signUp } from '../helpers/dashboard.js';
 
 const DAY = 86_400_000;
 const MODELS = ['m-alpha', 'm-beta', 'm-gamma'];
@@ -80,7 +80,7 @@ t.test('splitRange', async (t) => {
 });
 
 t.test('usage-stats equals the plain aggregate for any range', async (t) => {
-  const s = await startDashboard(t);
+  const s = await sharedDashboard();
   const { api, gw } = s;
   const sql = gw.gw.sql;
   const u = await signUp(s);
@@ -124,7 +124,7 @@ t.test('usage-stats equals the plain aggregate for any range', async (t) => {
 });
 
 t.test('keyset pagination visits every row once, ties included', async (t) => {
-  const s = await startDashboard(t);
+  const s = await sharedDashboard();
   const { api, gw } = s;
   const sql = gw.gw.sql;
   const u = await signUp(s);

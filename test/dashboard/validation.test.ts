@@ -3,10 +3,10 @@
 import t from 'tap';
 import { request } from 'undici';
 import { creditUser } from '../../src/accounts/users.js';
-import { isEnvelope, signUp, startDashboard, type ApiResponse } from '../helpers/dashboard.js';
+import { isEnvelope, sharedDashboard, signUp, startDashboard, type ApiResponse } from '../helpers/dashboard.js';
 
 t.test('bad input anywhere is a 4xx with the envelope', async (t) => {
-  const s = await startDashboard(t, { LOGIN_MAX_ATTEMPTS: '1000' });
+  const s = await sharedDashboard({ LOGIN_MAX_ATTEMPTS: '1000' });
   const { api, gw } = s;
   const u = await signUp(s);
   const token = u.session;
@@ -100,7 +100,7 @@ t.test('bad input anywhere is a 4xx with the envelope', async (t) => {
 });
 
 t.test('NUL and invalid Unicode in any query parameter or body string: 400 invalid_text, never a 500', async (t) => {
-  const s = await startDashboard(t, { LOGIN_MAX_ATTEMPTS: '1000' });
+  const s = await sharedDashboard({ LOGIN_MAX_ATTEMPTS: '1000' });
   const { api, gw } = s;
   const token = (await signUp(s)).session;
   const refused = (what: string, r: ApiResponse) => {

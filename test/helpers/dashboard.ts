@@ -3,7 +3,7 @@
 import { readResponse } from './http.js';
 import { SMTPServer } from 'smtp-server';
 import net, { type AddressInfo } from 'node:net';
-import type { Test } from 'tap';
+import tap, { type Test } from 'tap';
 import { Agent, request, type Dispatcher } from 'undici';
 import { startFakeUpstream } from '../fake-upstream/server.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
@@ -143,6 +143,24 @@ export async function startDashboard(t: Test, env: Record<string, string> = {}, 
   const sink = await startSmtpSink(t);
   const gw = await startTestGateway(t, { upstream: up.url, env: { SMTP_URL: sink.url, PUBLIC_URL: 'https://dash.example.test', ...env }, ...opts });
   return { gw, sink, api: dashboardClient(gw, t) };
+}
+
+const shared = new Map<string, Promise<DashboardSetup>>();
+
+/**
+ * One dashboard per test file for each set of settings: the tests of a file that would start
+ * the same gateway share it (each signs up its own users), started on first use and stopped as
+ * the file ends. For tests that leave nothing another would trip on: no rate limits filled, no
+ * counts of what the gateway holds.
+ */
+export function sharedDashboard(env: Record<string, string> = {}): Promise<DashboardSetup> {
+  const key = JSON.stringify(Object.entries(env).sort());
+  let setup = shared.get(key);
+  if (!setup) {
+    setup = startDashboard(tap, env);
+    shared.set(key, setup);
+  }
+  return setup;
 }
 
 export const newEmail = () => `${uniqueName('d')}@example.test`.toLowerCase();
