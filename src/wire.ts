@@ -37,6 +37,13 @@ export function randomBase62(length: number): string {
   return out.toString('latin1');
 }
 
+/** Base62 of given bytes (one character each, bytes ≥ 248 skipped as randomBase62 skips them); length characters, or fewer when the bytes run out. */
+export function base62Of(bytes: Uint8Array, length: number): string {
+  const out: number[] = [];
+  for (let i = 0; i < bytes.length && out.length < length; i++) if (bytes[i]! < 248) out.push(CODES[bytes[i]! % 62]!);
+  return Buffer.from(out).toString('latin1');
+}
+
 export const bearer = (header: string | undefined): string | undefined => {
   if (!header) return undefined;
   const m = /^Bearer\s+(.+)$/i.exec(header.trim());

@@ -2,11 +2,11 @@
 // Lookups are cached in process (short TTL) and in the hot store; a revocation is published
 // so that every gateway process drops the key at once.
 
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { KeyLimits, SpendPeriod } from '../billing/key-limits.js';
 import type { Sql } from '../store/sql.js';
 import { Coalesced } from '../store/batch.js';
-import { randomBase62 } from '../wire.js';
+import { base62Of, randomBase62 } from '../wire.js';
 import type { HotStore } from '../store/hot.js';
 
 export const KEY_PREFIX = 'ar-';
@@ -27,6 +27,16 @@ export const hashSecret = (secret: string): string => createHash('sha256').updat
 
 export function generateKey(): { key: string; hash: string; prefix: string } {
   const key = KEY_PREFIX + randomBase62(KEY_CHARS);
+  return { key, hash: hashSecret(key), prefix: key.slice(0, KEY_PREFIX.length + 6) };
+}
+
+/**
+ * The key whose secret is derived from `secret` and `id` (HMAC-SHA512): any process that holds
+ * the secret can present it, and none has to keep it (the playground's, src/dashboard/playground.ts).
+ */
+export function derivedKey(secret: Buffer, id: string): { key: string; hash: string; prefix: string } {
+  // 64 bytes for 40 characters: the skip leaves fewer only with a probability far below 1e-20.
+  const key = KEY_PREFIX + base62Of(createHmac('sha512', secret).update(id).digest(), KEY_CHARS).padEnd(KEY_CHARS, '0');
   return { key, hash: hashSecret(key), prefix: key.slice(0, KEY_PREFIX.length + 6) };
 }
 

@@ -1,25 +1,30 @@
 // The playground: a prompt from the dashboard, answered through the real inference path on the
-// user's balance. For each request the gateway mints a key of the user's (ephemeral: never
-// listed, never shown), sends POST /v1/chat/completions to itself over loopback with it, relays
-// the event stream to the page, and revokes the key when the answer ends. The request is
-// billed, limited and logged like any other; its usage record carries the request id this
-// endpoint answers with (x-request-id), so the page can show the cost once it is recorded.
+// user's balance. The user has one playground key (ephemeral: never listed, never shown), made
+// on first use and kept: the gateway sends POST /v1/chat/completions to itself over loopback
+// with it and relays the event stream to the page. So the request is billed, limited (the key's
+// PLAYGROUND_LIMITS.rpm a minute, shared by every process) and logged like any other, its
+// refusals folded per minute as any key's are; its usage record carries the request id this
+// endpoint answers with (x-request-id), so the page can show the cost once it is recorded. The
+// key's secret is derived from its row's id and a gateway secret (src/store/secrets.ts): every
+// process can present it, none keeps it.
 
+import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import * as v from 'valibot';
-import { generateKey } from '../accounts/keys.js';
+import { derivedKey } from '../accounts/keys.js';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Router } from '../server/router.js';
+import { gatewaySecret } from '../store/secrets.js';
 import { DashboardError, isStoreOutage, renderDashboardError } from './errors.js';
 import { checkQueryText, PREFIX, readJson } from './http.js';
 import { LIMITS, parseBody } from './schemas.js';
 import { requireSession } from './sessions.js';
 
 export const PLAYGROUND_LIMITS = { prompt: 8000, maxTokens: 4096, defaultMaxTokens: 512, rpm: 20 } as const;
-/** An ephemeral key left live by a process that died mid-answer is revoked after this. */
-const STALE_MS = 10 * 60_000;
+/** Users whose playground key this process remembers; past it, it forgets them all and reads again. */
+const REMEMBERED = 10_000;
 
 export const PlaygroundBody = v.object({
   model: v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(LIMITS.model, `must be at most ${LIMITS.model} characters`)),
@@ -50,14 +55,29 @@ function refusalOf(status: number): [number, string] {
 }
 
 export function registerPlayground(router: Router, gw: Gateway, self: SelfAddress): void {
-  async function mint(userId: string): Promise<{ id: string; key: string }> {
-    await gw.sql`UPDATE api_keys SET revoked_at = now()
-      WHERE user_id = ${userId} AND ephemeral AND revoked_at IS NULL AND created_at < now() - make_interval(secs => ${STALE_MS / 1000})`;
-    const { key, hash, prefix } = generateKey();
-    const [row] = await gw.sql<{ id: string }[]>`
-      INSERT INTO api_keys (user_id, name, key_hash, prefix, rpm_limit, ephemeral)
-      VALUES (${userId}, 'playground', ${hash}, ${prefix}, ${PLAYGROUND_LIMITS.rpm}, true) RETURNING id`;
-    return { id: row.id, key };
+  const remembered = new Map<string, string>();
+
+  /** The user's playground key: the live one, or a new one when there is none (first use, or all their keys revoked). */
+  async function playgroundKey(userId: string): Promise<string> {
+    const known = remembered.get(userId);
+    if (known) return known;
+    const secret = await gatewaySecret(gw.sql, 'playground-keys');
+    const live = () => gw.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE user_id = ${userId} AND ephemeral AND revoked_at IS NULL`;
+    let [row] = await live();
+    if (!row) {
+      const id = randomUUID();
+      const { hash, prefix } = derivedKey(secret, id);
+      // Two processes making it at once: the unique index keeps one, and both read it back.
+      await gw.sql`
+        INSERT INTO api_keys (id, user_id, name, key_hash, prefix, rpm_limit, ephemeral)
+        VALUES (${id}, ${userId}, 'playground', ${hash}, ${prefix}, ${PLAYGROUND_LIMITS.rpm}, true)
+        ON CONFLICT DO NOTHING`;
+      [row] = await live();
+    }
+    const { key } = derivedKey(secret, row!.id);
+    if (remembered.size >= REMEMBERED) remembered.clear();
+    remembered.set(userId, key);
+    return key;
   }
 
   async function handle(ex: Exchange): Promise<void> {
@@ -67,23 +87,30 @@ export function registerPlayground(router: Router, gw: Gateway, self: SelfAddres
     const body = parseBody(PlaygroundBody, await raw);
     // The inner request takes this one's id, so the x-request-id the page gets names the record.
     const requestId = ex.requestId;
-    const minted = await mint(userId);
     const abort = new AbortController();
     const untie = ex.onAbort(() => abort.abort());
     try {
       const host = self.host.includes(':') ? `[${self.host}]` : self.host;
-      const res = await request(`http://${host}:${self.port}/v1/chat/completions`, {
-        method: 'POST',
-        signal: abort.signal,
-        headers: { authorization: `Bearer ${minted.key}`, 'content-type': 'application/json', 'x-request-id': requestId },
-        body: JSON.stringify({
-          model: body.model,
-          max_tokens: body.max_tokens ?? PLAYGROUND_LIMITS.defaultMaxTokens,
-          stream: true,
-          stream_options: { include_usage: true },
-          messages: [{ role: 'user', content: body.prompt }],
-        }),
-      });
+      const send = async () =>
+        request(`http://${host}:${self.port}/v1/chat/completions`, {
+          method: 'POST',
+          signal: abort.signal,
+          headers: { authorization: `Bearer ${await playgroundKey(userId)}`, 'content-type': 'application/json', 'x-request-id': requestId },
+          body: JSON.stringify({
+            model: body.model,
+            max_tokens: body.max_tokens ?? PLAYGROUND_LIMITS.defaultMaxTokens,
+            stream: true,
+            stream_options: { include_usage: true },
+            messages: [{ role: 'user', content: body.prompt }],
+          }),
+        });
+      let res = await send();
+      if (res.statusCode === 401) {
+        // The key this process remembered was revoked since (by an admin, with the user's keys): a new one.
+        await res.body.dump();
+        remembered.delete(userId);
+        res = await send();
+      }
       if (res.statusCode !== 200) {
         const text = await res.body.text();
         let message = `The model answered ${res.statusCode}.`;
@@ -103,7 +130,6 @@ export function registerPlayground(router: Router, gw: Gateway, self: SelfAddres
       ex.end();
     } finally {
       untie();
-      await gw.keys.revoke(userId, minted.id).catch((err: unknown) => gw.log.warn({ err }, 'playground: could not revoke its key'));
     }
   }
 

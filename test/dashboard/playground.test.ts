@@ -1,14 +1,19 @@
 // The playground: a prompt through the real inference path (the fake upstream behind it) on the
-// caller's balance, with a key nobody sees, streamed back; the request lands in the usage log
-// with its cost, under the request id the answer named.
+// caller's balance, with a key nobody sees (one per user, kept), streamed back; the request lands
+// in the usage log with its cost, under the request id the answer named; the key's rate limit
+// holds across requests, and its refusals fold as any key's do.
 
 import t from 'tap';
 import { request } from 'undici';
 import { creditUser } from '../../src/accounts/users.js';
 import { usdToNano } from '../../src/billing/money.js';
+import { PLAYGROUND_LIMITS } from '../../src/dashboard/playground.js';
 import { signUp, startDashboard } from '../helpers/dashboard.js';
 
-t.test('a playground prompt streams, is billed and logged, and its key is gone', async (t) => {
+/** REFUSALS_LOGGED_PER_MINUTE's default: a key's refusals of one minute past it fold into one row. */
+const PER_MINUTE_LOGGED = 30;
+
+t.test('a playground prompt streams, is billed and logged, with the one key the user has for it', async (t) => {
   const s = await startDashboard(t);
   const { api, gw } = s;
   const u = await signUp(s);
@@ -51,7 +56,7 @@ t.test('a playground prompt streams, is billed and logged, and its key is gone',
   const keys = (await api('GET', '/keys', { token })).json.data;
   t.same(keys, [], 'the playground key is not listed');
   const [k] = await gw.gw.sql<{ revoked: boolean; ephemeral: boolean }[]>`SELECT revoked_at IS NOT NULL AS revoked, ephemeral FROM api_keys WHERE id = ${record.key_id}`;
-  t.same(k, { revoked: true, ephemeral: true }, 'its key was ephemeral and is revoked');
+  t.same(k, { revoked: false, ephemeral: true }, 'its key is ephemeral, and kept');
 
   const missing = await play({ model: 'no-such-model', prompt: 'Hello' });
   t.equal(missing.statusCode, 404);
@@ -61,5 +66,44 @@ t.test('a playground prompt streams, is billed and logged, and its key is gone',
   const anon = await request(`${gw.url}/api/dashboard/playground`, { method: 'POST', body: '{}' });
   t.equal(anon.statusCode, 401);
   await anon.body.text();
-  t.equal((await gw.gw.sql`SELECT 1 FROM api_keys WHERE user_id = ${u.userId} AND revoked_at IS NULL`).length, 0, 'no key left live');
+  const rows = await gw.gw.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE user_id = ${u.userId}`;
+  t.same(rows.map((r) => r.id), [record.key_id], 'one key row for every playground request the user made');
+
+  // Revoked with the user's keys (an admin's doing): the next request makes another.
+  await gw.gw.keys.revoke(u.userId, record.key_id);
+  const again = await play({ model: 'oa-model', prompt: 'Hello again', max_tokens: 5 });
+  t.equal(again.statusCode, 200, 'served with a new key');
+  await again.body.text();
+  const live = await gw.gw.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE user_id = ${u.userId} AND revoked_at IS NULL`;
+  t.equal(live.length, 1);
+  t.not(live[0]!.id, record.key_id);
+});
+
+t.test('the playground limit holds however many requests come at once, and a broke account folds its refusals', async (t) => {
+  const s = await startDashboard(t);
+  const { gw } = s;
+  const u = await signUp(s);
+  const play = () =>
+    request(`${gw.url}/api/dashboard/playground`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${u.session}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'oa-model', prompt: 'Hi', max_tokens: 5 }),
+    }).then(async (r) => {
+      await r.body.dump();
+      return r.statusCode;
+    });
+  // $0: 40 at once, all refused for the balance, and what they leave behind is one key and a
+  // folded refusal, not a row each.
+  const broke = await Promise.all(Array.from({ length: 40 }, play));
+  t.ok(broke.every((st) => st === 402 || st === 429), `refused (${[...new Set(broke)].join(', ')})`);
+  t.equal((await gw.gw.sql`SELECT 1 FROM api_keys WHERE user_id = ${u.userId}`).length, 1, 'one key');
+  await gw.gw.refusals.flush();
+  const [{ n }] = await gw.gw.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM refused_requests WHERE user_id = ${u.userId}`;
+  t.ok(n <= PER_MINUTE_LOGGED + 2, `its refusals folded: ${n} rows for 40 refusals`);
+
+  await creditUser(gw.gw.sql, gw.gw.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  const funded = await Promise.all(Array.from({ length: 40 }, play));
+  const served = funded.filter((st) => st === 200).length;
+  t.ok(served <= PLAYGROUND_LIMITS.rpm, `at most ${PLAYGROUND_LIMITS.rpm} a minute served (${served})`);
+  t.ok(funded.filter((st) => st === 429).length >= 40 - PLAYGROUND_LIMITS.rpm, 'the rest refused with 429');
 });

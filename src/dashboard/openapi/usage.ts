@@ -94,7 +94,7 @@ export const usagePaths = {
     post: {
       summary: 'Send a prompt through the inference path on the caller\'s balance, as an event stream',
       description:
-        'The gateway mints an ephemeral key of the caller (never shown, not listed, revoked when the answer ends) and calls POST /v1/chat/completions ' +
+        'The gateway calls POST /v1/chat/completions with the caller\'s playground key (one per user, kept; never shown, not listed; 20 requests a minute) ' +
         'with stream and include_usage; the answer is that surface\'s event stream, relayed. x-request-id names the usage record, which appears in GET /usage once written. ' +
         'Refusals of the inference surface come in this API\'s envelope: 402 insufficient_balance, 404 not_found (model), 429 too_many_attempts.',
       requestBody: {
