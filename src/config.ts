@@ -127,12 +127,15 @@ const ENV = {
   MAX_MESSAGES: int('MAX_MESSAGES', 20_000, 1, 10_000_000),
   MAX_JSON_DEPTH: int('MAX_JSON_DEPTH', 64, 8, 10_000),
   MAX_JSON_CONTAINERS: int('MAX_JSON_CONTAINERS', 100_000, 100, 100_000_000),
-  COUNT_TOKENS_CONCURRENCY: int('COUNT_TOKENS_CONCURRENCY', 4, 1, 10_000),
+  FREE_CONCURRENCY: int('FREE_CONCURRENCY', 4, 1, 10_000),
+  FREE_BYTES_PER_MINUTE: int('FREE_BYTES_PER_MINUTE', 64 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
   ANTHROPIC_VERSIONS: list('ANTHROPIC_VERSIONS', '2023-06-01,2026-10-21', /^\d{4}-\d{2}-\d{2}$/, 'dates like 2023-06-01'),
   ANTHROPIC_PRICED_BETAS: list('ANTHROPIC_PRICED_BETAS', 'fast-mode-*', /^[A-Za-z0-9._-]{1,100}\*?$/, 'beta names or prefixes ending in *'),
   REDIS_TIMEOUT_MS: int('REDIS_TIMEOUT_MS', 2000, 50, 60_000),
   PING_INTERVAL_MS: int('PING_INTERVAL_MS', 10_000, 100, 600_000),
   RESPONSES_TTL_DAYS: int('RESPONSES_TTL_DAYS', 30, 1, 3650),
+  RESPONSES_STORE_MAX_BYTES: int('RESPONSES_STORE_MAX_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  RESPONSES_STORE_QUOTA_BYTES: int('RESPONSES_STORE_QUOTA_BYTES', 1024 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
   METRICS_TOKEN: secret('METRICS_TOKEN', 16),
   OPS_PORT: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\d+$/, 'OPS_PORT must be a whole number'), v.transform(Number), v.minValue(1, 'OPS_PORT must be at least 1'), v.maxValue(65535, 'OPS_PORT must be at most 65535'))),
   SMTP_URL: url('SMTP_URL', ['smtp:', 'smtps:']),
@@ -207,12 +210,15 @@ export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   MAX_MESSAGES: 'Most messages in one inference request (default 20000); more gets 400.',
   MAX_JSON_DEPTH: 'Deepest nesting of objects and arrays in an inference body (default 64); deeper gets 400.',
   MAX_JSON_CONTAINERS: 'Most objects and arrays in one inference body (default 100000); more gets 400 before the body is parsed.',
-  COUNT_TOKENS_CONCURRENCY: 'count_tokens requests one key may have in progress at once in each gateway process (default 4); past it, 429.',
+  FREE_CONCURRENCY: 'Unbilled requests (count_tokens, GET and DELETE of stored responses) one key may have in progress at once in each gateway process (default 4); past it, 429. COUNT_TOKENS_CONCURRENCY, its earlier name, is read when it is not set.',
+  FREE_BYTES_PER_MINUTE: 'Bytes those unbilled requests of one key may move a minute in each gateway process, bodies in and stored answers out (default 67108864, 64 MiB); past it, 429 with retry-after, decided before the body is read; one larger than that, 413.',
   ANTHROPIC_VERSIONS: 'anthropic-version values forwarded to Anthropic upstreams as sent (comma-separated; default 2023-06-01,2026-10-21); any other valid date is replaced by the first.',
   ANTHROPIC_PRICED_BETAS: 'anthropic-beta values that change what Anthropic bills, refused (400) unless the model\'s catalogue entry lists them in priced_betas: comma-separated names or prefixes ending in * (default fast-mode-*). Every other beta is forwarded to Anthropic upstreams as sent; context-1m-* needs the model\'s long_context pricing.',
   REDIS_TIMEOUT_MS: 'Time allowed to connect to Redis and for each command; past it a request gets 503 (default 2000). At start-up a Redis that does not answer in time is asked again for up to 10 s.',
   PING_INTERVAL_MS: 'Messages-surface streams send a ping after this much silence (default 10000).',
-  RESPONSES_TTL_DAYS: 'Responses-surface answers (store, the default) are kept this many days for previous_response_id and GET /v1/responses/{id} (default 30).',
+  RESPONSES_TTL_DAYS: 'Responses-surface answers (store, the default) are kept this many days for previous_response_id and GET /v1/responses/{id} (default 30); expired ones are deleted every ten minutes.',
+  RESPONSES_STORE_MAX_BYTES: 'Largest stored Responses answer, its input (history included) and response object together, as JSON (default 16777216, 16 MiB). A request that would store more is refused (400) unless it sends store: false; an answer that turns out larger is served and not kept.',
+  RESPONSES_STORE_QUOTA_BYTES: 'What one user\'s stored Responses answers may take together, as JSON, until they expire or are deleted (default 1073741824, 1 GiB). Past it, a request with store: true is refused (400); store: false still works.',
   METRICS_TOKEN: 'Bearer token (16+ characters) for GET /metrics and the details of GET /readyz on the public port. Unset: /metrics there is 403 and /readyz gives its status only.',
   OPS_PORT: 'Port on 127.0.0.1 serving /healthz, /readyz with details and /metrics without a token (every worker shares it). Unset: no such listener.',
   SMTP_URL: 'SMTP server for verification mail (smtp:// or smtps://). Absent: the link is logged.',
@@ -265,6 +271,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const value = env[name];
     picked[name] = value === '' ? undefined : value;
   }
+  picked.FREE_CONCURRENCY ??= env.COUNT_TOKENS_CONCURRENCY || undefined;
   const result = v.safeParse(EnvSchema, picked);
   if (!result.success) {
     const issue = result.issues[0];

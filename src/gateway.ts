@@ -12,6 +12,7 @@ import { setPasswordHashCost } from './accounts/passwords.js';
 import { Ledger } from './billing/ledger.js';
 import { gatewayWriter } from './billing/outbox-writer.js';
 import { registerInference } from './inference/routes.js';
+import { Admission } from './inference/admission.js';
 import { RefusalLog } from './inference/refusal-log.js';
 import { registerDashboard } from './dashboard/routes.js';
 import { registerAdmin } from './admin/routes.js';
@@ -20,6 +21,7 @@ import { createMailer } from './dashboard/mail.js';
 import { registerPayments } from './payments/routes.js';
 import { Payments } from './payments/service.js';
 import { startSweeper } from './payments/sweeper.js';
+import { startResponsesSweeper } from './responses/store.js';
 import { Metrics, OutboxMetrics } from './server/metrics.js';
 import { exposeToCluster } from './server/cluster-metrics.js';
 import { registerOps } from './server/ops.js';
@@ -91,6 +93,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
     }),
     outbox,
     refusals: new RefusalLog(stores.sql, log, config.REFUSALS_LOGGED_PER_MINUTE),
+    admission: new Admission({ concurrency: config.FREE_CONCURRENCY, bytesPerMinute: config.FREE_BYTES_PER_MINUTE }, opts.clock),
     metrics,
     routes: new RouteSelector(upstream, config.ROUTE_COOLDOWN_MS, metrics, log, health),
     payments: new Payments(stores.sql, stores.hot, log, config.payments),
@@ -113,6 +116,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   gw.refusals.start();
   for (const reason of config.payments.disabled) log.warn(`deposits: ${reason}`);
   const stopSweeper = startSweeper(stores.sql, log, config.payments.expiryS);
+  const stopResponsesSweeper = startResponsesSweeper(stores.sql, log, opts.clock);
   const stopAlerts = startAlerts(stores.sql, createMailer(config, log), config, log, opts.clock);
 
   const app = uws.App();
@@ -141,6 +145,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   }
   if (!listenSocket || opsSocket === false) {
     stopSweeper();
+    stopResponsesSweeper();
     stopAlerts();
     await gw.outbox.stop();
     await gw.refusals.stop();
@@ -181,6 +186,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
         app.close();
         opsApp?.close();
         stopSweeper();
+        stopResponsesSweeper();
         stopAlerts();
         await health.stop();
         // Open streams have finished (or were cut at the timeout): their charges are in the

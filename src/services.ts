@@ -8,6 +8,7 @@ import type { Ledger } from './billing/ledger.js';
 import type { OutboxWriter } from './billing/outbox-writer.js';
 import type { CatalogueHolder } from './catalogue/index.js';
 import type { Config } from './config.js';
+import type { Admission } from './inference/admission.js';
 import type { RefusalLog } from './inference/refusal-log.js';
 import type { Payments } from './payments/service.js';
 import type { Metrics } from './server/metrics.js';
@@ -27,6 +28,8 @@ export interface Gateway {
   outbox: OutboxWriter;
   /** Refused inference requests for the user's usage log; never money. */
   refusals: RefusalLog;
+  /** Each key's share of this process for the requests nothing bills (inference/admission.ts). */
+  admission: Admission;
   metrics: Metrics;
   routes: RouteSelector;
   payments: Payments;

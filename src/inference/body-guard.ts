@@ -24,6 +24,19 @@ const SLICE = 1 << 20;
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
+ * The body's JSON, with the event loop free before the text is decoded and before it is parsed:
+ * for a body of megabytes each step is tens of milliseconds that other requests do not wait
+ * behind all at once. Throws a SyntaxError as JSON.parse does.
+ */
+export async function parseJsonBody(body: Buffer): Promise<unknown> {
+  if (body.length <= SLICE) return JSON.parse(body.toString('utf8'));
+  await yieldToLoop();
+  const text = body.toString('utf8');
+  await yieldToLoop();
+  return JSON.parse(text);
+}
+
+/**
  * Throws a 400 naming the limit when `body` nests deeper or holds more containers than allowed;
  * else answers how many containers it has (the hold counts them). A large body is scanned in
  * slices with the event loop free in between, so other requests (and /healthz) are not held up.

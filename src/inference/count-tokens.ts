@@ -1,8 +1,8 @@
 // POST /v1/messages/count_tokens: exact from an Anthropic upstream that offers it, otherwise
 // the tokenizer's count. Never charged, but it reaches the upstream with the operator's key, so
-// it needs a positive balance and counts against the key's requests per minute, and a key
-// may have only COUNT_TOKENS_CONCURRENCY of them running at once in a process: a local count
-// is cheap per character but a request may carry millions of them.
+// it needs a positive balance and counts against the key's requests per minute; and since
+// nothing bills it, the key's share of unbilled work bounds it (./admission.ts): a local count is
+// cheap per character, but a request may carry millions of them.
 
 import { countRequestTokens } from '../billing/tokens.js';
 import { TokenizerRefused } from '../billing/tokenizer/pool.js';
@@ -12,30 +12,25 @@ import type { Exchange } from '../server/exchange.js';
 import { DIALECTS } from '../dialects/index.js';
 import type { SurfaceCall } from '../dialects/dialect.js';
 import type { IRRequest } from '../dialects/ir.js';
-import { authenticatedJson, findModel } from './handle.js';
+import type { Admitted } from './admission.js';
+import { authenticatedJson, declaredBodyBytes, findModel } from './handle.js';
 import { MESSAGES, type Surface } from './surfaces.js';
-
-/** count_tokens requests running per key, per gateway (a process may run several in tests). */
-const running = new WeakMap<Gateway, Map<string, number>>();
 
 /** Messages' count_tokens, or the count of a surface that has one in its URL (Gemini's countTokens). */
 export async function handleCountTokens(gw: Gateway, ex: Exchange, surface: Surface = MESSAGES, call?: SurfaceCall): Promise<void> {
-  const { identity, body } = await authenticatedJson(gw, ex, surface, (id) => gw.ledger.gate(id));
-  let perKey = running.get(gw);
-  if (!perKey) running.set(gw, (perKey = new Map()));
-  const n = perKey.get(identity.keyId) ?? 0;
-  const limit = gw.config.COUNT_TOKENS_CONCURRENCY;
-  if (n >= limit) {
-    throw new GatewayError('rate_limit', `This key may have at most ${limit} count_tokens requests in progress at once.`, { retryAfter: 1, code: 'key_concurrency_limit' });
-  }
-  perKey.set(identity.keyId, n + 1);
+  let admitted: Admitted | undefined;
   try {
+    const { body, size } = await authenticatedJson(gw, ex, surface, async (id) => {
+      await gw.ledger.gate(id);
+      // Before the body is read: a refusal costs its sender nothing but the answer.
+      admitted = gw.admission.enter(id.keyId, declaredBodyBytes(ex));
+    });
+    // A body without a length (chunked) is counted once it is in.
+    admitted!.take(size.bytes - declaredBodyBytes(ex));
     if (surface === MESSAGES) await countTokensFor(gw, ex, body);
     else await countOwnTokens(gw, ex, surface, body, call);
   } finally {
-    const left = (perKey.get(identity.keyId) ?? 1) - 1;
-    if (left > 0) perKey.set(identity.keyId, left);
-    else perKey.delete(identity.keyId);
+    admitted?.leave();
   }
 }
 

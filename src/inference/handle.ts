@@ -22,7 +22,7 @@ import { Cancel } from '../upstream/cancel.js';
 import { BodyTooLargeError, type UpstreamBody } from '../upstream/client.js';
 import type { Answer, UpstreamCall } from '../upstream/router.js';
 import { errorMessageOf } from '../upstream/router.js';
-import { checkBodyShape } from './body-guard.js';
+import { checkBodyShape, parseJsonBody } from './body-guard.js';
 import { meterIR, StreamMeter } from './meter.js';
 import { logRequest, RequestLine } from './request-log.js';
 import { AnswerContext, keepAnswer, settleBeforeAnswer, usageRecord, type Job } from './job.js';
@@ -42,6 +42,15 @@ export async function authenticate(gw: Gateway, ex: Exchange, surface: Surface):
   return identity;
 }
 
+/** Bodies larger than this wait for the cheap checks before they are read. */
+const HELD_BODY_BYTES = 64 * 1024;
+
+/** The body's length as its request declares it (0 without a Content-Length). */
+export function declaredBodyBytes(ex: Exchange): number {
+  const n = Number(ex.headers['content-length']);
+  return Number.isSafeInteger(n) && n > 0 ? n : 0;
+}
+
 /**
  * The cheap checks first: the key, then (for calls that need money) the balance, while the
  * body arrives (uWS wants its reader attached synchronously); only then is the body's shape
@@ -55,15 +64,20 @@ export async function authenticatedJson(
 ): Promise<{ identity: KeyIdentity; body: unknown; size: BodySize }> {
   const bodyPromise = ex.readBody(gw.config.MAX_BODY_BYTES);
   bodyPromise.catch(() => {});
+  // A large body waits in the socket while the checks run: refused, it is never read.
+  if (declaredBodyBytes(ex) > HELD_BODY_BYTES) ex.pauseBody();
   const identity = await authenticate(gw, ex, surface);
   await needsFunds(identity);
+  ex.resumeBody();
   const raw = await bodyPromise;
   const containers = await checkBodyShape(raw, { maxDepth: gw.config.MAX_JSON_DEPTH, maxContainers: gw.config.MAX_JSON_CONTAINERS });
+  let body: unknown;
   try {
-    return { identity, body: JSON.parse(raw.toString('utf8')), size: { bytes: raw.length, containers } };
+    body = await parseJsonBody(raw);
   } catch {
     throw new GatewayError('invalid_request', 'The request body is not valid JSON.', { code: 'invalid_json' });
   }
+  return { identity, body, size: { bytes: raw.length, containers } };
 }
 
 const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
@@ -189,7 +203,7 @@ async function admit(gw: Gateway, ex: Exchange, surface: Surface, line: RequestL
   const { identity } = read;
   let { body, size } = read;
   // A continuation stands for its whole history: that is what is parsed, held for and sent.
-  const conversation = surface.state && isObject(body) ? await surface.state.resume(gw, identity.userId, body) : undefined;
+  const conversation = surface.state && isObject(body) ? await surface.state.resume(gw, identity.userId, body, size.bytes) : undefined;
   if (conversation && conversation.body !== body) ({ body, size } = { body: conversation.body, size: sizeOf(conversation.body) });
   const ir = surface.dialect.parseRequest(body, call);
   line.model = ir.model;

@@ -27,8 +27,11 @@ export interface Conversation {
 }
 
 export interface SurfaceState {
-  /** 404 when the history named is unknown, gone or another user's. */
-  resume(gw: Gateway, userId: string, body: Body): Promise<Conversation>;
+  /**
+   * 404 when the history named is unknown, gone or another user's; 400 when what the answer
+   * would keep is past what may be kept. `bodyBytes`: the client's body as it came.
+   */
+  resume(gw: Gateway, userId: string, body: Body, bodyBytes: number): Promise<Conversation>;
   /** The answer as the client got it, kept before its last byte leaves. */
   keep(gw: Gateway, userId: string, conversation: Conversation, answer: Body, route: Route, sameDialect: boolean): Promise<void>;
   /** The surface's other endpoints (reading and deleting what was kept), with its key and errors. */

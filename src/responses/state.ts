@@ -8,8 +8,9 @@
 // request instead, naming the turn, so that its cached state (and hidden reasoning) is used.
 
 import { GatewayError } from '../errors.js';
+import type { Admitted } from '../inference/admission.js';
 import type { Conversation, SurfaceState } from '../inference/state.js';
-import { deleteResponse, history, inputItems, listedInput, loadResponse, saveResponse } from './store.js';
+import { deleteResponse, history, inputItems, listedInput, loadResponse, responseText, saveResponse, storedBytes, storedSize } from './store.js';
 
 type Body = Record<string, unknown>;
 
@@ -24,16 +25,60 @@ const ECHOED = ['instructions', 'max_output_tokens', 'metadata', 'parallel_tool_
 const notFound = (what: string, id: string, param?: string) =>
   new GatewayError('not_found', `${what} with id '${id}' not found.`, { code: 'not_found', ...(param ? { param } : {}) });
 
+/** A response id as the vendors and this gateway make them: visible ASCII, at most 256 characters. */
+const RESPONSE_ID = /^[\x21-\x7e]{1,256}$/;
+
+/** `id`, or a 400 naming `param` when it cannot be an id (a NUL, a control character, a megabyte). */
+function responseId(id: unknown, param: string): string {
+  if (typeof id === 'string' && RESPONSE_ID.test(id)) return id;
+  throw new GatewayError('invalid_request', `Invalid '${param}': an id is 1 to 256 visible ASCII characters.`, { param, code: 'invalid_id' });
+}
+
+/**
+ * What a kept answer may take (docs/api.md, "Responses"): each one at most
+ * RESPONSES_STORE_MAX_BYTES, a user's together at most RESPONSES_STORE_QUOTA_BYTES. Checked before
+ * the request goes out, from what it will keep at least (its body, and the history it continues);
+ * the answer's own output is checked when it is kept.
+ */
+async function checkStorable(gw: Parameters<SurfaceState['resume']>[0], userId: string, bytes: number): Promise<void> {
+  const { RESPONSES_STORE_MAX_BYTES: max, RESPONSES_STORE_QUOTA_BYTES: quota } = gw.config;
+  if (bytes > max) {
+    throw new GatewayError('invalid_request', `With store: true this response would keep about ${bytes} bytes, over the ${max} one response may keep; send store: false, or less.`, {
+      param: 'store', code: 'store_too_large',
+    });
+  }
+  const used = await storedBytes(gw.sql, userId);
+  if (used + bytes > quota) {
+    throw new GatewayError('invalid_request', `Your stored responses take ${used} bytes of your ${quota}; this one would pass it. Delete some (DELETE /v1/responses/{id}), wait for them to expire, or send store: false.`, {
+      param: 'store', code: 'store_quota_exceeded',
+    });
+  }
+}
+
+/** A read of stored state is unbilled: the key's share admits it, its size counted before it is read. */
+async function admittedRead<T>(gw: Parameters<SurfaceState['resume']>[0], keyId: string, read: (admitted: Admitted) => Promise<T>): Promise<T> {
+  const admitted = gw.admission.enter(keyId, 0);
+  try {
+    return await read(admitted);
+  } finally {
+    admitted.leave();
+  }
+}
+
 export const responsesState: SurfaceState = {
-  async resume(gw, userId, body): Promise<ResponsesConversation> {
+  async resume(gw, userId, body, bodyBytes): Promise<ResponsesConversation> {
     const echo: Body = {};
     for (const k of ECHOED) if (body[k] !== undefined) echo[k] = body[k];
     const store = body.store !== false;
     const own = inputItems(body.input);
     const prevId = body.previous_response_id;
-    if (typeof prevId !== 'string' || prevId === '') return { body, forProvider: () => undefined, echo, store, input: own };
-    const prev = await loadResponse(gw.sql, userId, prevId);
+    if (typeof prevId !== 'string' || prevId === '') {
+      if (store) await checkStorable(gw, userId, bodyBytes);
+      return { body, forProvider: () => undefined, echo, store, input: own };
+    }
+    const prev = await loadResponse(gw.sql, userId, responseId(prevId, 'previous_response_id'));
     if (!prev) throw notFound('Previous response', prevId, 'previous_response_id');
+    if (store) await checkStorable(gw, userId, bodyBytes + (prev.bytes ?? 0));
     const { previous_response_id: _named, ...rest } = body;
     const input = [...history(prev), ...own];
     return {
@@ -48,7 +93,7 @@ export const responsesState: SurfaceState = {
   async keep(gw, userId, conversation, answer, route, sameDialect) {
     const c = conversation as ResponsesConversation;
     if (!c.store || typeof answer.id !== 'string') return;
-    await saveResponse(gw.sql, {
+    const kept = await saveResponse(gw.sql, {
       id: answer.id,
       userId,
       model: typeof answer.model === 'string' ? answer.model : '',
@@ -57,24 +102,39 @@ export const responsesState: SurfaceState = {
       upstreamStored: sameDialect,
       input: c.input,
       response: answer,
-    }, gw.config.RESPONSES_TTL_DAYS);
+    }, gw.config.RESPONSES_TTL_DAYS, gw.config.RESPONSES_STORE_MAX_BYTES);
+    if (!kept) gw.log.info({ id: answer.id }, `response not kept: larger than RESPONSES_STORE_MAX_BYTES (${gw.config.RESPONSES_STORE_MAX_BYTES})`);
   },
 
   register(router, gw, { authenticate, onError }) {
-    const owned = async (ex: Parameters<typeof authenticate>[0]) => {
-      const identity = await authenticate(ex);
-      const stored = await loadResponse(gw.sql, identity.userId, ex.params[0]!);
-      if (!stored) throw notFound('Response', ex.params[0]!);
-      return stored;
-    };
     router.add({
       method: 'get', path: '/v1/responses/:id', name: 'response_get', onError,
-      handler: async (ex) => ex.json(200, (await owned(ex)).response),
+      handler: async (ex) => {
+        const { userId, keyId } = await authenticate(ex);
+        const id = responseId(ex.params[0], 'response_id');
+        const text = await admittedRead(gw, keyId, async (admitted) => {
+          const bytes = await storedSize(gw.sql, userId, id, 'response');
+          if (bytes === undefined) throw notFound('Response', id);
+          admitted.take(bytes);
+          return responseText(gw.sql, userId, id);
+        });
+        if (text === undefined) throw notFound('Response', id);
+        ex.send(200, text, { 'content-type': 'application/json' });
+      },
     });
     router.add({
       method: 'get', path: '/v1/responses/:id/input_items', name: 'response_input_items', onError,
       handler: async (ex) => {
-        const items = listedInput(await owned(ex));
+        const { userId, keyId } = await authenticate(ex);
+        const id = responseId(ex.params[0], 'response_id');
+        const stored = await admittedRead(gw, keyId, async (admitted) => {
+          const bytes = await storedSize(gw.sql, userId, id, 'input');
+          if (bytes === undefined) throw notFound('Response', id);
+          admitted.take(bytes);
+          return loadResponse(gw.sql, userId, id);
+        });
+        if (!stored) throw notFound('Response', id);
+        const items = listedInput(stored);
         // The API lists newest first unless asked otherwise.
         const data = ex.query.get('order') === 'asc' ? items : [...items].reverse();
         ex.json(200, { object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: false });
@@ -84,8 +144,10 @@ export const responsesState: SurfaceState = {
       method: 'delete', path: '/v1/responses/:id', name: 'response_delete', onError,
       handler: async (ex) => {
         const identity = await authenticate(ex);
-        if (!(await deleteResponse(gw.sql, identity.userId, ex.params[0]!))) throw notFound('Response', ex.params[0]!);
-        ex.json(200, { id: ex.params[0], object: 'response', deleted: true });
+        const id = responseId(ex.params[0], 'response_id');
+        const deleted = await admittedRead(gw, identity.keyId, () => deleteResponse(gw.sql, identity.userId, id));
+        if (!deleted) throw notFound('Response', id);
+        ex.json(200, { id, object: 'response', deleted: true });
       },
     });
   },

@@ -15,6 +15,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const NO_HEADERS: Record<string, string> = Object.freeze({});
 
 const NO_LISTENERS: readonly (() => void)[] = Object.freeze([]);
+/** What of a request body still on its way an early answer reads through rather than cut. */
+const UNREAD_BODY_KEPT = 64 * 1024;
 
 // Request ids need to be unique, not secret: a per-process random prefix and a counter cost
 // nothing per request, where 12 random bytes each showed up in profiles.
@@ -69,6 +71,10 @@ export class Exchange {
   private writableListener?: () => void;
   /** A stream's status and headers, until its first bytes carry them (see beginStream). */
   private pendingHead?: { status: number; headers: Record<string, string> };
+  /** Body bytes received so far, and whether the last of them has come. */
+  private bodyReceived = 0;
+  private bodyDone = false;
+  private bodyPaused = false;
 
   constructor(
     private readonly res: HttpResponse,
@@ -151,6 +157,9 @@ export class Exchange {
         reject(tooLarge(limit));
         return;
       }
+      // With a declared length, the chunks are copied straight into one buffer of that size: no
+      // second copy to join them (15 MB joined took 45 ms of the event loop at a stretch).
+      let whole: Buffer | undefined = declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
       let chunks: Buffer[] = [];
       let size = 0;
       let failed = false;
@@ -158,21 +167,32 @@ export class Exchange {
       // share this scope, and a stream's response outlives its request body by minutes.
       const forget = this.onAbort(() => reject(new GatewayError('invalid_request', 'The client went away.')));
       this.res.onData((chunk, isLast) => {
+        this.bodyReceived += chunk.byteLength;
+        if (isLast) this.bodyDone = true;
         // Once answered (a refusal before the body was needed), the rest is not kept.
         if (failed || this.finished) return;
         size += chunk.byteLength;
         if (size > limit) {
           failed = true;
           chunks = [];
+          whole = undefined;
           forget();
           reject(tooLarge(limit));
           return;
         }
         // uWS reuses the memory behind `chunk` once this callback returns.
-        chunks.push(Buffer.from(new Uint8Array(chunk)));
+        if (whole && size <= whole.length) whole.set(new Uint8Array(chunk), size - chunk.byteLength);
+        else chunks.push(Buffer.from(new Uint8Array(chunk)));
         if (isLast) {
-          const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+          let body: Buffer;
+          if (whole && size === whole.length) body = whole;
+          else {
+            // Fewer bytes than declared (uWS would not pass more): what came, in the buffer.
+            if (whole) chunks.unshift(whole.subarray(0, Math.min(size, whole.length)));
+            body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+          }
           chunks = [];
+          whole = undefined;
           forget();
           resolve(body);
         }
@@ -196,12 +216,41 @@ export class Exchange {
     this.writeHead(head.status, head.headers);
   }
 
+  /**
+   * Stops reading the body from the socket until resumeBody(): the cheap checks (the key, its
+   * balance, its share) decide first whether the rest is wanted. A request refused meanwhile
+   * costs its first chunk, not the megabytes behind it.
+   */
+  pauseBody(): void {
+    if (this.bodyDone || this.bodyPaused || this.aborted || this.finished) return;
+    this.bodyPaused = true;
+    this.res.pause();
+  }
+
+  resumeBody(): void {
+    if (!this.bodyPaused || this.aborted || this.finished) return;
+    this.bodyPaused = false;
+    this.res.resume();
+  }
+
+  /**
+   * Whether much of the request's body has yet to arrive. An answer given before then (a
+   * refusal that needed no body) closes the connection, as nginx does: the client stops
+   * sending megabytes nobody reads, and gets the answer all the same.
+   */
+  private get bodyLeft(): boolean {
+    if (this.bodyDone) return false;
+    const declared = Number(this.headers['content-length'] ?? 0);
+    if (declared > 0) return declared - this.bodyReceived > UNREAD_BODY_KEPT;
+    return this.headers['transfer-encoding'] !== undefined;
+  }
+
   /** A whole response in one go. */
   send(status: number, body: string | Buffer, headers: Record<string, string> = {}): void {
     if (this.aborted || this.finished) return;
     this.finished = true;
     // uWS writes `Connection: close` itself, and closes once the answer is out.
-    const close = this.framingError !== undefined;
+    const close = this.framingError !== undefined || this.bodyLeft;
     this.res.cork(() => {
       if (this.head && !close) {
         // A HEAD answer says how long the body would be, and sends none of it: a body after it

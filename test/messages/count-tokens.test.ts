@@ -12,7 +12,7 @@ import { startTestGateway } from '../helpers/gateway.js';
 
 const fake = await startFakeUpstream();
 t.teardown(() => fake.close());
-const gw = await startTestGateway(t, { upstream: fake.url, env: { COUNT_TOKENS_CONCURRENCY: '4' } });
+const gw = await startTestGateway(t, { upstream: fake.url, env: { FREE_CONCURRENCY: '4' } });
 
 const lib = (s: string) => libCount(s, { disallowedSpecial: new Set() });
 const count = (key: string, content: string, model = 'oa-model') =>
@@ -123,7 +123,7 @@ t.test('past the size limit: 413 in the Anthropic envelope', async (t) => {
   t.equal(ok.status, 200, 'just within it: counted');
 });
 
-t.test('a key has at most COUNT_TOKENS_CONCURRENCY counts in progress', async (t) => {
+t.test('a key has at most FREE_CONCURRENCY counts in progress', async (t) => {
   const [user, other] = [await gw.user('1'), await gw.user('1')];
   // ~0.3 s each on the one tokenizer thread, so the six overlap.
   const bodies = Array.from({ length: 6 }, (_, i) => randomWord(300_000 + i, 7 + i));
@@ -135,7 +135,7 @@ t.test('a key has at most COUNT_TOKENS_CONCURRENCY counts in progress', async (t
   t.equal(theirs.status, 200, 'another key is not limited by this one');
   t.ok(statuses.filter((s) => s === 429).length >= 2 && statuses.filter((s) => s === 200).length >= 4, `four at once, the rest 429 (${statuses})`);
   const refused = answers.find((a) => a.status === 429)!;
-  t.match(refused.json, { type: 'error', error: { type: 'rate_limit_error', message: /at most 4 count_tokens requests in progress/ } });
+  t.match(refused.json, { type: 'error', error: { type: 'rate_limit_error', message: /at most 4 unbilled requests \(count_tokens, reads of stored responses\) in progress/ } });
   t.equal(refused.headers.get('retry-after'), '1');
   t.equal((await count(user.key, 'hello')).status, 200, 'once they are done, the key counts again');
 });

@@ -25,7 +25,7 @@ const record = (id: string, userId: string): StoredResponse => ({
 });
 
 t.test('saved, read back by its owner only, deleted once', async (t) => {
-  await saveResponse(sql, record('resp_a', alice.id), 30);
+  await saveResponse(sql, record('resp_a', alice.id), 30, 1 << 20);
   const back = await loadResponse(sql, alice.id, 'resp_a');
   t.same(back?.input, [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hello' }] }], 'a string input is one user message');
   t.equal(await loadResponse(sql, bob.id, 'resp_a'), undefined, 'another user\'s id is not found');
@@ -36,7 +36,7 @@ t.test('saved, read back by its owner only, deleted once', async (t) => {
 });
 
 t.test('expired rows are not found, and the sweep removes them', async (t) => {
-  await saveResponse(sql, record('resp_old', alice.id), 30);
+  await saveResponse(sql, record('resp_old', alice.id), 30, 1 << 20);
   await sql`UPDATE responses SET expires_at = now() - interval '1 second' WHERE id = 'resp_old'`;
   t.equal(await loadResponse(sql, alice.id, 'resp_old'), undefined);
   t.ok((await sweepResponses(sql)) >= 1);
