@@ -1,4 +1,6 @@
 import type { Sql, Tx } from '../store/sql.js';
+import { MAX_BALANCE_NANO, nanoToUsd } from '../billing/money.js';
+import { GatewayError } from '../errors.js';
 import type { HotStore } from '../store/hot.js';
 import { hashPassword } from './passwords.js';
 
@@ -55,8 +57,15 @@ export async function creditBalance<T>(
   const done = (await sql.begin(async (tx) => {
     const r = await record(tx);
     if (!r) return null;
+    // Past the most a balance may hold, nothing moves: a refusal, never an overflow.
     const [u] = await tx<{ balance_nano: bigint }[]>`
-      UPDATE users SET balance_nano = balance_nano + ${r.creditNano.toString()}::bigint WHERE id = ${r.userId} RETURNING balance_nano`;
+      UPDATE users SET balance_nano = balance_nano + ${r.creditNano.toString()}::bigint
+      WHERE id = ${r.userId} AND balance_nano <= ${(MAX_BALANCE_NANO - r.creditNano).toString()}::numeric RETURNING balance_nano`;
+    if (!u) {
+      const [exists] = await tx`SELECT 1 FROM users WHERE id = ${r.userId}`;
+      if (!exists) throw new Error(`no user ${r.userId} to credit`);
+      throw new GatewayError('invalid_request', `A balance may hold at most $${nanoToUsd(MAX_BALANCE_NANO)}; this credit of $${nanoToUsd(r.creditNano)} would pass it.`, { code: 'amount_out_of_range' });
+    }
     // Delivered on commit to gateways whose hot store is in-process (see watchCredits).
     await tx`SELECT pg_notify(${CREDIT_CHANNEL}, ${`${process.pid}:${r.userId}:${r.creditNano}`})`;
     return { ...r, balance: u.balance_nano };

@@ -9,8 +9,15 @@ const MAX_REASON = 500;
 const MAX_PAGE = 200;
 
 const Reason = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(MAX_REASON, `must be at most ${MAX_REASON} characters`));
-/** USD as a decimal string, up to 9 decimals: money never travels as a float. */
-const UsdAmount = v.pipe(v.string('must be a decimal string of USD'), v.maxLength(24, 'is too long'), v.regex(/^\d+(\.\d{1,9})?$/, 'must be a positive USD amount with at most 9 decimals, as a string'));
+/**
+ * USD as a decimal string, up to 9 decimals: money never travels as a float. Below a billion
+ * (MAX_AMOUNT_USD in src/billing/money.ts, the most a balance holds): nine digits at most.
+ */
+const UsdAmount = v.pipe(
+  v.string('must be a decimal string of USD'),
+  v.maxLength(24, 'is too long'),
+  v.regex(/^\d{1,9}(\.\d{1,9})?$/, 'must be a positive USD amount below 1000000000 with at most 9 decimals, as a string'),
+);
 const Limit = v.pipe(v.string(), v.maxLength(4, 'is too large'), v.regex(/^[1-9]\d*$/, 'must be a whole number from 1'));
 const Text = (max: number) => v.pipe(v.string(), v.maxLength(max, `must be at most ${max} characters`));
 

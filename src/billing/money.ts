@@ -5,6 +5,13 @@ import type { IRUsage } from '../dialects/ir.js';
 import type { Prices } from '../catalogue/index.js';
 
 export const NANO_PER_USD = 1_000_000_000n;
+/**
+ * The most a balance may hold, and so the most any one amount that enters one may be: $1
+ * billion, a tenth of what Postgres's bigint of nano-USD can count, so that no sum of them
+ * overflows on the way to a refusal.
+ */
+export const MAX_AMOUNT_USD = 1_000_000_000;
+export const MAX_BALANCE_NANO = BigInt(MAX_AMOUNT_USD) * NANO_PER_USD;
 const MILLION = 1_000_000n;
 
 /** "12.5" or 12.5 → 12_500_000_000n. Refuses more than 9 decimals rather than rounding money. */

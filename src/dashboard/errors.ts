@@ -5,7 +5,7 @@
 
 import { GatewayError, type ErrorKind } from '../errors.js';
 import type { Exchange } from '../server/exchange.js';
-import type { ErrorBody, ErrorParams, FieldReason } from './error-codes.js';
+import { ERROR_CODES, type ErrorBody, type ErrorParams, type FieldReason } from './error-codes.js';
 
 export interface ErrorDetail {
   param?: string;
@@ -71,6 +71,8 @@ export function renderDashboardError(ex: Exchange, err: GatewayError): void {
     detail = err.detail;
   } else {
     [status, code] = FROM_KIND[err.kind];
+    // Raised below the dashboard with one of its codes (a credit past the most a balance holds).
+    if (err.code && (ERROR_CODES as readonly string[]).includes(err.code)) code = err.code;
   }
   const headers: Record<string, string> = { 'cache-control': 'no-store' };
   if (err.retryAfter !== undefined) headers['retry-after'] = String(err.retryAfter);
