@@ -107,33 +107,27 @@ export const responsesState: SurfaceState = {
   },
 
   register(router, gw, { authenticate, onError }) {
+    /** One of the key's stored answers, part by part: its size counted against the key's share before it is read. */
+    const readStored = async <T>(ex: Parameters<typeof authenticate>[0], part: 'response' | 'input', load: (userId: string, id: string) => Promise<T | undefined>): Promise<T> => {
+      const { userId, keyId } = await authenticate(ex);
+      const id = responseId(ex.params[0], 'response_id');
+      const found = await admittedRead(gw, keyId, async (admitted) => {
+        const bytes = await storedSize(gw.sql, userId, id, part);
+        if (bytes === undefined) return undefined;
+        admitted.take(bytes);
+        return load(userId, id);
+      });
+      if (found === undefined) throw notFound('Response', id);
+      return found;
+    };
     router.add({
       method: 'get', path: '/v1/responses/:id', name: 'response_get', onError,
-      handler: async (ex) => {
-        const { userId, keyId } = await authenticate(ex);
-        const id = responseId(ex.params[0], 'response_id');
-        const text = await admittedRead(gw, keyId, async (admitted) => {
-          const bytes = await storedSize(gw.sql, userId, id, 'response');
-          if (bytes === undefined) throw notFound('Response', id);
-          admitted.take(bytes);
-          return responseText(gw.sql, userId, id);
-        });
-        if (text === undefined) throw notFound('Response', id);
-        ex.send(200, text, { 'content-type': 'application/json' });
-      },
+      handler: async (ex) => ex.send(200, await readStored(ex, 'response', (userId, id) => responseText(gw.sql, userId, id)), { 'content-type': 'application/json' }),
     });
     router.add({
       method: 'get', path: '/v1/responses/:id/input_items', name: 'response_input_items', onError,
       handler: async (ex) => {
-        const { userId, keyId } = await authenticate(ex);
-        const id = responseId(ex.params[0], 'response_id');
-        const stored = await admittedRead(gw, keyId, async (admitted) => {
-          const bytes = await storedSize(gw.sql, userId, id, 'input');
-          if (bytes === undefined) throw notFound('Response', id);
-          admitted.take(bytes);
-          return loadResponse(gw.sql, userId, id);
-        });
-        if (!stored) throw notFound('Response', id);
+        const stored = await readStored(ex, 'input', (userId, id) => loadResponse(gw.sql, userId, id));
         const items = listedInput(stored);
         // The API lists newest first unless asked otherwise.
         const data = ex.query.get('order') === 'asc' ? items : [...items].reverse();
