@@ -11,6 +11,8 @@ export interface Clock {
    * process alive; what `fn` returns (a promise) is the round, for a clock that waits for it.
    */
   every(ms: number, fn: () => unknown): () => void;
+  /** Resolves `ms` from now. */
+  sleep(ms: number): Promise<void>;
 }
 
 export const systemClock: Clock = {
@@ -20,4 +22,5 @@ export const systemClock: Clock = {
     timer.unref();
     return () => clearInterval(timer);
   },
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
 };

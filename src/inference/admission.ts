@@ -9,6 +9,11 @@
 // The bytes are a bucket that refills at FREE_BYTES_PER_MINUTE a minute and holds a minute's
 // worth: a quiet key has its minute at once, a busy one what came back since. One request larger
 // than a whole minute's worth is refused outright (413), never queued.
+//
+// A refusal is cheap, but a client that ignores retry-after and asks again at once can send
+// thousands a second, and answering them is the worker's time too: past REFUSALS_PER_SECOND a
+// second (times the concurrency), a key's refusals are answered a second late, so such a client
+// waits as retry-after told it to.
 
 import { systemClock, type Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
@@ -25,16 +30,22 @@ interface KeyShare {
   /** Bytes the bucket held at `at`. */
   bytes: number;
   at: number;
+  /** Refusals in the second that began at `refusedSince`. */
+  refused: number;
+  refusedSince: number;
 }
 
 /** A request admitted: more of its bytes as they become known, and its end. */
 export interface Admitted {
-  /** Counts `bytes` more (an answer's size, a body longer than it said); 429 when they do not fit. */
-  take(bytes: number): void;
+  /** Counts `bytes` more (an answer's size, a body longer than it said); rejects with a 429 when they do not fit. */
+  take(bytes: number): Promise<void>;
   leave(): void;
 }
 
 const IDLE_SWEEP_MS = 60_000;
+/** Refusals a second, per request the key may have running, answered at once. */
+const REFUSALS_PER_SECOND = 8;
+const LATE_REFUSAL_MS = 1000;
 
 export class Admission {
   private readonly shares = new Map<string, KeyShare>();
@@ -47,29 +58,57 @@ export class Admission {
     this.lastSweep = clock.now();
   }
 
-  /** Lets a free request of `keyId` in, counting the `bytes` it declares; else a 429 (or 413) saying why. */
-  enter(keyId: string, bytes: number): Admitted {
+  /**
+   * Lets a free request of `keyId` in, counting the `bytes` it declares; else rejects with a 429
+   * (or 413) saying why, a second late when the key keeps asking regardless.
+   */
+  async enter(keyId: string, bytes: number): Promise<Admitted> {
     const now = this.clock.now();
     this.sweep(now);
     let share = this.shares.get(keyId);
-    if (!share) this.shares.set(keyId, (share = { running: 0, bytes: this.limits.bytesPerMinute, at: now }));
-    if (share.running >= this.limits.concurrency) {
-      throw new GatewayError('rate_limit', `This key may have at most ${this.limits.concurrency} unbilled requests (count_tokens, reads of stored responses) in progress at once.`, {
-        retryAfter: 1,
-        code: 'key_concurrency_limit',
-      });
+    if (!share) this.shares.set(keyId, (share = { running: 0, bytes: this.limits.bytesPerMinute, at: now, refused: 0, refusedSince: now }));
+    try {
+      if (share.running >= this.limits.concurrency) {
+        throw new GatewayError('rate_limit', `This key may have at most ${this.limits.concurrency} unbilled requests (count_tokens, reads of stored responses) in progress at once.`, {
+          retryAfter: 1,
+          code: 'key_concurrency_limit',
+        });
+      }
+      this.spend(share, bytes, now);
+    } catch (err) {
+      return this.refuse(share, err);
     }
-    this.spend(share, bytes, now);
     share.running++;
+    return this.admitted(share);
+  }
+
+  private admitted(share: KeyShare): Admitted {
     let left = false;
     return {
-      take: (more) => this.spend(share, more, this.clock.now()),
+      take: async (more) => {
+        try {
+          this.spend(share, more, this.clock.now());
+        } catch (err) {
+          await this.refuse(share, err);
+        }
+      },
       leave: () => {
         if (left) return;
         left = true;
         share.running--;
       },
     };
+  }
+
+  /** Rejects with `err`, a second late past the key's refusals of a second answered at once. */
+  private async refuse(share: KeyShare, err: unknown): Promise<never> {
+    const now = this.clock.now();
+    if (now - share.refusedSince >= 1000) {
+      share.refusedSince = now;
+      share.refused = 0;
+    }
+    if (++share.refused > REFUSALS_PER_SECOND * this.limits.concurrency) await this.clock.sleep(LATE_REFUSAL_MS);
+    throw err;
   }
 
   private spend(share: KeyShare, bytes: number, now: number): void {

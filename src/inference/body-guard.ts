@@ -21,7 +21,31 @@ const CLOSE_ARR = 0x5d;
 
 /** Work done between two yields to the event loop: bytes scanned, plus a cost per string. */
 const SLICE = 1 << 20;
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+// Steps of large bodies waiting for their turn: one step a turn of the event loop, whatever the
+// body. With a plain setImmediate, every body's next step ran in the same turn, back to back:
+// four 15 MB bodies held the loop 260 ms at a stretch, where one held it 70.
+const waiting: (() => void)[] = [];
+let releasing = false;
+
+function releaseOne(): void {
+  const next = waiting.shift();
+  // Scheduled from inside an immediate, the next release runs a turn later, after the I/O.
+  if (waiting.length > 0) setImmediate(releaseOne);
+  else releasing = false;
+  next?.();
+}
+
+/** Resolves in a later turn of the event loop, after the I/O due, and after the steps queued before it. */
+function yieldToLoop(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    waiting.push(resolve);
+    if (!releasing) {
+      releasing = true;
+      setImmediate(releaseOne);
+    }
+  });
+}
 
 /**
  * The body's JSON, with the event loop free before the text is decoded and before it is parsed:

@@ -23,10 +23,10 @@ export async function handleCountTokens(gw: Gateway, ex: Exchange, surface: Surf
     const { body, size } = await authenticatedJson(gw, ex, surface, async (id) => {
       await gw.ledger.gate(id);
       // Before the body is read: a refusal costs its sender nothing but the answer.
-      admitted = gw.admission.enter(id.keyId, declaredBodyBytes(ex));
+      admitted = await gw.admission.enter(id.keyId, declaredBodyBytes(ex));
     });
     // A body without a length (chunked) is counted once it is in.
-    admitted!.take(size.bytes - declaredBodyBytes(ex));
+    await admitted!.take(size.bytes - declaredBodyBytes(ex));
     if (surface === MESSAGES) await countTokensFor(gw, ex, body);
     else await countOwnTokens(gw, ex, surface, body, call);
   } finally {

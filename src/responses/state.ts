@@ -57,7 +57,7 @@ async function checkStorable(gw: Parameters<SurfaceState['resume']>[0], userId: 
 
 /** A read of stored state is unbilled: the key's share admits it, its size counted before it is read. */
 async function admittedRead<T>(gw: Parameters<SurfaceState['resume']>[0], keyId: string, read: (admitted: Admitted) => Promise<T>): Promise<T> {
-  const admitted = gw.admission.enter(keyId, 0);
+  const admitted = await gw.admission.enter(keyId, 0);
   try {
     return await read(admitted);
   } finally {
@@ -114,7 +114,7 @@ export const responsesState: SurfaceState = {
       const found = await admittedRead(gw, keyId, async (admitted) => {
         const bytes = await storedSize(gw.sql, userId, id, part);
         if (bytes === undefined) return undefined;
-        admitted.take(bytes);
+        await admitted.take(bytes);
         return load(userId, id);
       });
       if (found === undefined) throw notFound('Response', id);

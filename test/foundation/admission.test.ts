@@ -73,7 +73,7 @@ const countBody = (bytes: number) => Buffer.from(JSON.stringify({ model: 'oa-mod
 t.test('the defaults users get', async (t) => {
   const c = loadConfig({});
   t.equal(c.FREE_CONCURRENCY, 4);
-  t.equal(c.FREE_BYTES_PER_MINUTE, 64 * MiB);
+  t.equal(c.FREE_BYTES_PER_MINUTE, 16 * MiB);
   t.equal(c.RESPONSES_STORE_MAX_BYTES, 16 * MiB);
   t.equal(c.RESPONSES_STORE_QUOTA_BYTES, 1024 * MiB);
   t.equal(loadConfig({ COUNT_TOKENS_CONCURRENCY: '7' }).FREE_CONCURRENCY, 7, 'the earlier name still sets it');
@@ -110,6 +110,26 @@ t.test('count_tokens: a key past its share is answered 429 before its body is re
   t.equal((await count(a.key, countBody(9 * MiB))).status, 413, 'one larger than a minute\'s worth: 413, never admitted');
   await clock.advance(60_000);
   t.equal((await count(a.key, countBody(3 * MiB))).status, 200, 'a minute later: counted');
+});
+
+t.test('a key that keeps asking past its share is answered a second late, and others are not', async (t) => {
+  const fake = await startFakeUpstream();
+  t.teardown(() => fake.close());
+  const clock = new ManualClock();
+  const gw = await startTestGateway(t, { upstream: fake.url, clock, env: { FREE_CONCURRENCY: '1', FREE_BYTES_PER_MINUTE: '4096' } });
+  const [a, b] = [await gw.user('1'), await gw.user('1')];
+  const count = (key: string, bytes: number) =>
+    fetch(`${gw.url}/v1/messages/count_tokens`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: countBody(bytes) });
+  t.equal((await count(a.key, 3000)).status, 200, 'its minute spent');
+  for (let i = 0; i < 8; i++) t.equal((await count(a.key, 3000)).status, 429, `refusal ${i + 1} of a second: at once`);
+  let late: number | undefined;
+  const pending = count(a.key, 3000).then((r) => (late = r.status));
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(late, undefined, 'the ninth in the second waits');
+  t.equal((await count(b.key, 100)).status, 200, 'another key is answered meanwhile');
+  await clock.advance(1000);
+  await pending;
+  t.equal(late, 429, 'then refused, a second later');
 });
 
 t.test('an answer given before the body is read closes the connection; a small body is read through', async (t) => {

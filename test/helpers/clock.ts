@@ -17,6 +17,16 @@ export class ManualClock implements Clock {
     return this.t;
   }
 
+  /** Resolves once the clock has been moved `ms` on. */
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const stop = this.every(ms, () => {
+        stop();
+        resolve();
+      });
+    });
+  }
+
   every(ms: number, fn: () => unknown): () => void {
     const timer = { every: ms, next: this.t + ms, fn };
     this.timers.add(timer);
