@@ -13,7 +13,8 @@
 // A refusal is cheap, but a client that ignores retry-after and asks again at once can send
 // thousands a second, and answering them is the worker's time too: past REFUSALS_PER_SECOND a
 // second (times the concurrency), a key's refusals are answered a second late, so such a client
-// waits as retry-after told it to.
+// waits as retry-after told it to. That holds for every refusal of a known key, billed routes'
+// too (a broke key's 402, a key past its rpm): see inference/handle.ts.
 
 import { systemClock, type Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
@@ -49,6 +50,7 @@ const LATE_REFUSAL_MS = 1000;
 
 export class Admission {
   private readonly shares = new Map<string, KeyShare>();
+  private readonly counted = new WeakSet<object>();
   private lastSweep: number;
 
   constructor(
@@ -65,8 +67,7 @@ export class Admission {
   async enter(keyId: string, bytes: number): Promise<Admitted> {
     const now = this.clock.now();
     this.sweep(now);
-    let share = this.shares.get(keyId);
-    if (!share) this.shares.set(keyId, (share = { running: 0, bytes: this.limits.bytesPerMinute, at: now, refused: 0, refusedSince: now }));
+    const share = this.share(keyId, now);
     try {
       if (share.running >= this.limits.concurrency) {
         throw new GatewayError('rate_limit', `This key may have at most ${this.limits.concurrency} unbilled requests (count_tokens, reads of stored responses) in progress at once.`, {
@@ -80,6 +81,22 @@ export class Admission {
     }
     share.running++;
     return this.admitted(share);
+  }
+
+  /**
+   * Rejects with `err`, a refusal of any request of `keyId` (its balance, its rate): answered a
+   * second late past the key's refusals of a second answered at once.
+   */
+  refused(keyId: string, err: unknown): Promise<never> {
+    const now = this.clock.now();
+    this.sweep(now);
+    return this.refuse(this.share(keyId, now), err);
+  }
+
+  private share(keyId: string, now: number): KeyShare {
+    let share = this.shares.get(keyId);
+    if (!share) this.shares.set(keyId, (share = { running: 0, bytes: this.limits.bytesPerMinute, at: now, refused: 0, refusedSince: now }));
+    return share;
   }
 
   private admitted(share: KeyShare): Admitted {
@@ -102,6 +119,11 @@ export class Admission {
 
   /** Rejects with `err`, a second late past the key's refusals of a second answered at once. */
   private async refuse(share: KeyShare, err: unknown): Promise<never> {
+    // A refusal of the share itself passes a second time through the route's own refusal.
+    if (typeof err === 'object' && err !== null) {
+      if (this.counted.has(err)) throw err;
+      this.counted.add(err);
+    }
     const now = this.clock.now();
     if (now - share.refusedSince >= 1000) {
       share.refusedSince = now;

@@ -67,7 +67,13 @@ export async function authenticatedJson(
   // A large body waits in the socket while the checks run: refused, it is never read.
   if (declaredBodyBytes(ex) > HELD_BODY_BYTES) ex.pauseBody();
   const identity = await authenticate(gw, ex, surface);
-  await needsFunds(identity);
+  try {
+    await needsFunds(identity);
+  } catch (err) {
+    // A key refused for its balance or its rate and asking again at once is tarpitted.
+    if (err instanceof GatewayError) await gw.admission.refused(identity.keyId, err);
+    throw err;
+  }
   ex.resumeBody();
   const raw = await bodyPromise;
   const containers = await checkBodyShape(raw, { maxDepth: gw.config.MAX_JSON_DEPTH, maxContainers: gw.config.MAX_JSON_CONTAINERS });

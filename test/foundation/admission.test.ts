@@ -112,7 +112,7 @@ t.test('count_tokens: a key past its share is answered 429 before its body is re
   t.equal((await count(a.key, countBody(3 * MiB))).status, 200, 'a minute later: counted');
 });
 
-t.test('a key that keeps asking past its share is answered a second late, and others are not', async (t) => {
+t.test('a key that keeps asking when refused is answered a second late, and others are not', async (t) => {
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
   const clock = new ManualClock();
@@ -130,6 +130,19 @@ t.test('a key that keeps asking past its share is answered a second late, and ot
   await clock.advance(1000);
   await pending;
   t.equal(late, 429, 'then refused, a second later');
+
+  // A billed route's refusals too: a broke key asking again and again.
+  const broke = await gw.user('0');
+  const chat = () =>
+    fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${broke.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'oa-model', messages: [{ role: 'user', content: 'hi' }] }) });
+  for (let i = 0; i < 8; i++) t.equal((await chat()).status, 402, `402 ${i + 1} of a second: at once`);
+  let broke9: number | undefined;
+  const pending9 = chat().then((r) => (broke9 = r.status));
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal(broke9, undefined, 'the ninth 402 in the second waits');
+  await clock.advance(1000);
+  await pending9;
+  t.equal(broke9, 402);
 });
 
 t.test('an answer given before the body is read closes the connection; a small body is read through', async (t) => {
