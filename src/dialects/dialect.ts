@@ -159,6 +159,10 @@ export interface ClientTerms {
   audioOut: boolean;
   /** The client's vetted headers for an upstream of this same dialect. */
   forwardHeaders?: Record<string, string>;
+  /** Hosted tools the model sells, kept in the body: only an upstream of this dialect runs them. */
+  hosted?: string[];
+  /** Hosted tools the model does not sell, taken out of the body (named in the answer). */
+  dropped?: string[];
 }
 
 /** A dialect that the gateway also serves to clients: its inference route. */
@@ -193,7 +197,10 @@ export interface Surface {
   ping?: Buffer;
   /** The client's vetted headers for a same-dialect upstream (400 for a value the gateway does not sell). */
   forwardHeaders?(headers: Record<string, string>, model: Model, limits: DialectLimits): Record<string, string>;
-  /** Output cap, choices, priced options and forwarded headers of a client body (400s for what is not sold). */
+  /**
+   * Output cap, choices, priced options and forwarded headers of a client body (400s for what is
+   * not sold); hosted tools the model does not sell are taken out of `body` and named.
+   */
   clientTerms(body: Record<string, unknown>, model: Model, headers: Record<string, string>, limits: DialectLimits): ClientTerms;
 }
 

@@ -213,7 +213,7 @@ async function admit(gw: Gateway, ex: Exchange, line: RequestLine): Promise<Embe
     throw invalid(`'dimensions' is ${request.dimensions}; "${model.id}" gives vectors of at most ${model.dimensions}.`, 'dimensions');
   }
   const hold = worstCase(embeddingTokenBound(request.inputs), 0, model.pricing.input, 0n);
-  const terms: Terms = { pricing: model.pricing, officialPricing: model.officialPricing, outputCap: 0, n: 1, feeNano: 0n, hold };
+  const terms: Terms = { pricing: model.pricing, officialPricing: model.officialPricing, outputCap: 0, n: 1, feeNano: 0n, hostedFee: 0n, hosted: [], dropped: [], hold };
   let reservation: Reservation;
   try {
     reservation = await gw.ledger.reserve(identity, hold);

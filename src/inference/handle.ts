@@ -250,6 +250,7 @@ async function sendUpstream(job: Job) {
   const forgetAbort = cancel ? ex.onAbort(() => cancel.cancel()) : undefined;
   const build = (r: Route) => {
     job.sent = true;
+    offerHostedTools(job, DIALECTS[r.provider.dialect] === job.surface.dialect);
     // A provider that kept the previous turn itself is sent the client's own request, naming it.
     const own = DIALECTS[r.provider.dialect] === job.surface.dialect ? job.conversation?.forProvider(r.provider.id) : undefined;
     // A surface whose URL says what the call is names the query to forward (never its key).
@@ -273,6 +274,24 @@ async function sendUpstream(job: Job) {
     // From here on the stream writer watches for the client leaving.
     forgetAbort?.();
   }
+}
+
+/**
+ * Hosted tools run only at an upstream of the surface's own dialect: a route of another one is
+ * sent none (the translation has no place for them), so their fee is not charged and the answer
+ * names them with those the model does not sell.
+ */
+function offerHostedTools(job: Job, runsThem: boolean): void {
+  const { terms, line } = job;
+  terms.feeNano = runsThem ? terms.hostedFee : 0n;
+  line.droppedTools = runsThem || terms.hosted.length === 0 ? terms.dropped : [...terms.dropped, ...terms.hosted];
+}
+
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/** The answer's word on the hosted tools the request declared and the gateway took out. */
+function droppedToolsHeader(line: RequestLine): Record<string, string> {
+  return line.droppedTools?.length ? { 'x-airouter-dropped-tools': [...new Set(line.droppedTools)].join(', ') } : NO_HEADERS;
 }
 
 async function readUpstreamBody(body: UpstreamBody): Promise<string> {
@@ -316,7 +335,7 @@ async function wholeAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBod
   if (!usage) usage = { ...ZERO_USAGE, input: await forwardedTokens(job.forwarded!), output: await countTextTokens([text]) };
   await settleBeforeAnswer(job, usage, ex.aborted ? 499 : 200);
   await keepAnswer(job);
-  ex.send(200, out, { 'content-type': 'application/json', ...job.surface.answerHeaders(job.ex.requestId) });
+  ex.send(200, out, { 'content-type': 'application/json', ...job.surface.answerHeaders(job.ex.requestId), ...droppedToolsHeader(job.line) });
 }
 
 /** One empty list for every stream's settings rather than two of their own in each. */
@@ -349,7 +368,7 @@ function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBody): P
   job.forwarded = undefined;
   job.ir = settingsOnly(job.ir);
   const type = ctx.call?.streamType ?? 'text/event-stream; charset=utf-8';
-  ex.beginStream(200, { 'content-type': type, 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...job.surface.answerHeaders(job.ex.requestId) });
+  ex.beginStream(200, { 'content-type': type, 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...job.surface.answerHeaders(job.ex.requestId), ...droppedToolsHeader(job.line) });
   ex.releaseHeaders();
   let streamed: Promise<StreamOutcome>;
   const parts = { ex, metrics: gw.metrics, keepAlive: surface.ping && { intervalMs: gw.config.PING_INTERVAL_MS, ping: surface.ping } };

@@ -17,6 +17,8 @@ export class RequestLine {
   stream?: boolean = undefined;
   /** provider/model of the route that answered. */
   route?: string = undefined;
+  /** Hosted tools the request declared and the gateway took out (not sold, or not run by the route). */
+  droppedTools?: string[] = undefined;
   /** The usage record, once the request was charged. */
   record?: OutboxRecord = undefined;
 }
@@ -48,6 +50,7 @@ export function logRequest(gw: Gateway, ex: Exchange, surface: string, line: Req
     surface,
     model: line.model,
     route: line.route,
+    ...(line.droppedTools?.length ? { droppedTools: line.droppedTools } : {}),
     status,
     ...(err instanceof GatewayError ? { error: err.kind } : err !== undefined ? { error: 'internal' } : {}),
     latencyMs,

@@ -18,8 +18,16 @@ export interface Terms {
   /** Output tokens per choice: what the upstream is told, and what was reserved for. */
   outputCap: number;
   n: number;
-  /** Charged per request on top of the tokens (OpenAI `web_search_options`). */
+  /**
+   * Charged per request on top of the tokens (a hosted search): `hostedFee`, or nothing on a
+   * route of another dialect, which cannot run the hosted tools (see inference/handle.ts).
+   */
   feeNano: bigint;
+  hostedFee: bigint;
+  /** Hosted tools the model sells, kept in the body. */
+  hosted: string[];
+  /** Hosted tools the model does not sell, taken out of the body. */
+  dropped: string[];
   /** The worst-case cost reserved before forwarding. */
   hold: bigint;
   /** The client's vetted headers, for an upstream of the client's own dialect. */
@@ -29,6 +37,7 @@ export interface Terms {
 type Body = Record<string, unknown>;
 type Limits = Pick<Config, 'MAX_MESSAGES'> & DialectLimits;
 
+const NONE: string[] = [];
 const max = (...xs: bigint[]) => xs.reduce((a, b) => (b > a ? b : a));
 
 export function requestTerms(
@@ -60,5 +69,8 @@ export function requestTerms(
   const inputPrice = max(p.input, p.cacheWrite, oneHourCache ? p.cacheWrite1h : 0n, c.audioIn ? p.audioIn! : 0n);
   const outputPrice = max(p.output, c.audioOut ? p.audioOut! : 0n);
   const hold = worstCase(inputTokens, c.outputCap * c.n + c.extraOutput, inputPrice, outputPrice, c.feeNano + c.holdFees);
-  return { pricing: c.pricing, officialPricing: c.officialPricing, outputCap: c.outputCap, n: c.n, feeNano: c.feeNano, hold, forwardHeaders: c.forwardHeaders };
+  return {
+    pricing: c.pricing, officialPricing: c.officialPricing, outputCap: c.outputCap, n: c.n, feeNano: c.feeNano, hostedFee: c.feeNano, hold,
+    forwardHeaders: c.forwardHeaders, hosted: c.hosted ?? NONE, dropped: c.dropped ?? NONE,
+  };
 }

@@ -120,6 +120,17 @@ export const responsesState: SurfaceState = {
       if (found === undefined) throw notFound('Response', id);
       return found;
     };
+    // Codex's WebSocket mode asks for an upgrade here; 426 is what makes it use HTTP at once (on
+    // 404 or 405 it retries the turn five times before it falls back).
+    router.add({
+      method: 'get', path: '/v1/responses', name: 'responses_websocket', onError,
+      handler: async (ex) => {
+        if (/websocket/i.test(ex.headers.upgrade ?? '')) {
+          throw new GatewayError('upgrade_required', 'The Responses API\'s WebSocket mode is not served by this gateway: send POST /v1/responses (with stream: true for server-sent events).', { code: 'websocket_not_supported' });
+        }
+        throw new GatewayError('not_found', 'GET /v1/responses lists nothing: GET /v1/responses/{id} reads one stored response.', { code: 'unknown_url' });
+      },
+    });
     router.add({
       method: 'get', path: '/v1/responses/:id', name: 'response_get', onError,
       handler: async (ex) => ex.send(200, await readStored(ex, 'response', (userId, id) => responseText(gw.sql, userId, id)), { 'content-type': 'application/json' }),

@@ -12,7 +12,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { request } from 'undici';
 import { startFakeUpstream, TEXT_ANSWER, type RecordedRequest } from '../fake-upstream/server.js';
 import { fixturePath } from '../fixtures/index.js';
-import { EXTRAS, PRICES, startTestGateway, testCatalogue } from '../helpers/gateway.js';
+import { PRICES, startTestGateway, testCatalogue } from '../helpers/gateway.js';
 import { assume } from '../helpers/messages.js';
 
 interface ClientFixture {
@@ -37,10 +37,10 @@ const FREEFORM = { type: 'object', properties: { input: { type: 'string' } }, re
 
 const fake = await startFakeUpstream();
 t.teardown(() => fake.close());
+// As a plain catalogue has them: no hosted tool priced. Codex declares the hosted web_search
+// tool on every turn all the same; the gateway takes it out and says so.
 const model = (id: string, provider: string) => ({
   id, owned_by: 'fake', context_window: 400000, max_output_tokens: MAX_OUTPUT, ...PRICES,
-  // Codex declares the hosted web_search tool: a model that does not sell it refuses the request.
-  extras: EXTRAS,
   routes: [{ provider, model: 'tool_round', reasoning: true }],
 });
 const base = testCatalogue({
@@ -67,7 +67,7 @@ async function send(fx: ClientFixture, modelId: string, body = fx.request.body) 
   const res = await request(`${gw.url}${fx.request.path}`, { method: 'POST', headers, body: JSON.stringify({ ...body, model: modelId }) });
   const text = await res.body.text();
   const upstream: RecordedRequest | undefined = fake.requests.length > before ? fake.requests.at(-1) : undefined;
-  return { status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), text, upstream };
+  return { status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), dropped: res.headers['x-airouter-dropped-tools'], text, upstream };
 }
 
 /** SSE text → its events, each with its `event:` name and parsed data. */
@@ -120,9 +120,14 @@ function instructionTexts(body: Record<string, any>): string[] {
   return texts;
 }
 
-/** What a Responses provider must receive: the client's body, bar the model and the output cap. */
+const CLIENT_TOOL_TYPES = new Set(['function', 'custom', 'namespace']);
+/** The hosted tools a body declares (web_search): none is priced here. */
+const hostedTools = (body: Record<string, any>): string[] => (body.tools ?? []).map((x: any) => x.type).filter((type: string) => !CLIENT_TOOL_TYPES.has(type));
+
+/** What a Responses provider must receive: the client's body, bar the model, the output cap and the hosted tools. */
 function passThroughBody(body: Record<string, any>): Record<string, unknown> {
-  return { ...body, model: 'tool_round', max_output_tokens: Math.min(MAX_OUTPUT, body.max_output_tokens ?? MAX_OUTPUT) };
+  const tools = body.tools?.filter((x: any) => CLIENT_TOOL_TYPES.has(x.type));
+  return { ...body, model: 'tool_round', max_output_tokens: Math.min(MAX_OUTPUT, body.max_output_tokens ?? MAX_OUTPUT), ...(tools ? { tools } : {}) };
 }
 
 /** Checks of a request mapped to a chat or Anthropic upstream. */
@@ -164,6 +169,9 @@ for (const name of CLIENTS) {
     t.test(`${name} → ${target.model} (${target.dialect === 'responses' ? 'same dialect' : 'mapped'}): a tool call, then its result`, async (t) => {
       const one = await send(first, target.model);
       t.equal(one.status, 200, one.text.slice(0, 300));
+      const hosted = hostedTools(first.request.body);
+      if (name === 'codex') t.same(hosted, ['web_search'], 'Codex declares web search');
+      t.equal(one.dropped, hosted.length ? hosted.join(', ') : undefined, 'the hosted tools taken out are named in the answer');
       const up = one.upstream!;
       t.ok(up, 'the request reached the upstream');
       t.equal(up.path, target.path, `in the ${target.dialect} dialect`);

@@ -4,7 +4,7 @@
 // case: one prompt answered in text and one tool round (the fake upstream calls the CLI's
 // file-search tool, or Codex's shell tool with `ls`, then answers in text once the result is
 // back), each through an Anthropic-dialect and an OpenAI-dialect model (Gemini CLI: an
-// OpenAI-dialect and a Gemini one). Claude Code speaks Messages, opencode Chat Completions, Codex
+// OpenAI-dialect and a Gemini one; Codex a Responses one too). Claude Code speaks Messages, opencode Chat Completions, Codex
 // (`codex exec`) the Responses API, Gemini CLI (`gemini -p`) Gemini's. Prints pass/fail
 // per case; exits non-zero if any case failed.
 //
@@ -68,7 +68,8 @@ const fake = await startFakeUpstream();
 /**
  * Per CLI and dialect, a model answering in text and one running a tool round with the CLI's
  * own file-search tool, or for Codex its shell tool (the upstream model name picks the fake's
- * scenario). Codex declares the hosted web_search tool too, so the models sell web search.
+ * scenario). As a plain catalogue has them, no model prices a hosted tool: Codex declares web
+ * search on every turn all the same, and the gateway takes it out.
  */
 const TOOL: Record<Cli, string> = {
   claude: 'Glob:{"pattern":"*.md"}',
@@ -76,8 +77,8 @@ const TOOL: Record<Cli, string> = {
   codex: 'exec_command:{"cmd":"ls"}',
   gemini: 'list_directory:{"dir_path":"."}',
 };
-/** The upstream dialects each CLI is run through: a translated one and, for Gemini CLI, its own. */
-const DIALECTS: Record<Cli, readonly string[]> = { claude: ['anthropic', 'openai'], opencode: ['anthropic', 'openai'], codex: ['anthropic', 'openai'], gemini: ['openai', 'gemini'] };
+/** The upstream dialects each CLI is run through: translated ones and, for Gemini CLI and Codex, their own. */
+const DIALECTS: Record<Cli, readonly string[]> = { claude: ['anthropic', 'openai'], opencode: ['anthropic', 'openai'], codex: ['anthropic', 'openai', 'responses'], gemini: ['openai', 'gemini'] };
 const modelId = (cli: Cli, dialect: string, kind: 'text' | 'tools') => `${cli}-${dialect}-${kind}`;
 const models = (Object.keys(TOOL) as Cli[]).flatMap((cli) =>
   DIALECTS[cli].flatMap((dialect) =>
@@ -86,7 +87,6 @@ const models = (Object.keys(TOOL) as Cli[]).flatMap((cli) =>
       context_window: 200000,
       max_output_tokens: 64000,
       pricing: { input: 1, output: 2 },
-      extras: { web_search: { per_call: 0.01 } },
       routes: [{
         provider: `fake-${dialect}`,
         model: kind === 'text' ? 'text' : `tool_round:${TOOL[cli]}`,
@@ -100,6 +100,7 @@ const catalogue = {
     { id: 'fake-openai', dialect: 'openai', base_url: `${fake.url}/v1` },
     { id: 'fake-anthropic', dialect: 'anthropic', base_url: fake.url },
     { id: 'fake-gemini', dialect: 'gemini', base_url: `${fake.url}/v1beta` },
+    { id: 'fake-responses', dialect: 'responses', base_url: `${fake.url}/v1` },
   ],
   models,
 };

@@ -24,7 +24,7 @@ async function post(path: string, body: unknown, headers: Record<string, string>
   } catch {
     json = undefined;
   }
-  return { status: res.status, type: res.headers.get('content-type') ?? '', text, json };
+  return { status: res.status, type: res.headers.get('content-type') ?? '', headers: Object.fromEntries(res.headers), text, json };
 }
 
 t.test('the key: x-goog-api-key, ?key= or a bearer token; never forwarded', async (t) => {
@@ -82,11 +82,16 @@ t.test('pass-through forwards the client\'s body, the cap set', async (t) => {
   t.equal(fake.requests[0]!.path, '/v1beta/models/upstream-gm:generateContent');
 });
 
-t.test('refused: what costs more than tokens, and what only Gemini can serve', async (t) => {
-  const code = await post('/v1beta/models/oa-model:generateContent', { ...hello, tools: [{ codeExecution: {} }] });
-  t.match(code, { status: 400, json: { error: { status: 'INVALID_ARGUMENT', message: /codeExecution/ } } }, 'a hosted tool not sold');
-  t.match(await post('/v1beta/models/gm-model:generateContent', { ...hello, tools: [{ googleSearch: {} }] }), { status: 400, json: { error: { message: /googleSearch/ } } }, 'search on a model that does not price it');
-  t.equal((await post('/v1beta/models/oa-model:generateContent', { ...hello, tools: [{ googleSearch: {} }] })).status, 200, 'search where the catalogue prices it');
+t.test('hosted tools not sold are taken out; refused: what only Gemini can serve', async (t) => {
+  fake.reset();
+  const fn = { functionDeclarations: [{ name: 'get_time', description: 'The time.' }] };
+  const code = await post('/v1beta/models/gm-model:generateContent', { ...hello, tools: [{ codeExecution: {}, ...fn }, { googleSearch: {} }] });
+  t.equal(code.status, 200, 'hosted tools not sold: taken out, the request served');
+  t.equal(code.headers['x-airouter-dropped-tools'], 'codeExecution, googleSearch', 'named in the answer');
+  t.same(fake.requests[0]!.body.tools, [fn], 'the functions sent without them; an entry left empty goes');
+  const search = await post('/v1beta/models/oa-model:generateContent', { ...hello, tools: [{ googleSearch: {} }] });
+  t.equal(search.status, 200, 'search where the catalogue prices it');
+  t.equal(search.headers['x-airouter-dropped-tools'], 'googleSearch', 'but an OpenAI upstream cannot run it: named, not charged');
   t.match(await post('/v1beta/models/an-model:generateContent', { ...hello, cachedContent: 'cachedContents/abc' }), { status: 400, json: { error: { message: /cachedContent/ } } }, 'a Gemini cache on an Anthropic model');
   t.match(await post('/v1beta/models/gm-model:generateContent', { contents: [{ parts: [{ fileData: { mimeType: 'video/mp4', fileUri: 'https://x/v.mp4' } }] }] }), { status: 400, json: { error: { message: /fileData|video/ } } }, 'a file whose length the gateway cannot see');
 });

@@ -320,9 +320,13 @@ t.test('Anthropic server tools have no OpenAI counterpart: dropped, with a tool_
   // The same request to an Anthropic upstream keeps its server tool.
   const an = JSON.parse(textOf(await client.messages.create({ ...params, model: 'an-model' })));
   t.same(an.tools, params.tools);
-  // A model whose catalogue entry does not price web search refuses the tool, naming it.
-  const refused = await client.messages.create({ ...params, model: 'fallback-model' }).then(() => null, (e: unknown) => e);
+  // A model whose catalogue entry does not price web search takes the tool out, naming it.
+  const served = await client.messages.create({ ...params, model: 'fallback-model' }).withResponse();
+  t.equal(served.response.headers.get('x-airouter-dropped-tools'), 'web_search_20250305', 'named in the answer');
+  t.notOk('tools' in JSON.parse(textOf(served.data)), 'and not sent');
+  // Unless the request insists on it.
+  const refused = await client.messages.create({ ...params, model: 'fallback-model', tool_choice: { type: 'tool', name: 'web_search' } } as any).then(() => null, (e: unknown) => e);
   t.type(refused, Anthropic.BadRequestError);
   const error = (refused as InstanceType<typeof Anthropic.BadRequestError>).error as { error: { message: string } };
-  t.match(error.error.message, /^tools\.0\.type: The web_search server tool costs more than plain tokens and is not offered on "fallback-model"/);
+  t.match(error.error.message, /^tool_choice: The server tool "web_search" costs more than plain tokens and is not offered on "fallback-model"/);
 });

@@ -124,14 +124,19 @@ t.test('web search: a per-search price where it is sold, refused where it is not
   t.equal(s.cost_nano, BigInt(s.prompt_tokens) * 1000n + BigInt(s.completion_tokens) * 2000n + 10_000_000n, 'the searches the upstream reports, at $0.01 each');
 });
 
-t.test('Anthropic server-side features: refused unless the model accepts them', async (t) => {
+t.test('Anthropic server-side features: refused (or, for a declared tool, taken out) unless the model accepts them', async (t) => {
   const mcp = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, mcp_servers: [{ type: 'url', url: 'https://mcp.example.test', name: 'x' }] } as any));
   t.match(mcp?.error?.error?.message, /^mcp_servers: Remote MCP servers costs more/);
   const container = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, container: 'container_1' } as any));
   t.match(container?.error?.error?.message, /^container: /);
   const fetchTool = { type: 'web_fetch_20250910', name: 'web_fetch' };
-  const denied = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, tools: [fetchTool] } as any));
-  t.match(denied?.error?.error?.message, /^tools\.0\.type: The server tool "web_fetch_20250910"/);
+  const fn = { name: 'get_time', description: 'The time.', input_schema: { type: 'object', properties: {} } };
+  fake.reset();
+  const dropped = await anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, tools: [fetchTool, fn] } as any).withResponse();
+  t.same(fake.requests.at(-1)!.body.tools, [fn], 'a server tool the model does not sell is taken out, the rest sent');
+  t.equal(dropped.response.headers.get('x-airouter-dropped-tools'), 'web_fetch_20250910', 'and the answer names it');
+  const forced = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, tools: [fetchTool, fn], tool_choice: { type: 'tool', name: 'web_fetch' } } as any));
+  t.match(forced?.error?.error?.message, /^tool_choice: The server tool "web_fetch"/, 'a tool_choice that insists on it is refused');
   fake.reset();
   await anthropic.messages.create({ model: 'long-model', max_tokens: 50, messages: hi, tools: [fetchTool] } as any, { headers: { 'anthropic-beta': 'web-fetch-2025-09-10' } });
   t.same(fake.requests.at(-1)!.body.tools, [fetchTool], 'accepted where the catalogue allows it');
@@ -245,8 +250,9 @@ t.test('anthropic-beta: passed through, bar the priced ones a model does not sel
   t.equal(fake.requests.at(-1)!.headers['anthropic-beta'], 'web-fetch-2025-09-10,mcp-client-2025-11-20,code-execution-2025-08-25,advanced-tool-use-2025-11-20', 'feature betas pass: the body is what uses, and pays for, the feature');
   // What those betas unlock is in the body, and that is still refused where it is not sold.
   const headers = { 'anthropic-beta': 'web-fetch-2025-09-10,mcp-client-2025-11-20,code-execution-2025-08-25' };
-  const tool = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, tools: [{ type: 'web_fetch_20250910', name: 'web_fetch' }] } as any, { headers }));
-  t.match(tool?.error?.error?.message, /^tools\.0\.type: The server tool "web_fetch_20250910"/);
+  fake.reset();
+  await anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, tools: [{ type: 'web_fetch_20250910', name: 'web_fetch' }] } as any, { headers });
+  t.notOk('tools' in fake.requests.at(-1)!.body, 'the tool a beta unlocks is not sent where it is not sold');
   const mcp = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, mcp_servers: [{ type: 'url', url: 'https://mcp.example.test', name: 'x' }] } as any, { headers }));
   t.match(mcp?.error?.error?.message, /^mcp_servers: Remote MCP servers/);
   const container = await refusal(anthropic.messages.create({ model: 'an-model', max_tokens: 50, messages: hi, container: 'cntr_1' } as any, { headers }));

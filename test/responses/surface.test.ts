@@ -4,19 +4,31 @@
 // input items, delete, owned by the key's user.
 
 import t from 'tap';
+import http from 'node:http';
 import OpenAI from 'openai';
 import { reconcile } from '../../src/billing/reconcile.js';
 import { startFakeUpstream, TEXT_ANSWER } from '../fake-upstream/server.js';
-import { responsesUpstream, startTestGateway, testCatalogue } from '../helpers/gateway.js';
+import { EXTRAS, responsesUpstream, startTestGateway, testCatalogue } from '../helpers/gateway.js';
 
 const fake = await startFakeUpstream();
 t.teardown(() => fake.close());
-const catalogue = testCatalogue({ upstream: fake.url, extra: responsesUpstream(fake.url) });
+const extra = responsesUpstream(fake.url);
+// A Responses-dialect model that sells web search, beside rs-model, which sells nothing extra.
+extra.models.push({ ...extra.models[0]!, id: 'rs-search', extras: EXTRAS } as (typeof extra.models)[0]);
+const catalogue = testCatalogue({ upstream: fake.url, extra });
 const gw = await startTestGateway(t, { upstream: fake.url, catalogue });
 const sql = gw.stores.sql;
 const u = await gw.user('5');
 const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: u.key, maxRetries: 0 });
 const MODELS = ['oa-model', 'an-model', 'rs-model'] as const;
+const PRICE_IN = 1000n;
+const PRICE_OUT = 2000n;
+/** The key's latest usage record, once the outbox has written it. */
+async function lastCost() {
+  await gw.gw.outbox.drained();
+  const [r] = await sql<{ id: string; prompt_tokens: number; completion_tokens: number; cost_nano: bigint }[]>`SELECT id::text, prompt_tokens, completion_tokens, cost_nano FROM usage_records WHERE user_id = ${u.userId} ORDER BY created_at DESC, id DESC LIMIT 1`;
+  return r!;
+}
 const upstreamPath = { 'oa-model': '/v1/chat/completions', 'an-model': '/v1/messages', 'rs-model': '/v1/responses' };
 
 t.test('a whole answer on every upstream dialect, billed from its usage', async (t) => {
@@ -116,15 +128,38 @@ t.test('a tool round through each dialect, and a freeform tool where the upstrea
   t.equal(item?.input, '***Begin', 'and its call came back as a custom_tool_call with the raw text');
 });
 
-t.test('hosted tools are priced or refused, naming the tool', async (t) => {
-  const refused = await client.responses.create({ model: 'oa-model', input: 'x', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] } as any] }).catch((e: unknown) => e);
-  t.type(refused, OpenAI.BadRequestError);
-  t.equal((refused as InstanceType<typeof OpenAI.BadRequestError>).param, 'tools[0].type');
-  t.match((refused as Error).message, /file_search/);
-  const hidden = await client.responses.create({ model: 'oa-model', input: [{ type: 'additional_tools', tools: [{ type: 'code_interpreter', container: { type: 'auto' } }] } as any, { role: 'user', content: 'x' }] }).catch((e: unknown) => e);
-  t.equal((hidden as InstanceType<typeof OpenAI.BadRequestError>).param, 'input[0].tools[0].type', 'a hosted tool declared in an input item is refused too');
-  const fallback = await client.responses.create({ model: 'fallback-model', input: 'x', tools: [{ type: 'web_search' } as any] }).catch((e: unknown) => e);
-  t.type(fallback, OpenAI.BadRequestError, 'web search on a model that does not price it');
+t.test('hosted tools the model does not sell are taken out and named; a tool_choice that insists on one is refused', async (t) => {
+  fake.reset();
+  const fn = { type: 'function' as const, name: 'get_time', parameters: { type: 'object', properties: {} }, strict: false };
+  const { data, response } = await client.responses.create({ model: 'rs-model', input: 'x', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] } as any, fn] }).withResponse();
+  t.equal(data.status, 'completed', 'served');
+  t.same(fake.requests[0]!.body.tools.map((x: any) => x.type), ['function'], 'the upstream got the function alone');
+  t.equal(response.headers.get('x-airouter-dropped-tools'), 'file_search', 'the answer names what was taken out');
+  fake.reset();
+  const hidden = await client.responses.create({ model: 'rs-model', input: [{ type: 'additional_tools', tools: [{ type: 'code_interpreter', container: { type: 'auto' } }, fn] } as any, { role: 'user', content: 'x' }] }).withResponse();
+  t.same(fake.requests[0]!.body.input[0].tools.map((x: any) => x.type), ['function'], 'from an input item\'s tools too');
+  t.equal(hidden.response.headers.get('x-airouter-dropped-tools'), 'code_interpreter');
+  const forced = await client.responses.create({ model: 'rs-model', input: 'x', tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] } as any], tool_choice: { type: 'file_search' } as any }).catch((e: unknown) => e);
+  t.type(forced, OpenAI.BadRequestError);
+  t.equal((forced as InstanceType<typeof OpenAI.BadRequestError>).param, 'tool_choice');
+  t.match((forced as Error).message, /file_search/);
+  const untyped = await client.responses.create({ model: 'rs-model', input: 'x', tools: [{ name: 'x' } as any] }).catch((e: unknown) => e);
+  t.type(untyped, OpenAI.BadRequestError, 'a tool without a type is the client\'s mistake');
+  const fallback = await client.responses.create({ model: 'fallback-model', input: 'x', tools: [{ type: 'web_search' } as any] }).withResponse();
+  t.equal(fallback.response.headers.get('x-airouter-dropped-tools'), 'web_search', 'web search on a model that does not price it: taken out');
+});
+
+t.test('a sold hosted tool on a route of another dialect is not run, so not charged, and is named', async (t) => {
+  const before = await lastCost();
+  const { response } = await client.responses.create({ model: 'oa-model', input: 'x', tools: [{ type: 'web_search' } as any] }).withResponse();
+  t.equal(response.headers.get('x-airouter-dropped-tools'), 'web_search', 'the chat upstream has no web search');
+  const r = await lastCost();
+  t.not(r.id, before?.id);
+  t.equal(r.cost_nano, BigInt(r.prompt_tokens) * PRICE_IN + BigInt(r.completion_tokens) * PRICE_OUT, 'tokens only, no search fee');
+  const same = await client.responses.create({ model: 'rs-search', input: 'x', tools: [{ type: 'web_search' } as any] }).withResponse();
+  t.equal(same.response.headers.get('x-airouter-dropped-tools'), null, 'a Responses upstream runs it');
+  const s = await lastCost();
+  t.equal(s.cost_nano, BigInt(s.prompt_tokens) * PRICE_IN + BigInt(s.completion_tokens) * PRICE_OUT + 10_000_000n, 'and its fee is charged');
 });
 
 t.test('the hold covers the replayed history: a continuation a small balance cannot carry is a 402', async (t) => {
@@ -147,4 +182,25 @@ t.test('the books', async (t) => {
   const report = await reconcile(sql, gw.stores.hot);
   t.same(report.mismatches, []);
   t.same(report.hotMismatches, []);
+});
+
+t.test('a WebSocket upgrade (Codex\'s WebSocket mode) is answered 426, so the client uses HTTP at once', async (t) => {
+  const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const req = http.request(`${gw.url}/v1/responses`, {
+      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'openai-beta': 'responses_websockets=2026-02-06', authorization: `Bearer ${u.key}` },
+    });
+    req.on('upgrade', () => reject(new Error('upgraded')));
+    req.on('response', (res) => {
+      let body = '';
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode!, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  t.equal(answer.status, 426);
+  t.match(JSON.parse(answer.body), { error: { type: 'invalid_request_error', code: 'websocket_not_supported', message: /POST \/v1\/responses/ } }, 'in OpenAI\'s envelope, saying what to use');
+  const plain = await fetch(`${gw.url}/v1/responses`, { headers: { authorization: `Bearer ${u.key}` } });
+  t.equal(plain.status, 404, 'a plain GET lists nothing');
+  await plain.arrayBuffer();
 });

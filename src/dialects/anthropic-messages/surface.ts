@@ -5,7 +5,7 @@ import type { Model } from '../../catalogue/index.js';
 import { encodeSSE } from '../../stream/sse.js';
 import { bearer, randomBase62 } from '../../wire.js';
 import type { ClientTerms, DialectLimits, Surface } from '../dialect.js';
-import { notSold } from '../refusals.js';
+import { dropEmptyTools, dropUnsold, notSold, refuse } from '../refusals.js';
 import { anthropicHeaders } from './headers.js';
 
 type Body = Record<string, unknown>;
@@ -23,21 +23,34 @@ const SERVER_TOOL_FAMILY: [RegExp, string][] = [
 function clientTerms(body: Body, model: Model, headers: Record<string, string>, limits: DialectLimits): ClientTerms {
   const { pricing, officialPricing } = model;
   let holdFees = 0n;
+  const droppedNames: string[] = [];
   const outputCap = Math.min(model.maxOutputTokens, typeof body.max_tokens === 'number' ? body.max_tokens : model.maxOutputTokens);
-  const tools = Array.isArray(body.tools) ? (body.tools as (Body | null)[]) : [];
-  tools.forEach((tool, i) => {
-    const type = tool?.type;
-    if (type === undefined || type === null || (typeof type === 'string' && CLIENT_TOOL.test(type))) return;
-    const param = `tools.${i}.type`;
-    if (typeof type === 'string' && type.startsWith('web_search_')) {
-      if (pricing.perWebSearch === 0n) throw notSold(param, 'The web_search server tool', model);
-      const uses = typeof tool?.max_uses === 'number' && tool.max_uses > 0 ? tool.max_uses : model.webSearchMaxCalls;
-      holdFees += pricing.perWebSearch * BigInt(uses);
-      return;
-    }
-    const family = typeof type === 'string' ? SERVER_TOOL_FAMILY.find(([re]) => re.test(type))?.[1] : undefined;
-    if (!family || !model.serverTools.has(family)) throw notSold(param, `The server tool ${JSON.stringify(type)}`, model);
-  });
+  const hosted: string[] = [];
+  const dropped = Array.isArray(body.tools)
+    ? dropUnsold(body.tools as (Body | null)[], (tool) => {
+        const type = tool?.type;
+        if (type === undefined || type === null || (typeof type === 'string' && CLIENT_TOOL.test(type))) return undefined;
+        if (typeof type !== 'string') throw refuse('tools', 'tools: a tool\'s "type" is a string.');
+        if (type.startsWith('web_search_') && pricing.perWebSearch > 0n) {
+          const uses = typeof tool!.max_uses === 'number' && tool!.max_uses > 0 ? tool!.max_uses : model.webSearchMaxCalls;
+          holdFees += pricing.perWebSearch * BigInt(uses);
+          hosted.push(type);
+          return undefined;
+        }
+        const family = SERVER_TOOL_FAMILY.find(([re]) => re.test(type))?.[1];
+        if (family && model.serverTools.has(family)) {
+          hosted.push(type);
+          return undefined;
+        }
+        if (typeof tool!.name === 'string') droppedNames.push(tool!.name);
+        return type;
+      })
+    : [];
+  const choice = body.tool_choice as Body | null | undefined;
+  if (choice?.type === 'tool' && typeof choice.name === 'string' && droppedNames.includes(choice.name)) {
+    throw notSold('tool_choice', `The server tool ${JSON.stringify(choice.name)}`, model);
+  }
+  if (dropped.length > 0) dropEmptyTools(body, 'tools', 'tool_choice');
   if (body.mcp_servers !== undefined && body.mcp_servers !== null && !model.serverTools.has('mcp')) throw notSold('mcp_servers', 'Remote MCP servers', model);
   if (body.container !== undefined && body.container !== null && !model.serverTools.has('code_execution')) throw notSold('container', 'A code execution container', model);
   // Fast mode is billed at a premium, asked for by the body on models that need no beta for it:
@@ -46,7 +59,7 @@ function clientTerms(body: Body, model: Model, headers: Record<string, string>, 
     throw notSold('speed', `speed ${JSON.stringify(body.speed)}`, model);
   }
   const forwardHeaders = anthropicHeaders(headers, model, limits);
-  return { pricing, officialPricing, outputCap, n: 1, extraOutput: 0, feeNano: 0n, holdFees, audioIn: false, audioOut: false, forwardHeaders };
+  return { pricing, officialPricing, outputCap, n: 1, extraOutput: 0, feeNano: 0n, holdFees, audioIn: false, audioOut: false, forwardHeaders, hosted, dropped };
 }
 
 export const surface: Surface = {

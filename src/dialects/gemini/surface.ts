@@ -8,8 +8,8 @@ import { GatewayError } from '../../errors.js';
 import type { Exchange } from '../../server/exchange.js';
 import { bearer, decodeSegment, randomBase62 } from '../../wire.js';
 import type { ClientTerms, DialectLimits, Surface, SurfaceCall } from '../dialect.js';
-import { notSold, refuse } from '../refusals.js';
-import { field, record } from './fields.js';
+import { dropEmptyTools, dropUnsold, notSold, refuse } from '../refusals.js';
+import { field, keyOf, record } from './fields.js';
 import { ARRAY_TYPE } from './framing.js';
 
 type Body = Record<string, unknown>;
@@ -52,18 +52,31 @@ function clientTerms(body: Body, model: Model, _headers: Record<string, string>,
   const extraOutput = typeof budget === 'number' && budget > 0 ? Math.min(Math.floor(budget), model.maxOutputTokens) : 0;
   let feeNano = 0n;
   let holdFees = 0n;
+  const hosted: string[] = [];
+  const dropped: string[] = [];
   const tools = field(body, 'tools');
-  (Array.isArray(tools) ? tools : []).forEach((tool, i) => {
-    for (const key of Object.keys(record(tool) ?? {})) {
-      if (CLIENT_TOOL.has(key)) continue;
-      if (SEARCH.has(key) && pricing.perWebSearch > 0n) {
-        // As the chat surface's web_search_options: its price once per request.
-        if (feeNano === 0n) feeNano = pricing.perWebSearch;
-        continue;
+  if (Array.isArray(tools)) {
+    // A tool entry may hold several tools (functions beside a search): the unsold ones are taken
+    // out of it, and an entry left empty goes too.
+    dropUnsold(tools, (tool) => {
+      const entry = record(tool);
+      if (!entry) return undefined;
+      const keys = Object.keys(entry);
+      for (const key of keys) {
+        if (CLIENT_TOOL.has(key)) continue;
+        if (SEARCH.has(key) && pricing.perWebSearch > 0n) {
+          // As the chat surface's web_search_options: its price once per request.
+          feeNano = pricing.perWebSearch;
+          hosted.push(key);
+          continue;
+        }
+        delete entry[key];
+        dropped.push(key);
       }
-      throw notSold(`tools[${i}].${key}`, `The hosted tool ${JSON.stringify(key)}`, model);
-    }
-  });
+      return keys.length > 0 && Object.keys(entry).length === 0 ? 'empty' : undefined;
+    });
+    if (dropped.length > 0) dropEmptyTools(body, keyOf(body, 'tools'), keyOf(body, 'toolConfig'));
+  }
   // A file the body only names (Files API, Cloud Storage) can be any length: only images are bounded.
   const contents = field(body, 'contents');
   (Array.isArray(contents) ? contents : []).forEach((c, i) => {
@@ -82,7 +95,7 @@ function clientTerms(body: Body, model: Model, _headers: Record<string, string>,
     const price = lc > pricing.cacheRead ? lc : pricing.cacheRead;
     holdFees += (BigInt(model.contextWindow) * price + MILLION - 1n) / MILLION;
   }
-  return { pricing, officialPricing, outputCap, n: 1, extraOutput, feeNano, holdFees, audioIn: false, audioOut: false };
+  return { pricing, officialPricing, outputCap, n: 1, extraOutput, feeNano, holdFees, audioIn: false, audioOut: false, hosted, dropped };
 }
 
 const METHODS = ['generateContent', 'streamGenerateContent', 'countTokens'];

@@ -54,7 +54,7 @@ function clientTerms(body: Body, model: Model, _headers: Record<string, string>,
   // A predicted output's rejected tokens are billed as output, beyond the cap: at most one a byte.
   const prediction = body.prediction;
   if (prediction !== undefined && prediction !== null) extraOutput = Buffer.byteLength(JSON.stringify(prediction));
-  return { pricing, officialPricing, outputCap, n, extraOutput, feeNano, holdFees: 0n, audioIn, audioOut };
+  return { pricing, officialPricing, outputCap, n, extraOutput, feeNano, holdFees: 0n, audioIn, audioOut, hosted: feeNano > 0n ? ['web_search_options'] : undefined };
 }
 
 const NO_HEADERS = (): Record<string, string> => ({});

@@ -1,12 +1,13 @@
 // The gateway's /v1/responses: the key as a bearer token, `resp_…` ids, and what its options
 // cost beyond the prompt. Hosted tools that run at the vendor are sold only where the model's
-// catalogue entry prices them (web search), and refused otherwise with a 400 naming the tool;
-// tools the client runs (functions, freeform tools, shell and patch tools) are plain tokens.
+// catalogue entry prices them (web search), and taken out of the request otherwise (a 400 only
+// when tool_choice insists on one); tools the client runs (functions, freeform tools, shell and
+// patch tools) are plain tokens.
 
 import type { Model } from '../../catalogue/index.js';
 import { bearer, randomBase62 } from '../../wire.js';
 import type { ClientTerms, DialectLimits, Surface } from '../dialect.js';
-import { notSold } from '../refusals.js';
+import { dropEmptyTools, dropUnsold, notSold, refuse } from '../refusals.js';
 
 type Body = Record<string, unknown>;
 
@@ -24,24 +25,29 @@ function clientTerms(body: Body, model: Model, _headers: Record<string, string>,
     ({ pricing, officialPricing } = sold);
   }
   // Declared in `tools`, or (Codex, on models it knows) in an `additional_tools` input item.
-  const tools: [Body | null, string][] = (Array.isArray(body.tools) ? (body.tools as (Body | null)[]) : []).map((t, i) => [t, `tools[${i}]`]);
+  const lists: unknown[][] = Array.isArray(body.tools) ? [body.tools] : [];
   if (Array.isArray(body.input)) {
-    (body.input as (Body | null)[]).forEach((item, i) => {
-      if (item?.type === 'additional_tools' && Array.isArray(item.tools)) (item.tools as (Body | null)[]).forEach((t, j) => tools.push([t, `input[${i}].tools[${j}]`]));
-    });
+    for (const item of body.input as (Body | null)[]) if (item?.type === 'additional_tools' && Array.isArray(item.tools)) lists.push(item.tools);
   }
-  tools.forEach(([tool, at]) => {
-    const type = typeof tool?.type === 'string' ? tool.type : '';
-    if (CLIENT_TOOLS.has(type)) return;
-    const param = `${at}.type`;
-    if (WEB_SEARCH.test(type) && pricing.perWebSearch > 0n) {
-      // As the chat surface's web_search_options: its price once per request.
-      if (feeNano === 0n) feeNano = pricing.perWebSearch;
-      return;
-    }
-    throw notSold(param, `The hosted tool ${JSON.stringify(type)}`, model);
-  });
-  return { pricing, officialPricing, outputCap, n: 1, extraOutput: 0, feeNano, holdFees: 0n, audioIn: false, audioOut: false };
+  const hosted: string[] = [];
+  const dropped = lists.flatMap((list) =>
+    dropUnsold(list, (tool) => {
+      const type = typeof (tool as Body | null)?.type === 'string' ? ((tool as Body).type as string) : '';
+      if (CLIENT_TOOLS.has(type)) return undefined;
+      if (WEB_SEARCH.test(type) && pricing.perWebSearch > 0n) {
+        // As the chat surface's web_search_options: its price once per request.
+        feeNano = pricing.perWebSearch;
+        hosted.push(type);
+        return undefined;
+      }
+      if (!type) throw refuse('tools', 'tools: every tool needs a "type".');
+      return type;
+    }),
+  );
+  const choice = body.tool_choice as Body | null | undefined;
+  if (typeof choice?.type === 'string' && dropped.includes(choice.type)) throw notSold('tool_choice', `The hosted tool ${JSON.stringify(choice.type)}`, model);
+  if (dropped.length > 0) dropEmptyTools(body, 'tools', 'tool_choice');
+  return { pricing, officialPricing, outputCap, n: 1, extraOutput: 0, feeNano, holdFees: 0n, audioIn: false, audioOut: false, hosted, dropped };
 }
 
 export const surface: Surface = {
