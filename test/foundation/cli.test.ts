@@ -1,6 +1,6 @@
 // The operator command line, as a real child process: against shared Postgres and Redis, and
 // on the embedded default (PGlite and the in-process hot store under DATA_DIR). The first test
-// runs src/bin.js, the `airouter` of package.json's bin, the sources through tsx; the others
+// runs src/bin.js, the `airouter` of package.json's bin, on the sources through tsx; the others
 // run the bundle, as `npm start` does.
 
 import t, { type Test } from 'tap';
@@ -26,7 +26,8 @@ function failsWith(t: Test, r: { code: number | null; stderr: string }, re: RegE
 
 t.test('against Postgres and Redis', async (t) => {
   const s = await testStores(t);
-  const env = childEnv({ DATABASE_URL: s.databaseUrl, REDIS_URL, REDIS_PREFIX: s.redisPrefix });
+  // The sources, whatever the build (src/bin-entry.js picks the build when it is fresh).
+  const env = childEnv({ DATABASE_URL: s.databaseUrl, REDIS_URL, REDIS_PREFIX: s.redisPrefix, AIROUTER_SOURCES: '1' });
   const balance = async (email: string) => {
     const [row] = await s.sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE email = ${email}`;
     return row?.balance_nano;
