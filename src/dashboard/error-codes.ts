@@ -12,6 +12,7 @@ export const ERROR_CODES = [
   'invalid_code', 'code_used', 'code_expired',
   'request_too_large', 'too_many_attempts', 'too_many_open_deposits', 'no_free_amount',
   'insufficient_balance', 'provider_error', 'refused', 'unavailable', 'timeout', 'internal_error',
+  'model_unavailable', 'model_failed',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

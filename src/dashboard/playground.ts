@@ -41,17 +41,18 @@ export interface SelfAddress {
 /** The inference surface's refusals, in the dashboard's codes. */
 const CODE_BY_STATUS: Record<number, string> = {
   400: 'invalid_request', 402: 'insufficient_balance', 404: 'not_found', 413: 'request_too_large',
-  429: 'too_many_attempts', 502: 'provider_error', 503: 'unavailable', 504: 'timeout',
+  429: 'too_many_attempts', 502: 'model_failed', 503: 'unavailable', 504: 'timeout',
 };
 
 /**
  * A refusal of the inner request as this API's status and code. Its key was minted a moment
  * ago, so a 401 means the gateway itself is not right: the caller may retry later.
  */
-function refusalOf(status: number): [number, string] {
+function refusalOf(status: number, code: string | undefined): [number, string] {
   if (status === 401) return [503, 'unavailable'];
+  if (code === 'model_unavailable') return [503, 'model_unavailable'];
   if (CODE_BY_STATUS[status]) return [status, CODE_BY_STATUS[status]];
-  return status >= 500 ? [502, 'provider_error'] : [400, 'invalid_request'];
+  return status >= 500 ? [502, 'model_failed'] : [400, 'invalid_request'];
 }
 
 export function registerPlayground(router: Router, gw: Gateway, self: SelfAddress): void {
@@ -114,13 +115,16 @@ export function registerPlayground(router: Router, gw: Gateway, self: SelfAddres
       if (res.statusCode !== 200) {
         const text = await res.body.text();
         let message = `The model answered ${res.statusCode}.`;
+        let innerCode: string | undefined;
         try {
-          message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? message;
+          const error = (JSON.parse(text) as { error?: { message?: string; code?: string } }).error;
+          message = error?.message ?? message;
+          innerCode = error?.code;
         } catch {
           // not JSON: keep the status
         }
         const retry = Number(res.headers['retry-after']);
-        const [status, code] = refusalOf(res.statusCode);
+        const [status, code] = refusalOf(res.statusCode, innerCode);
         throw new DashboardError(status, code, message, Number.isFinite(retry) && retry > 0 ? retry : undefined);
       }
       ex.beginStream(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });

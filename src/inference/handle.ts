@@ -21,7 +21,7 @@ import { passThroughToClient } from '../stream/pass-through.js';
 import { Cancel } from '../upstream/cancel.js';
 import { BodyTooLargeError, type UpstreamBody } from '../upstream/client.js';
 import type { Answer, UpstreamCall } from '../upstream/router.js';
-import { errorMessageOf } from '../upstream/router.js';
+import { errorMessageOf, modelUnavailable } from '../upstream/router.js';
 import { checkBodyShape, parseJsonBody } from './body-guard.js';
 import { meterIR, StreamMeter } from './meter.js';
 import { logRequest, RequestLine } from './request-log.js';
@@ -187,7 +187,10 @@ function respond(job: Job, { route, response }: Answer): Promise<void> {
   if (response.status >= 400) {
     return response.body.text().catch(() => '').then((text) => {
       // Gemini refuses a bad key with a 400: the gateway's credentials, not the client's request.
-      if (DIALECTS[route.provider.dialect].upstream.refusedCredentials?.(response.status, text)) throw new GatewayError('upstream', 'The upstream refused the gateway\'s credentials.');
+      if (DIALECTS[route.provider.dialect].upstream.refusedCredentials?.(response.status, text)) {
+        job.gw.routes.credentialsFailed(route, `provider "${route.provider.id}" refused the gateway's API key (status ${response.status})`);
+        throw modelUnavailable(job.model.id);
+      }
       throw clientErrorFromUpstream(response.status, text);
     });
   }

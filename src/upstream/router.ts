@@ -27,13 +27,23 @@ interface Failure {
   kind: ErrorKind;
   message: string;
   retryAfter?: number;
+  /** The operator's to fix (a provider key missing or refused): the client is told only that the model is unavailable. */
+  operator?: boolean;
 }
+
+/** How often one provider's missing or refused key is logged at error level. */
+const CREDENTIALS_LOG_MS = 60_000;
+
+/** What the client is told when every route failed for want of a working provider key. */
+export const modelUnavailable = (modelId: string) =>
+  new GatewayError('unavailable', `The model "${modelId}" is unavailable right now. GET /v1/models lists the models; another one may serve you.`, { code: 'model_unavailable', noRetry: true });
 
 /** Statuses after which another route may well succeed. */
 const FALLBACK_STATUSES = new Set([401, 403, 404, 408, 409, 425, 429]);
 
 export class RouteSelector {
   private readonly coolUntil = new Map<string, number>();
+  private readonly credentialsLogged = new Map<string, number>();
 
   constructor(
     private readonly client: UpstreamClient,
@@ -59,8 +69,10 @@ export class RouteSelector {
       if (cancel?.cancelled) break;
       const keyEnv = route.provider.apiKeyEnv;
       if (keyEnv && !process.env[keyEnv]) {
-        failures.push({ kind: 'upstream', message: `Provider "${route.provider.id}" has no API key: set ${keyEnv} in the gateway's environment.` });
+        this.health?.attempt(route.key, false, 0);
         this.metrics.upstream.inc({ route: route.key, outcome: 'no_key' });
+        this.credentialsFailed(route, `provider "${route.provider.id}" has no API key: set ${keyEnv} in the gateway's environment`);
+        failures.push({ kind: 'unavailable', message: '', operator: true });
         continue;
       }
       const call = build(route);
@@ -92,9 +104,25 @@ export class RouteSelector {
       this.health?.attempt(route.key, false, performance.now() - started);
       const text = await response.body.text().catch(() => '');
       this.fail(route, String(response.status), undefined);
+      if (response.status === 401 || response.status === 403) {
+        this.credentialsFailed(route, `provider "${route.provider.id}" refused the gateway's API key (status ${response.status})${route.provider.apiKeyEnv ? `: check ${route.provider.apiKeyEnv}` : ''}`);
+        failures.push({ kind: 'unavailable', message: '', operator: true });
+        continue;
+      }
       failures.push(failureFromStatus(response, text));
     }
-    throw combine(failures);
+    throw combine(model, failures);
+  }
+
+  /**
+   * A provider key missing or refused: the operator's to fix, logged at error level naming the
+   * provider, once a minute per provider (every request would otherwise log it).
+   */
+  credentialsFailed(route: Route, why: string): void {
+    const now = Date.now();
+    if ((this.credentialsLogged.get(route.provider.id) ?? 0) > now) return;
+    this.credentialsLogged.set(route.provider.id, now + CREDENTIALS_LOG_MS);
+    this.log.error({ provider: route.provider.id, route: route.key }, `the model cannot be served: ${why}`);
   }
 
   private fail(route: Route, outcome: string, err: unknown) {
@@ -132,14 +160,16 @@ function failureFromStatus(response: UpstreamResponse, text: string): Failure {
   if (s === 429) return { kind: 'rate_limit', message: detail ?? 'The upstream is rate limiting requests.', retryAfter: retryAfterSeconds(response.headers) ?? 1 };
   if (s === 529 || s === 503) return { kind: 'overloaded', message: detail ?? 'The upstream is overloaded.' };
   if (s === 504 || s === 408) return { kind: 'timeout', message: 'The upstream timed out.' };
-  if (s === 401 || s === 403) return { kind: 'upstream', message: 'The upstream refused the gateway\'s credentials.' };
   if (s === 404) return { kind: 'upstream', message: 'The upstream does not know this model.' };
   return { kind: 'upstream', message: detail ? `The upstream failed: ${detail}` : `The upstream failed with status ${s}.` };
 }
 
 /** One error for the client out of every route's failure: the most telling kind wins. */
-function combine(failures: Failure[]): GatewayError {
-  if (failures.length === 0) return new GatewayError('upstream', 'No upstream route could be tried.');
+function combine(model: Model, tried: Failure[]): GatewayError {
+  if (tried.length === 0) return new GatewayError('upstream', 'No upstream route could be tried.');
+  // The operator's failures say nothing the client can act on: they count only when they are all there is.
+  const failures = tried.filter((f) => !f.operator);
+  if (failures.length === 0) return modelUnavailable(model.id);
   const all = (k: ErrorKind) => failures.every((f) => f.kind === k);
   if (all('rate_limit')) {
     const retry = Math.min(...failures.map((f) => f.retryAfter ?? 1));

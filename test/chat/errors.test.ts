@@ -75,7 +75,8 @@ t.test('an upstream error quoting secrets and addresses reaches the client scrub
 
 t.test('upstream credential failures never leak the provider key or address', async (t) => {
   const r = await postJson(`${gw.url}/v1/chat/completions`, { model: 'oa-model', messages: msg('[[error:401]]') }, { authorization: `Bearer ${user.key}` });
-  t.equal(r.status, 502);
+  t.equal(r.status, 503, 'the model is unavailable (test/chat/provider-keys.test.ts)');
+  t.equal(r.json.error.code, 'model_unavailable');
   t.notMatch(r.text, process.env.FAKE_OPENAI_KEY!);
   t.notMatch(r.text, /127\.0\.0\.1|localhost/);
 });

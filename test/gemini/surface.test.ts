@@ -136,7 +136,7 @@ t.test('a malformed %-escape in the model is answered, not fatal', async (t) => 
 
 t.test('a Gemini upstream refusing the gateway\'s key (its 400 API_KEY_INVALID) is not the client\'s fault', async (t) => {
   const res = await post('/v1beta/models/gm-model:generateContent', { contents: [{ parts: [{ text: '[[replay:gemini/errors/400_api_key_invalid.json]]' }] }] });
-  t.match(res, { status: 502, json: { error: { status: 'INTERNAL', message: /credentials/ } } });
+  t.match(res, { status: 503, json: { error: { status: 'UNAVAILABLE', message: /"gm-model" is unavailable/ } } });
   t.notMatch(res.text, /API key not valid/, 'the vendor\'s words about its key stay with the gateway');
 });
 

@@ -99,14 +99,14 @@ for (const model of MODELS) {
     envelope(t, await raw({ model, max_tokens: 10, messages: msg(`[[error:${overload}]]`) }), 529, 'overloaded_error');
   });
 
-  t.test(`${model}: upstream 500 → 502 api_error; upstream 401 never leaks its key`, async (t) => {
+  t.test(`${model}: upstream 500 → 502 api_error; upstream 401 → 503 (the model unavailable), never leaking its key`, async (t) => {
     const err = await client.messages.create({ model, max_tokens: 10, messages: msg('[[error:500]]') }).catch((e) => e);
     t.ok(err instanceof Anthropic.InternalServerError);
     t.equal(err.status, 502);
     t.equal(err.type, 'api_error');
     envelope(t, await raw({ model, max_tokens: 10, messages: msg('[[error:500]]') }), 502, 'api_error');
     const cred = await raw({ model, max_tokens: 10, messages: msg('[[error:401]]') });
-    envelope(t, cred, 502, 'api_error');
+    envelope(t, cred, 503, 'api_error');
     t.notMatch(cred.text, process.env.FAKE_ANTHROPIC_KEY!);
     t.notMatch(cred.text, process.env.FAKE_OPENAI_KEY!);
     t.notMatch(cred.text, /127\.0\.0\.1|localhost/);

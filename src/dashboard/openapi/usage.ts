@@ -96,7 +96,8 @@ export const usagePaths = {
       description:
         'The gateway calls POST /v1/chat/completions with the caller\'s playground key (one per user, kept; never shown, not listed; 20 requests a minute) ' +
         'with stream and include_usage; the answer is that surface\'s event stream, relayed. x-request-id names the usage record, which appears in GET /usage once written. ' +
-        'Refusals of the inference surface come in this API\'s envelope: 402 insufficient_balance, 404 not_found (model), 429 too_many_attempts.',
+        'Refusals of the inference surface come in this API\'s envelope: 402 insufficient_balance, 404 not_found (model), 429 too_many_attempts, ' +
+        '502 model_failed (no route answered; nothing charged), 503 model_unavailable (no provider of the model has a working key: the operator\'s to fix; another model may serve).',
       requestBody: {
         required: true,
         content: json({
