@@ -43,7 +43,7 @@ t.test('a key missing from the environment', async (t) => {
   const res = await chat('keyless-model');
   t.equal(res.status, 503);
   t.equal(res.headers.get('x-should-retry'), 'false', 'not to be retried: the SDKs give up at once');
-  const body = await res.json();
+  const body = (await res.json()) as { error: { message: string } };
   t.match(body, { error: { type: 'service_unavailable', code: 'model_unavailable', message: /"keyless-model" is unavailable/ } });
   t.notMatch(body.error.message, new RegExp(`${UNSET}|keyless"`), 'the client is not told the operator\'s configuration');
   t.equal(errorsLogged('keyless').length, 1, 'the operator is, at error level');
