@@ -188,7 +188,7 @@ function respond(job: Job, { route, response }: Answer): Promise<void> {
     return response.body.text().catch(() => '').then((text) => {
       // Gemini refuses a bad key with a 400: the gateway's credentials, not the client's request.
       if (DIALECTS[route.provider.dialect].upstream.refusedCredentials?.(response.status, text)) {
-        job.gw.routes.credentialsFailed(route, `provider "${route.provider.id}" refused the gateway's API key (status ${response.status})`);
+        job.gw.routes.keyRefused(route, response.status);
         throw modelUnavailable(job.model.id);
       }
       throw clientErrorFromUpstream(response.status, text);
@@ -290,11 +290,9 @@ function offerHostedTools(job: Job, runsThem: boolean): void {
   line.droppedTools = runsThem || terms.hosted.length === 0 ? terms.dropped : [...terms.dropped, ...terms.hosted];
 }
 
-const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
-
-/** The answer's word on the hosted tools the request declared and the gateway took out. */
-function droppedToolsHeader(line: RequestLine): Record<string, string> {
-  return line.droppedTools?.length ? { 'x-airouter-dropped-tools': [...new Set(line.droppedTools)].join(', ') } : NO_HEADERS;
+/** The answer's word on the hosted tools the request declared and the gateway took out (spread into its headers). */
+function droppedToolsHeader(line: RequestLine): Record<string, string> | undefined {
+  return line.droppedTools?.length ? { 'x-airouter-dropped-tools': [...new Set(line.droppedTools)].join(', ') } : undefined;
 }
 
 async function readUpstreamBody(body: UpstreamBody): Promise<string> {

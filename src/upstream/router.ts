@@ -105,7 +105,7 @@ export class RouteSelector {
       const text = await response.body.text().catch(() => '');
       this.fail(route, String(response.status), undefined);
       if (response.status === 401 || response.status === 403) {
-        this.credentialsFailed(route, `provider "${route.provider.id}" refused the gateway's API key (status ${response.status})${route.provider.apiKeyEnv ? `: check ${route.provider.apiKeyEnv}` : ''}`);
+        this.keyRefused(route, response.status);
         failures.push({ kind: 'unavailable', message: '', operator: true });
         continue;
       }
@@ -114,11 +114,17 @@ export class RouteSelector {
     throw combine(model, failures);
   }
 
+  /** The vendor refused the provider's key (401, 403, or a refusal of its own such as Gemini's 400). */
+  keyRefused(route: Route, status: number): void {
+    const env = route.provider.apiKeyEnv;
+    this.credentialsFailed(route, `provider "${route.provider.id}" refused the gateway's API key (status ${status})${env ? `: check ${env}` : ''}`);
+  }
+
   /**
    * A provider key missing or refused: the operator's to fix, logged at error level naming the
    * provider, once a minute per provider (every request would otherwise log it).
    */
-  credentialsFailed(route: Route, why: string): void {
+  private credentialsFailed(route: Route, why: string): void {
     const now = Date.now();
     if ((this.credentialsLogged.get(route.provider.id) ?? 0) > now) return;
     this.credentialsLogged.set(route.provider.id, now + CREDENTIALS_LOG_MS);
