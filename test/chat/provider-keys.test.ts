@@ -28,7 +28,7 @@ const catalogue = testCatalogue({
 });
 const logged: { level: number; msg: string; provider?: string }[] = [];
 const log = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (logged.push(JSON.parse(String(chunk))), done()) }));
-const gw = await startTestGateway(t, { upstream: fake.url, catalogue, log, env: { ROUTE_COOLDOWN_MS: '0' } });
+const gw = await startTestGateway(t, { upstream: fake.url, catalogue, log });
 const user = await gw.user('5');
 
 const chat = (modelId: string) =>
