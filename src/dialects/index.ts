@@ -19,6 +19,9 @@ export const DIALECTS = {
 
 export { DIALECT_NAMES, type DialectName } from './names.js';
 
+/** A dialect's name in the registry (what crosses to another thread, where the object cannot). */
+export const dialectName = (d: Dialect): DialectName => (Object.keys(DIALECTS) as DialectName[]).find((n) => DIALECTS[n] === d)!;
+
 /** POST /v1/embeddings: not a dialect's surface (no IR, no stream), but its requests are billed under this name. */
 export const EMBEDDINGS_SURFACE = 'embeddings';
 

@@ -4,81 +4,88 @@
 // nothing bills it, the key's share of unbilled work bounds it (./admission.ts): a local count is
 // cheap per character, but a request may carry millions of them.
 
-import { countRequestTokens } from '../billing/tokens.js';
-import { TokenizerRefused } from '../billing/tokenizer/pool.js';
+import { countRequestBody, TokenizerRefused } from '../billing/tokenizer/pool.js';
+import type { RequestCount } from '../billing/tokenizer/request.js';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
-import { DIALECTS } from '../dialects/index.js';
+import { DIALECTS, dialectName } from '../dialects/index.js';
 import type { SurfaceCall } from '../dialects/dialect.js';
-import type { IRRequest } from '../dialects/ir.js';
 import type { Admitted } from './admission.js';
-import { authenticatedJson, declaredBodyBytes, findModel } from './handle.js';
+import { authenticatedBody, declaredBodyBytes, findModel } from './handle.js';
 import { MESSAGES, type Surface } from './surfaces.js';
 
 /** Messages' count_tokens, or the count of a surface that has one in its URL (Gemini's countTokens). */
 export async function handleCountTokens(gw: Gateway, ex: Exchange, surface: Surface = MESSAGES, call?: SurfaceCall): Promise<void> {
   let admitted: Admitted | undefined;
   try {
-    const { body, size } = await authenticatedJson(gw, ex, surface, async (id) => {
+    const { raw, size } = await authenticatedBody(gw, ex, surface, async (id) => {
       await gw.ledger.gate(id);
       // Before the body is read: a refusal costs its sender nothing but the answer.
       admitted = await gw.admission.enter(id.keyId, declaredBodyBytes(ex));
     });
     // A body without a length (chunked) is counted once it is in.
     await admitted!.take(size.bytes - declaredBodyBytes(ex));
-    if (surface === MESSAGES) await countTokensFor(gw, ex, body);
-    else await countOwnTokens(gw, ex, surface, body, call);
+    const counted = await countInThread(raw, surface, call);
+    const model = findModel(gw, counted.model);
+    const tokens = (surface === MESSAGES ? await vendorCount(gw, ex, model, counted) : undefined) ?? counted.tokens;
+    // request-id as on Anthropic's own answers (the SDK reads it), like /v1/messages.
+    ex.json(200, surface === MESSAGES ? { input_tokens: tokens } : surface.countAnswer!(tokens), surface.answerHeaders(ex.requestId));
   } finally {
     admitted?.leave();
   }
 }
 
-async function countTokensFor(gw: Gateway, ex: Exchange, body: unknown): Promise<void> {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
-  const withBudget = { max_tokens: 1, ...(body as Record<string, unknown>) };
-  const ir = MESSAGES.dialect.parseRequest(withBudget);
-  const model = findModel(gw, ir.model);
+/**
+ * The tokenizer's count, and the model asked for, from the body's bytes: decoded, parsed and
+ * counted in its thread, so that megabytes of text never hold this loop.
+ */
+async function countInThread(raw: Buffer, surface: Surface, call: SurfaceCall | undefined): Promise<RequestCount> {
+  const messages = surface === MESSAGES;
+  try {
+    return await countRequestBody({
+      body: raw,
+      dialect: dialectName(surface.dialect),
+      call,
+      // Messages' parse wants a budget; a count request has none, and a vendor's count refuses one.
+      defaults: messages ? { max_tokens: 1 } : undefined,
+      forwardWithout: messages ? ['max_tokens'] : undefined,
+    });
+  } catch (err) {
+    if (!(err instanceof TokenizerRefused)) throw err;
+    // Refused rather than answered by an upper bound: a client asks to know a count, and a
+    // number several times too high, which it cannot tell from a real one, is worse than no answer.
+    throw new GatewayError('overloaded', err.message, { retryAfter: 1 });
+  }
+}
+
+/**
+ * The exact count from an Anthropic upstream that offers one, when the model has such a route
+ * with its key: the body is forwarded as the client wrote it, with the route's model name.
+ * Undefined when there is none or it did not answer.
+ */
+async function vendorCount(gw: Gateway, ex: Exchange, model: ReturnType<typeof findModel>, counted: RequestCount): Promise<number | undefined> {
   const forwarded = MESSAGES.forwardHeaders?.(ex.headers, model, gw.config);
+  const rest = counted.forward!;
   for (const route of gw.routes.order(model)) {
     const p = route.provider;
     const key = p.apiKeyEnv ? process.env[p.apiKeyEnv] : undefined;
-    // The body is forwarded as the client wrote it: only to a vendor of the client's dialect.
+    // Only to a vendor of the client's dialect.
     const { upstream } = DIALECTS[p.dialect];
     if (DIALECTS[p.dialect] !== MESSAGES.dialect || !upstream.countTokensEndpoint || (p.apiKeyEnv && !key)) continue;
-    const { max_tokens: _drop, ...forward } = { ...(body as Record<string, unknown>), model: route.model } as Record<string, unknown>;
+    // `rest` is the body's object without `model`: the route's name goes first.
+    const head = Buffer.from(`{"model":${JSON.stringify(route.model)}${rest.length > 2 ? ',' : ''}`);
+    const body = Buffer.concat([head, rest.subarray(rest.length > 2 ? 1 : rest.length - 1)]);
     const headers = { 'content-type': 'application/json', ...upstream.headers(key, forwarded, gw.config) };
     try {
-      const res = await fetch(upstream.countTokensEndpoint(p.baseUrl), { method: 'POST', headers, body: JSON.stringify(forward), signal: AbortSignal.timeout(gw.config.UPSTREAM_FIRST_BYTE_TIMEOUT_MS) });
+      const res = await fetch(upstream.countTokensEndpoint(p.baseUrl), { method: 'POST', headers, body, signal: AbortSignal.timeout(gw.config.UPSTREAM_FIRST_BYTE_TIMEOUT_MS) });
       if (res.ok) {
         const json = (await res.json()) as { input_tokens?: unknown };
-        if (typeof json.input_tokens === 'number') {
-          ex.json(200, { input_tokens: json.input_tokens }, MESSAGES.answerHeaders(ex.requestId));
-          return;
-        }
+        if (typeof json.input_tokens === 'number') return json.input_tokens;
       }
     } catch (err) {
       gw.log.warn({ err: (err as Error).message, route: route.key }, 'count_tokens upstream failed; estimating');
     }
   }
-  // request-id as on Anthropic's own answers (the SDK reads it), like /v1/messages.
-  ex.json(200, { input_tokens: await localCount(ir) }, MESSAGES.answerHeaders(ex.requestId));
-}
-
-/** Another surface's count: the tokenizer's, in that surface's answer. */
-async function countOwnTokens(gw: Gateway, ex: Exchange, surface: Surface, body: unknown, call: SurfaceCall | undefined): Promise<void> {
-  const ir = surface.dialect.parseRequest(body, call);
-  findModel(gw, ir.model);
-  ex.json(200, surface.countAnswer!(await localCount(ir)), surface.answerHeaders(ex.requestId));
-}
-
-async function localCount(ir: IRRequest): Promise<number> {
-  try {
-    return await countRequestTokens(ir, { refusable: true });
-  } catch (err) {
-    if (!(err instanceof TokenizerRefused)) throw err;
-    // Refused rather than answered by an upper bound: a client asks to know a count, and a
-    // number several times too high, which it cannot tell from a real one, is worse than no answer.
-    throw err.reason === 'too_large' ? new GatewayError('too_large', err.message) : new GatewayError('overloaded', err.message, { retryAfter: 1 });
-  }
+  return undefined;
 }

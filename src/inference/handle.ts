@@ -62,6 +62,23 @@ export async function authenticatedJson(
   surface: Surface,
   needsFunds: (identity: KeyIdentity) => Promise<void>,
 ): Promise<{ identity: KeyIdentity; body: unknown; size: BodySize }> {
+  const { identity, raw, size } = await authenticatedBody(gw, ex, surface, needsFunds);
+  let body: unknown;
+  try {
+    body = await parseJsonBody(raw);
+  } catch {
+    throw new GatewayError('invalid_request', 'The request body is not valid JSON.', { code: 'invalid_json' });
+  }
+  return { identity, body, size };
+}
+
+/** The same checks, with the body's bytes left unparsed (count_tokens parses them in the tokenizer's thread). */
+export async function authenticatedBody(
+  gw: Gateway,
+  ex: Exchange,
+  surface: Surface,
+  needsFunds: (identity: KeyIdentity) => Promise<void>,
+): Promise<{ identity: KeyIdentity; raw: Buffer; size: BodySize }> {
   const bodyPromise = ex.readBody(gw.config.MAX_BODY_BYTES);
   bodyPromise.catch(() => {});
   // A large body waits in the socket while the checks run: refused, it is never read.
@@ -77,13 +94,7 @@ export async function authenticatedJson(
   ex.resumeBody();
   const raw = await bodyPromise;
   const containers = await checkBodyShape(raw, { maxDepth: gw.config.MAX_JSON_DEPTH, maxContainers: gw.config.MAX_JSON_CONTAINERS });
-  let body: unknown;
-  try {
-    body = await parseJsonBody(raw);
-  } catch {
-    throw new GatewayError('invalid_request', 'The request body is not valid JSON.', { code: 'invalid_json' });
-  }
-  return { identity, body, size: { bytes: raw.length, containers } };
+  return { identity, raw, size: { bytes: raw.length, containers } };
 }
 
 const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);

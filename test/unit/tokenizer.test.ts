@@ -5,10 +5,11 @@
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { countTokens as libCount } from 'gpt-tokenizer';
-import { countTokens, countRequestTokens } from '../../src/billing/tokens.js';
+import { countTokens } from '../../src/billing/tokens.js';
 import { countBounded, MAX_PIECE } from '../../src/billing/tokenizer/bounded.js';
 import { childEnv, REPO_ROOT } from '../helpers/child.js';
-import { countTokensOrRefuse, MAX_COUNT_CHARS, MAX_QUEUED_CHARS, stopTokenizer, tokenizerState, TokenizerRefused } from '../../src/billing/tokenizer/pool.js';
+import { countRequestBody, MAX_COUNT_CHARS, MAX_QUEUED_CHARS, stopTokenizer, tokenizerState, TokenizerRefused } from '../../src/billing/tokenizer/pool.js';
+import { GatewayError } from '../../src/errors.js';
 
 t.teardown(() => stopTokenizer());
 
@@ -121,26 +122,50 @@ t.test('special tokens in a client\'s text are text', async (t) => {
   t.ok((await countTokens('<|endoftext|>')) > 1, 'not the one special token');
 });
 
+/** A Messages body of one user message per text. */
+const messages = (...texts: string[]) => ({
+  body: Buffer.from(JSON.stringify({ model: 'm', messages: texts.map((text) => ({ role: 'user', content: text })) })),
+  dialect: 'anthropic' as const,
+  defaults: { max_tokens: 1 },
+});
+
 t.test('size and backlog limits', async (t) => {
-  await t.rejects(countTokensOrRefuse(['x'.repeat(MAX_COUNT_CHARS), 'y']), { name: 'TokenizerRefused', reason: 'too_large' }, 'past MAX_COUNT_CHARS in all: refused');
-  t.equal(await countTokensOrRefuse(['x'.repeat(80), ' hello']), 10 + lib(' hello'), 'within it: the sum');
+  await t.rejects(countRequestBody(messages('x'.repeat(MAX_COUNT_CHARS), 'y')), { name: 'GatewayError', kind: 'too_large' }, 'past MAX_COUNT_CHARS in all: refused');
+  t.equal((await countRequestBody(messages('x'.repeat(80), ' hello'))).tokens, 10 + lib(' hello') + 2 * 4, 'within it: the sum, and each message\'s markers');
   // One string queued many times: the backlog grows by its length each time, the memory does not.
   const big = 'x'.repeat(4 * 1024 * 1024);
   const queued: Promise<number>[] = [];
   while (tokenizerState().queuedChars + big.length <= MAX_QUEUED_CHARS) queued.push(countTokens(big));
-  await t.rejects(countTokensOrRefuse(['hello']), TokenizerRefused, 'a refusable count is refused behind a long backlog');
+  await t.rejects(countRequestBody(messages('hello')), TokenizerRefused, 'a request\'s count is refused behind a long backlog');
   t.equal(await countTokens(big), big.length, 'past the backlog bound: at once, the byte upper bound');
   const counted = await Promise.all(queued);
   t.ok(counted.every((n) => n === big.length / 8), 'what was queued is counted');
   t.equal(tokenizerState().queuedChars, 0, 'and the backlog is empty again');
 });
 
-t.test('a request\'s count: per-message overhead, images, and every text', async (t) => {
-  const ir = {
-    model: 'm', system: ['Be brief.'], stream: false, includeUsage: false,
-    messages: [{ role: 'user', content: [{ type: 'text', text: 'hello there' }, { type: 'image', source: {} }] }],
-  } as never;
-  t.equal(await countRequestTokens(ir), lib('Be brief.') + lib('hello there') + 4 + 2500);
+t.test('a request\'s count, from its bytes, in the thread: per-message overhead, images, every text, and the client\'s mistakes', async (t) => {
+  // Past 4 KB, so that the body is a buffer of its own, as a large request's is.
+  const text = 'hello there '.repeat(500);
+  const body = Buffer.from(JSON.stringify({
+    model: 'm', system: 'Be brief.',
+    messages: [{ role: 'user', content: [{ type: 'text', text }, { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } }] }],
+  }));
+  const sent = JSON.parse(body.toString());
+  const counted = await countRequestBody({ body, dialect: 'anthropic', defaults: { max_tokens: 1 }, forwardWithout: ['max_tokens'] });
+  t.equal(counted.model, 'm');
+  t.equal(counted.tokens, lib('Be brief.') + lib(text) + 4 + 2500);
+  t.same(JSON.parse(Buffer.from(counted.forward!).toString()), { system: 'Be brief.', messages: sent.messages }, 'the forwarded body: no model, no budget');
+  t.equal(body.byteLength, 0, 'a buffer of its own was handed over to the thread, not copied');
+  const small = Buffer.from('{"model":"m","messages":[{"role":"user","content":"hi"}]}');
+  t.equal((await countRequestBody({ body: small, dialect: 'anthropic', defaults: { max_tokens: 1 } })).tokens, lib('hi') + 4);
+  t.ok(small.byteLength > 0, 'a slice of Node\'s pool is copied, never taken');
+  const refused = (b: string) => countRequestBody({ body: Buffer.from(b), dialect: 'anthropic', defaults: { max_tokens: 1 } }).then(() => undefined, (e: unknown) => e);
+  const bad = await refused('{"model": ');
+  t.ok(bad instanceof GatewayError && bad.kind === 'invalid_request' && bad.code === 'invalid_json', 'not JSON: the 400 of the surface');
+  const wrong = await refused('{"model":"m","messages":"hi"}');
+  t.ok(wrong instanceof GatewayError && wrong.kind === 'invalid_request' && wrong.param === 'messages', 'the dialect\'s own 400, naming the field');
+  t.ok((await refused('[1]')) instanceof GatewayError, 'not an object');
+  t.equal(tokenizerState().requestBytes, 0, 'nothing left waiting');
 });
 
 t.test('the thread starts from the sources as `node src/bin.js` runs them: tsx registered in code', async (t) => {

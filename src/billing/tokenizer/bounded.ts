@@ -54,3 +54,24 @@ export function countBounded(text: string, count: (s: string) => number): number
   if (from < text.length) total += count(from === 0 ? text : text.slice(from));
   return total;
 }
+
+/** Longest text counted as one job; longer ones are cut into chunks of about this size. */
+export const CHUNK_CHARS = 256 * 1024;
+
+/** `text` in chunks of about CHUNK_CHARS, each cut after a whitespace when one is near. */
+export function chunks(text: string): string[] {
+  if (text.length <= CHUNK_CHARS) return [text];
+  const out: string[] = [];
+  for (let i = 0; i < text.length; ) {
+    let end = Math.min(i + CHUNK_CHARS, text.length);
+    if (end < text.length) {
+      // A cut inside a word changes its tokens; after a space it changes at most one or two.
+      const space = text.lastIndexOf(' ', end - 1);
+      if (space > end - 1024 && space > i) end = space + 1;
+      else if (isHighSurrogate(text.charCodeAt(end - 1))) end--;
+    }
+    out.push(text.slice(i, end));
+    i = end;
+  }
+  return out;
+}

@@ -11,6 +11,9 @@
 // the thread terminated and its counts answered by the same upper bound.
 
 import { Worker } from 'node:worker_threads';
+import { GatewayError } from '../../errors.js';
+import { chunks } from './bounded.js';
+import type { RequestCount, RequestToCount } from './request.js';
 import type { TokenizerAnswer, TokenizerRequest } from './worker.js';
 
 /** Most characters one count_tokens request may ask to count (past it, refused: 413). */
@@ -19,8 +22,6 @@ export const MAX_COUNT_CHARS = 4 * 1024 * 1024;
 export const MAX_QUEUED_CHARS = 64 * 1024 * 1024;
 /** Past this backlog, refusable counts (count_tokens) are refused, keeping room for billing's. */
 export const ADMIT_QUEUED_CHARS = MAX_QUEUED_CHARS / 4;
-/** Longest text sent as one job; longer ones are cut into chunks of about this size. */
-const CHUNK_CHARS = 256 * 1024;
 /** A batch is sent when it reaches this size (or nothing more is waiting). */
 const BATCH_CHARS = 256 * 1024;
 /**
@@ -64,6 +65,15 @@ let queuedChars = 0;
 let inflight: { id: number; jobs: Job[]; timer: NodeJS.Timeout } | undefined;
 let flushScheduled = false;
 let onError: (err: Error) => void = () => {};
+/** Requests being counted (countRequestBody), which the thread takes beside the batches, and their bytes. */
+interface RequestJob {
+  bytes: number;
+  timer: NodeJS.Timeout;
+  resolve: (c: RequestCount) => void;
+  reject: (err: Error) => void;
+}
+const requests = new Map<number, RequestJob>();
+let requestBytes = 0;
 
 /** Where failures of the thread are reported (the gateway's logger); they never reject a count. */
 export function onTokenizerError(report: (err: Error) => void): void {
@@ -108,18 +118,46 @@ function drop(w: Worker) {
     clearTimeout(lost.timer);
     for (const j of lost.jobs) j.resolve(upperBoundTokens(j.text));
   }
+  // A request's count has no upper bound worth answering (handleCountTokens): it is refused.
+  for (const [id, r] of requests) settleRequest(id, r, () => r.reject(new TokenizerRefused('busy', 'The token counter restarted; retry shortly.')));
   schedule();
 }
 
-function finish({ id, counts, error }: TokenizerAnswer) {
+function finish(answer: TokenizerAnswer) {
+  const r = requests.get(answer.id);
+  if (r) {
+    settleRequest(answer.id, r, () => {
+      if (answer.counted) r.resolve(answer.counted);
+      else if (answer.refused) r.reject(new GatewayError(answer.refused.kind, answer.refused.message, { param: answer.refused.param, code: answer.refused.code }));
+      else {
+        onError(new Error(`tokenizer: ${answer.error}`));
+        r.reject(new TokenizerRefused('busy', 'The token counter failed; retry shortly.'));
+      }
+    });
+    return;
+  }
+  const { id, counts, error } = answer;
   if (!inflight || inflight.id !== id) return;
   const { jobs, timer } = inflight;
   inflight = undefined;
   clearTimeout(timer);
   if (error) onError(new Error(`tokenizer: ${error}`));
   jobs.forEach((j, i) => j.resolve(counts?.[i] ?? upperBoundTokens(j.text)));
-  worker?.unref();
+  idle();
   schedule();
+}
+
+/** Nothing awaited of the thread: it no longer keeps the process alive. */
+function idle() {
+  if (!inflight && requests.size === 0) worker?.unref();
+}
+
+function settleRequest(id: number, r: RequestJob, settle: () => void) {
+  requests.delete(id);
+  requestBytes -= r.bytes;
+  clearTimeout(r.timer);
+  settle();
+  idle();
 }
 
 function schedule() {
@@ -142,36 +180,20 @@ function send() {
   queuedChars -= chars;
   const w = (worker ??= startWorker());
   const id = nextId++;
+  inflight = { id, jobs, timer: watch(w, chars, `a batch of ${chars} characters`) };
+  w.postMessage({ id, texts: jobs.map((j) => j.text) } satisfies TokenizerRequest);
+}
+
+/** Held while counts are awaited (a pending promise alone does not keep a process alive), and timed. */
+function watch(w: Worker, chars: number, what: string): NodeJS.Timeout {
+  w.ref();
   const timer = setTimeout(() => {
-    onError(new Error(`tokenizer: a batch of ${chars} characters took more than ${batchTimeoutMs(chars)} ms; thread restarted`));
+    onError(new Error(`tokenizer: ${what} took more than ${batchTimeoutMs(chars)} ms; thread restarted`));
     void w.terminate();
     drop(w);
   }, batchTimeoutMs(chars));
   timer.unref();
-  inflight = { id, jobs, timer };
-  // Held while counts are awaited (a pending promise alone does not keep a process alive).
-  w.ref();
-  w.postMessage({ id, texts: jobs.map((j) => j.text) } satisfies TokenizerRequest);
-}
-
-const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
-
-/** `text` in chunks of about CHUNK_CHARS, each cut after a whitespace when one is near. */
-function chunks(text: string): string[] {
-  if (text.length <= CHUNK_CHARS) return [text];
-  const out: string[] = [];
-  for (let i = 0; i < text.length; ) {
-    let end = Math.min(i + CHUNK_CHARS, text.length);
-    if (end < text.length) {
-      // A cut inside a word changes its tokens; after a space it changes at most one or two.
-      const space = text.lastIndexOf(' ', end - 1);
-      if (space > end - 1024 && space > i) end = space + 1;
-      else if (isHighSurrogate(text.charCodeAt(end - 1))) end--;
-    }
-    out.push(text.slice(i, end));
-    i = end;
-  }
-  return out;
+  return timer;
 }
 
 function enqueue(text: string): Promise<number> {
@@ -209,23 +231,31 @@ export async function countTokens(text: string): Promise<number> {
 }
 
 /**
- * The sum of the tokens of `texts`, for a caller that may be told no (count_tokens): refused
- * (TokenizerRefused) past MAX_COUNT_CHARS in all, or when the backlog passes ADMIT_QUEUED_CHARS.
+ * The input tokens and model of a request, from its body's bytes, all of it done in the thread
+ * (request.ts). Rejects with a GatewayError for the client's mistakes (400, 413 past
+ * MAX_COUNT_CHARS), and with TokenizerRefused('busy') when the backlog passes ADMIT_QUEUED_CHARS
+ * (bytes stand for characters: a character is at least one byte) or the thread fails. The
+ * body's buffer is handed over when it is a whole one of its own: the caller must not read it
+ * after.
  */
-export async function countTokensOrRefuse(texts: readonly string[]): Promise<number> {
-  let chars = 0;
-  for (const t of texts) chars += t.length;
-  if (chars > MAX_COUNT_CHARS) {
-    throw new TokenizerRefused('too_large', `The request has ${chars} characters of text; tokens are counted locally for at most ${MAX_COUNT_CHARS}.`);
-  }
-  if (queuedChars + chars > ADMIT_QUEUED_CHARS) throw new TokenizerRefused('busy', 'The token counter is busy; retry shortly.');
-  const counts = await Promise.all(texts.map((t) => countTokens(t)));
-  return counts.reduce((a, b) => a + b, 0);
+export function countRequestBody(req: Omit<RequestToCount, 'maxChars'>): Promise<RequestCount> {
+  const bytes = req.body.byteLength;
+  if (queuedChars + requestBytes + bytes > ADMIT_QUEUED_CHARS) return Promise.reject(new TokenizerRefused('busy', 'The token counter is busy; retry shortly.'));
+  const w = (worker ??= startWorker());
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    requests.set(id, { bytes, resolve, reject, timer: watch(w, bytes, `a request of ${bytes} bytes`) });
+    requestBytes += bytes;
+    const { buffer, byteOffset, byteLength } = req.body;
+    // A small body is a slice of Node's shared pool, which must not be taken from this thread.
+    const own = byteOffset === 0 && byteLength === buffer.byteLength && buffer instanceof ArrayBuffer;
+    w.postMessage({ id, request: { ...req, maxChars: MAX_COUNT_CHARS } } satisfies TokenizerRequest, own ? [buffer] : []);
+  });
 }
 
 /** For tests and metrics: whether the thread runs, and the characters waiting for it. */
-export function tokenizerState(): { running: boolean; queuedChars: number; threadId?: number } {
-  return { running: worker !== undefined, queuedChars, threadId: worker?.threadId };
+export function tokenizerState(): { running: boolean; queuedChars: number; requestBytes: number; threadId?: number } {
+  return { running: worker !== undefined, queuedChars, requestBytes, threadId: worker?.threadId };
 }
 
 /** Stops the thread (tests; a process that exits does not need it). */

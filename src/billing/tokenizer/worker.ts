@@ -7,18 +7,21 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { countBounded } from './bounded.js';
+import { countRequest, type CountRefusal, type RequestCount, type RequestToCount } from './request.js';
 
 /** Special tokens (`<|endoftext|>`…) in a client's text are text, as vendors count them. */
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
 const count = (s: string) => countTokens(s, AS_TEXT);
 
-export interface TokenizerRequest {
-  id: number;
-  texts: string[];
-}
+/** A batch of texts to count, or one request's body (request.ts). */
+export type TokenizerRequest = { id: number; texts: string[] } | { id: number; request: RequestToCount };
 export interface TokenizerAnswer {
   id: number;
+  /** A batch's counts, in order. */
   counts?: number[];
+  /** A request's count, or the client's mistake in it. */
+  counted?: RequestCount;
+  refused?: CountRefusal;
   error?: string;
 }
 
@@ -32,7 +35,27 @@ try {
   // not Linux, or no /proc
 }
 
-parentPort?.on('message', ({ id, texts }: TokenizerRequest) => {
+/** A turn of this thread's loop: the batches that came in meanwhile are answered. */
+const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+async function answerRequest(id: number, request: RequestToCount): Promise<void> {
+  let answer: TokenizerAnswer;
+  try {
+    const out = await countRequest(request, count, pause);
+    answer = 'refused' in out ? { id, refused: out.refused } : { id, counted: out };
+  } catch (err) {
+    answer = { id, error: (err as Error).message };
+  }
+  const forward = answer.counted?.forward;
+  parentPort!.postMessage(answer, forward ? [forward.buffer as ArrayBuffer] : []);
+}
+
+parentPort?.on('message', (msg: TokenizerRequest) => {
+  if ('request' in msg) {
+    void answerRequest(msg.id, msg.request);
+    return;
+  }
+  const { id, texts } = msg;
   let answer: TokenizerAnswer;
   try {
     answer = { id, counts: texts.map((t) => (t ? countBounded(t, count) : 0)) };
