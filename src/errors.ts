@@ -8,7 +8,6 @@ export type ErrorKind =
   | 'permission' // 403
   | 'not_found' // 404
   | 'too_large' // 413
-  | 'upgrade_required' // 426: a transport (WebSocket) the route does not serve
   | 'rate_limit' // 429
   | 'upstream' // 502
   | 'overloaded' // 503 on chat, 529 on messages
@@ -22,7 +21,6 @@ const STATUS: Record<ErrorKind, number> = {
   permission: 403,
   not_found: 404,
   too_large: 413,
-  upgrade_required: 426,
   rate_limit: 429,
   upstream: 502,
   overloaded: 503,

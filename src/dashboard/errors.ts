@@ -53,7 +53,6 @@ const FROM_KIND: Record<ErrorKind, [number, string]> = {
   permission: [403, 'forbidden'],
   not_found: [404, 'not_found'],
   too_large: [413, 'request_too_large'],
-  upgrade_required: [426, 'upgrade_required'],
   rate_limit: [429, 'too_many_attempts'],
   // No upstream behind the dashboard: this kind only carries unexpected failures.
   upstream: [500, 'internal_error'],

@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
-import type { Router } from '../server/router.js';
+import type { RouteDef, Router } from '../server/router.js';
 import { handleCountTokens } from './count-tokens.js';
 import { EMBEDDINGS, handleEmbeddings } from './embeddings.js';
 import { decodeSegment } from '../wire.js';
@@ -23,8 +23,9 @@ function byUrl(gw: Gateway, surface: Surface, readCall: NonNullable<Surface['cal
 export function registerInference(router: Router, gw: Gateway): void {
   for (const surface of SURFACES) {
     const handler = surface.call ? byUrl(gw, surface, surface.call) : (ex: Exchange) => handleInference(gw, ex, surface);
-    for (const path of [surface.path, ...(surface.paths ?? [])]) router.add({ method: 'post', path, name: surface.name, onError: surface.renderError, handler });
-    surface.state?.register(router, gw, { authenticate: (ex) => authenticate(gw, ex, surface), onError: surface.renderError });
+    const route: RouteDef = { method: 'post', path: surface.path, name: surface.name, onError: surface.renderError, handler };
+    for (const path of [surface.path, ...(surface.paths ?? [])]) router.add({ ...route, path });
+    surface.state?.register(router, gw, { route, authenticate: (ex) => authenticate(gw, ex, surface), onError: surface.renderError });
     if (surface.models) registerSurfaceModels(router, gw, surface, surface.models);
   }
   router.add({ method: 'post', path: EMBEDDINGS.path, name: EMBEDDINGS.name, onError: EMBEDDINGS.renderError, handler: (ex) => handleEmbeddings(gw, ex) });

@@ -7,7 +7,7 @@ import type { KeyIdentity } from '../accounts/keys.js';
 import type { Route } from '../catalogue/index.js';
 import type { GatewayError } from '../errors.js';
 import type { Exchange } from '../server/exchange.js';
-import type { Router } from '../server/router.js';
+import type { RouteDef, Router } from '../server/router.js';
 import type { Gateway } from '../services.js';
 
 type Body = Record<string, unknown>;
@@ -34,6 +34,9 @@ export interface SurfaceState {
   resume(gw: Gateway, userId: string, body: Body, bodyBytes: number): Promise<Conversation>;
   /** The answer as the client got it, kept before its last byte leaves. */
   keep(gw: Gateway, userId: string, conversation: Conversation, answer: Body, route: Route, sameDialect: boolean): Promise<void>;
-  /** The surface's other endpoints (reading and deleting what was kept), with its key and errors. */
-  register(router: Router, gw: Gateway, surface: { authenticate(ex: Exchange): Promise<KeyIdentity>; onError(ex: Exchange, err: GatewayError): void }): void;
+  /**
+   * The surface's other endpoints (reading and deleting what was kept, another transport), with
+   * its key, its errors, and its own POST route (`route`).
+   */
+  register(router: Router, gw: Gateway, surface: { route: RouteDef; authenticate(ex: Exchange): Promise<KeyIdentity>; onError(ex: Exchange, err: GatewayError): void }): void;
 }

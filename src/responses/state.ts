@@ -10,6 +10,7 @@
 import { GatewayError } from '../errors.js';
 import type { Admitted } from '../inference/admission.js';
 import type { Conversation, SurfaceState } from '../inference/state.js';
+import { registerResponsesWebSocket } from './websocket.js';
 import { deleteResponse, history, inputItems, listedInput, loadResponse, responseText, saveResponse, storedBytes, storedSize } from './store.js';
 
 type Body = Record<string, unknown>;
@@ -106,7 +107,7 @@ export const responsesState: SurfaceState = {
     if (!kept) gw.log.info({ id: answer.id }, `response not kept: larger than RESPONSES_STORE_MAX_BYTES (${gw.config.RESPONSES_STORE_MAX_BYTES})`);
   },
 
-  register(router, gw, { authenticate, onError }) {
+  register(router, gw, { route, authenticate, onError }) {
     /** One of the key's stored answers, part by part: its size counted against the key's share before it is read. */
     const readStored = async <T>(ex: Parameters<typeof authenticate>[0], part: 'response' | 'input', load: (userId: string, id: string) => Promise<T | undefined>): Promise<T> => {
       const { userId, keyId } = await authenticate(ex);
@@ -120,15 +121,12 @@ export const responsesState: SurfaceState = {
       if (found === undefined) throw notFound('Response', id);
       return found;
     };
-    // Codex's WebSocket mode asks for an upgrade here; 426 is what makes it use HTTP at once (on
-    // 404 or 405 it retries the turn five times before it falls back).
+    // The WebSocket mode (./websocket.ts) takes the upgrades; a plain GET here lists nothing.
+    registerResponsesWebSocket(router, gw, { route, authenticate, onError });
     router.add({
-      method: 'get', path: '/v1/responses', name: 'responses_websocket', onError,
-      handler: async (ex) => {
-        if (/websocket/i.test(ex.headers.upgrade ?? '')) {
-          throw new GatewayError('upgrade_required', 'The Responses API\'s WebSocket mode is not served by this gateway: send POST /v1/responses (with stream: true for server-sent events).', { code: 'websocket_not_supported' });
-        }
-        throw new GatewayError('not_found', 'GET /v1/responses lists nothing: GET /v1/responses/{id} reads one stored response.', { code: 'unknown_url' });
+      method: 'get', path: '/v1/responses', name: 'responses_list', onError,
+      handler: async () => {
+        throw new GatewayError('not_found', 'GET /v1/responses lists nothing: GET /v1/responses/{id} reads one stored response, and a WebSocket upgrade here opens the WebSocket mode.', { code: 'unknown_url' });
       },
     });
     router.add({

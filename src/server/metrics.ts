@@ -10,6 +10,8 @@ export class Metrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
     registers: [this.registry],
   });
+  readonly sockets = new Gauge({ name: 'airouter_websockets_open', help: 'WebSocket connections open (the Responses API\'s WebSocket mode)', registers: [this.registry] });
+  readonly socketsOpened = new Counter({ name: 'airouter_websockets_opened_total', help: 'WebSocket connections accepted', registers: [this.registry] });
   readonly activeStreams = new Gauge({ name: 'airouter_active_streams', help: 'Streaming responses in progress', registers: [this.registry] });
   readonly reservationRefusals = new Counter({ name: 'airouter_reservation_refusals_total', help: 'Requests refused for insufficient balance', registers: [this.registry] });
   readonly upstream = new Counter({ name: 'airouter_upstream_attempts_total', help: 'Upstream attempts by route and outcome', labelNames: ['route', 'outcome'] as const, registers: [this.registry] });

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import type * as UWS from 'uWebSockets.js';
 import { uwsBinary, uwsLoadError } from '../runtime.js';
 
-export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, us_socket_context_t, WebSocket, WebSocketBehavior } from 'uWebSockets.js';
 
 const require = createRequire(import.meta.url);
 

@@ -208,8 +208,9 @@ function opencode(model: string, prompt: string): Promise<Run> {
   });
 }
 
-function codex(model: string, prompt: string): Promise<Run> {
-  // As README.md tells Codex users: a model provider with wire_api = "responses".
+function codex(model: string, prompt: string, websocket = false): Promise<Run> {
+  // As README.md tells Codex users: a model provider with wire_api = "responses" (and, for its
+  // WebSocket mode, supports_websockets).
   const codexHome = path.join(home, '.codex');
   mkdirSync(codexHome, { recursive: true });
   writeFileSync(path.join(codexHome, 'config.toml'), [
@@ -222,6 +223,7 @@ function codex(model: string, prompt: string): Promise<Run> {
     `base_url = ${JSON.stringify(`${gatewayUrl}/v1`)}`,
     'env_key = "AIROUTER_KEY"',
     'wire_api = "responses"',
+    ...(websocket ? ['supports_websockets = true'] : []),
     '',
   ].join('\n'));
   // No approvals and no sandbox: the tool round runs `ls` without asking, in the temp project.
@@ -242,17 +244,22 @@ function gemini(model: string, prompt: string): Promise<Run> {
   });
 }
 
-const RUNNERS: Record<Cli, (model: string, prompt: string) => Promise<Run>> = { claude, opencode, codex, gemini };
+const RUNNERS: Record<Cli, (model: string, prompt: string, websocket?: boolean) => Promise<Run>> = { claude, opencode, codex, gemini };
+/** Codex runs over HTTP and over its WebSocket mode; the others speak HTTP only. */
+const TRANSPORTS: Record<Cli, readonly ('http' | 'websocket')[]> = { claude: ['http'], opencode: ['http'], codex: ['http', 'websocket'], gemini: ['http'] };
 const results: { name: string; ok: boolean; why: string }[] = [];
+const socketsOpened = async () => (await gateway.gw.metrics.socketsOpened.get()).values[0]?.value ?? 0;
 
 for (const cli of CLIS) {
-  for (const dialect of DIALECTS[cli]) {
+  for (const transport of TRANSPORTS[cli]) for (const dialect of DIALECTS[cli]) {
     for (const kind of ['text', 'tools'] as const) {
-      const name = `${cli} · ${dialect}-dialect model · ${kind === 'text' ? 'say hi' : 'one tool round'}`;
+      const name = `${cli}${transport === 'websocket' ? ' (WebSocket)' : ''} · ${dialect}-dialect model · ${kind === 'text' ? 'say hi' : 'one tool round'}`;
       const prompt = kind === 'text' ? 'say hi' : 'list the markdown files here';
       const started = Date.now();
-      const { out, requests } = await recording(() => RUNNERS[cli](modelId(cli, dialect, kind), prompt));
+      const opened = await socketsOpened();
+      const { out, requests } = await recording(() => RUNNERS[cli](modelId(cli, dialect, kind), prompt, transport === 'websocket'));
       const problems: string[] = [];
+      if (transport === 'websocket' && (await socketsOpened()) === opened) problems.push('no WebSocket was opened (the client used HTTP)');
       if (out.code !== 0) problems.push(`exit code ${out.code}`);
       if (!out.stdout.includes(TEXT_ANSWER)) problems.push('the answer is not on stdout');
       if (requests.length === 0) problems.push('nothing reached the upstream');

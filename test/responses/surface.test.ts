@@ -4,7 +4,6 @@
 // input items, delete, owned by the key's user.
 
 import t from 'tap';
-import http from 'node:http';
 import OpenAI from 'openai';
 import { reconcile } from '../../src/billing/reconcile.js';
 import { startFakeUpstream, TEXT_ANSWER } from '../fake-upstream/server.js';
@@ -184,22 +183,7 @@ t.test('the books', async (t) => {
   t.same(report.hotMismatches, []);
 });
 
-t.test('a WebSocket upgrade (Codex\'s WebSocket mode) is answered 426, so the client uses HTTP at once', async (t) => {
-  const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = http.request(`${gw.url}/v1/responses`, {
-      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'openai-beta': 'responses_websockets=2026-02-06', authorization: `Bearer ${u.key}` },
-    });
-    req.on('upgrade', () => reject(new Error('upgraded')));
-    req.on('response', (res) => {
-      let body = '';
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-  t.equal(answer.status, 426);
-  t.match(JSON.parse(answer.body), { error: { type: 'invalid_request_error', code: 'websocket_not_supported', message: /POST \/v1\/responses/ } }, 'in OpenAI\'s envelope, saying what to use');
+t.test('a plain GET /v1/responses lists nothing (a WebSocket upgrade there is the WebSocket mode: websocket.test.ts)', async (t) => {
   const plain = await fetch(`${gw.url}/v1/responses`, { headers: { authorization: `Bearer ${u.key}` } });
   t.equal(plain.status, 404, 'a plain GET lists nothing');
   await plain.arrayBuffer();

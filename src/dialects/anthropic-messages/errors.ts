@@ -11,7 +11,6 @@ const ENVELOPE: Record<ErrorKind, { status: number; type: string }> = {
   permission: { status: 403, type: 'permission_error' },
   not_found: { status: 404, type: 'not_found_error' },
   too_large: { status: 413, type: 'request_too_large' },
-  upgrade_required: { status: 426, type: 'invalid_request_error' },
   rate_limit: { status: 429, type: 'rate_limit_error' },
   upstream: { status: 502, type: 'api_error' },
   // 529 is what the Anthropic SDK and its users expect for "overloaded"; the chat surface says 503.

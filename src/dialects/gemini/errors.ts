@@ -19,7 +19,6 @@ const ENVELOPE: Record<ErrorKind, { code: number; status: string }> = {
   permission: { code: 403, status: 'PERMISSION_DENIED' },
   not_found: { code: 404, status: 'NOT_FOUND' },
   too_large: { code: 413, status: 'INVALID_ARGUMENT' },
-  upgrade_required: { code: 426, status: 'FAILED_PRECONDITION' },
   rate_limit: { code: 429, status: 'RESOURCE_EXHAUSTED' },
   upstream: { code: 502, status: 'INTERNAL' },
   overloaded: { code: 503, status: 'UNAVAILABLE' },

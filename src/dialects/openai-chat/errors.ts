@@ -11,7 +11,6 @@ const TYPE_AND_CODE: Record<ErrorKind, { type: string; code: string | null }> = 
   permission: { type: 'permission_error', code: null },
   not_found: { type: 'invalid_request_error', code: 'model_not_found' },
   too_large: { type: 'invalid_request_error', code: 'request_too_large' },
-  upgrade_required: { type: 'invalid_request_error', code: 'upgrade_required' },
   // API.md leaves the code open; OpenAI's own 429s say rate_limit_exceeded.
   rate_limit: { type: 'rate_limit_error', code: 'rate_limit_exceeded' },
   upstream: { type: 'upstream_error', code: null },
