@@ -152,8 +152,12 @@ export function registerResponsesWebSocket(router: Router, gw: Gateway, { route,
     const turn = socketRequest(
       {
         send: (text) => {
-          // The last event carries the whole answer: kept for the next turn.
-          if (text.startsWith('{"type":"response.completed"') || text.startsWith('{"type":"response.incomplete"')) answer = (JSON.parse(text) as { response?: Body }).response;
+          // The last event carries the whole answer: kept for the next turn. A Responses
+          // provider's events pass as it wrote them, in whatever key order and spacing.
+          if (text.includes('"response.completed"') || text.includes('"response.incomplete"')) {
+            const event = JSON.parse(text) as { type?: string; response?: Body };
+            if (event.type === 'response.completed' || event.type === 'response.incomplete') answer = event.response;
+          }
           return send(ws, text);
         },
         answered: (status, headers, text) => {

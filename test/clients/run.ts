@@ -23,6 +23,7 @@ import { loadConfig } from '../../src/config.js';
 import { startGateway } from '../../src/gateway.js';
 import { createLogger } from '../../src/log.js';
 import { startFakeUpstream, TEXT_ANSWER, type RecordedRequest } from '../fake-upstream/server.js';
+import { startWsRecorder } from './ws-recorder.js';
 
 const args = process.argv.slice(2);
 const only = args.includes('--only') ? args[args.indexOf('--only') + 1] : undefined;
@@ -118,6 +119,7 @@ const log = createLogger(config.LOG_LEVEL);
 const gateway = await startGateway(config, log);
 const stores = gateway.stores;
 const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
+const recorder = await startWsRecorder(gateway.port);
 const account = await createVerifiedUser(stores.sql, 'clients@localhost', 'correct horse battery staple');
 const credit = usdToNano('100');
 await creditUser(stores.sql, stores.hot, account.id, credit, { method: 'operator', amount: nanoToUsd(credit), currency: 'USD' });
@@ -220,7 +222,8 @@ function codex(model: string, prompt: string, websocket = false): Promise<Run> {
     '',
     '[model_providers.airouter]',
     'name = "airouter"',
-    `base_url = ${JSON.stringify(`${gatewayUrl}/v1`)}`,
+    // Over its WebSocket mode, through a proxy that keeps what Codex sends (`--keep`).
+    `base_url = ${JSON.stringify(`${websocket ? `http://127.0.0.1:${recorder.port}` : gatewayUrl}/v1`)}`,
     'env_key = "AIROUTER_KEY"',
     'wire_api = "responses"',
     ...(websocket ? ['supports_websockets = true'] : []),
@@ -279,10 +282,12 @@ for (const cli of CLIS) {
 
 await gateway.stop();
 await fake.close();
+await recorder.close();
 if (keep) {
-  // What the upstream received, to compare with test/fixtures/clients/.
+  // What the upstream received, and what Codex sent over its WebSockets, to compare with test/fixtures/clients/.
   writeFileSync(path.join(root, 'upstream-requests.json'), JSON.stringify(fake.requests, null, 1));
-  say(`kept ${root} (upstream-requests.json: what the upstream received)`);
+  writeFileSync(path.join(root, 'websocket-messages.json'), JSON.stringify(recorder.sockets(), null, 1));
+  say(`kept ${root} (upstream-requests.json: what the upstream received; websocket-messages.json: what the WebSocket clients sent)`);
 } else rmSync(root, { recursive: true, force: true });
 const failed = results.filter((r) => !r.ok).length;
 say(`${results.length - failed}/${results.length} passed`);
