@@ -44,6 +44,8 @@ export interface RenderContext {
   onFinal?: (answer: Record<string, unknown>) => void;
   /** What the URL said, on a surface whose URL names the model and the method (Gemini). */
   call?: SurfaceCall;
+  /** The answer is a compaction of the conversation (IRRequest.compaction): its text is the summary. */
+  compaction?: boolean;
 }
 
 /**

@@ -73,6 +73,12 @@ export interface IRRequest {
    * a translated route refuses the request with this 400.
    */
   sameDialectOnly?: { param: string; message: string };
+  /**
+   * The client asked for the conversation compacted (a Responses `compaction_trigger`): the
+   * answer is one compaction item holding the model's summary, so it is always rendered by the
+   * gateway, never passed through from an upstream of the client's dialect.
+   */
+  compaction?: boolean;
 }
 
 /** Token counts as billing sees them: `input` excludes cached tokens. */

@@ -25,7 +25,7 @@ import { errorMessageOf, modelUnavailable } from '../upstream/router.js';
 import { checkBodyShape, parseJsonBody } from './body-guard.js';
 import { meterIR, StreamMeter } from './meter.js';
 import { logRequest, RequestLine } from './request-log.js';
-import { AnswerContext, keepAnswer, settleBeforeAnswer, usageRecord, type Job } from './job.js';
+import { AnswerContext, keepAnswer, passesThrough, settleBeforeAnswer, usageRecord, type Job } from './job.js';
 import type { Surface } from './surfaces.js';
 import { requestTerms, type Terms } from './terms.js';
 
@@ -131,7 +131,7 @@ export function resolveSecret(v: string | { env: string }): string {
 function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody: Record<string, unknown>, terms: Terms, query: string, limits: DialectLimits): UpstreamCall {
   const provider = route.provider;
   const dialect = DIALECTS[provider.dialect];
-  const same = dialect === surface.dialect;
+  const same = dialect === surface.dialect && ir.compaction !== true;
   let body: Record<string, unknown>;
   let url = dialect.upstream.endpoint(provider.baseUrl, { model: route.model, stream: ir.stream });
   if (same) {
@@ -243,6 +243,7 @@ async function admit(gw: Gateway, ex: Exchange, surface: Surface, line: RequestL
     body: body as Record<string, unknown>,
     ctx: new AnswerContext(model.id, ir.includeUsage, ex.requestId, surface, call),
   };
+  if (ir.compaction) (job.ctx as AnswerContext).compaction = true;
   if (conversation) {
     const ctx = job.ctx as AnswerContext;
     ctx.echo = conversation.echo;
@@ -264,9 +265,10 @@ async function sendUpstream(job: Job) {
   const forgetAbort = cancel ? ex.onAbort(() => cancel.cancel()) : undefined;
   const build = (r: Route) => {
     job.sent = true;
-    offerHostedTools(job, DIALECTS[r.provider.dialect] === job.surface.dialect);
+    const same = passesThrough(job, DIALECTS[r.provider.dialect]);
+    offerHostedTools(job, same);
     // A provider that kept the previous turn itself is sent the client's own request, naming it.
-    const own = DIALECTS[r.provider.dialect] === job.surface.dialect ? job.conversation?.forProvider(r.provider.id) : undefined;
+    const own = same ? job.conversation?.forProvider(r.provider.id) : undefined;
     // A surface whose URL says what the call is names the query to forward (never its key).
     const query = job.ctx.call ? job.ctx.call.query : ex.rawQuery;
     const call = upstreamCall(r, job.surface, job.ir, own ?? job.body!, job.terms, query, job.gw.config);
@@ -332,7 +334,7 @@ async function wholeAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBod
   }
   let usage: IRUsage | null;
   let out: string;
-  if (upstreamDialect === surface.dialect) {
+  if (passesThrough(job, upstreamDialect)) {
     ({ out, usage } = upstreamDialect.upstream.passThroughWhole(text, json, job.ctx));
     if (job.conversation) {
       // Kept as the client got it: naming the catalogue's model.
@@ -384,7 +386,7 @@ function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBody): P
   ex.releaseHeaders();
   let streamed: Promise<StreamOutcome>;
   const parts = { ex, metrics: gw.metrics, keepAlive: surface.ping && { intervalMs: gw.config.PING_INTERVAL_MS, ping: surface.ping } };
-  if (upstreamDialect === surface.dialect) streamed = passThroughToClient(body, upstreamDialect.upstream.passThroughTap(meter, job.ir, ctx), parts);
+  if (passesThrough(job, upstreamDialect)) streamed = passThroughToClient(body, upstreamDialect.upstream.passThroughTap(meter, job.ir, ctx), parts);
   else {
     const valve = new Valve();
     // Plain text deltas past the Observable, while the two dialects say they may (stream/text-lane.ts).

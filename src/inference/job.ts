@@ -7,7 +7,7 @@ import type { Reservation } from '../billing/ledger.js';
 import { costOf } from '../billing/money.js';
 import type { Forwarded } from '../billing/prompt-size.js';
 import type { Model, Route } from '../catalogue/index.js';
-import type { RenderContext, SurfaceCall } from '../dialects/dialect.js';
+import type { Dialect, RenderContext, SurfaceCall } from '../dialects/dialect.js';
 import { DIALECTS } from '../dialects/index.js';
 import type { IRRequest, IRTool, IRUsage } from '../dialects/ir.js';
 import type { Exchange } from '../server/exchange.js';
@@ -29,6 +29,7 @@ export class AnswerContext implements RenderContext {
   clientTools?: ReadonlyMap<string, IRTool> = undefined;
   echo?: Record<string, unknown> = undefined;
   onFinal?: (answer: Record<string, unknown>) => void = undefined;
+  compaction = false;
 
   constructor(
     readonly model: string,
@@ -127,12 +128,18 @@ export async function settleBeforeAnswer(job: Billable, usage: IRUsage, status: 
  * from it at once finds it. Failing to keep it fails nothing else: the answer is billed and
  * sent, and a continuation from it gets a 404.
  */
+/**
+ * Whether `dialect`'s upstream gets the client's own body and its answer goes back as the
+ * upstream wrote it: the client's dialect, unless the answer must be the gateway's (compaction).
+ */
+export const passesThrough = (job: Pick<Job, 'surface' | 'ir'>, dialect: Dialect): boolean => dialect === job.surface.dialect && job.ir.compaction !== true;
+
 export async function keepAnswer(job: Job, streamed?: Record<string, unknown>): Promise<void> {
   const { conversation, surface, route } = job;
   const answer = job.final ?? streamed;
   if (!conversation || !surface.state || !answer || !route) return;
   try {
-    await surface.state.keep(job.gw, job.identity.userId, conversation, answer, route, DIALECTS[route.provider.dialect] === surface.dialect);
+    await surface.state.keep(job.gw, job.identity.userId, conversation, answer, route, passesThrough(job, DIALECTS[route.provider.dialect]));
   } catch (err) {
     job.gw.log.warn({ err, requestId: job.ex.requestId }, 'the answer could not be kept for continuations');
   }

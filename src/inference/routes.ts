@@ -5,7 +5,7 @@ import type { RouteDef, Router } from '../server/router.js';
 import { handleCountTokens } from './count-tokens.js';
 import { EMBEDDINGS, handleEmbeddings } from './embeddings.js';
 import { decodeSegment } from '../wire.js';
-import { authenticate, handleInference } from './handle.js';
+import { authenticate, authenticatedJson, handleInference } from './handle.js';
 import { modelsJson } from './models.js';
 import { CHAT, MESSAGES, SURFACES, type Surface } from './surfaces.js';
 
@@ -25,7 +25,12 @@ export function registerInference(router: Router, gw: Gateway): void {
     const handler = surface.call ? byUrl(gw, surface, surface.call) : (ex: Exchange) => handleInference(gw, ex, surface);
     const route: RouteDef = { method: 'post', path: surface.path, name: surface.name, onError: surface.renderError, handler };
     for (const path of [surface.path, ...(surface.paths ?? [])]) router.add({ ...route, path });
-    surface.state?.register(router, gw, { route, authenticate: (ex) => authenticate(gw, ex, surface), onError: surface.renderError });
+    surface.state?.register(router, gw, {
+      route,
+      authenticate: (ex) => authenticate(gw, ex, surface),
+      readJson: (ex) => authenticatedJson(gw, ex, surface, async () => {}),
+      onError: surface.renderError,
+    });
     if (surface.models) registerSurfaceModels(router, gw, surface, surface.models);
   }
   router.add({ method: 'post', path: EMBEDDINGS.path, name: EMBEDDINGS.name, onError: EMBEDDINGS.renderError, handler: (ex) => handleEmbeddings(gw, ex) });

@@ -35,8 +35,18 @@ export interface SurfaceState {
   /** The answer as the client got it, kept before its last byte leaves. */
   keep(gw: Gateway, userId: string, conversation: Conversation, answer: Body, route: Route, sameDialect: boolean): Promise<void>;
   /**
-   * The surface's other endpoints (reading and deleting what was kept, another transport), with
-   * its key, its errors, and its own POST route (`route`).
+   * The surface's other endpoints (reading and deleting what was kept, another transport,
+   * compaction), with its key, its errors, and its own POST route (`route`).
    */
-  register(router: Router, gw: Gateway, surface: { route: RouteDef; authenticate(ex: Exchange): Promise<KeyIdentity>; onError(ex: Exchange, err: GatewayError): void }): void;
+  register(
+    router: Router,
+    gw: Gateway,
+    surface: {
+      route: RouteDef;
+      authenticate(ex: Exchange): Promise<KeyIdentity>;
+      /** The key checked (before the body is read), then the body's JSON, checked for depth and size. */
+      readJson(ex: Exchange): Promise<{ identity: KeyIdentity; body: unknown }>;
+      onError(ex: Exchange, err: GatewayError): void;
+    },
+  ): void;
 }

@@ -10,6 +10,7 @@
 import { GatewayError } from '../errors.js';
 import type { Admitted } from '../inference/admission.js';
 import type { Conversation, SurfaceState } from '../inference/state.js';
+import { registerCompact } from './compact.js';
 import { registerResponsesWebSocket } from './websocket.js';
 import { deleteResponse, history, inputItems, listedInput, loadResponse, responseText, saveResponse, storedBytes, storedSize } from './store.js';
 
@@ -107,7 +108,7 @@ export const responsesState: SurfaceState = {
     if (!kept) gw.log.info({ id: answer.id }, `response not kept: larger than RESPONSES_STORE_MAX_BYTES (${gw.config.RESPONSES_STORE_MAX_BYTES})`);
   },
 
-  register(router, gw, { route, authenticate, onError }) {
+  register(router, gw, { route, authenticate, readJson, onError }) {
     /** One of the key's stored answers, part by part: its size counted against the key's share before it is read. */
     const readStored = async <T>(ex: Parameters<typeof authenticate>[0], part: 'response' | 'input', load: (userId: string, id: string) => Promise<T | undefined>): Promise<T> => {
       const { userId, keyId } = await authenticate(ex);
@@ -123,6 +124,7 @@ export const responsesState: SurfaceState = {
     };
     // The WebSocket mode (./websocket.ts) takes the upgrades; a plain GET here lists nothing.
     registerResponsesWebSocket(router, gw, { route, authenticate, onError });
+    registerCompact(router, { route, readJson }, onError);
     router.add({
       method: 'get', path: '/v1/responses', name: 'responses_list', onError,
       handler: async () => {

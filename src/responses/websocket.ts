@@ -2,7 +2,7 @@
 // speaks it: `GET /v1/responses` upgraded, then per turn a `response.create` message carrying
 // the body of POST /v1/responses at its top level, answered by the same events as the SSE
 // stream, one text message each. Every turn runs the POST route itself (Router.serve through
-// ../server/socket-request.ts): the key, its share, the hold, the charge and the record are
+// ../server/inner-request.ts): the key, its share, the hold, the charge and the record are
 // the HTTP path's.
 //
 // What the socket adds is memory: the connection keeps its last answer (input and output), so
@@ -15,7 +15,7 @@ import { GatewayError } from '../errors.js';
 import type { KeyIdentity } from '../accounts/keys.js';
 import { Exchange } from '../server/exchange.js';
 import type { RouteDef, Router } from '../server/router.js';
-import { socketRequest, type SocketRequest } from '../server/socket-request.js';
+import { carriedHeaders, innerRequest, type InnerRequest } from '../server/inner-request.js';
 import type { WebSocket } from '../server/uws.js';
 import type { Gateway } from '../services.js';
 import { randomBase62 } from '../wire.js';
@@ -28,7 +28,7 @@ interface Connection {
   headers: Record<string, string>;
   identity: KeyIdentity;
   /** The turn in progress: one at a time, as the API serves them. */
-  turn?: SocketRequest;
+  turn?: InnerRequest;
   /** The last answer, for the next turn's previous_response_id. */
   last?: { id: string; input: Body[]; response: Body };
   closed: boolean;
@@ -43,9 +43,6 @@ const errorMessage = (status: number, error: unknown, headers: Record<string, st
   JSON.stringify({ type: 'error', status, error, ...(Object.keys(headers).length ? { headers } : {}) });
 
 const clientError = (message: string, code: string, param?: string) => ({ type: 'invalid_request_error', code, message, param: param ?? null });
-
-/** Headers of the upgrade that each turn's request carries: not the socket's own, nor a request id (each turn has its own). */
-const TURN_HEADERS_SKIPPED = new Set(['upgrade', 'connection', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol', 'x-request-id', 'content-length', 'transfer-encoding', 'host']);
 
 export interface ResponsesSocket {
   /** The POST /v1/responses route every turn runs. */
@@ -72,8 +69,7 @@ export function registerResponsesWebSocket(router: Router, gw: Gateway, { route,
       // The key is checked before the upgrade, so a bad one is an HTTP 401 in the Responses
       // envelope, which the client reports as such instead of retrying a broken socket.
       const ex = new Exchange(res, req, 0);
-      const headers: Record<string, string> = {};
-      for (const k in ex.headers) if (!TURN_HEADERS_SKIPPED.has(k)) headers[k] = ex.headers[k]!;
+      const headers = carriedHeaders(ex.headers);
       authenticate(ex).then(
         (identity) => {
           if (ex.aborted) return;
@@ -149,7 +145,7 @@ export function registerResponsesWebSocket(router: Router, gw: Gateway, { route,
     if (generate === false) return warmUp(ws, conn, body, input);
 
     let answer: Body | undefined;
-    const turn = socketRequest(
+    const turn = innerRequest(
       {
         send: (text) => {
           // The last event carries the whole answer: kept for the next turn. A Responses

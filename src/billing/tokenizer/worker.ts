@@ -1,13 +1,14 @@
 // The tokenizer thread (started by pool.ts): the only place gpt-tokenizer's tables (~66 MB,
 // 150 ms to load) are ever loaded, so a process that never counts never holds them, and no
-// count, however long, runs on a gateway's event loop.
+// count, however long, runs on a gateway's event loop. It counts batches of texts (billing's)
+// and whole requests from their bytes (count_tokens, request.ts).
 
 import { countTokens } from 'gpt-tokenizer';
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { countBounded } from './bounded.js';
-import { countRequest, type CountRefusal, type RequestCount, type RequestToCount } from './request.js';
+import type { CountRefusal, RequestCount, RequestToCount } from './request.js';
 
 /** Special tokens (`<|endoftext|>`…) in a client's text are text, as vendors count them. */
 const AS_TEXT = { disallowedSpecial: new Set<string>() };
@@ -38,9 +39,17 @@ try {
 /** A turn of this thread's loop: the batches that came in meanwhile are answered. */
 const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/**
+ * The dialects' parsers, loaded on the first request to count: a thread that only ever counts
+ * texts (billing's) never loads them, and from the sources each test gateway's thread would
+ * otherwise compile them all.
+ */
+let requests: Promise<typeof import('./request.js')> | undefined;
+
 async function answerRequest(id: number, request: RequestToCount): Promise<void> {
   let answer: TokenizerAnswer;
   try {
+    const { countRequest } = await (requests ??= import('./request.js'));
     const out = await countRequest(request, count, pause);
     answer = 'refused' in out ? { id, refused: out.refused } : { id, counted: out };
   } catch (err) {

@@ -8,6 +8,7 @@
 
 import * as v from 'valibot';
 import { GatewayError } from '../../errors.js';
+import { COMPACTION_PROMPT, compactionSummary, isCompactionTrigger, SUMMARY_HEADING } from './compaction.js';
 import type { IRContent, IRMessage, IRReasoningEffort, IRRequest, IRTool, IRToolChoice } from '../ir.js';
 import { parseToolArguments, stringifyToolArguments } from '../openai-chat/shared.js';
 import { mergeTurns } from '../turns.js';
@@ -81,21 +82,30 @@ export function parseRequest(body: unknown): IRRequest {
   const turns: IRMessage[] = [];
   const input = req.input ?? [];
   const declared = (req.tools ?? []).flatMap((t, i) => toolsToIR(t as Record<string, unknown>, `tools[${i}]`));
+  let compaction = false;
   if (typeof input === 'string') turns.push({ role: 'user', content: [{ type: 'text', text: input }] });
   else {
     input.forEach((item, i) => {
       const it = item as Record<string, unknown>;
       // Codex, on models it knows, declares its tools in an input item rather than in `tools`.
       if (it.type === 'additional_tools' && Array.isArray(it.tools)) declared.push(...it.tools.flatMap((t, j) => toolsToIR(t as Record<string, unknown>, `input[${i}].tools[${j}]`)));
+      else if (isCompactionTrigger(it)) compaction = true;
       else itemToIR(it, i, system, turns);
     });
   }
+  // Asked to compact: the model is asked for the summary the answer's compaction item carries.
+  if (compaction) turns.push({ role: 'user', content: [{ type: 'text', text: COMPACTION_PROMPT }] });
 
   const ir: IRRequest = { model: req.model, system, messages: mergeTurns(turns), stream: req.stream === true, includeUsage: true };
   const tools = declared;
   if (tools.length > 0) ir.tools = tools;
   const choice = toolChoiceToIR(req.tool_choice);
   if (choice) ir.toolChoice = choice;
+  if (compaction) {
+    ir.compaction = true;
+    // The tools stay declared (the prompt's cache holds them), and none may be called.
+    if (tools.length > 0) ir.toolChoice = { type: 'none' };
+  }
   if (typeof req.parallel_tool_calls === 'boolean') ir.parallelToolCalls = req.parallel_tool_calls;
   if (req.max_output_tokens != null) ir.maxTokens = req.max_output_tokens;
   if (req.temperature != null) ir.temperature = req.temperature;
@@ -149,6 +159,13 @@ function itemToIR(item: Record<string, unknown>, i: number, system: string[], tu
       if (typeof callId !== 'string' || callId === '') throw invalid(`input[${i}].call_id`, 'must be a non-empty string.');
       const output = typeof item.output === 'string' ? item.output : textOf(item.output, ['input_text', 'output_text', 'text']);
       turns.push({ role: 'user', content: [{ type: 'tool_result', toolUseId: callId, content: output }] });
+      return;
+    }
+    case 'compaction':
+    case 'compaction_summary': {
+      // The gateway's own compaction is its summary again; a vendor's is its encrypted state.
+      const summary = compactionSummary(item);
+      if (summary !== undefined) turns.push({ role: 'user', content: [{ type: 'text', text: `${SUMMARY_HEADING}\n\n${summary}` }] });
       return;
     }
     // Reasoning items carry the vendor's own encrypted state; hosted tools' items run at the

@@ -7,6 +7,7 @@ import { GatewayError } from '../../errors.js';
 import type { RenderContext } from '../dialect.js';
 import { ZERO_USAGE, type IRContent, type IRResponse, type IRStopReason, type IRTool, type IRUsage } from '../ir.js';
 import { isRecord, parseToolArguments, stringifyToolArguments } from '../openai-chat/shared.js';
+import { compactionItem } from './compaction.js';
 import { NAMESPACE_JOIN } from './request.js';
 import { usageFromResponses, usageToResponses } from './usage.js';
 
@@ -84,7 +85,8 @@ export function responseObject(ctx: RenderContext, status: string, output: Item[
 export const statusOf = (reason: IRStopReason | null) => (reason === 'max_tokens' || reason === 'refusal' ? 'incomplete' : 'completed');
 
 export function renderResponse(res: IRResponse, ctx: RenderContext) {
-  const body = responseObject(ctx, statusOf(res.stopReason), outputItems(res.content, ctx.clientTools), res.usage, res.stopReason);
+  const output = ctx.compaction ? [compactionItem(res.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(''))] : outputItems(res.content, ctx.clientTools);
+  const body = responseObject(ctx, statusOf(res.stopReason), output, res.usage, res.stopReason);
   ctx.onFinal?.(body);
   return body;
 }

@@ -7,6 +7,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import { encodeSSE, markFinal } from '../../stream/sse.js';
 import type { RenderContext } from '../dialect.js';
 import { ZERO_USAGE, type IRStopReason, type IRStreamEvent, type IRUsage } from '../ir.js';
+import { compactionItem } from './compaction.js';
 import { failureEvents } from './errors.js';
 import { itemId, messageItem, reasoningItem, responseObject, statusOf, toolCallItem, type Item } from './response.js';
 
@@ -30,6 +31,7 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
       const usage: Partial<IRUsage> = {};
       const output: Item[] = [];
       const open = new Map<number, OpenItem>();
+      let summary = '';
 
       const send = (type: string, payload: Record<string, unknown>) => {
         subscriber.next(encodeSSE(JSON.stringify({ type, ...payload, sequence_number: seq++ }), type));
@@ -88,6 +90,13 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
 
       const finish = () => {
         for (const index of [...open.keys()]) closeItem(index);
+        if (ctx.compaction) {
+          // The one item of a compaction, whole: its content is known only at the end.
+          const item = compactionItem(summary);
+          send('response.output_item.added', { output_index: 0, item });
+          send('response.output_item.done', { output_index: 0, item });
+          output.push(item);
+        }
         const status = statusOf(stopReason);
         const response = responseObject(ctx, status, output.filter((i) => i.type !== undefined), { ...ZERO_USAGE, ...usage }, stopReason);
         ctx.onFinal?.(response);
@@ -95,6 +104,12 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
       };
 
       const handle = (e: IRStreamEvent) => {
+        if (ctx.compaction && (e.type === 'block_start' || e.type === 'delta' || e.type === 'block_stop')) {
+          // A compaction's text is its summary, sent as one item at the end; nothing else shows.
+          start();
+          if (e.type === 'delta' && e.delta.type === 'text') summary += e.delta.text;
+          return;
+        }
         switch (e.type) {
           case 'start':
             addUsage(e.usage);

@@ -7,6 +7,7 @@ import { markFinal, type SSEEvent } from '../../stream/sse.js';
 import { eventWithModel, modelName, renamedAnswer } from '../../stream/json-bytes.js';
 import type { UpstreamSide, UsageSink } from '../dialect.js';
 import { isRecord } from '../openai-chat/shared.js';
+import { compactionSummary, unwrapCompaction } from './compaction.js';
 import { usageFromResponses } from './usage.js';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
@@ -95,6 +96,10 @@ export const upstream: UpstreamSide = {
   headers: (key): Record<string, string> => (key ? { authorization: `Bearer ${key}` } : {}),
   setOutputCap(body, cap) {
     body.max_output_tokens = cap;
+  },
+  prepareForward(body) {
+    // The gateway's own compaction items are its summaries: the vendor reads them as messages.
+    if (Array.isArray(body.input) && body.input.some((item) => compactionSummary(item) !== undefined)) body.input = body.input.map(unwrapCompaction);
   },
   passThroughWhole(text, json, ctx) {
     return { out: renamedAnswer(text, json, ctx.model), usage: usageFromResponses(json.usage) };

@@ -1,6 +1,7 @@
-// An HTTP request that came as a WebSocket message, and its answer, as uWS's request and
-// response for the router (Router.serve): the same handler, limits, holds, charges, metrics and
-// shutdown wait as the request sent over HTTP, with nothing of the request path written twice.
+// A request that did not come as an HTTP request of its own (a WebSocket message, the call
+// POST /v1/responses/compact makes), and its answer, as uWS's request and response for the
+// router (Router.serve): the same handler, limits, holds, charges, metrics and shutdown wait as
+// the request sent over HTTP, with nothing of the request path written twice.
 // An answer streamed as server-sent events leaves as one text message per event (its `data`);
 // any other answer (an error before the stream began) goes to `answered`. Backpressure is the
 // socket's: a write that could not be sent at once reports a full socket, and `drained()`
@@ -8,8 +9,8 @@
 
 import type { HttpRequest, HttpResponse } from './uws.js';
 
-/** Where the answer goes: the connection the request came on. */
-export interface SocketAnswer {
+/** Where the answer goes: the connection the request came on, or the caller. */
+export interface InnerAnswer {
   /** Sends one text message; true when it went out at once (false: wait for drained()). */
   send(text: string): boolean;
   /** An answer that was not an event stream: its status, headers and body. */
@@ -22,10 +23,10 @@ export interface SocketAnswer {
   remoteAddress(): ArrayBuffer;
 }
 
-export interface SocketRequest {
+export interface InnerRequest {
   req: HttpRequest;
   res: HttpResponse;
-  /** The connection went away: the request is aborted, as a client that hangs up. */
+  /** The connection (or the caller's client) went away: the request is aborted, as a client that hangs up. */
   abort(): void;
   /** The socket has room again. */
   drained(): void;
@@ -33,8 +34,17 @@ export interface SocketRequest {
 
 const statusOf = (line: string) => Number.parseInt(line, 10) || 200;
 
+/** Headers of the request that carried this one that it carries too: not a connection's own, nor a request id (it has its own). */
+const NOT_CARRIED = new Set(['upgrade', 'connection', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol', 'x-request-id', 'content-length', 'transfer-encoding', 'host']);
+
+export function carriedHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k in headers) if (!NOT_CARRIED.has(k)) out[k] = headers[k]!;
+  return out;
+}
+
 /** The request `body` to `method` `url` with `headers` (lower-case names), answered to `answer`. */
-export function socketRequest(answer: SocketAnswer, method: string, url: string, headers: Record<string, string>, body: Buffer): SocketRequest {
+export function innerRequest(answer: InnerAnswer, method: string, url: string, headers: Record<string, string>, body: Buffer): InnerRequest {
   const sent: Record<string, string> = { ...headers, 'content-length': String(body.length) };
   let onAborted: (() => void) | undefined;
   let onWritable: (() => boolean) | undefined;
