@@ -80,7 +80,7 @@ export function reportHandlers(gw: Gateway) {
       sql<{ day: Date; model: string; requests: bigint; prompt_tokens: bigint; completion_tokens: bigint; cached_tokens: bigint; cost_nano: bigint }[]>`
         SELECT day, model, sum(requests)::bigint AS requests, sum(prompt_tokens)::bigint AS prompt_tokens, sum(completion_tokens)::bigint AS completion_tokens,
                sum(cached_tokens)::bigint AS cached_tokens, sum(cost_nano)::bigint AS cost_nano
-        FROM usage_daily WHERE day > (now() AT TIME ZONE 'UTC')::date - ${days}::int GROUP BY 1, 2 ORDER BY 1, 2`,
+        FROM usage_model_daily WHERE day > (now() AT TIME ZONE 'UTC')::date - ${days}::int GROUP BY 1, 2 ORDER BY 1, 2`,
       sql<{ day: Date; method: string; n: bigint; credit_nano: bigint }[]>`
         SELECT (paid_at AT TIME ZONE 'UTC')::date AS day, method, count(*)::bigint AS n, sum(credit_nano)::bigint AS credit_nano
         FROM deposits WHERE status = 'paid' AND paid_at > now() - make_interval(days => ${days}) GROUP BY 1, 2 ORDER BY 1, 2`,

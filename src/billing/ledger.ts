@@ -358,16 +358,17 @@ export class Ledger {
     const snapshot = await this.sql.begin('isolation level repeatable read read only', async (tx) => {
       const [u] = await tx<{ balance_nano: bigint; charged_nano: bigint }[]>`
         SELECT balance_nano, charged_nano FROM users WHERE id = ${userId}`;
-      const keys = await tx<{ id: string; period: SpendPeriod }[]>`
-        SELECT id, spend_limit_period AS period FROM api_keys
-        WHERE user_id = ${userId} AND spend_limit_nano IS NOT NULL AND spend_limit_period IS NOT NULL`;
+      // Each capped key's spend in its current period, from the per-key daily totals (kept with
+      // the records, sql/029): a period starts at a UTC midnight, so whole days sum it exactly.
+      const start = (period: SpendPeriod) => periodStart(period, now).toISOString().slice(0, 10);
+      const keys = await tx<{ id: string; period: SpendPeriod; spent: bigint }[]>`
+        SELECT k.id, k.spend_limit_period AS period,
+               coalesce((SELECT sum(d.cost_nano) FROM usage_key_daily d WHERE d.key_id = k.id AND d.day >= (CASE k.spend_limit_period
+                 WHEN 'day' THEN ${start('day')} WHEN 'week' THEN ${start('week')} WHEN 'month' THEN ${start('month')} ELSE ${start('total')} END)::date), 0)::bigint AS spent
+        FROM api_keys k
+        WHERE k.user_id = ${userId} AND k.spend_limit_nano IS NOT NULL AND k.spend_limit_period IS NOT NULL`;
       const keySpend: Record<string, bigint> = {};
-      for (const k of keys) {
-        const [{ spent }] = await tx<{ spent: bigint }[]>`
-          SELECT coalesce(sum(cost_nano), 0)::bigint AS spent FROM usage_records
-          WHERE user_id = ${userId} AND key_id = ${k.id} AND created_at >= ${periodStart(k.period, now)}`;
-        keySpend[spendField(k.id, k.period, now)] = spent;
-      }
+      for (const k of keys) keySpend[spendField(k.id, k.period, now)] = k.spent;
       return { balance: u?.balance_nano ?? 0n, charged: u?.charged_nano ?? 0n, keySpend };
     });
     await this.hot.primeBalance(userId, snapshot);

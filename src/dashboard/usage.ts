@@ -130,7 +130,12 @@ export function usageWhere(sql: Sql, userId: string, q: UsageFilter): { answered
   if (q.status === 'ok') return { answered: [...answered, sql`status BETWEEN 200 AND 299`], refused: null };
   if (q.status === 'error') return { answered: [...answered, sql`NOT (status BETWEEN 200 AND 299)`], refused };
   if (q.status === 'refused') return { answered: null, refused };
-  if (q.status !== undefined) return { answered: [...answered, sql`status = ${q.status}`], refused: [...refused, sql`status = ${q.status}`] };
+  if (q.status !== undefined) {
+    // An error status also names the error index's predicate, literally: a generic plan cannot
+    // see that `status = $1` implies it (sql/029).
+    const isError = q.status < 200 || q.status > 299;
+    return { answered: [...answered, sql`status = ${q.status}`, ...(isError ? [sql`NOT (status BETWEEN 200 AND 299)`] : [])], refused: [...refused, sql`status = ${q.status}`] };
+  }
   return { answered, refused };
 }
 

@@ -254,6 +254,25 @@ t.test('a capped key: its period spend is loaded from Postgres with the account'
   t.equal((total as GatewayError).noRetry, true, 'a lifetime cap says not to retry');
   t.equal((total as GatewayError).retryAfter, undefined);
   t.equal(spendField(key.id, 'total', new Date()), `k:${key.id}:t`);
+  // A record of 40 days ago: in the key's lifetime, not in its month. Spend is loaded from the
+  // per-key daily totals the records keep (sql/029), not from the records.
+  await s.sql`INSERT INTO usage_records (user_id, key_id, request_id, model, surface, stream, status, cost_nano, created_at)
+    VALUES (${user.id}, ${key.id}, 'old', 'm', 'chat', false, 200, 5000, now() - interval '40 days')`;
+  const capped = async (period: 'month' | 'total', cap: bigint, amount: bigint) => {
+    await s.sql`UPDATE api_keys SET spend_limit_nano = ${cap.toString()}, spend_limit_period = ${period} WHERE id = ${key.id}`;
+    await s.hot.forgetBalance(user.id);
+    return ledger.reserve(payer(user.id, key.id, { rpm: null, spendNano: cap, spendPeriod: period }), amount).then(
+      async (r) => {
+        await ledger.release(r);
+        return 'served';
+      },
+      (e: GatewayError) => e.code,
+    );
+  };
+  t.equal(await capped('month', 1000n, 301n), 'key_spend_limit', 'this month: the 700 of today');
+  t.equal(await capped('month', 1000n, 300n), 'served', 'not the 5000 of 40 days ago');
+  t.equal(await capped('total', 5700n, 1n), 'key_spend_limit', 'all time: both');
+  t.equal(await capped('total', 5701n, 1n), 'served');
   await writer.stop();
 });
 
