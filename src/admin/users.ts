@@ -32,10 +32,10 @@ export function userHandlers(gw: Gateway) {
     const limit = pageSize(q.limit);
     // A substring of the address; LIKE's own wildcards in it are taken literally.
     const pattern = q.q ? `%${q.q.trim().toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null;
+    // Each condition only when asked for: behind `$1 IS NULL OR …` a generic plan uses no index.
     const rows = await sql<AccountRow[]>`
       SELECT id, email, balance_nano, is_admin, disabled_at, email_verified_at, created_at FROM users
-      WHERE (${pattern}::text IS NULL OR email LIKE ${pattern}::text)
-        AND (${q.after ?? null}::text IS NULL OR email > ${q.after ?? null}::text)
+      WHERE true ${pattern ? sql`AND email LIKE ${pattern}` : sql``} ${q.after ? sql`AND email > ${q.after}` : sql``}
       ORDER BY email LIMIT ${limit + 1}`;
     const page = rows.slice(0, limit);
     return { status: 200, body: { data: page.map(userJson), next_after: rows.length > limit ? page.at(-1)!.email : null } };

@@ -71,7 +71,9 @@ async function openEmbedded(dataDir: string): Promise<SqlStore> {
   try {
     const { PGlite } = await import('@electric-sql/pglite');
     const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-    const db = await PGlite.create({ dataDir: path.join(dataDir, 'pg') });
+    // The extensions the migrations create (sql/030: the admin's user search).
+    const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
+    const db = await PGlite.create({ dataDir: path.join(dataDir, 'pg'), extensions: { pg_trgm } });
     const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0 });
     await server.start();
     const conn = server.getServerConn();

@@ -75,6 +75,13 @@ t.test('admin API', async (t) => {
   t.ok(page.json.next_after, 'pages on');
   const rest = await call('GET', `/users?limit=2&after=${encodeURIComponent(page.json.next_after)}`, admin.session);
   t.equal(page.json.data.length + rest.json.data.length, 3, 'every account once across the pages');
+  const wild = await call('GET', '/users?q=%25', admin.session);
+  t.same(wild.json.data, [], 'LIKE\'s wildcards in the search are taken literally');
+  const short = await call('GET', `/users?q=${encodeURIComponent(user.email.slice(0, 2))}`, admin.session);
+  t.ok(short.json.data.some((u: { id: string }) => u.id === user.userId), 'a search shorter than a trigram still finds');
+  const first = await call('GET', '/users?q=%40&limit=1', admin.session);
+  const next = await call('GET', `/users?q=%40&limit=5&after=${encodeURIComponent(first.json.next_after)}`, admin.session);
+  t.same([...first.json.data, ...next.json.data].map((u: { email: string }) => u.email), [...page.json.data, ...rest.json.data].map((u: { email: string }) => u.email), 'a search pages as the list does');
 
   // Credit and debit: entries with reasons, exact to the nano-dollar.
   const credit = await call('POST', `/users/${user.userId}/credit`, admin.session, { amount_usd: '5.000000007', reason: 'goodwill' });
