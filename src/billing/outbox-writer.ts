@@ -37,6 +37,9 @@ export interface WriterObserver {
   failed?(err: unknown): void;
 }
 
+/** The lock a batch of records holds shared while it writes them (see commitBatch and reconcile). */
+export const RECORDS_LOCK = 0x6169_7263; // "airc"
+
 /** Commits outbox entries to Postgres; returns how each one fared, for the acknowledgement. */
 export async function commitEntries(sql: Sql, entries: OutboxEntry[]): Promise<AckItem[]> {
   // postgres.js keeps a connection's last transaction reachable (its callback and result, through
@@ -66,8 +69,11 @@ async function commitBatch(tx: Tx, batch: { entries: OutboxEntry[]; items: AckIt
   // order: one round trip of the primary and of Postgres instead of three, per batch. Row locks
   // in one order: concurrent writers queue per user instead of deadlocking, and the duplicate
   // check, a statement of its own after them, sees every commit that got the lock first.
-  const [, users, existing] = await Promise.all([
+  const [, , users, existing] = await Promise.all([
     tx.unsafe('SET LOCAL enable_seqscan = off'),
+    // Shared with every other writer, exclusive for `reconcile` while it reads the highest
+    // record id: every id below it is then committed (reconcile.ts).
+    tx`SELECT pg_advisory_xact_lock_shared(${RECORDS_LOCK})`,
     tx<{ id: string; charged_nano: bigint }[]>`
       SELECT id, charged_nano FROM users WHERE id = ANY(${userIds}::uuid[]) ORDER BY id FOR UPDATE`,
     tx<{ settle_id: string; outbox_ref: string | null; charged_after_nano: bigint | null }[]>`

@@ -4,9 +4,16 @@
 //   total of charges equals the sum of the usage records, to the nano-dollar;
 // - in the hot store, for every loaded account: its balance = the Postgres balance − the charges
 //   it already carries that still wait in the outbox, and its reserved total = its live holds.
+//
+// The sum of the records is kept per user up to a checkpoint (sql/031): a run sums only the
+// records since, and `full` sums them all again. The checkpoint is the highest record id read
+// while holding the writers' lock exclusively (RECORDS_LOCK): every batch holds it shared until
+// it commits, so no record below that id can still appear, and none is ever counted twice or
+// missed however the writers' commits interleave.
 
 import type { HotStore } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
+import { RECORDS_LOCK } from './outbox-writer.js';
 
 export interface ReconcileRow {
   user_id: string;
@@ -38,18 +45,8 @@ export interface ReconcileReport {
   ok: boolean;
 }
 
-export async function reconcile(sql: Sql, hot?: HotStore): Promise<ReconcileReport> {
-  const rows = await sql<(ReconcileRow & { ok: boolean })[]>`
-    SELECT u.id AS user_id, u.email, u.balance_nano, u.charged_nano,
-           coalesce(d.credits, 0)::bigint AS credits_nano,
-           coalesce(c.charges, 0)::bigint AS charges_nano,
-           u.balance_nano = coalesce(d.credits, 0) - coalesce(c.charges, 0)
-             AND u.charged_nano = coalesce(c.charges, 0) AS ok
-    FROM users u
-    LEFT JOIN (SELECT user_id, sum(credits) AS credits FROM (
-                 SELECT user_id, credit_nano AS credits FROM deposits WHERE status = 'paid'
-                 UNION ALL SELECT user_id, amount_nano FROM balance_adjustments) x GROUP BY user_id) d ON d.user_id = u.id
-    LEFT JOIN (SELECT user_id, sum(cost_nano) AS charges FROM usage_records GROUP BY user_id) c ON c.user_id = u.id`;
+export async function reconcile(sql: Sql, hot?: HotStore, { full = false } = {}): Promise<ReconcileReport> {
+  const rows = await checkPostgres(sql, full);
   const mismatches = rows.filter((r) => !r.ok).map(({ ok: _ok, ...r }) => r);
   const report: ReconcileReport = { users: rows.length, mismatches, hotAccounts: 0, hotMismatches: [], outbox: 0, ok: mismatches.length === 0 };
   if (!hot) return report;
@@ -88,6 +85,55 @@ export async function reconcile(sql: Sql, hot?: HotStore): Promise<ReconcileRepo
   report.outbox = await hot.outboxLength();
   report.ok = report.ok && report.hotMismatches.length === 0;
   return report;
+}
+
+type Checked = ReconcileRow & { ok: boolean };
+
+/** Two runs at once: the second to commit fails on the checkpoint's row and runs again. */
+const SERIALIZATION_FAILURE = '40001';
+
+async function checkPostgres(sql: Sql, full: boolean): Promise<Checked[]> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await checkOnce(sql, full);
+    } catch (err) {
+      if ((err as { code?: string }).code !== SERIALIZATION_FAILURE || attempt >= 5) throw err;
+    }
+  }
+}
+
+async function checkOnce(sql: Sql, full: boolean): Promise<Checked[]> {
+  const upTo = await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${RECORDS_LOCK})`;
+    const [{ id }] = await tx<{ id: bigint }[]>`SELECT coalesce(max(id), 0)::bigint AS id FROM usage_records`;
+    return id;
+  });
+  // One snapshot for the balances, the kept sums and the records after the checkpoint.
+  return sql.begin('isolation level repeatable read', async (tx) => {
+    const [{ through_id: kept }] = await tx<{ through_id: bigint }[]>`SELECT through_id FROM reconcile_checkpoint`;
+    const through = full ? 0n : kept;
+    // First, so that a run that committed since this snapshot makes this one fail (and retry)
+    // before it adds the same records again.
+    await tx`UPDATE reconcile_checkpoint SET through_id = ${upTo.toString()}::bigint, checked_at = now()`;
+    if (full) await tx`DELETE FROM reconcile_charges`;
+    await tx`
+      INSERT INTO reconcile_charges AS r (user_id, charges_nano)
+      SELECT user_id, sum(cost_nano) FROM usage_records WHERE id > ${through.toString()}::bigint AND id <= ${upTo.toString()}::bigint GROUP BY user_id
+      ON CONFLICT (user_id) DO UPDATE SET charges_nano = r.charges_nano + EXCLUDED.charges_nano`;
+    // The kept sums, and the records past the checkpoint (committed since its id was read).
+    return tx<Checked[]>`
+      SELECT u.id AS user_id, u.email, u.balance_nano, u.charged_nano,
+             coalesce(d.credits, 0)::bigint AS credits_nano,
+             (coalesce(k.charges_nano, 0) + coalesce(t.charges, 0))::bigint AS charges_nano,
+             u.balance_nano = coalesce(d.credits, 0) - coalesce(k.charges_nano, 0) - coalesce(t.charges, 0)
+               AND u.charged_nano = coalesce(k.charges_nano, 0) + coalesce(t.charges, 0) AS ok
+      FROM users u
+      LEFT JOIN (SELECT user_id, sum(credits) AS credits FROM (
+                   SELECT user_id, credit_nano AS credits FROM deposits WHERE status = 'paid'
+                   UNION ALL SELECT user_id, amount_nano FROM balance_adjustments) x GROUP BY user_id) d ON d.user_id = u.id
+      LEFT JOIN reconcile_charges k ON k.user_id = u.id
+      LEFT JOIN (SELECT user_id, sum(cost_nano) AS charges FROM usage_records WHERE id > ${upTo.toString()}::bigint GROUP BY user_id) t ON t.user_id = u.id`;
+  });
 }
 
 async function pgBalances(sql: Sql): Promise<Map<string, { balance: bigint; charged: bigint }>> {

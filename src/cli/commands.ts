@@ -143,7 +143,7 @@ export async function execute(words: string[], flags: Flags, s: Stores, out: Out
       }
     }
     case 'reconcile': {
-      const report = await reconcile(s.sql, s.hot);
+      const report = await reconcile(s.sql, s.hot, { full: flags.full === 'true' });
       for (const m of report.mismatches) {
         out(`MISMATCH ${m.email}: balance $${nanoToUsd(m.balance_nano)} ≠ credits $${nanoToUsd(m.credits_nano)} − charges $${nanoToUsd(m.charges_nano)} (charged total $${nanoToUsd(m.charged_nano)})`);
       }

@@ -16,7 +16,8 @@ export const USAGE = `usage: airouter <command>
   codes create --count N --usd A --expires DATE [--note T]   redemption codes, printed once
   catalogue export | catalogue import --file F       the catalogue as its JSON file
   deposit confirm ID [--reference R]                 mark a pending or expired deposit paid and credit it
-  reconcile                                          check balance = credits − charges for every user
+  reconcile [--full]                                 check balance = credits − charges for every user
+                                                     (records since the last run; --full: all of them)
 
 While a gateway runs with the same DATA_DIR, every command is run by that gateway (through
 DATA_DIR/airouter.sock); otherwise the command opens the stores itself.`;

@@ -343,3 +343,38 @@ t.test('reconcile reports a tampered balance, in Postgres and in the hot store',
   t.same(report.mismatches, []);
   t.same(report.hotMismatches.map((m) => [m.email, m.expected, m.hot]), [['other@example.test', 1_000n, 1_007n]], 'a hot balance that grew is caught');
 });
+
+t.test('reconcile adds only the records since its checkpoint; --full sums them all again', async (t) => {
+  const s = await testStores(t);
+  const user = await createVerifiedUser(s.sql, 'inc@example.test');
+  await credit(s, user.id, 1_000_000n);
+  const key = await createKey(s.sql, user.id, 'inc');
+  const ledger = ledgerOf(s);
+  const writer = writerOf(s);
+  writer.start();
+  const p = payer(user.id, key.id, { rpm: null, spendNano: null, spendPeriod: null });
+  const truth = async () => (await s.sql<{ n: bigint }[]>`SELECT coalesce(sum(cost_nano), 0)::bigint AS n FROM usage_records WHERE user_id = ${user.id}`)[0]!.n;
+  const kept = async () => (await s.sql<{ n: bigint }[]>`SELECT charges_nano AS n FROM reconcile_charges WHERE user_id = ${user.id}`)[0]?.n ?? 0n;
+  const checkpoint = async () => (await s.sql<{ id: bigint }[]>`SELECT through_id AS id FROM reconcile_checkpoint`)[0]!.id;
+
+  for (let i = 0; i < 3; i++) await charge(ledger, p, 500n, 100n + BigInt(i));
+  await writer.drained();
+  t.ok((await reconcile(s.sql)).ok, 'the first run sums every record');
+  t.equal(await kept(), await truth(), 'and keeps the sum');
+  const [{ max }] = await s.sql<{ max: bigint }[]>`SELECT max(id)::bigint AS max FROM usage_records`;
+  t.equal(await checkpoint(), max, 'up to the highest record');
+
+  for (let i = 0; i < 2; i++) await charge(ledger, p, 500n, 200n);
+  await writer.drained();
+  // Two runs at once: the kept sum must not take the same records twice.
+  const both = await Promise.all([reconcile(s.sql), reconcile(s.sql)]);
+  t.ok(both.every((r) => r.ok), 'both reconcile');
+  t.equal(await kept(), await truth(), 'the records since were added once');
+
+  // A record changed below the checkpoint is not read again by an incremental run; a full one sees it.
+  await s.sql`UPDATE usage_records SET cost_nano = cost_nano + 1 WHERE id = (SELECT min(id) FROM usage_records WHERE user_id = ${user.id})`;
+  t.ok((await reconcile(s.sql)).ok, 'incremental: the kept sum stands');
+  const fullRun = await reconcile(s.sql, undefined, { full: true });
+  t.same(fullRun.mismatches.map((m) => [m.charged_nano, m.charges_nano]), [[await truth() - 1n, await truth()]], '--full: every record summed again, the change caught');
+  await writer.stop();
+});
