@@ -1,0 +1,350 @@
+// A year of data (issue 51): a gateway's database as it looks after a year of service — by
+// default 100,000 users, 300,000 keys and 20 million usage records over 365 days, one user with
+// 2.5 % of them — filled set-based in a throwaway database, then every dashboard and admin call
+// of that heaviest user (and admin), reconcile, and the first request of keys never seen by the
+// process, timed against a real gateway started in-process.
+//
+//   npm run bench:data -- [--users N] [--keys-per-user N] [--records N] [--days N] [--runs N] [--keep] [--reuse DB]
+//
+// Env: BENCH_DATABASE_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres), a role
+// that may create databases; REDIS_URL to run the hot store on Redis (default: in-process).
+// Writes bench/reports/data-<time>.{md,json}.
+
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { Redis } from 'ioredis';
+import { reconcile } from '../src/billing/reconcile.js';
+import { loadConfig } from '../src/config.js';
+import { startGateway, type RunningGateway } from '../src/gateway.js';
+import { createLogger } from '../src/log.js';
+import { openStores } from '../src/store/index.js';
+import { migrate } from '../src/store/migrate.js';
+import { openSql } from '../src/store/sql.js';
+import { startFakeUpstream, type FakeUpstream } from '../test/fake-upstream/server.js';
+import { capOf, fill, keyIdOf, keySecretOf, MODELS, type Fixture } from './lib/data-fill.js';
+import { fixtureSizes, writeReport, type Row } from './lib/data-report.js';
+import { runtime, runtimeText } from './lib/runtime.js';
+
+const HELP = `npm run bench:data -- [flags]
+  --users N           accounts (default 100000)
+  --keys-per-user N   keys per account (default 3)
+  --records N         usage records (default 20000000)
+  --days N            span of the records, ending now (default 365)
+  --runs N            timed calls per endpoint (default 20)
+  --keep              keep the database and print its URL
+  --reuse DB          time an existing database filled by this script (never dropped)`;
+
+const args = process.argv.slice(2);
+const FLAGS = ['--users', '--keys-per-user', '--records', '--days', '--runs', '--reuse'];
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === '--help') {
+    console.log(HELP);
+    process.exit(0);
+  }
+  if (FLAGS.includes(args[i]!)) i++;
+  else if (args[i] !== '--keep') throw new Error(`unknown flag ${args[i]}\n${HELP}`);
+}
+const flag = (name: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : undefined;
+};
+const count = (name: string, def: number) => {
+  const v = flag(name) === undefined ? def : Number(flag(name));
+  if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} takes a whole number ≥ 1`);
+  return v;
+};
+const opts = {
+  users: count('users', 100_000),
+  keysPerUser: count('keys-per-user', 3),
+  records: count('records', 20_000_000),
+  days: count('days', 365),
+  runs: count('runs', 20),
+  keep: args.includes('--keep'),
+  reuse: flag('reuse'),
+};
+const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** First requests of keys nobody used in this process, and of keys with a total cap. */
+const COLD_KEYS = 200;
+const CAPPED_KEYS = 20;
+const WARMUP_KEYS = 20;
+const DAY_MS = 86_400_000;
+
+const t0 = performance.now();
+const progress = (line: string) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(5)} s] ${line}\n`);
+const ms = (since: number) => Math.round((performance.now() - since) * 1000) / 1000;
+
+/** Nearest-rank percentile, as bench/lib/stats.ts takes them. */
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+function row(call: string, samples: number[], answer = 'all 200'): Row {
+  const s = [...samples].sort((a, b) => a - b);
+  return { call, runs: s.length, p50: pct(s, 0.5), p95: pct(s, 0.95), max: s.at(-1)!, answer };
+}
+
+function withDatabase(url: string, db: string): string {
+  const u = new URL(url);
+  u.pathname = `/${db}`;
+  return u.toString();
+}
+
+function catalogue(upstream: string) {
+  const price = (m: (typeof MODELS)[number], f: number) => ({ input: m.input * f, output: m.output * f, cache_read: (m.input * f) / 10 });
+  return {
+    providers: [{ id: 'fake-openai', dialect: 'openai', base_url: `${upstream}/v1` }],
+    models: MODELS.map((m) => ({
+      id: m.id, owned_by: 'bench', context_window: 200_000, max_output_tokens: 8192,
+      pricing: price(m, 1), official_pricing: price(m, 1.25),
+      // The revenue report prices margins from the first route's upstream_pricing.
+      routes: [{ provider: 'fake-openai', model: `upstream-${m.id}`, upstream_pricing: price(m, 0.7) }],
+    })),
+  };
+}
+
+async function readFixture(dbName: string, admin: postgres.Sql): Promise<Fixture> {
+  const [r] = await admin<{ c: string | null }[]>`SELECT shobj_description(oid, 'pg_database') AS c FROM pg_database WHERE datname = ${dbName}`;
+  if (!r) throw new Error(`no database ${dbName}`);
+  try {
+    return JSON.parse(r.c ?? '') as Fixture;
+  } catch {
+    throw new Error(`${dbName} was not filled by bench/data.ts (its comment holds no fixture)`);
+  }
+}
+
+/** The users whose keys are timed: spread over the whole range, so heavy and light accounts mix. */
+function pickUsers(f: Fixture): { warm: number[]; cold: number[]; capped: number[] } {
+  const plain: number[] = [];
+  for (let n = 2; n <= f.users; n++) if (capOf(n, f.keysPerUser - 1, f.keysPerUser) === null) plain.push(n);
+  const want = Math.min(plain.length, COLD_KEYS + WARMUP_KEYS);
+  const picks = [...new Set(Array.from({ length: want }, (_, i) => plain[Math.floor((i * plain.length) / want)]!))];
+  const warm = picks.filter((_, i) => i % 11 === 0);
+  const cold = picks.filter((_, i) => i % 11 !== 0);
+  // The heaviest user first; then the heaviest others whose last key has a total cap.
+  const capped = [1];
+  for (let n = 2; n <= f.users && capped.length < CAPPED_KEYS; n++) if (capOf(n, f.keysPerUser - 1, f.keysPerUser) === 'total') capped.push(n);
+  return { warm, cold, capped };
+}
+
+async function main() {
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  const dbName = opts.reuse ?? `airouter_data_${randomBytes(4).toString('hex')}`;
+  const dbUrl = withDatabase(ADMIN_URL, dbName);
+  const dir = mkdtempSync(path.join(tmpdir(), 'airouter-data-'));
+  const redisPrefix = `bench_data_${randomBytes(3).toString('hex')}:`;
+  let upstream: FakeUpstream | undefined;
+  let running: RunningGateway | undefined;
+  /** Whether there is a filled database to keep or drop at the end. */
+  let created = false;
+  let reused = false;
+  const load = { before: loadavg()[0]!, after: 0 };
+  try {
+    let fixture: Fixture;
+    if (opts.reuse) {
+      fixture = await readFixture(dbName, admin);
+      reused = true;
+      progress(`reusing ${dbName}: ${fixture.users.toLocaleString('en')} users, ${fixture.records.toLocaleString('en')} records, filled ${fixture.filledAt}`);
+    } else {
+      await admin.unsafe(`CREATE DATABASE ${dbName}`);
+      created = true;
+      progress(`created ${dbName} (if this run dies: DROP DATABASE ${dbName})`);
+      const own = await openSql({ databaseUrl: dbUrl, dataDir: dir, max: 1 });
+      try {
+        const t = performance.now();
+        await migrate(own.sql);
+        progress(`migrations: ${ms(t).toFixed(0)} ms`);
+        fixture = await fill(own.sql, { users: opts.users, keysPerUser: opts.keysPerUser, records: opts.records, days: opts.days, seed: dbName }, progress);
+      } finally {
+        await own.close();
+      }
+      // The database says what is in it, for --reuse.
+      await admin.unsafe(`COMMENT ON DATABASE ${dbName} IS '${JSON.stringify(fixture).replace(/'/g, "''")}'`);
+    }
+    const sizes = await fixtureSizes(dbUrl, fixture);
+    progress(`heaviest user: ${sizes.heavy_records.toLocaleString('en')} records (${(sizes.heavy_share * 100).toFixed(2)} %); next: ${sizes.next_heaviest_records.toLocaleString('en')}`);
+
+    upstream = await startFakeUpstream({ record: false });
+    const configPath = path.join(dir, 'gateway.config.json');
+    writeFileSync(configPath, JSON.stringify(catalogue(upstream.url)));
+    const config = loadConfig({
+      PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: dbUrl, REDIS_URL: process.env.REDIS_URL ?? '',
+      REDIS_PREFIX: redisPrefix, DATA_DIR: path.join(dir, 'data'), GATEWAY_CONFIG: configPath,
+    });
+    const stores = await openStores(config);
+    running = await startGateway(config, createLogger(config.LOG_LEVEL), stores).catch(async (err: unknown) => {
+      await stores.close();
+      throw err;
+    });
+    const url = `http://127.0.0.1:${running.port}`;
+    const rows: Row[] = [];
+
+    // ---- the inference path: first requests of keys this process has never resolved
+    const K = fixture.keysPerUser;
+    const chat = async (n: number, j: number): Promise<number> => {
+      const secret = keySecretOf(fixture.seed, keyIdOf(n, j, K));
+      const start = performance.now();
+      const res = await fetch(`${url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: MODELS[0].id, messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 16 }),
+      });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`chat as user ${n} key ${j}: ${res.status} ${text.slice(0, 300)}`);
+      return ms(start);
+    };
+    const users = pickUsers(fixture);
+    // Compiles the request path first, with keys of their own, so that "cold" means the key's.
+    for (const n of users.warm) for (let i = 0; i < 3; i++) await chat(n, 0);
+    const first: number[] = [];
+    for (const n of users.cold) first.push(await chat(n, 0));
+    rows.push(row(`POST /v1/chat/completions, cold key (${users.cold.length} keys, first request each)`, first));
+    const again: number[] = [];
+    for (const n of users.cold) again.push(await chat(n, 0));
+    rows.push(row('POST /v1/chat/completions, the same keys again', again));
+    const capped: number[] = [];
+    for (const n of users.capped) capped.push(await chat(n, K - 1));
+    rows.push(row('POST /v1/chat/completions, cold key with a total cap, heaviest user', capped.slice(0, 1)));
+    if (capped.length > 1) rows.push(row(`POST /v1/chat/completions, cold key with a total cap (${capped.length} users)`, capped));
+    progress('inference timed');
+
+    // ---- the dashboard and admin calls, each timed over --runs after two warm-ups
+    const login = async (email: string) => {
+      const res = await fetch(`${url}/api/dashboard/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: fixture.password }) });
+      if (res.status !== 200) throw new Error(`login ${email}: ${res.status} ${await res.text()}`);
+      return ((await res.json()) as { token: string }).token;
+    };
+    const userToken = await login(fixture.heavyEmail);
+    const adminToken = await login(fixture.adminEmail);
+    const get = async (p: string, token: string) => {
+      const res = await fetch(url + p, { headers: { authorization: `Bearer ${token}` } });
+      const text = await res.text();
+      if (res.status !== 200) throw new Error(`GET ${p}: ${res.status} ${text.slice(0, 300)}`);
+      return text;
+    };
+    const many = (n: number, what: string) => `${n.toLocaleString('en')} ${what}${n === 1 ? '' : 's'}`;
+    const answer = (text: string) => {
+      if (!text.startsWith('{')) return many(text.split('\r\n').length - 2, 'CSV row');
+      const body = JSON.parse(text) as { data?: unknown[]; requests?: number; per_day?: unknown[]; routes?: unknown[] };
+      if (body.data) return many(body.data.length, 'row');
+      if (body.per_day) return many(body.per_day.length, 'day');
+      if (body.routes) return many(body.routes.length, 'route');
+      return body.requests !== undefined ? many(body.requests, 'request') : `${text.length} B`;
+    };
+    const time = async (call: string, p: string, token: string, runs = opts.runs) => {
+      const samples: number[] = [];
+      let last = '';
+      for (let i = 0; i < runs + 2; i++) {
+        const start = performance.now();
+        last = await get(p, token);
+        if (i >= 2) samples.push(ms(start));
+      }
+      rows.push(row(call, samples, answer(last)));
+    };
+
+    const now = Date.now();
+    const iso = (t: number) => new Date(t).toISOString();
+    const mid = now - Math.floor(fixture.days / 2) * DAY_MS;
+    const rareModel = MODELS.at(-1)!.id;
+    // A cursor 10,000 rows back: a deep page must cost what the first does.
+    let cursor: string | null = null;
+    for (let i = 0; i < 20; i++) {
+      const page = JSON.parse(await get(`/api/dashboard/usage?limit=500${cursor ? `&cursor=${cursor}` : ''}`, userToken)) as { next_cursor: string | null };
+      if (!page.next_cursor) break;
+      cursor = page.next_cursor;
+    }
+    const D = '/api/dashboard';
+    await time('GET /usage', `${D}/usage`, userToken);
+    if (cursor) await time('GET /usage, a page 10,000 rows back (cursor)', `${D}/usage?cursor=${cursor}`, userToken);
+    await time('GET /usage?status=error', `${D}/usage?status=error`, userToken);
+    await time('GET /usage?status=502', `${D}/usage?status=502`, userToken);
+    await time(`GET /usage?model=${rareModel}`, `${D}/usage?model=${rareModel}`, userToken);
+    await time('GET /usage?key_id=… (third key)', `${D}/usage?key_id=${keyIdOf(1, Math.min(2, K - 1), K)}`, userToken);
+    await time('GET /usage?from=…&to=… (one day, mid-span)', `${D}/usage?from=${iso(mid)}&to=${iso(mid + DAY_MS)}`, userToken);
+    await time('GET /usage-stats?range=30d', `${D}/usage-stats?range=30d`, userToken);
+    await time('GET /usage-stats?from=… (365 days)', `${D}/usage-stats?from=${iso(now - 365 * DAY_MS)}`, userToken);
+    await time('GET /usage.csv?range=24h', `${D}/usage.csv?range=24h`, userToken);
+    await time('GET /usage.csv (everything: at most 100,000 rows)', `${D}/usage.csv`, userToken, Math.min(opts.runs, 3));
+    await time('GET /balance', `${D}/balance`, userToken);
+    await time('GET /keys', `${D}/keys`, userToken);
+    await time('GET /deposits', `${D}/deposits`, userToken);
+    await time('GET /api/public/stats', '/api/public/stats', userToken);
+    progress('dashboard timed');
+
+    const A = '/api/admin';
+    const needle = `u${Math.max(2, Math.floor(fixture.users / 7))}`;
+    await time('GET /admin/users', `${A}/users`, adminToken);
+    await time(`GET /admin/users?q=${needle}`, `${A}/users?q=${needle}`, adminToken);
+    await time('GET /admin/users/{heaviest user}', `${A}/users/${fixture.heavyUserId}`, adminToken);
+    await time('GET /admin/revenue?days=30', `${A}/revenue?days=30`, adminToken);
+    await time('GET /admin/revenue?days=365', `${A}/revenue?days=365`, adminToken);
+    await time('GET /admin/health', `${A}/health`, adminToken);
+    await time('GET /admin/deposits', `${A}/deposits`, adminToken);
+    await time('GET /admin/audit', `${A}/audit`, adminToken);
+    progress('admin timed');
+
+    // Stopping flushes the usage writer, so reconcile sees every charge the timed requests made.
+    await running.stop();
+    running = undefined;
+    const own = await openSql({ databaseUrl: dbUrl, dataDir: dir, max: 1 });
+    let rec;
+    try {
+      const start = performance.now();
+      rec = await reconcile(own.sql);
+      rows.push(row('reconcile (src/billing/reconcile.ts, one full run)', [ms(start)], `${rec.users.toLocaleString('en')} users, ${rec.mismatches.length} mismatches`));
+    } finally {
+      await own.close();
+    }
+    load.after = loadavg()[0]!;
+
+    const [pg] = await admin<{ v: string; autovacuum: string }[]>`SELECT split_part(version(), ' on ', 1) AS v, current_setting('autovacuum') AS autovacuum`;
+    const files = writeReport({
+      command: `npm run bench:data -- ${args.join(' ')}`.trim(),
+      date: new Date().toISOString(),
+      machine: { cores: cpus().length, load_before: load.before, load_after: load.after },
+      runtime: runtimeText(runtime()),
+      postgres: `${pg!.v} (autovacuum ${pg!.autovacuum})`,
+      hot_store: stores.hot.kind,
+      database: dbName,
+      fixture,
+      sizes,
+      reconcile_ok: rec.ok,
+      rows,
+    });
+    progress(`report: ${files.join(', ')}`);
+    if (!rec.ok) throw new Error(`reconcile found ${rec.mismatches.length} mismatches, e.g. ${JSON.stringify(rec.mismatches[0], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`);
+  } finally {
+    if (running) await running.stop().catch(() => {});
+    if (upstream) await upstream.close();
+    if (process.env.REDIS_URL) await dropPrefix(process.env.REDIS_URL, redisPrefix);
+    if (created && !opts.keep) {
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    } else if (created || reused) {
+      console.log(`\ndatabase kept: ${dbUrl}\n  time it again: npm run bench:data -- --reuse ${dbName} --runs ${opts.runs}\n  drop it: psql ${ADMIN_URL} -c 'DROP DATABASE ${dbName}'`);
+    }
+    await admin.end();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The hot store's keys of this run only. */
+async function dropPrefix(redisUrl: string, prefix: string): Promise<void> {
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
