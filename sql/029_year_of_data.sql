@@ -92,3 +92,7 @@ CREATE INDEX usage_user_error_time ON usage_records (user_id, created_at DESC, i
 
 -- The revenue report's deposits: the paid ones of the last N days.
 CREATE INDEX deposits_paid_time ON deposits (paid_at) WHERE status = 'paid';
+
+-- The admin's deposit list across users, newest first: its first page without sorting them all
+-- (66 ms at 42k deposits, bench/data.ts).
+CREATE INDEX deposits_time ON deposits (created_at DESC, id DESC);
