@@ -42,8 +42,14 @@ async function connect() {
   const ws = new WebSocket(`${gw.url.replace(/^http/, 'ws')}${fx.upgrade.path}`, { headers } as never);
   const received: Record<string, any>[] = [];
   let wake = () => {};
+  let closed: string | undefined;
   ws.addEventListener('message', (ev) => {
     received.push(JSON.parse(String(ev.data)));
+    wake();
+  });
+  // A socket dropped mid-turn fails the turn at once rather than leaving it to tap's timeout.
+  ws.addEventListener('close', (ev) => {
+    closed = `the socket closed (${ev.code})`;
     wake();
   });
   await new Promise<void>((resolve, reject) => {
@@ -57,6 +63,7 @@ async function connect() {
     for (;;) {
       const end = received.findIndex((m, i) => i >= from && ['response.completed', 'response.failed', 'error'].includes(m.type));
       if (end !== -1) return received.slice(from, end + 1);
+      if (closed) throw new Error(closed);
       await new Promise<void>((r) => (wake = r));
     }
   };
