@@ -22,6 +22,7 @@ import { registerPayments } from './payments/routes.js';
 import { Payments } from './payments/service.js';
 import { startSweeper } from './payments/sweeper.js';
 import { startResponsesSweeper } from './responses/store.js';
+import { startRetention } from './billing/retention.js';
 import { Metrics, OutboxMetrics } from './server/metrics.js';
 import { exposeToCluster } from './server/cluster-metrics.js';
 import { registerOps } from './server/ops.js';
@@ -83,7 +84,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
     sql: stores.sql,
     hot: stores.hot,
     catalogue,
-    keys: new KeyResolver(stores.sql, stores.hot, config.KEY_CACHE_TTL_MS),
+    keys: new KeyResolver(stores.sql, stores.hot, config.KEY_CACHE_TTL_MS, config.KEY_CACHE_MAX),
     ledger: new Ledger(stores.sql, stores.hot, {
       ttlMs: config.RESERVATION_TTL_MS,
       outboxMax: config.OUTBOX_MAX,
@@ -117,6 +118,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   for (const reason of config.payments.disabled) log.warn(`deposits: ${reason}`);
   const stopSweeper = startSweeper(stores.sql, log, config.payments.expiryS);
   const stopResponsesSweeper = startResponsesSweeper(stores.sql, log, opts.clock);
+  const stopRetention = startRetention(stores.sql, config.USAGE_RETENTION_DAYS, log, opts.clock);
   const stopAlerts = startAlerts(stores.sql, createMailer(config, log), config, log, opts.clock);
 
   const app = uws.App();
@@ -146,6 +148,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   if (!listenSocket || opsSocket === false) {
     stopSweeper();
     stopResponsesSweeper();
+    stopRetention();
     stopAlerts();
     await gw.outbox.stop();
     await gw.refusals.stop();
@@ -187,6 +190,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
         opsApp?.close();
         stopSweeper();
         stopResponsesSweeper();
+        stopRetention();
         stopAlerts();
         await health.stop();
         // Open streams have finished (or were cut at the timeout): their charges are in the

@@ -5,7 +5,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { KeyLimits, SpendPeriod } from '../billing/key-limits.js';
 import type { Sql } from '../store/sql.js';
-import { Coalesced } from '../store/batch.js';
+import { Batcher, Coalesced } from '../store/batch.js';
 import { base62Of, randomBase62 } from '../wire.js';
 import type { HotStore } from '../store/hot.js';
 
@@ -113,11 +113,31 @@ export function listKeys(sql: Sql, userId: string): Promise<KeyRow[]> {
  */
 const UNKNOWN_TTL_MS = 5_000;
 
+/** Sets `key` in a map that holds at most `max` entries: the oldest goes first (insertion order). */
+function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.delete(key);
+  if (map.size >= max) map.delete(map.keys().next().value as string);
+  map.set(key, value);
+}
+
 export class KeyResolver {
   private readonly local = new Map<string, { identity: KeyIdentity; expires: number }>();
   private readonly unknown = new Map<string, number>();
   private readonly hashes = new Map<string, string>();
   private readonly lookups = new Coalesced((hash) => this.lookup(hash));
+  /**
+   * Keys nobody has cached, read from Postgres together: a burst of new keys (a launch, a
+   * restart behind a busy balancer) costs one query per event-loop turn, not one each, and
+   * never queues the pool.
+   */
+  private readonly rows = new Batcher<string, IdentityRow | undefined>(async (hashes) => {
+    const found = await this.sql<(IdentityRow & { key_hash: string })[]>`
+      SELECT k.key_hash, k.id, k.user_id, k.rpm_limit, k.spend_limit_nano, k.spend_limit_period FROM api_keys k
+      JOIN users u ON u.id = k.user_id AND u.disabled_at IS NULL
+      WHERE k.key_hash = ANY(${hashes}::text[]) AND k.revoked_at IS NULL`;
+    const byHash = new Map(found.map((r) => [r.key_hash, r]));
+    return hashes.map((h) => byHash.get(h));
+  });
   /** Revocations heard so far: a lookup that overlapped one must not cache what it read. */
   private revocations = 0;
 
@@ -125,6 +145,8 @@ export class KeyResolver {
     private readonly sql: Sql,
     private readonly hot: HotStore,
     private readonly ttlMs: number,
+    /** Keys (and unknown keys) remembered in this process, each: KEY_CACHE_MAX. */
+    private readonly max = 100_000,
   ) {}
 
   /** Listen for revocations from every process (this one included). */
@@ -145,9 +167,8 @@ export class KeyResolver {
     // A digest per request showed in profiles; the same few keys come back all the time.
     let hash = this.hashes.get(key);
     if (hash === undefined) {
-      if (this.hashes.size > 100_000) this.hashes.clear();
       hash = hashSecret(key);
-      this.hashes.set(key, hash);
+      remember(this.hashes, key, hash, this.max);
     }
     const now = Date.now();
     const hit = this.local.get(hash);
@@ -164,10 +185,7 @@ export class KeyResolver {
     if (cached === REVOKED) return this.rememberUnknown(hash, now);
     let identity: KeyIdentity | null = cached ? decodeIdentity(cached) : null;
     if (!identity) {
-      const [row] = await this.sql<IdentityRow[]>`
-        SELECT k.id, k.user_id, k.rpm_limit, k.spend_limit_nano, k.spend_limit_period FROM api_keys k
-        JOIN users u ON u.id = k.user_id AND u.disabled_at IS NULL
-        WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`;
+      const row = await this.rows.call(hash);
       if (!row) {
         this.local.delete(hash);
         return this.rememberUnknown(hash, now);
@@ -176,15 +194,13 @@ export class KeyResolver {
       await this.hot.setCached(`key:${hash}`, encodeIdentity(identity), SHARED_CACHE_MS, { onlyIfAbsent: true });
     }
     if (this.ttlMs > 0 && this.revocations === revocationsBefore) {
-      if (this.local.size > 100_000) this.local.clear();
-      this.local.set(hash, { identity, expires: now + this.ttlMs });
+      remember(this.local, hash, { identity, expires: now + this.ttlMs }, this.max);
     }
     return identity;
   }
 
   private rememberUnknown(hash: string, now: number): null {
-    if (this.unknown.size > 100_000) this.unknown.clear();
-    this.unknown.set(hash, now + UNKNOWN_TTL_MS);
+    remember(this.unknown, hash, now + UNKNOWN_TTL_MS, this.max);
     return null;
   }
 

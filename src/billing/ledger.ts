@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
-import { Coalesced } from '../store/batch.js';
-import type { HotStore, OutboxRecord, ReserveResult, SettleResult } from '../store/hot.js';
+import { Batcher, Coalesced } from '../store/batch.js';
+import type { HotStore, OutboxRecord, PrimeSnapshot, ReserveResult, SettleResult } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
 import { periodEnd, periodStart, previousSpendField, spendField, type KeyLimits, type SpendPeriod } from './key-limits.js';
 import { Lease, Leases, type LeaseObserver } from './leases.js';
@@ -76,7 +76,9 @@ export class Ledger {
   /** Users seen with money available in the last second: their requests skip the pre-check. */
   private readonly funded = new Map<string, number>();
   /** A cold account met by many requests at once is loaded once for all of them. */
-  private readonly priming = new Coalesced((userId) => this.load(userId));
+  private readonly priming = new Coalesced(async (userId) => this.hot.primeBalance(userId, await this.snapshots.call(userId)));
+  /** Cold accounts met in one event-loop turn are read in one snapshot (a burst of new users). */
+  private readonly snapshots = new Batcher<string, PrimeSnapshot>((userIds) => this.load(userIds));
   private readonly leases?: Leases;
 
   constructor(
@@ -353,25 +355,25 @@ export class Ledger {
     return this.priming.call(userId);
   }
 
-  private async load(userId: string): Promise<void> {
+  private async load(userIds: string[]): Promise<PrimeSnapshot[]> {
     const now = new Date();
-    const snapshot = await this.sql.begin('isolation level repeatable read read only', async (tx) => {
-      const [u] = await tx<{ balance_nano: bigint; charged_nano: bigint }[]>`
-        SELECT balance_nano, charged_nano FROM users WHERE id = ${userId}`;
+    return this.sql.begin('isolation level repeatable read read only', async (tx) => {
+      const users = await tx<{ id: string; balance_nano: bigint; charged_nano: bigint }[]>`
+        SELECT id, balance_nano, charged_nano FROM users WHERE id = ANY(${userIds}::uuid[])`;
       // Each capped key's spend in its current period, from the per-key daily totals (kept with
       // the records, sql/029): a period starts at a UTC midnight, so whole days sum it exactly.
       const start = (period: SpendPeriod) => periodStart(period, now).toISOString().slice(0, 10);
-      const keys = await tx<{ id: string; period: SpendPeriod; spent: bigint }[]>`
-        SELECT k.id, k.spend_limit_period AS period,
+      const keys = await tx<{ user_id: string; id: string; period: SpendPeriod; spent: bigint }[]>`
+        SELECT k.user_id, k.id, k.spend_limit_period AS period,
                coalesce((SELECT sum(d.cost_nano) FROM usage_key_daily d WHERE d.key_id = k.id AND d.day >= (CASE k.spend_limit_period
                  WHEN 'day' THEN ${start('day')} WHEN 'week' THEN ${start('week')} WHEN 'month' THEN ${start('month')} ELSE ${start('total')} END)::date), 0)::bigint AS spent
         FROM api_keys k
-        WHERE k.user_id = ${userId} AND k.spend_limit_nano IS NOT NULL AND k.spend_limit_period IS NOT NULL`;
-      const keySpend: Record<string, bigint> = {};
-      for (const k of keys) keySpend[spendField(k.id, k.period, now)] = k.spent;
-      return { balance: u?.balance_nano ?? 0n, charged: u?.charged_nano ?? 0n, keySpend };
+        WHERE k.user_id = ANY(${userIds}::uuid[]) AND k.spend_limit_nano IS NOT NULL AND k.spend_limit_period IS NOT NULL`;
+      const byUser = new Map<string, PrimeSnapshot>(userIds.map((id) => [id, { balance: 0n, charged: 0n, keySpend: {} }]));
+      for (const u of users) Object.assign(byUser.get(u.id)!, { balance: u.balance_nano, charged: u.charged_nano });
+      for (const k of keys) byUser.get(k.user_id)!.keySpend[spendField(k.id, k.period, now)] = k.spent;
+      return userIds.map((id) => byUser.get(id)!);
     });
-    await this.hot.primeBalance(userId, snapshot);
   }
 
   /**

@@ -6,13 +6,13 @@
 //   it already carries that still wait in the outbox, and its reserved total = its live holds.
 //
 // The sum of the records is kept per user up to a checkpoint (sql/031): a run sums only the
-// records since, and `full` sums them all again. The checkpoint is the highest record id read
+// records since, and `full` sums them all again (with what retention deleted, sql/032). The checkpoint is the highest record id read
 // while holding the writers' lock exclusively (RECORDS_LOCK): every batch holds it shared until
 // it commits, so no record below that id can still appear, and none is ever counted twice or
 // missed however the writers' commits interleave.
 
 import type { HotStore } from '../store/hot.js';
-import type { Sql } from '../store/sql.js';
+import type { Sql, Tx } from '../store/sql.js';
 import { RECORDS_LOCK } from './outbox-writer.js';
 
 export interface ReconcileRow {
@@ -102,24 +102,56 @@ async function checkPostgres(sql: Sql, full: boolean): Promise<Checked[]> {
   }
 }
 
-async function checkOnce(sql: Sql, full: boolean): Promise<Checked[]> {
-  const upTo = await sql.begin(async (tx) => {
+/** The highest record id below which no record can still appear (see the file's head). */
+async function committedThrough(sql: Sql): Promise<bigint> {
+  return sql.begin(async (tx) => {
     await tx`SELECT pg_advisory_xact_lock(${RECORDS_LOCK})`;
-    const [{ id }] = await tx<{ id: bigint }[]>`SELECT coalesce(max(id), 0)::bigint AS id FROM usage_records`;
+    // Never below the checkpoint: retention may have deleted the newest records.
+    const [{ id }] = await tx<{ id: bigint }[]>`
+      SELECT greatest((SELECT coalesce(max(id), 0) FROM usage_records), (SELECT through_id FROM reconcile_checkpoint))::bigint AS id`;
     return id;
   });
+}
+
+/**
+ * Adds the records since the checkpoint, up to `upTo`, to the kept sums and moves the
+ * checkpoint there; `full` starts the sums again from the charges retention took out of the
+ * records (sql/032) and adds every record.
+ */
+async function fold(tx: Tx, upTo: bigint, full: boolean): Promise<void> {
+  const [{ through_id: kept }] = await tx<{ through_id: bigint }[]>`SELECT through_id FROM reconcile_checkpoint`;
+  const through = full ? 0n : kept;
+  // First, so that a run that committed since this snapshot makes this one fail (and retry)
+  // before it adds the same records again.
+  await tx`UPDATE reconcile_checkpoint SET through_id = ${upTo.toString()}::bigint, checked_at = now()`;
+  if (full) {
+    await tx`DELETE FROM reconcile_charges`;
+    await tx`INSERT INTO reconcile_charges (user_id, charges_nano) SELECT user_id, charges_nano FROM usage_retired`;
+  }
+  await tx`
+    INSERT INTO reconcile_charges AS r (user_id, charges_nano)
+    SELECT user_id, sum(cost_nano) FROM usage_records WHERE id > ${through.toString()}::bigint AND id <= ${upTo.toString()}::bigint GROUP BY user_id
+    ON CONFLICT (user_id) DO UPDATE SET charges_nano = r.charges_nano + EXCLUDED.charges_nano`;
+}
+
+/** Moves the checkpoint to the newest committed record (what retention may then delete). */
+export async function foldCommitted(sql: Sql): Promise<bigint> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const upTo = await committedThrough(sql);
+      await sql.begin('isolation level repeatable read', (tx) => fold(tx, upTo, false));
+      return upTo;
+    } catch (err) {
+      if ((err as { code?: string }).code !== SERIALIZATION_FAILURE || attempt >= 5) throw err;
+    }
+  }
+}
+
+async function checkOnce(sql: Sql, full: boolean): Promise<Checked[]> {
+  const upTo = await committedThrough(sql);
   // One snapshot for the balances, the kept sums and the records after the checkpoint.
   return sql.begin('isolation level repeatable read', async (tx) => {
-    const [{ through_id: kept }] = await tx<{ through_id: bigint }[]>`SELECT through_id FROM reconcile_checkpoint`;
-    const through = full ? 0n : kept;
-    // First, so that a run that committed since this snapshot makes this one fail (and retry)
-    // before it adds the same records again.
-    await tx`UPDATE reconcile_checkpoint SET through_id = ${upTo.toString()}::bigint, checked_at = now()`;
-    if (full) await tx`DELETE FROM reconcile_charges`;
-    await tx`
-      INSERT INTO reconcile_charges AS r (user_id, charges_nano)
-      SELECT user_id, sum(cost_nano) FROM usage_records WHERE id > ${through.toString()}::bigint AND id <= ${upTo.toString()}::bigint GROUP BY user_id
-      ON CONFLICT (user_id) DO UPDATE SET charges_nano = r.charges_nano + EXCLUDED.charges_nano`;
+    await fold(tx, upTo, full);
     // The kept sums, and the records past the checkpoint (committed since its id was read).
     return tx<Checked[]>`
       SELECT u.id AS user_id, u.email, u.balance_nano, u.charged_nano,

@@ -48,8 +48,8 @@ async function firstPing(hot: HotStore): Promise<void> {
 }
 
 /** Opens both stores and brings the schema up to date. */
-export async function openStores(config: Pick<Config, 'DATABASE_URL' | 'REDIS_URL' | 'dataDir'> & { REDIS_PREFIX?: string; REDIS_TIMEOUT_MS?: number }): Promise<Stores> {
-  const sqlStore = await openSql({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir });
+export async function openStores(config: Pick<Config, 'DATABASE_URL' | 'REDIS_URL' | 'dataDir'> & { REDIS_PREFIX?: string; REDIS_TIMEOUT_MS?: number; DATABASE_POOL_SIZE?: number }): Promise<Stores> {
+  const sqlStore = await openSql({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir, max: config.DATABASE_POOL_SIZE });
   try {
     await migrate(sqlStore.sql);
   } catch (err) {

@@ -92,6 +92,40 @@ t.test('create, resolve, revoke; only the hash is stored', async (t) => {
   t.equal(await new KeyResolver(stores.sql, stores.hot, 30_000).resolve(created.key), null, 'a stale lookup cannot revive a revoked key');
 });
 
+t.test('new keys met at once: one Postgres query for all, each answered its own; the cache keeps the newest', async (t) => {
+  const stores = await testStores(t);
+  const users = await Promise.all(Array.from({ length: 5 }, (_, i) => createVerifiedUser(stores.sql, `burst${i}@example.test`)));
+  const live = await Promise.all(users.map((u, i) => createKey(stores.sql, u.id, `k${i}`, i === 2 ? { rpm: 7 } : {})));
+  const revoked = await createKey(stores.sql, users[0]!.id, 'gone');
+  await stores.sql`UPDATE api_keys SET revoked_at = now() WHERE id = ${revoked.id}`;
+  const disabled = await createVerifiedUser(stores.sql, 'disabled@example.test');
+  const ofDisabled = await createKey(stores.sql, disabled.id, 'blocked');
+  await stores.sql`UPDATE users SET disabled_at = now() WHERE id = ${disabled.id}`;
+  const unknown = generateKey().key;
+
+  // Postgres queries counted on the real store's client.
+  let queries = 0;
+  const counting = new Proxy(stores.sql, { apply: (target, self, args) => (queries++, Reflect.apply(target, self, args)) });
+  const resolver = new KeyResolver(counting, stores.hot, 30_000, 4);
+  const answers = await Promise.all([...live.map((k) => k.key), revoked.key, ofDisabled.key, unknown].map((k) => resolver.resolve(k)));
+  t.equal(queries, 1, 'eight keys looked up in one turn: one query');
+  t.same(answers.slice(0, 5).map((a) => a?.keyId), live.map((k) => k.id), 'each live key its own identity');
+  t.same(answers.slice(0, 5).map((a) => a?.userId), users.map((u) => u.id), 'and its own user');
+  t.equal(answers[2]?.limits.rpm, 7, 'with its own limits');
+  t.same(answers.slice(5), [null, null, null], 'a revoked key, a disabled account\'s and an unknown one: none');
+
+  // At most four remembered: the first key (oldest) went, the last is answered without a store.
+  let reads = 0;
+  const hot = new Proxy(stores.hot, { get: (target, p, r) => (p === 'getCached' ? (...a: [string]) => (reads++, target.getCached(...a)) : Reflect.get(target, p, r)) });
+  const small = new KeyResolver(stores.sql, hot, 30_000, 4);
+  for (const k of live) await small.resolve(k.key);
+  reads = 0;
+  await small.resolve(live[4]!.key);
+  t.equal(reads, 0, 'the newest key: from this process');
+  await small.resolve(live[0]!.key);
+  t.equal(reads, 1, 'the oldest was let go past the limit, and is looked up again');
+});
+
 t.test('a revocation reaches another gateway process within 1 s', async (t) => {
   const stores = await testStores(t);
   const user = await createVerifiedUser(stores.sql, 'carol@example.test');
