@@ -92,7 +92,42 @@ export function readJson(ex: Exchange): Promise<unknown> {
 }
 
 /** `json` is a body already serialized (served as is); `body` is serialized here. */
-export type Reply = { status: number; body?: unknown; json?: string; headers?: Record<string, string> };
+/**
+ * A handler's answer: a JSON value, JSON text, or a body of text chunks streamed as they come
+ * (`stream`: what fits in no one buffer, the CSV export). A stream's head goes out with its first
+ * chunk, so what fails before that is still an error in the envelope.
+ */
+export type Reply = { status: number; body?: unknown; json?: string; stream?: AsyncIterable<string>; headers?: Record<string, string> };
+
+/** Writes `chunks` with the socket's backpressure; a failure part-way drops the connection. */
+async function streamReply(ex: Exchange, status: number, headers: Record<string, string>, chunks: AsyncIterable<string>): Promise<void> {
+  const it = chunks[Symbol.asyncIterator]();
+  let next = await it.next();
+  ex.beginStream(status, headers);
+  try {
+    for (; !next.done && !ex.aborted; next = await it.next()) {
+      if (!ex.write(next.value)) await writable(ex);
+    }
+  } catch (err) {
+    // The status is out: a cut connection is how the client learns the body is not whole.
+    ex.close();
+    throw err;
+  } finally {
+    if (ex.aborted) await it.return?.();
+  }
+  ex.end();
+}
+
+/** Room on the socket again, or the client gone. */
+function writable(ex: Exchange): Promise<void> {
+  return new Promise((resume) => {
+    const off = ex.onAbort(resume);
+    ex.onWritable(() => {
+      off();
+      resume();
+    });
+  });
+}
 
 /**
  * Registers one dashboard route: errors in the dashboard envelope, an unreachable store as 503
@@ -110,22 +145,22 @@ export function dashRoute(
     onError: renderDashboardError,
     handler: (ex) => {
       checkQueryText(ex.rawQuery);
-      return def.handler(ex).then(
-        (reply) => {
+      return def.handler(ex)
+        .then((reply) => {
           const headers = { 'cache-control': 'no-store', ...reply.headers };
+          if (reply.stream) return streamReply(ex, reply.status, headers, reply.stream);
           if (reply.status === 204) ex.send(204, '', headers);
           else if (reply.json !== undefined) ex.send(reply.status, reply.json, { 'content-type': 'application/json', ...headers });
           else ex.json(reply.status, reply.body, headers);
-        },
-        (err: unknown) => {
+        })
+        .catch((err: unknown) => {
           if (err instanceof GatewayError) throw err;
           if (isStoreOutage(err)) {
             gw.log.warn({ err, route: def.name }, 'dashboard: store unreachable');
             throw new DashboardError(503, 'unavailable', 'The service is temporarily unavailable; try again shortly.');
           }
           throw err;
-        },
-      );
+        });
     },
   });
 }

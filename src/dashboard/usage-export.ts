@@ -1,6 +1,6 @@
 // The usage log as CSV, with the page's filters (refusals included, at $0): every matching
-// record, newest first, up to EXPORT_MAX_ROWS, read in keyset batches so a large export never
-// holds one huge result.
+// record, newest first, up to EXPORT_MAX_ROWS, read in keyset batches and streamed batch by
+// batch with the socket's backpressure, so a large export never holds the file.
 // Cells a spreadsheet would run as a formula (a key named "=HYPERLINK(…)") are quoted and
 // prefixed with an apostrophe.
 
@@ -35,32 +35,37 @@ export function usageExportHandler(gw: Gateway) {
   return async function exportCsv(ex: Exchange): Promise<Reply> {
     const { userId } = await requireSession(gw, ex);
     const q = parseQuery(UsageExportQuery, ex.query);
-    const lines = [COLUMNS.join(',')];
-    let after: { at: string; id: string } | undefined;
-    let count = 0;
-    while (count < EXPORT_MAX_ROWS) {
-      const rows = await readLog(sql, userId, q, after, Math.min(BATCH, EXPORT_MAX_ROWS - count));
-      for (const r of rows) {
-        lines.push([
-          r.id.toString(), r.created_at.toISOString(), r.request_id, r.model, r.key_id, r.key_name, r.surface, r.stream, r.status,
-          r.prompt_tokens, r.cached_tokens, r.completion_tokens, nanoToUsd(r.cost_nano), nanoToUsd(r.official_cost_nano), r.latency_ms, r.ttft_ms,
-          r.error_code, r.requests,
-        ].map(csvCell).join(','));
+    // One batch of lines at a time, read as the client takes them: a year's export holds one
+    // batch in memory, not the file.
+    async function* csv(): AsyncGenerator<string> {
+      // The header line goes with the first batch: a store that fails on it is still a 503.
+      let text = `${COLUMNS.join(',')}\r\n`;
+      let after: { at: string; id: string } | undefined;
+      let count = 0;
+      while (count < EXPORT_MAX_ROWS) {
+        const rows = await readLog(sql, userId, q, after, Math.min(BATCH, EXPORT_MAX_ROWS - count));
+        for (const r of rows) {
+          text += [
+            r.id.toString(), r.created_at.toISOString(), r.request_id, r.model, r.key_id, r.key_name, r.surface, r.stream, r.status,
+            r.prompt_tokens, r.cached_tokens, r.completion_tokens, nanoToUsd(r.cost_nano), nanoToUsd(r.official_cost_nano), r.latency_ms, r.ttft_ms,
+            r.error_code, r.requests,
+          ].map(csvCell).join(',') + '\r\n';
+        }
+        yield text;
+        text = '';
+        count += rows.length;
+        if (rows.length < BATCH) return;
+        const last = rows.at(-1)!;
+        after = { at: last.cursor_at, id: last.id.toString() };
       }
-      count += rows.length;
-      if (rows.length < BATCH) break;
-      const last = rows.at(-1)!;
-      after = { at: last.cursor_at, id: last.id.toString() };
     }
     const day = new Date().toISOString().slice(0, 10);
     return {
       status: 200,
-      json: `${lines.join('\r\n')}\r\n`,
+      stream: csv(),
       headers: {
         'content-type': 'text/csv; charset=utf-8',
         'content-disposition': `attachment; filename="usage-${day}.csv"`,
-        'x-rows': String(count),
-        'x-truncated': String(count >= EXPORT_MAX_ROWS),
       },
     };
   };

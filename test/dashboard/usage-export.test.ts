@@ -76,7 +76,8 @@ t.test('status filter, request ids and the CSV export', async (t) => {
   t.equal(csv.status, 200);
   t.match(csv.headers['content-type'], /^text\/csv/);
   t.match(csv.headers['content-disposition'], /^attachment; filename="usage-\d{4}-\d{2}-\d{2}\.csv"$/);
-  t.equal(csv.headers['x-rows'], '2');
+  t.equal(csv.headers['content-length'], undefined, 'streamed: no length up front');
+  t.equal(csv.headers['transfer-encoding'], 'chunked');
   const rows = parseCsv(csv.text);
   t.same(rows[0], ['id', 'created_at', 'request_id', 'model', 'key_id', 'key_name', 'surface', 'stream', 'status', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'cost_usd', 'official_cost_usd', 'latency_ms', 'ttft_ms', 'error_code', 'requests']);
   t.equal(rows.length, 3, 'a header and the two matching rows');
@@ -91,4 +92,34 @@ t.test('status filter, request ids and the CSV export', async (t) => {
   t.equal((await api('GET', '/usage.csv')).status, 401, 'needs a session');
   const other = await signUp(s);
   t.equal(parseCsv((await api('GET', '/usage.csv', { token: other.session })).text).length, 1, "another user's export has only the header");
+});
+
+t.test('a large export streams, every row once, in order, past the batches it is read in', async (t) => {
+  const s = await startDashboard(t);
+  const { api, gw } = s;
+  const u = await signUp(s);
+  // 12,345 records (two whole batches of 5,000 and a part), a second apart, at no cost.
+  const n = 12_345;
+  await gw.gw.sql`INSERT INTO usage_records (user_id, request_id, model, surface, stream, status, latency_ms, created_at)
+    SELECT ${u.userId}, 'req-big-' || i, 'oa-model', 'chat', false, 200, 1, now() - make_interval(secs => i)
+    FROM generate_series(1, ${n}::int) i`;
+  const res = await request(`${gw.url}/api/dashboard/usage.csv?range=24h`, { headers: { authorization: `Bearer ${u.session}` } });
+  t.equal(res.statusCode, 200);
+  let chunks = 0;
+  let text = '';
+  for await (const chunk of res.body) {
+    chunks++;
+    text += chunk.toString();
+  }
+  t.ok(chunks > 1, `it came in ${chunks} chunks`);
+  const rows = parseCsv(text).slice(1);
+  t.equal(rows.length, n, 'every record');
+  t.equal(new Set(rows.map((r) => r[0])).size, n, 'each once');
+  t.same([rows[0]![2], rows.at(-1)![2]], ['req-big-1', `req-big-${n}`], 'newest first, to the oldest');
+
+  // A client that goes away part-way leaves nothing behind: the next export is whole.
+  const cut = await request(`${gw.url}/api/dashboard/usage.csv?range=24h`, { headers: { authorization: `Bearer ${u.session}` }, highWaterMark: 1024 });
+  for await (const _ of cut.body) break;
+  const again = await api('GET', '/usage.csv?range=24h', { token: u.session });
+  t.equal(parseCsv(again.text).length, n + 1, 'the next export after a cut one is whole');
 });
