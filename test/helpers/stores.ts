@@ -74,9 +74,13 @@ async function migratedTemplate(admin: postgres.Sql): Promise<string> {
     } finally {
       await store.close();
     }
-    // Templates of older migrations, and builds that died: nothing copies them any more.
+    // Builds that died (only the lock's holder builds), and templates of older migrations made
+    // over a day ago: a newer one may belong to another checkout's run going on now (its next
+    // test database is copied from it), which dropping it would break.
     const stale = await admin<{ datname: string }[]>`
-      SELECT datname FROM pg_database WHERE datname LIKE ${TEMPLATE_PREFIX + '%'} OR datname LIKE 'airouter_building%'`;
+      SELECT datname FROM pg_database
+      WHERE datname LIKE 'airouter_building%'
+         OR (datname LIKE ${TEMPLATE_PREFIX + '%'} AND (pg_stat_file('base/' || oid || '/PG_VERSION')).modification < now() - interval '1 day')`.catch(() => []);
     for (const { datname } of stale) if (datname !== building) await admin.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     await admin.unsafe(`ALTER DATABASE ${building} RENAME TO ${name}`);
     return name;
