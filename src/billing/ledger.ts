@@ -357,22 +357,24 @@ export class Ledger {
 
   private async load(userIds: string[]): Promise<PrimeSnapshot[]> {
     const now = new Date();
-    return this.sql.begin('isolation level repeatable read read only', async (tx) => {
-      const users = await tx<{ id: string; balance_nano: bigint; charged_nano: bigint }[]>`
-        SELECT id, balance_nano, charged_nano FROM users WHERE id = ANY(${userIds}::uuid[])`;
-      // Each capped key's spend in its current period, from the per-key daily totals (kept with
-      // the records, sql/029): a period starts at a UTC midnight, so whole days sum it exactly.
-      const start = (period: SpendPeriod) => periodStart(period, now).toISOString().slice(0, 10);
-      const keys = await tx<{ user_id: string; id: string; period: SpendPeriod; spent: bigint }[]>`
-        SELECT k.user_id, k.id, k.spend_limit_period AS period,
-               coalesce((SELECT sum(d.cost_nano) FROM usage_key_daily d WHERE d.key_id = k.id AND d.day >= (CASE k.spend_limit_period
-                 WHEN 'day' THEN ${start('day')} WHEN 'week' THEN ${start('week')} WHEN 'month' THEN ${start('month')} ELSE ${start('total')} END)::date), 0)::bigint AS spent
-        FROM api_keys k
-        WHERE k.user_id = ANY(${userIds}::uuid[]) AND k.spend_limit_nano IS NOT NULL AND k.spend_limit_period IS NOT NULL`;
-      const byUser = new Map<string, PrimeSnapshot>(userIds.map((id) => [id, { balance: 0n, charged: 0n, keySpend: {} }]));
-      for (const u of users) Object.assign(byUser.get(u.id)!, { balance: u.balance_nano, charged: u.charged_nano });
-      for (const k of keys) byUser.get(k.user_id)!.keySpend[spendField(k.id, k.period, now)] = k.spent;
-      return userIds.map((id) => byUser.get(id)!);
+    // Each capped key's spend in its current period, from the per-key daily totals (kept with
+    // the records, sql/029): a period starts at a UTC midnight, so whole days sum it exactly.
+    const start = (period: SpendPeriod) => periodStart(period, now).toISOString().slice(0, 10);
+    // One statement, so one snapshot for the balance, the charged total and the caps' spend,
+    // without a transaction's three extra round trips.
+    const rows = await this.sql<{ id: string; balance_nano: bigint; charged_nano: bigint; caps: { id: string; period: SpendPeriod; spent: string }[] }[]>`
+      SELECT u.id, u.balance_nano, u.charged_nano,
+             coalesce((SELECT json_agg(json_build_object('id', k.id, 'period', k.spend_limit_period, 'spent',
+                 coalesce((SELECT sum(d.cost_nano) FROM usage_key_daily d WHERE d.key_id = k.id AND d.day >= (CASE k.spend_limit_period
+                   WHEN 'day' THEN ${start('day')} WHEN 'week' THEN ${start('week')} WHEN 'month' THEN ${start('month')} ELSE ${start('total')} END)::date), 0)::text))
+               FROM api_keys k WHERE k.user_id = u.id AND k.spend_limit_nano IS NOT NULL AND k.spend_limit_period IS NOT NULL), '[]'::json) AS caps
+      FROM users u WHERE u.id = ANY(${userIds}::uuid[])`;
+    const byUser = new Map(rows.map((u) => [u.id, u]));
+    return userIds.map((id) => {
+      const u = byUser.get(id);
+      const keySpend: Record<string, bigint> = {};
+      for (const k of u?.caps ?? []) keySpend[spendField(k.id, k.period, now)] = BigInt(k.spent);
+      return { balance: u?.balance_nano ?? 0n, charged: u?.charged_nano ?? 0n, keySpend };
     });
   }
 

@@ -145,6 +145,15 @@ export class RedisHotStore implements HotStore {
     this.turn,
   );
 
+  /**
+   * The cold path's commands (a key's shared cache, an account's balance and its load), sent
+   * with the turn's other calls: a burst of new keys and accounts writes to Redis once a turn,
+   * not once a command (each write a syscall, which is most of what a command costs here).
+   */
+  private readonly inTurn = new Batcher<() => Promise<unknown>, unknown>((sends) => Promise.all(sends.map((send) => send())), this.turn);
+  /** Shared-cache reads of one turn: one MGET. */
+  private readonly cacheReads = new Batcher<string, string | null>((keys) => this.redis.mget(...keys), this.turn);
+
   constructor(
     private readonly url: string,
     private readonly prefix = 'ar:',
@@ -259,7 +268,7 @@ export class RedisHotStore implements HotStore {
     const fields: string[] = [];
     for (const [f, v] of Object.entries(s.keySpend)) fields.push(f, v.toString());
     const k = this.userKeys(userId);
-    await this.redis.arPrime(k.acct, k.fixed, k.late, s.balance.toString(), s.charged.toString(), randomUUID(), ...fields);
+    await this.inTurn.call(() => this.redis.arPrime(k.acct, k.fixed, k.late, s.balance.toString(), s.charged.toString(), randomUUID(), ...fields));
   }
 
   async credit(userId: string, amount: bigint): Promise<void> {
@@ -267,7 +276,7 @@ export class RedisHotStore implements HotStore {
   }
 
   async balance(userId: string) {
-    const r = await this.redis.arBalance(this.userBase(userId));
+    const r = (await this.inTurn.call(() => this.redis.arBalance(this.userBase(userId)))) as string[] | null;
     return r ? { balance: BigInt(r[0]), reserved: BigInt(r[1]) } : null;
   }
 
@@ -492,11 +501,12 @@ export class RedisHotStore implements HotStore {
   // ---- cache, counters, pub/sub ----
 
   getCached(key: string) {
-    return this.redis.get(`${this.prefix}c:${key}`);
+    return this.cacheReads.call(`${this.prefix}c:${key}`);
   }
   async setCached(key: string, value: string, ttlMs: number, opts: { onlyIfAbsent?: boolean } = {}) {
-    if (opts.onlyIfAbsent) await this.redis.set(`${this.prefix}c:${key}`, value, 'PX', ttlMs, 'NX');
-    else await this.redis.set(`${this.prefix}c:${key}`, value, 'PX', ttlMs);
+    const k = `${this.prefix}c:${key}`;
+    if (opts.onlyIfAbsent) await this.inTurn.call(() => this.redis.set(k, value, 'PX', ttlMs, 'NX'));
+    else await this.inTurn.call(() => this.redis.set(k, value, 'PX', ttlMs));
   }
 
   async deleteCached(key: string) {

@@ -81,6 +81,22 @@ t.test(`${N} reserves at once on an account not loaded yet: one load, exact hold
   const results = await Promise.allSettled(Array.from({ length: N }, () => ledger.reserve(payer, 10_000n)));
   const ok = results.filter((r) => r.status === 'fulfilled').length;
   t.equal(ok, 100, 'exactly what the balance covers is held');
-  t.equal(count('SELECT balance_nano, charged_nano FROM users'), 1, 'the account was read from Postgres once');
+  t.equal(count('u.balance_nano, u.charged_nano'), 1, 'the account was read from Postgres once');
   t.same(await s.hot.balance(user.id), { balance: 1_000_000n, reserved: 1_000_000n });
+});
+
+t.test('50 accounts not loaded, met in one turn: one statement loads them all, each its own', async (t) => {
+  const s = await testStores(t);
+  const users = await Promise.all(Array.from({ length: 50 }, (_, i) => createVerifiedUser(s.sql, `herd-many${i}@example.test`)));
+  // Account i holds (i + 1) × 1,000 nano: each reserve of 1,000 fits, and each balance tells whose it is.
+  for (const [i, u] of users.entries()) await creditUser(s.sql, s.hot, u.id, BigInt(i + 1) * 1_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  for (const u of users) await s.hot.forgetBalance(u.id);
+  const { sql, count } = await countingSql(t, s.databaseUrl);
+  const ledger = new Ledger(sql, s.hot, { ttlMs: 60_000, outboxMax: 0 });
+  const results = await Promise.allSettled(users.map((u) => ledger.reserve({ userId: u.id, keyId: randomUUID(), limits: NO_LIMITS }, 1_000n)));
+  t.ok(results.every((r) => r.status === 'fulfilled'), 'every account held its request');
+  t.equal(count('u.balance_nano, u.charged_nano'), 1, 'one statement read the fifty accounts');
+  t.equal(count('BEGIN'), 0, 'without a transaction round');
+  const balances = await Promise.all(users.map((u) => s.hot.balance(u.id)));
+  t.same(balances.map((b) => b?.balance), users.map((_, i) => BigInt(i + 1) * 1_000n), 'each account its own balance');
 });
