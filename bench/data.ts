@@ -4,7 +4,7 @@
 // of that heaviest user (and admin), reconcile, and the first request of keys never seen by the
 // process, timed against a real gateway started in-process.
 //
-//   npm run bench:data -- [--users N] [--keys-per-user N] [--records N] [--days N] [--runs N] [--keep] [--reuse DB]
+//   npm run bench:data -- [--users N] [--keys-per-user N] [--records N] [--days N] [--runs N] [--key-seconds N] [--profile DIR] [--keep] [--reuse DB]
 //
 // Env: BENCH_DATABASE_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres), a role
 // that may create databases; REDIS_URL to run the hot store on Redis (default: in-process).
@@ -25,6 +25,7 @@ import { migrate } from '../src/store/migrate.js';
 import { openSql } from '../src/store/sql.js';
 import { startFakeUpstream, type FakeUpstream } from '../test/fake-upstream/server.js';
 import { capOf, fill, keyIdOf, keySecretOf, MODELS, type Fixture } from './lib/data-fill.js';
+import { timeKeys, unusedKeys, withGatewayProcess } from './lib/data-keys.js';
 import { fixtureSizes, writeReport, type Row } from './lib/data-report.js';
 import { runtime, runtimeText } from './lib/runtime.js';
 
@@ -34,11 +35,13 @@ const HELP = `npm run bench:data -- [flags]
   --records N         usage records (default 20000000)
   --days N            span of the records, ending now (default 365)
   --runs N            timed calls per endpoint (default 20)
+  --key-seconds N     each key throughput loop (default 20)
+  --profile DIR       V8 CPU profile of the keys' gateway process into DIR (bench/profile-summary.ts reads it)
   --keep              keep the database and print its URL
   --reuse DB          time an existing database filled by this script (never dropped)`;
 
 const args = process.argv.slice(2);
-const FLAGS = ['--users', '--keys-per-user', '--records', '--days', '--runs', '--reuse'];
+const FLAGS = ['--users', '--keys-per-user', '--records', '--days', '--runs', '--key-seconds', '--profile', '--reuse'];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--help') {
     console.log(HELP);
@@ -62,8 +65,10 @@ const opts = {
   records: count('records', 20_000_000),
   days: count('days', 365),
   runs: count('runs', 20),
+  keySeconds: count('key-seconds', 20),
   keep: args.includes('--keep'),
   reuse: flag('reuse'),
+  profile: flag('profile'),
 };
 const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** First requests of keys nobody used in this process, and of keys with a total cap. */
@@ -287,6 +292,17 @@ async function main() {
     // Stopping flushes the usage writer, so reconcile sees every charge the timed requests made.
     await running.stop();
     running = undefined;
+
+    // ---- keys: a process that has never seen them, on a hot-store prefix nothing has filled
+    const used = new Set([1, ...users.warm, ...users.cold, ...users.capped]);
+    const fresh = unusedKeys(fixture.users, K, used, (n, j) => capOf(n, j, K)).map(([n, j]) => keySecretOf(fixture.seed, keyIdOf(n, j, K)));
+    const keyEnv = {
+      DATABASE_URL: dbUrl, REDIS_URL: process.env.REDIS_URL ?? '', REDIS_PREFIX: `${redisPrefix}keys:`, DATA_DIR: path.join(dir, 'keys-data'),
+    };
+    progress(`keys: ${fresh.length.toLocaleString('en')} unused keys on hand; a gateway process of its own`);
+    const keys = await withGatewayProcess({ dir, env: keyEnv, catalogue, profileDir: opts.profile && path.resolve(opts.profile), progress }, (gatewayUrl) =>
+      timeKeys({ url: gatewayUrl, model: MODELS[0].id, fresh, oneKey: keySecretOf(fixture.seed, keyIdOf(1, 0, K)), seconds: opts.keySeconds, progress }),
+    );
     const own = await openSql({ databaseUrl: dbUrl, dataDir: dir, max: 1 });
     let rec;
     try {
@@ -311,6 +327,7 @@ async function main() {
       sizes,
       reconcile_ok: rec.ok,
       rows,
+      keys,
     });
     progress(`report: ${files.join(', ')}`);
     if (!rec.ok) throw new Error(`reconcile found ${rec.mismatches.length} mismatches, e.g. ${JSON.stringify(rec.mismatches[0], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`);

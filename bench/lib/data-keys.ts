@@ -1,0 +1,163 @@
+// The key side of a year of data (issue 51): what a gateway process that has never seen the
+// fixture's keys does when they all come at once. Three closed loops against a gateway in its
+// own process (bench/lib/gateway.ts, on the filled database and a hot-store prefix of its own),
+// so the load generator here never takes the gateway's CPU:
+//   - a burst of new keys, many at once, each key once (keys of accounts nobody has used either);
+//   - one key, for the throughput every other figure is a ratio of;
+//   - distinct keys, a new one for every request, for as long as the one key ran.
+
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Pool } from 'undici';
+import { startChild, stopAll } from './children.js';
+import { GatewayProcess, gatewayEntry } from './gateway.js';
+import { freePort } from './http.js';
+import { Samples, type Summary } from './stats.js';
+
+const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+export interface KeyLoad {
+  /** What the run was. */
+  what: string;
+  connections: number;
+  requests: number;
+  /** Distinct keys presented. */
+  keys: number;
+  seconds: number;
+  rps: number;
+  latency: Summary;
+  /** Answers other than 200, by status (or error message). */
+  failures: Record<string, number>;
+}
+
+export interface KeyLoadOptions {
+  url: string;
+  what: string;
+  connections: number;
+  /** The secret of the i-th request; `keys` distinct ones in all. */
+  secretOf: (i: number) => string;
+  keys: number;
+  /** Stop after this many requests (default: no count limit). */
+  requests?: number;
+  /** Stop after this long (default: no time limit). */
+  seconds?: number;
+  model: string;
+}
+
+/**
+ * `connections` loops, each sending its next request when its last answer is read, until the
+ * count or the time is up. Every answer must be a 200: a refusal is a failure, not a fast answer.
+ */
+export async function keyLoad(opts: KeyLoadOptions): Promise<KeyLoad> {
+  const origin = new URL(opts.url).origin;
+  const pool = new Pool(origin, { connections: opts.connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
+  const body = JSON.stringify({ model: opts.model, messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 16 });
+  const limit = opts.requests ?? Number.MAX_SAFE_INTEGER;
+  const latency = new Samples(Math.min(limit, 1 << 16));
+  const failures: Record<string, number> = {};
+  let next = 0;
+  const start = performance.now();
+  const deadline = opts.seconds === undefined ? Infinity : start + opts.seconds * 1000;
+  const loop = async () => {
+    while (next < limit && performance.now() < deadline) {
+      const i = next++;
+      const t = performance.now();
+      let status: string;
+      try {
+        const res = await pool.request({
+          path: '/v1/chat/completions',
+          method: 'POST',
+          headers: { authorization: `Bearer ${opts.secretOf(i % opts.keys)}`, 'content-type': 'application/json' },
+          body,
+        });
+        await res.body.dump({ limit: Infinity });
+        status = String(res.statusCode);
+      } catch (err) {
+        status = (err as Error).message.slice(0, 80);
+      }
+      if (status === '200') latency.add(performance.now() - t);
+      else failures[status] = (failures[status] ?? 0) + 1;
+    }
+  };
+  await Promise.all(Array.from({ length: opts.connections }, loop));
+  const seconds = (performance.now() - start) / 1000;
+  await pool.close();
+  return {
+    what: opts.what,
+    connections: opts.connections,
+    requests: next,
+    keys: Math.min(next, opts.keys),
+    seconds: Math.round(seconds * 1000) / 1000,
+    rps: Math.round(next / seconds),
+    latency: latency.summary(),
+    failures,
+  };
+}
+
+/** The burst: new keys at once, each once, as a launch or a migration of customers brings them. */
+export const BURST_KEYS = 5_000;
+export const BURST_CONNECTIONS = 512;
+/** The throughput loops: as wrk -c64 measured them in issue 51. */
+export const LOOP_CONNECTIONS = 64;
+
+export interface KeyRuns {
+  burst: KeyLoad;
+  one: KeyLoad;
+  distinct: KeyLoad;
+  /** distinct req/s ÷ one key's req/s: the issue's target is ≥ 0.5. */
+  ratio: number;
+}
+
+/**
+ * The fixture's keys that nothing has presented yet (not `used`, no spend cap: a cap is counted
+ * per request and would measure that instead), key 0 of every account first: the burst and the
+ * distinct loop are then new accounts too, the coldest request there is.
+ */
+export function unusedKeys(users: number, keysPerUser: number, used: Set<number>, capOf: (n: number, j: number) => string | null): [number, number][] {
+  const out: [number, number][] = [];
+  for (let j = 0; j < keysPerUser; j++) for (let n = 2; n <= users; n++) if (!used.has(n) && capOf(n, j) === null) out.push([n, j]);
+  return out;
+}
+
+/** The burst first (the process is coldest then), then one key, then distinct keys for as long. */
+export async function timeKeys(opts: { url: string; model: string; fresh: string[]; oneKey: string; seconds: number; progress: (line: string) => void }): Promise<KeyRuns> {
+  const { url, model, fresh } = opts;
+  const burstKeys = Math.min(BURST_KEYS, Math.floor(fresh.length / 2));
+  const burst = await keyLoad({ url, model, what: `burst: ${burstKeys.toLocaleString('en')} new keys of new accounts, ${BURST_CONNECTIONS} at once, each once`, connections: BURST_CONNECTIONS, keys: burstKeys, requests: burstKeys, secretOf: (i) => fresh[i]! });
+  opts.progress(`burst: p99 ${burst.latency.p99} ms, ${JSON.stringify(burst.failures)}`);
+  // The one key warms the request path too; its own first second is not what is compared.
+  await keyLoad({ url, model, what: 'warm-up', connections: LOOP_CONNECTIONS, keys: 1, seconds: 2, secretOf: () => opts.oneKey });
+  const one = await keyLoad({ url, model, what: `one key, ${LOOP_CONNECTIONS} connections`, connections: LOOP_CONNECTIONS, keys: 1, seconds: opts.seconds, secretOf: () => opts.oneKey });
+  opts.progress(`one key: ${one.rps} req/s`);
+  const rest = fresh.slice(burstKeys);
+  const distinct = await keyLoad({
+    url, model, what: `a new key for every request (${rest.length.toLocaleString('en')} on hand), ${LOOP_CONNECTIONS} connections`,
+    connections: LOOP_CONNECTIONS, keys: rest.length, requests: rest.length, seconds: opts.seconds, secretOf: (i) => rest[i]!,
+  });
+  opts.progress(`distinct keys: ${distinct.rps} req/s over ${distinct.keys.toLocaleString('en')} keys`);
+  return { burst, one, distinct, ratio: Math.round((distinct.rps / Math.max(1, one.rps)) * 1000) / 1000 };
+}
+
+/**
+ * A gateway of its own (one worker, `node dist/airouter.js serve`) on the filled database, with
+ * the static upstream behind it (bench/upstream/static.ts: never the limit), for `run`.
+ */
+export async function withGatewayProcess<T>(opts: { dir: string; env: Record<string, string>; catalogue: (upstream: string) => object; profileDir?: string; progress: (line: string) => void }, run: (url: string) => Promise<T>): Promise<T> {
+  try {
+    const upstream = startChild({ name: 'static upstream', command: process.execPath, args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/static.ts'), '--port', '0'], cwd: REPO_ROOT, logFile: path.join(opts.dir, 'static.log') });
+    const upstreamUrl = (await upstream.waitForLine(/^listening (\S+)/, 60_000))[1]!;
+    const configPath = path.join(opts.dir, 'gateway-process.config.json');
+    writeFileSync(configPath, JSON.stringify(opts.catalogue(upstreamUrl)));
+    const entry = await gatewayEntry(REPO_ROOT);
+    const gateway = new GatewayProcess({ dir: opts.dir, root: REPO_ROOT, entry: entry.file, env: { ...opts.env, GATEWAY_CONFIG: configPath, LOG_LEVEL: 'warn' }, workers: 1, nodeArgs: opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : [], log: opts.progress }, await freePort());
+    await gateway.start();
+    try {
+      return await run(gateway.url);
+    } finally {
+      // Stopping flushes its usage writer: reconcile then sees every charge.
+      await gateway.stop();
+    }
+  } finally {
+    await stopAll();
+  }
+}
