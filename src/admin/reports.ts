@@ -81,9 +81,10 @@ export function reportHandlers(gw: Gateway) {
         SELECT day, model, sum(requests)::bigint AS requests, sum(prompt_tokens)::bigint AS prompt_tokens, sum(completion_tokens)::bigint AS completion_tokens,
                sum(cached_tokens)::bigint AS cached_tokens, sum(cost_nano)::bigint AS cost_nano
         FROM usage_model_daily WHERE day > (now() AT TIME ZONE 'UTC')::date - ${days}::int GROUP BY 1, 2 ORDER BY 1, 2`,
+      // Whole UTC days, as the usage above (sql/033 keeps the per-day sums).
       sql<{ day: Date; method: string; n: bigint; credit_nano: bigint }[]>`
-        SELECT (paid_at AT TIME ZONE 'UTC')::date AS day, method, count(*)::bigint AS n, sum(credit_nano)::bigint AS credit_nano
-        FROM deposits WHERE status = 'paid' AND paid_at > now() - make_interval(days => ${days}) GROUP BY 1, 2 ORDER BY 1, 2`,
+        SELECT day, method, deposits AS n, credit_nano
+        FROM deposits_daily WHERE day > (now() AT TIME ZONE 'UTC')::date - ${days}::int AND deposits > 0 ORDER BY 1, 2`,
       latestVersion(sql),
     ]);
     // The upstream's price of each model's first route in service: usage records do not say

@@ -59,5 +59,19 @@ t.test('health and revenue', async (t) => {
   t.equal(rev.json.per_day[0].upstream_cost_usd, null, 'a day with an unpriced model has no total cost');
   const today = new Date().toISOString().slice(0, 10);
   t.same(rev.json.deposits, [{ day: today, method: 'operator', count: 1, credited_usd: '10.000000000' }], 'deposits per day and method');
+  // The per-day sums follow a deposit's life: one paid on another day and method, one paid and
+  // then taken back (failed), one still pending; they match the deposits table summed directly.
+  const other = await sql<{ id: string }[]>`
+    INSERT INTO deposits (user_id, method, status, amount, currency, credit_nano, paid_at)
+    VALUES (${u.userId}, 'qris', 'paid', 5, 'USD', 5000000000, now() - interval '2 days'),
+           (${u.userId}, 'qris', 'paid', 7, 'USD', 7000000000, now()),
+           (${u.userId}, 'qris', 'pending', 9, 'USD', 9000000000, NULL) RETURNING id`;
+  await sql`UPDATE deposits SET status = 'failed' WHERE id = ${other[1]!.id}`;
+  const direct = await sql<{ day: Date; method: string; n: number; credit_nano: bigint }[]>`
+    SELECT (paid_at AT TIME ZONE 'UTC')::date AS day, method, count(*)::int AS n, sum(credit_nano)::bigint AS credit_nano
+    FROM deposits WHERE status = 'paid' GROUP BY 1, 2 ORDER BY 1, 2`;
+  const again = await call('GET', '/revenue?days=7');
+  t.same(again.json.deposits, direct.map((d) => ({ day: d.day.toISOString().slice(0, 10), method: d.method, count: d.n, credited_usd: usd(d.credit_nano) })), 'the report is the deposits summed, after a payment taken back');
+  t.equal(again.json.deposits.length, 2, 'two days: the taken-back one left no row behind');
   t.equal((await call('GET', '/revenue?days=0')).status, 400);
 });
