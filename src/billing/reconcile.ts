@@ -6,10 +6,10 @@
 //   it already carries that still wait in the outbox, and its reserved total = its live holds.
 //
 // The sum of the records is kept per user up to a checkpoint (sql/031): a run sums only the
-// records since, and `full` sums them all again (with what retention deleted, sql/032). The checkpoint is the highest record id read
-// while holding the writers' lock exclusively (RECORDS_LOCK): every batch holds it shared until
-// it commits, so no record below that id can still appear, and none is ever counted twice or
-// missed however the writers' commits interleave.
+// records since, and `full` sums them all again (with what retention deleted, sql/032). The
+// checkpoint is the highest record id read while holding the writers' lock exclusively
+// (RECORDS_LOCK): every batch holds it shared until it commits, so no record below that id can
+// still appear, and none is ever counted twice or missed however the writers' commits interleave.
 
 import type { HotStore } from '../store/hot.js';
 import type { Sql, Tx } from '../store/sql.js';
@@ -92,15 +92,17 @@ type Checked = ReconcileRow & { ok: boolean };
 /** Two runs at once: the second to commit fails on the checkpoint's row and runs again. */
 const SERIALIZATION_FAILURE = '40001';
 
-async function checkPostgres(sql: Sql, full: boolean): Promise<Checked[]> {
+async function retried<T>(run: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await checkOnce(sql, full);
+      return await run();
     } catch (err) {
       if ((err as { code?: string }).code !== SERIALIZATION_FAILURE || attempt >= 5) throw err;
     }
   }
 }
+
+const checkPostgres = (sql: Sql, full: boolean): Promise<Checked[]> => retried(() => checkOnce(sql, full));
 
 /** The highest record id below which no record can still appear (see the file's head). */
 async function committedThrough(sql: Sql): Promise<bigint> {
@@ -135,16 +137,12 @@ async function fold(tx: Tx, upTo: bigint, full: boolean): Promise<void> {
 }
 
 /** Moves the checkpoint to the newest committed record (what retention may then delete). */
-export async function foldCommitted(sql: Sql): Promise<bigint> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const upTo = await committedThrough(sql);
-      await sql.begin('isolation level repeatable read', (tx) => fold(tx, upTo, false));
-      return upTo;
-    } catch (err) {
-      if ((err as { code?: string }).code !== SERIALIZATION_FAILURE || attempt >= 5) throw err;
-    }
-  }
+export function foldCommitted(sql: Sql): Promise<bigint> {
+  return retried(async () => {
+    const upTo = await committedThrough(sql);
+    await sql.begin('isolation level repeatable read', (tx) => fold(tx, upTo, false));
+    return upTo;
+  });
 }
 
 async function checkOnce(sql: Sql, full: boolean): Promise<Checked[]> {
