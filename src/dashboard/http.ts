@@ -91,10 +91,10 @@ export function readJson(ex: Exchange): Promise<unknown> {
   return p;
 }
 
-/** `json` is a body already serialized (served as is); `body` is serialized here. */
 /**
- * A handler's answer: a JSON value, JSON text, or a body of text chunks streamed as they come
- * (`stream`: what fits in no one buffer, the CSV export). A stream's head goes out with its first
+ * A handler's answer: a JSON value (`body`, serialized here), JSON text (`json`, served as is),
+ * or a body of text chunks streamed as they come (`stream`: what fits in no one buffer, the CSV
+ * export). A stream's head goes out with its first
  * chunk, so what fails before that is still an error in the envelope.
  */
 export type Reply = { status: number; body?: unknown; json?: string; stream?: AsyncIterable<string>; headers?: Record<string, string> };
@@ -106,7 +106,7 @@ async function streamReply(ex: Exchange, status: number, headers: Record<string,
   ex.beginStream(status, headers);
   try {
     for (; !next.done && !ex.aborted; next = await it.next()) {
-      if (!ex.write(next.value)) await writable(ex);
+      if (!ex.write(next.value)) await ex.whenWritable();
     }
   } catch (err) {
     // The status is out: a cut connection is how the client learns the body is not whole.
@@ -116,17 +116,6 @@ async function streamReply(ex: Exchange, status: number, headers: Record<string,
     if (ex.aborted) await it.return?.();
   }
   ex.end();
-}
-
-/** Room on the socket again, or the client gone. */
-function writable(ex: Exchange): Promise<void> {
-  return new Promise((resume) => {
-    const off = ex.onAbort(resume);
-    ex.onWritable(() => {
-      off();
-      resume();
-    });
-  });
 }
 
 /**

@@ -129,7 +129,7 @@ export function registerPlayground(router: Router, gw: Gateway, self: SelfAddres
       }
       ex.beginStream(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store' });
       for await (const chunk of res.body) {
-        if (!ex.write(chunk as Buffer)) await new Promise<void>((resume) => ex.onWritable(resume));
+        if (!ex.write(chunk as Buffer)) await ex.whenWritable();
       }
       ex.end();
     } finally {

@@ -344,6 +344,17 @@ export class Exchange {
     this.writableListener = listener;
   }
 
+  /** Resolves when the socket has room again, or the client has gone (nothing will drain then). */
+  whenWritable(): Promise<void> {
+    return new Promise((resume) => {
+      const off = this.onAbort(resume);
+      this.onWritable(() => {
+        off();
+        resume();
+      });
+    });
+  }
+
   end(chunk?: Buffer | string): void {
     if (this.aborted || this.finished) return;
     this.finished = true;
