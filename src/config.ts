@@ -5,6 +5,7 @@ import * as v from 'valibot';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { ROOT } from './paths.js';
+import type { RedisTarget } from './store/redis-connect.js';
 import { PaymentConfigError, paymentSettings, type PaymentSettings } from './payments/settings.js';
 import { parseProxyRule } from './server/client-address.js';
 
@@ -24,6 +25,9 @@ const int = (name: string, def: number, min: number, max: number) =>
     v.minValue(min, `${name} must be at least ${min}`),
     v.maxValue(max, `${name} must be at most ${max}`),
   );
+
+/** A cluster node as redis-connect.ts's parseNode reads it: host:port, or a redis:// URL of one. */
+const validNode = (n: string) => /^(rediss?:\/\/([^@/]*@)?)?([^\s:@/,[\]]+|\[[0-9a-fA-F:.]+\]):\d{1,5}\/?$/.test(n);
 
 const url = (name: string, protocols: string[]) =>
   v.optional(
@@ -95,6 +99,14 @@ const ENV = {
   WORKER_HEARTBEAT_TIMEOUT_MS: int('WORKER_HEARTBEAT_TIMEOUT_MS', 10_000, 0, 600_000),
   DATABASE_URL: url('DATABASE_URL', ['postgres:', 'postgresql:']),
   REDIS_URL: url('REDIS_URL', ['redis:', 'rediss:']),
+  REDIS_CLUSTER_NODES: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((s) => s.split(',').map((n) => n.trim()).filter((n) => n !== '')),
+      v.check((nodes) => nodes.length > 0, 'REDIS_CLUSTER_NODES must name at least one node'),
+      v.check((nodes) => nodes.every(validNode), 'REDIS_CLUSTER_NODES must be host:port (or redis://[:password@]host:port) entries separated by commas'),
+    ),
+  ),
   REDIS_PREFIX: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9:_.-]{0,64}$/, 'REDIS_PREFIX must be up to 64 characters of letters, digits and :_.-')), 'ar:'),
   DATA_DIR: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('DATA_DIR must not be empty')), './data'),
   GATEWAY_CONFIG: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('GATEWAY_CONFIG must not be empty'))),
@@ -184,6 +196,7 @@ export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   WORKER_HEARTBEAT_TIMEOUT_MS: 'With WORKERS > 1, the primary asks each worker for a heartbeat over the cluster channel and kills (then replaces) one that has not answered for this long, e.g. an event loop stuck in a computation (default 10000; 0 = off).',
   DATABASE_URL: 'Postgres URL. Absent: embedded PGlite under DATA_DIR.',
   REDIS_URL: 'Redis URL. Absent: in-process hot store (single process).',
+  REDIS_CLUSTER_NODES: 'A Redis Cluster instead of one Redis: some of its nodes as host:port, comma-separated (the rest are found from them). Not with REDIS_URL.',
   REDIS_PREFIX: 'Prefix of every Redis key and channel (default "ar:"), so gateways can share a Redis.',
   DATA_DIR: 'Where the embedded Postgres keeps its files (default ./data).',
   GATEWAY_CONFIG: 'Providers and models JSON file (default ./gateway.config.json when present, else the built-in example catalogue).',
@@ -266,6 +279,8 @@ export interface Config extends Env {
   publicUrl: string;
   embeddedSql: boolean;
   embeddedHot: boolean;
+  /** The hot store's Redis: a URL, or a cluster's seed nodes; absent for the in-process one. */
+  redis: RedisTarget | undefined;
   /** The deposit methods this configuration enables, with their parameters. */
   payments: PaymentSettings;
 }
@@ -289,7 +304,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = result.output;
   const embeddedSql = !e.DATABASE_URL;
-  const embeddedHot = !e.REDIS_URL;
+  if (e.REDIS_URL && e.REDIS_CLUSTER_NODES) throw new ConfigError('Invalid environment: set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both');
+  const embeddedHot = !e.REDIS_URL && !e.REDIS_CLUSTER_NODES;
   const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT || 8080}`).replace(/\/+$/, '');
   let payments: PaymentSettings;
   try {
@@ -307,6 +323,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl,
     embeddedSql,
     embeddedHot,
+    redis: e.REDIS_CLUSTER_NODES ?? e.REDIS_URL,
     payments,
   };
 }

@@ -10,7 +10,7 @@ import { ConfigError, type Config } from './config.js';
 import { KeyResolver } from './accounts/keys.js';
 import { setPasswordHashCost } from './accounts/passwords.js';
 import { Ledger } from './billing/ledger.js';
-import { gatewayWriter } from './billing/outbox-writer.js';
+import { commitEntries, gatewayWriter } from './billing/outbox-writer.js';
 import { registerInference } from './inference/routes.js';
 import { Admission } from './inference/admission.js';
 import { RefusalLog } from './inference/refusal-log.js';
@@ -106,6 +106,8 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   await startCatalogueSync(stores.sql, stores.hot, catalogue, log);
   if (stores.hot instanceof RedisHotStore) {
     const sql = stores.sql;
+    const adopted = await stores.hot.adoptLegacy((entries) => commitEntries(sql, entries));
+    if (adopted > 0) log.warn({ records: adopted }, 'Redis held usage records in the layout of an older version: committed them, and dropped that layout');
     await stores.hot.startWatching({
       committed: async (ids) => new Set((await sql<{ settle_id: string }[]>`SELECT settle_id FROM usage_records WHERE settle_id = ANY(${ids}::uuid[])`).map((r) => r.settle_id)),
       onReplay: (n) => log.error({ replayed: n }, 'Redis lost data (restart or flush): settled again the charges it lost'),

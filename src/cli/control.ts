@@ -28,8 +28,9 @@ type Reply = { line: string } | { ok: true } | { error: string } | { otherStores
  * Which stores a process uses, as a digest: a command sent with other stores than the gateway's
  * (another DATABASE_URL beside the same DATA_DIR) must not run on the gateway's.
  */
-export function storesOf(config: { DATABASE_URL?: string; REDIS_URL?: string; REDIS_PREFIX?: string; dataDir: string }): string {
-  const hot = config.REDIS_URL ? `${config.REDIS_URL}\n${config.REDIS_PREFIX ?? ''}` : 'memory';
+export function storesOf(config: { DATABASE_URL?: string; REDIS_URL?: string; REDIS_CLUSTER_NODES?: string[]; REDIS_PREFIX?: string; dataDir: string }): string {
+  const redis = config.REDIS_CLUSTER_NODES?.join(',') ?? config.REDIS_URL;
+  const hot = redis ? `${redis}\n${config.REDIS_PREFIX ?? ''}` : 'memory';
   const what = `${config.DATABASE_URL ?? `embedded:${config.dataDir}`}\n${hot}`;
   return createHash('sha256').update(what).digest('hex');
 }

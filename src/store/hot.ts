@@ -135,7 +135,10 @@ export interface PrimeSnapshot {
 }
 
 export interface OutboxEntry {
+  /** Its id in its stream (Redis: ids of different shards may be equal). */
   id: string;
+  /** Redis: the stream (outbox shard) it is in, which its acknowledgement goes to. */
+  stream?: string;
   record: OutboxRecord;
   /** Generation of the account that was charged at settle, '' if none was loaded. */
   generation: string;

@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import type { HotStore } from './hot.js';
 import { MemoryHotStore } from './hot-memory.js';
 import { RedisHotStore } from './hot-redis.js';
+import { describeTarget, type RedisTarget } from './redis-connect.js';
 import { migrate } from './migrate.js';
 import { openSql, StoreError, type SqlStore } from './sql.js';
 
@@ -12,8 +13,8 @@ export interface Stores {
   close(): Promise<void>;
 }
 
-export function openHot(redisUrl: string | undefined, prefix?: string, timeoutMs?: number): HotStore {
-  return redisUrl ? new RedisHotStore(redisUrl, prefix, { timeoutMs }) : new MemoryHotStore();
+export function openHot(redis: RedisTarget | undefined, prefix?: string, timeoutMs?: number): HotStore {
+  return redis ? new RedisHotStore(redis, prefix, { timeoutMs }) : new MemoryHotStore();
 }
 
 /** Host, port and path of a store URL: never its password. */
@@ -48,7 +49,9 @@ async function firstPing(hot: HotStore): Promise<void> {
 }
 
 /** Opens both stores and brings the schema up to date. */
-export async function openStores(config: Pick<Config, 'DATABASE_URL' | 'REDIS_URL' | 'dataDir'> & { REDIS_PREFIX?: string; REDIS_TIMEOUT_MS?: number; DATABASE_POOL_SIZE?: number }): Promise<Stores> {
+export async function openStores(
+  config: Pick<Config, 'DATABASE_URL' | 'REDIS_URL' | 'dataDir'> & { redis?: RedisTarget; REDIS_PREFIX?: string; REDIS_TIMEOUT_MS?: number; DATABASE_POOL_SIZE?: number },
+): Promise<Stores> {
   const sqlStore = await openSql({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir, max: config.DATABASE_POOL_SIZE });
   try {
     await migrate(sqlStore.sql);
@@ -56,7 +59,8 @@ export async function openStores(config: Pick<Config, 'DATABASE_URL' | 'REDIS_UR
     await sqlStore.close().catch(() => {});
     throw unusable(config.DATABASE_URL ? `Postgres at ${where(config.DATABASE_URL)}` : `the embedded Postgres in ${config.dataDir}`, err);
   }
-  const hot = openHot(config.REDIS_URL, config.REDIS_PREFIX, config.REDIS_TIMEOUT_MS);
+  const redis = config.redis ?? config.REDIS_URL;
+  const hot = openHot(redis, config.REDIS_PREFIX, config.REDIS_TIMEOUT_MS);
   try {
     // Checked now, so that an unreachable Redis stops start-up with one clear line instead of
     // failing every request (and every CLI command hanging on its retries).
@@ -64,7 +68,7 @@ export async function openStores(config: Pick<Config, 'DATABASE_URL' | 'REDIS_UR
   } catch (err) {
     await hot.close().catch(() => {});
     await sqlStore.close().catch(() => {});
-    throw unusable(`Redis at ${where(config.REDIS_URL ?? '')}`, err);
+    throw unusable(describeTarget(redis ?? ''), err);
   }
   return {
     sql: sqlStore.sql,

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { SETTLED_MEMORY_MS, type AckItem, type HotStore, type OutboxEntry, type OutboxRecord, type ReserveRequest, type SettleRequest } from '../../src/store/hot.js';
 import { MemoryHotStore } from '../../src/store/hot-memory.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
+import { RedisLayout } from '../../src/store/redis-layout.js';
 import { waitFor } from '../helpers/child.js';
 import { dropRedisPrefix, REDIS_URL, testRedisPrefix } from '../helpers/stores.js';
 
@@ -558,7 +559,7 @@ t.test('Redis: a settled reservation leaves no hold behind; its id is remembered
   await prime(store, u, 1_000_000n);
   for (let i = 0; i < 20; i++) await reserve(store, u, `r${i}`, 1_000n);
   await Promise.all(Array.from({ length: 20 }, (_, i) => settle(store, u, `r${i}`, 10n)));
-  const base = `${prefix}{${u}}`;
+  const base = new RedisLayout(prefix).userBase(u);
   t.equal(await r.hlen(`${base}:res`), 0, 'no entry per settled request in the holds');
   t.equal(await r.zcard(`${base}:resx`), 0, 'nor in their expiry index');
   t.equal(await r.exists(`${base}:kheld`), 0, 'a key without a cap has no held count');

@@ -16,6 +16,7 @@ import { reconcile } from '../../src/billing/reconcile.js';
 import { GatewayError } from '../../src/errors.js';
 import type { OutboxRecord } from '../../src/store/hot.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
+import { RedisLayout } from '../../src/store/redis-layout.js';
 import { REDIS_URL, testStores } from '../helpers/stores.js';
 import type { Clock } from '../../src/clock.js';
 import { ManualClock } from '../helpers/clock.js';
@@ -167,7 +168,8 @@ t.test('a lease is renewed after its window, handed back when idle, and one foun
   const userId = await funded(s, 1_000_000n);
   const redis = new Redis(REDIS_URL);
   t.teardown(() => redis.disconnect());
-  const resx = `${s.redisPrefix}{${userId}}:resx`;
+  const base = new RedisLayout(s.redisPrefix).userBase(userId);
+  const resx = `${base}:resx`;
   // The window and the idle hand-back are this process's time: moved on by the test. The hold's
   // expiry in Redis is Redis's.
   const clock = new ManualClock();
@@ -200,9 +202,9 @@ t.test('a lease is renewed after its window, handed back when idle, and one foun
   // A lease whose hold vanished (Redis lost it): its requests are still charged, and it is
   // never drawn from again.
   const r3 = await ledger.reserve(p, 1_000n);
-  await redis.hdel(`${s.redisPrefix}{${userId}}:res`, r3.lease!.id);
+  await redis.hdel(`${base}:res`, r3.lease!.id);
   await redis.zrem(resx, r3.lease!.id);
-  await redis.set(`${s.redisPrefix}{${userId}}:resv`, '0');
+  await redis.set(`${base}:resv`, '0');
   t.equal(await settle(ledger, r3, 300n), 300n, 'charged');
   t.equal(r3.lease!.dead, true, 'the lease is dropped');
   const r4 = await ledger.reserve(p, 1_000n);

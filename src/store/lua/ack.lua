@@ -1,4 +1,4 @@
--- KEYS: outbox, then per account: acct, fixed, late. ARGV: item count, then per item: entry id,
+-- KEYS: an outbox shard, then per account of that shard: acct, fixed, late. ARGV: item count, then per item: entry id,
 -- account index, cost, generation, spend field, kind (I/R/D/X), charged after.
 -- A correction is applied at most once per entry (the `fixed` set remembers it), whatever became
 -- of the stream meanwhile: a commit that straddles a flush still corrects the new account. A

@@ -1,5 +1,5 @@
--- A lease (LeaseRequest), batched (batch.ts): per call KEYS[ko + 1] is the user's base key;
--- KEYS[1], once per batch, the outbox. Growth takes at most a LEASE_SHARE-th of what is
+-- A lease (LeaseRequest), batched (batch.ts): per call KEYS[ko + 1] is the user's base key,
+-- KEYS[ko + 2] the outbox shard of the user. Growth takes at most a LEASE_SHARE-th of what is
 -- available, never less than `need`. Answers status and what was granted: 1 done, 0 too little
 -- available (then what is), -1 no account loaded, -3 outbox full, -5 an `extend` whose hold is
 -- gone.
@@ -24,7 +24,7 @@ if mode == 'close' then
   return 1, 0
 end
 if mode == 'extend' and not held then return -5, 0 end
-if outboxMax > 0 and outboxLen(KEYS[1]) >= outboxMax then return -3, 0 end
+if outboxMax > 0 and outboxLen(KEYS[ko + 2]) >= outboxMax then return -3, 0 end
 local bal = redis.call('HGET', acct, 'bal')
 if not bal then return -1, 0 end
 local available = tonumber(bal) - tonumber(redis.call('GET', resv) or '0')

@@ -1,6 +1,10 @@
--- The outbox's length, read once per call: reserves append nothing to it.
-local xlen = nil
+-- An outbox shard's length, read once per call: reserves append nothing to it.
+local xlens = {}
 local function outboxLen(key)
-  if not xlen then xlen = redis.call('XLEN', key) end
-  return xlen
+  local n = xlens[key]
+  if not n then
+    n = redis.call('XLEN', key)
+    xlens[key] = n
+  end
+  return n
 end

@@ -1,5 +1,5 @@
--- One hold (ReserveRequest), batched (batch.ts): per call KEYS[ko + 1] is the user's base key;
--- KEYS[1], once per batch, the outbox. Answers status and what is available after it:
+-- One hold (ReserveRequest), batched (batch.ts): per call KEYS[ko + 1] is the user's base key,
+-- KEYS[ko + 2] the outbox shard of the user. Answers status and what is available after it:
 -- 1 held (or already held), 0 too little available, -1 no account loaded, -2 over the key's
 -- requests a minute (then the ms to wait), -3 outbox full, -4 over the key's spend cap (then
 -- what it used). A loaded account always has `bal` (PRIME sets it), so reading it also says
@@ -14,7 +14,7 @@ bind(base)
 sweep()
 local held = redis.call('HGET', res, id)
 if held then return 1, tonumber(redis.call('HGET', acct, 'bal') or '0') - tonumber(redis.call('GET', resv) or '0') end
-if outboxMax > 0 and outboxLen(KEYS[1]) >= outboxMax then return -3, 0 end
+if outboxMax > 0 and outboxLen(KEYS[ko + 2]) >= outboxMax then return -3, 0 end
 local bal = redis.call('HGET', acct, 'bal')
 if not bal then return -1, 0 end
 local wait = rpmWait(base, keyId, tonumber(rpmLimit))

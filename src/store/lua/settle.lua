@@ -1,5 +1,5 @@
--- One charge (SettleRequest), batched (batch.ts): per call KEYS[ko + 1] is the user's base key;
--- KEYS[1], once per batch, the outbox. Answers 1 (or 0 for a repeat), the outbox entry's id,
+-- One charge (SettleRequest), batched (batch.ts): per call KEYS[ko + 1] is the user's base key,
+-- KEYS[ko + 2] the outbox shard of the user. Answers 1 (or 0 for a repeat), the outbox entry's id,
 -- the account's generation and what it took from its lease (-1: the lease is gone).
 -- spendField: the account field that sums the key's spend ('' none); spendFieldBefore: the
 -- previous period's field, dropped when the period turns; record: the usage record for the
@@ -50,7 +50,7 @@ else
   gen = ''
 end
 local eid = ''
-if record ~= '' then eid = redis.call('XADD', KEYS[1], '*', 'u', userId, 'c', cost, 'g', gen, 'kf', spendField, 'r', record) end
+if record ~= '' then eid = redis.call('XADD', KEYS[ko + 2], '*', 'u', userId, 'c', cost, 'g', gen, 'kf', spendField, 'r', record) end
 redis.call('SADD', doneNow, id)
 if not expiring[doneNow] then
   expiring[doneNow] = true

@@ -1,4 +1,5 @@
--- KEYS: outbox, then per account: acct, res, resv. ARGV: user ids in the same order.
+-- KEYS: an outbox shard, then per account of that shard: acct, res, resv. ARGV: user ids in the
+-- same order.
 -- One pass over the outbox, atomically with the accounts it is compared with.
 local idx = {}
 local out = {}

@@ -1,4 +1,4 @@
--- The clock; `bind(base)`, which names the keys of the user whose base key (`<prefix>{<user>}`)
+-- The clock; `bind(base)`, which names the keys of the user whose base key (redis-layout.ts)
 -- the current call brings: acct, res, resx, resv, kheld; and `sweep()`, which releases that
 -- user's expired holds. A call brings one base key rather than the five names: fewer and
 -- shorter arguments for the gateway to write and for Redis to read. The clock is read once per

@@ -1,0 +1,237 @@
+// The outbox in Redis: SHARDS streams (redis-layout.ts), one consumer group each, drained by the
+// usage writers (src/billing/outbox-writer.ts). On one server a read takes every shard in one
+// XREADGROUP; a cluster cannot (the streams are in different slots), so each shard is read on
+// its own there, without blocking, and an empty round waits a moment before the next.
+
+import type { Redis } from 'ioredis';
+import { decodeRecord, type AckItem, type HotAccountSnapshot, type OutboxEntry } from './hot.js';
+import { masters, type RedisClient } from './redis-connect.js';
+import { RedisLayout, shardOf } from './redis-layout.js';
+
+export const GROUP = 'writers';
+
+/** An empty round on a cluster waits this long at most before reading every shard again. */
+const CLUSTER_IDLE_MS = 50;
+
+type Ack = (count: string, ...keysAndArgs: string[]) => Promise<number>;
+type Snapshot = (count: string, ...keysAndArgs: string[]) => Promise<string[][]>;
+
+export class RedisOutbox {
+  private readonly groups = new Set<string>();
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly layout: RedisLayout,
+    private readonly clustered: boolean,
+    /** The blocking reads' own connection, made when first needed. */
+    private readonly readerOf: (blockMs: number) => RedisClient,
+    private readonly scripts: { ack: Ack; snapshot: Snapshot },
+  ) {}
+
+  /** The streams this outbox drains. */
+  get streams(): readonly string[] {
+    return this.layout.outboxes;
+  }
+
+  private async ensureGroups(streams: readonly string[]): Promise<void> {
+    const missing = streams.filter((s) => !this.groups.has(s));
+    await Promise.all(
+      missing.map(async (stream) => {
+        try {
+          // From 0: entries appended before any writer existed are drained too.
+          await this.redis.xgroup('CREATE', stream, GROUP, '0', 'MKSTREAM');
+        } catch (err) {
+          if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
+        }
+        this.groups.add(stream);
+      }),
+    );
+  }
+
+  /** The group went with the data (a flush, a failover that lost it): make it again. */
+  forgetGroups(): void {
+    this.groups.clear();
+  }
+
+  async read(consumer: string, count: number, blockMs: number): Promise<OutboxEntry[]> {
+    const streams = this.streams;
+    await this.ensureGroups(streams);
+    const reader = this.readerOf(blockMs);
+    try {
+      // Own entries first: those read before a failed commit, or claimed from a dead writer.
+      const own = await this.readFrom(reader, consumer, count, streams, '0', 0);
+      if (own.length > 0) return own.slice(0, count);
+      if (!this.clustered) return (await this.readFrom(reader, consumer, count, streams, '>', blockMs)).slice(0, count);
+      const fresh = await this.readFrom(reader, consumer, count, streams, '>', 0);
+      if (fresh.length === 0 && blockMs > 0) await sleep(Math.min(blockMs, CLUSTER_IDLE_MS));
+      // What is past `count` stays pending for this consumer: the next read's "own entries".
+      return fresh.slice(0, count);
+    } catch (err) {
+      if (String((err as Error).message).includes('NOGROUP')) this.forgetGroups();
+      throw err;
+    }
+  }
+
+  private async readFrom(reader: RedisClient, consumer: string, count: number, streams: readonly string[], from: string, blockMs: number): Promise<OutboxEntry[]> {
+    const block = blockMs > 0 ? ['BLOCK', String(blockMs)] : [];
+    const calls = this.clustered ? streams.map((s) => [s]) : [streams];
+    const replies = await Promise.all(
+      calls.map((group) =>
+        reader.call('XREADGROUP', 'GROUP', GROUP, consumer, 'COUNT', String(count), ...block, 'STREAMS', ...group, ...group.map(() => from)),
+      ),
+    );
+    const out: OutboxEntry[] = [];
+    for (const reply of replies) {
+      const { entries, deleted } = parseStream(reply);
+      out.push(...entries);
+      // Deleted while pending: nothing left to write.
+      await Promise.all([...deleted].map(([stream, ids]) => this.redis.xack(stream, GROUP, ...ids)));
+    }
+    return out;
+  }
+
+  /** Per shard: acknowledge and delete the entries, and apply each one's correction (ack.lua). */
+  async ack(items: AckItem[]): Promise<void> {
+    const byShard = new Map<string, AckItem[]>();
+    for (const it of items) {
+      const stream = it.entry.stream ?? this.layout.outboxOf(it.entry.record.userId);
+      let list = byShard.get(stream);
+      if (!list) byShard.set(stream, (list = []));
+      list.push(it);
+    }
+    await Promise.all([...byShard].map(([stream, list]) => this.ackShard(stream, list)));
+  }
+
+  private async ackShard(stream: string, items: AckItem[]): Promise<void> {
+    const keysOf = stream === this.layout.legacyOutbox ? (u: string) => this.layout.legacyUserKeys(u) : (u: string) => this.layout.userKeys(u);
+    const accounts: string[] = [];
+    const index = new Map<string, number>();
+    const args: string[] = [String(items.length)];
+    for (const it of items) {
+      const k = keysOf(it.entry.record.userId);
+      let i = index.get(k.acct);
+      if (i === undefined) {
+        accounts.push(k.acct, k.fixed, k.late);
+        i = accounts.length / 3;
+        index.set(k.acct, i);
+      }
+      const kind = it.kind === 'inserted' ? 'I' : it.kind === 'redelivered' ? 'R' : it.kind === 'duplicate' ? 'D' : 'X';
+      args.push(it.entry.id, String(i), it.entry.record.costNano.toString(), it.entry.generation, it.entry.spendField, kind, it.chargedAfter.toString());
+    }
+    await this.scripts.ack(String(1 + accounts.length), stream, ...accounts, ...args);
+  }
+
+  /** Takes over the pending entries of writers without a heartbeat, shard by shard. */
+  async claimAbandoned(consumer: string, alive: (name: string) => Promise<boolean>): Promise<number> {
+    await this.ensureGroups(this.streams);
+    let claimed = 0;
+    const verdicts = new Map<string, boolean>();
+    for (const stream of this.streams) {
+      const consumers = (await this.redis.xinfo('CONSUMERS', stream, GROUP)) as unknown[][];
+      for (const c of consumers) {
+        const info = fieldsOf(c);
+        const name = String(info.name);
+        if (name === consumer) continue;
+        let live = verdicts.get(name);
+        if (live === undefined) verdicts.set(name, (live = await alive(name)));
+        if (live) continue;
+        if (Number(info.pending) > 0) {
+          const pending = (await this.redis.xpending(stream, GROUP, '-', '+', 10_000, name)) as [string, string, number, number][];
+          const ids = pending.map((p) => p[0]);
+          for (let i = 0; i < ids.length; i += 500) {
+            const got = (await this.redis.xclaim(stream, GROUP, consumer, 0, ...ids.slice(i, i + 500), 'JUSTID')) as string[];
+            claimed += got.length;
+          }
+        }
+        await this.redis.xgroup('DELCONSUMER', stream, GROUP, name);
+      }
+    }
+    return claimed;
+  }
+
+  /** Entries appended to every shard and not yet acknowledged. */
+  async length(): Promise<number> {
+    const lengths = await Promise.all(this.streams.map((s) => this.redis.xlen(s)));
+    return lengths.reduce((a, b) => a + b, 0);
+  }
+
+  /** Every loaded account with its outbox sums: each shard's accounts read with its stream, atomically. */
+  async snapshot(): Promise<HotAccountSnapshot[]> {
+    const byShard = new Map<number, string[]>();
+    for (const node of masters(this.redis)) {
+      for (const u of await scanAccounts(node, this.layout)) {
+        const s = shardOf(u);
+        let list = byShard.get(s);
+        if (!list) byShard.set(s, (list = []));
+        list.push(u);
+      }
+    }
+    const rows = await Promise.all(
+      [...byShard].map(([shard, users]) => {
+        const keys: string[] = [this.layout.outboxes[shard]!];
+        for (const u of users) {
+          const k = this.layout.userKeys(u);
+          keys.push(k.acct, k.res, k.resv);
+        }
+        return this.scripts.snapshot(String(keys.length), ...keys, ...users);
+      }),
+    );
+    return rows
+      .flat()
+      .filter((r) => r[1] !== '')
+      .map((r) => ({
+        userId: r[0]!,
+        balance: BigInt(r[1]!),
+        reserved: BigInt(r[2]!),
+        holds: BigInt(r[3]!),
+        pendingAccounted: BigInt(r[4]!),
+        pendingUnaccounted: BigInt(r[5]!),
+      }));
+  }
+}
+
+/** The users with a loaded account on one server. */
+async function scanAccounts(node: Redis, layout: RedisLayout): Promise<string[]> {
+  const users: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, keys] = await node.scan(cursor, 'MATCH', layout.accountPattern(), 'COUNT', 1000);
+    cursor = next;
+    for (const k of keys) {
+      const u = layout.userOfAccount(k);
+      if (u !== undefined) users.push(u);
+    }
+  } while (cursor !== '0');
+  return users;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** XINFO answers are flat [name, value, name, value…] lists. */
+function fieldsOf(list: unknown[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i + 1 < list.length; i += 2) out[String(list[i])] = list[i + 1];
+  return out;
+}
+
+type StreamReply = [string, [string, string[] | null][]][] | null;
+
+/** XREADGROUP's answer as entries, and the ids of those deleted while pending, per stream. */
+export function parseStream(res: unknown): { entries: OutboxEntry[]; deleted: Map<string, string[]> } {
+  const out: OutboxEntry[] = [];
+  const deleted = new Map<string, string[]>();
+  for (const [stream, entries] of (res as StreamReply) ?? []) {
+    for (const [id, fields] of entries) {
+      if (!fields) {
+        let list = deleted.get(stream);
+        if (!list) deleted.set(stream, (list = []));
+        list.push(id);
+        continue;
+      }
+      const f: Record<string, string> = {};
+      for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
+      out.push({ id, stream, record: decodeRecord(f.r!), generation: f.g ?? '', spendField: f.kf ?? '' });
+    }
+  }
+  return { entries: out, deleted };
+}
