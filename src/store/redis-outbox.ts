@@ -10,8 +10,13 @@ import { RedisLayout, shardOf } from './redis-layout.js';
 
 export const GROUP = 'writers';
 
-/** An empty round on a cluster waits this long at most before reading every shard again. */
-const CLUSTER_IDLE_MS = 50;
+/**
+ * A cluster cannot block on every shard at once: a blocking read there reads them all, then
+ * again every this many ms, until something comes or the block is over. 16 shards × 10 reads a
+ * second per idle writer; a record waits up to this long longer to reach Postgres (its charge
+ * is in Redis already).
+ */
+const CLUSTER_POLL_MS = 100;
 
 type Ack = (count: string, ...keysAndArgs: string[]) => Promise<number>;
 type Snapshot = (count: string, ...keysAndArgs: string[]) => Promise<string[][]>;
@@ -62,10 +67,14 @@ export class RedisOutbox {
       const own = await this.readFrom(reader, consumer, count, streams, '0', 0);
       if (own.length > 0) return own.slice(0, count);
       if (!this.clustered) return (await this.readFrom(reader, consumer, count, streams, '>', blockMs)).slice(0, count);
-      const fresh = await this.readFrom(reader, consumer, count, streams, '>', 0);
-      if (fresh.length === 0 && blockMs > 0) await sleep(Math.min(blockMs, CLUSTER_IDLE_MS));
-      // What is past `count` stays pending for this consumer: the next read's "own entries".
-      return fresh.slice(0, count);
+      const until = Date.now() + blockMs;
+      for (;;) {
+        const fresh = await this.readFrom(reader, consumer, count, streams, '>', 0);
+        const left = until - Date.now();
+        // What is past `count` stays pending for this consumer: the next read's "own entries".
+        if (fresh.length > 0 || left <= 0) return fresh.slice(0, count);
+        await sleep(Math.min(left, CLUSTER_POLL_MS));
+      }
     } catch (err) {
       if (String((err as Error).message).includes('NOGROUP')) this.forgetGroups();
       throw err;

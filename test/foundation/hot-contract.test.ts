@@ -9,6 +9,7 @@ import { MemoryHotStore } from '../../src/store/hot-memory.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { RedisLayout } from '../../src/store/redis-layout.js';
 import { waitFor } from '../helpers/child.js';
+import { clusterAvailable, dropClusterPrefix, startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.js';
 import { dropRedisPrefix, REDIS_URL, testRedisPrefix } from '../helpers/stores.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -16,13 +17,14 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 interface Impl {
   name: string;
   /** A fresh store; `peer` opens a second one on the same data (another process, for Redis). */
-  open(t: Test): { store: HotStore; peer: () => HotStore };
+  open(t: Test): Promise<{ store: HotStore; peer: () => HotStore }>;
+  skip?: string;
 }
 
 const IMPLS: Impl[] = [
   {
     name: 'RedisHotStore',
-    open(t) {
+    async open(t) {
       const prefix = testRedisPrefix();
       const opened: HotStore[] = [];
       const make = () => {
@@ -38,14 +40,44 @@ const IMPLS: Impl[] = [
     },
   },
   {
+    // The same store on a Redis Cluster of three masters, started once for this file.
+    name: 'RedisHotStore on a Redis Cluster',
+    skip: clusterAvailable() ? undefined : 'no redis-server or redis-cli here',
+    async open(t) {
+      const prefix = testRedisPrefix();
+      const seeds = (await sharedCluster()).seeds.split(',');
+      const opened: HotStore[] = [];
+      const make = () => {
+        const s = new RedisHotStore(seeds, prefix);
+        opened.push(s);
+        return s;
+      };
+      t.teardown(async () => {
+        await Promise.all(opened.map((s) => s.close()));
+        await dropClusterPrefix(seeds, prefix);
+      });
+      return { store: make(), peer: make };
+    },
+  },
+  {
     name: 'MemoryHotStore',
-    open(t) {
+    async open(t) {
       const store = new MemoryHotStore();
       t.teardown(() => store.close());
       return { store, peer: () => store };
     },
   },
 ];
+
+/** One cluster for every test of this file that wants one, stopped when the file is done. */
+let cluster: Promise<RedisCluster> | undefined;
+const sharedCluster = () => {
+  if (!cluster) {
+    cluster = startRedisCluster({ masters: 3 });
+    t.teardown(async () => (await cluster!).stop());
+  }
+  return cluster;
+};
 
 const user = () => randomUUID();
 
@@ -76,9 +108,9 @@ const ack = (store: HotStore, entries: OutboxEntry[], kind: AckItem['kind'] = 'i
   store.ackOutbox(entries.map((entry) => ({ entry, kind, chargedAfter })));
 
 for (const impl of IMPLS) {
-  t.test(impl.name, async (t) => {
+  t.test(impl.name, { skip: impl.skip }, async (t) => {
     t.test('200 concurrent reservations against a balance covering exactly 20', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 20_000n);
       const started = performance.now();
@@ -93,7 +125,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('reserve: unknown account, exact fit, one nano too many', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       t.same(await reserve(store, u, 'a', 1n), { status: 'unknown' }, 'not loaded: unknown');
       await prime(store, u, 1_000n);
@@ -104,7 +136,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('settle charges the exact cost, releases the rest and appends the record', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 20_000n);
       t.equal((await reserve(store, u, 'a', 5_000n)).status, 'ok');
@@ -128,7 +160,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('settle is idempotent per reservation id; a late settle still charges, once', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 10_000n);
       await reserve(store, u, 'once', 4_000n);
@@ -146,7 +178,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('a cost above the hold and the balance is charged in full: the balance goes below zero', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 1_000n);
       await reserve(store, u, 'a', 1_000n);
@@ -159,7 +191,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('settle with no account loaded charges nothing here, records everything', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       const r = await settle(store, u, 'x', 10n);
       t.equal(r.duplicate, false);
@@ -170,7 +202,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('an expired reservation is released', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 1_000n);
       const at = Date.now();
@@ -186,7 +218,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('credit only affects a loaded account; prime is set-if-absent; forget', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       await store.credit(u, 500n);
       t.equal(await store.balance(u), null, 'credit to an unloaded account does not create one');
@@ -204,7 +236,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('amounts beyond 32 bits stay exact', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       const big = 123_456_789_012_345n; // $123,456.789012345
       await prime(store, u, big);
@@ -214,7 +246,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('requests per minute per key', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 1_000_000n);
       const results = [];
@@ -236,7 +268,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('spend cap per key: spent + held + this hold', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 1_000_000n, 0n, { 'k:k1:2026-11-23': 400n });
       const spend = { limit: 1_000n, field: 'k:k1:2026-11-23' };
@@ -254,7 +286,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('a cap counts the holds made under it; those from before it count once settled', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 1_000_000n);
       t.equal((await reserve(store, u, 'before', 800n)).status, 'ok', 'no cap yet');
@@ -268,7 +300,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('the outbox: consumers, redelivery, acknowledgement', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 1_000_000n);
       for (let i = 0; i < 5; i++) await settle(store, u, `s${i}`, BigInt(i + 1));
@@ -292,7 +324,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('one acknowledgement of more entries than Lua can unpack at once (9,000)', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const users = [user(), user()];
       for (const u of users) await prime(store, u, 10_000_000n);
       await Promise.all(Array.from({ length: 9000 }, (_, i) => settle(store, users[i % 2]!, `b${i}`, 1n)));
@@ -305,7 +337,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('acknowledgement corrections, once per entry', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 1_000n, 5_000n);
       await settle(store, u, 'a', 100n);
@@ -357,7 +389,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('snapshotAccounts: balances, holds and outbox sums in one read', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       const v = user();
       await prime(store, u, 1_000n);
@@ -373,7 +405,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('hit() counts within a window', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const a = `login:${user()}`;
       const b = `login:${user()}`;
       t.same(await store.hit(a, 1), { count: 1, ttlS: 1 });
@@ -389,7 +421,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('releaseHit() takes one event back, never below zero', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const a = `login:${user()}`;
       await store.hit(a, 60);
       await store.hit(a, 60);
@@ -407,7 +439,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('publish reaches subscribers', async (t) => {
-      const { store, peer } = impl.open(t);
+      const { store, peer } = await impl.open(t);
       const other = peer();
       const got: string[] = [];
       let arrivedAll = () => {};
@@ -425,7 +457,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('lease: opened within an eighth of what is available, at least what is needed, refused past it', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       const base = { userId: u, give: 0n, ttlMs: 60_000, outboxMax: 0 };
       t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'open', need: 1n, grow: 10n }), { status: 'unknown' }, 'not loaded');
@@ -453,7 +485,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('settle against a lease: the cost leaves the hold and the balance together, once', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 1_000_000n);
       const lease = (need: bigint, mode: 'open' | 'extend' = 'open') => store.lease({ userId: u, leaseId: 'L', mode, need, grow: need, give: 0n, ttlMs: 60_000, outboxMax: 0 });
@@ -479,7 +511,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('a lease expires like a hold; extending it then says gone', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 100_000n);
       const base = { userId: u, leaseId: 'L', give: 0n, outboxMax: 0 };
@@ -493,7 +525,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('lease amounts past 10^14 nano-USD stay exact', async (t) => {
-      const { store } = impl.open(t);
+      const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 8_000_000_000_000_008n);
       const r = await store.lease({ userId: u, leaseId: 'L', mode: 'open', need: 1n, grow: 10n ** 16n, give: 0n, ttlMs: 60_000, outboxMax: 0 });
@@ -503,7 +535,7 @@ for (const impl of IMPLS) {
     });
 
     t.test('getCached/setCached with a TTL, deleteCached', async (t) => {
-      const { store, peer } = impl.open(t);
+      const { store, peer } = await impl.open(t);
       await store.setCached('k1', 'v1', 500);
       await store.setCached('k2', 'v2', 60_000);
       t.equal(await store.getCached('k1'), 'v1');
