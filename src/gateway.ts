@@ -88,6 +88,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
     ledger: new Ledger(stores.sql, stores.hot, {
       ttlMs: config.RESERVATION_TTL_MS,
       outboxMax: config.OUTBOX_MAX,
+      settleWaitMs: config.SETTLE_WAIT_MS,
       leases: config.LEASE_WINDOW_MS > 0 ? { windowMs: config.LEASE_WINDOW_MS, requests: config.LEASE_REQUESTS, observer: metrics.leaseObserver, clock: opts.clock } : undefined,
       log,
       onRetryQueue: (n) => metrics.settleRetries.set(n),

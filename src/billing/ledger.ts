@@ -30,12 +30,22 @@ export interface Payer {
   limits: KeyLimits;
 }
 
+const SETTLE_RETRY_PAUSE_MS = 100;
+
 export interface LedgerOptions {
   ttlMs: number;
   /** Refuse new requests (503) once this many records wait for Postgres; 0 = no bound. */
   outboxMax: number;
   /** The embedded store: how long a settle may wait for its write-ahead commit. */
   commitWaitMs?: number;
+  /**
+   * How long an answer in hand keeps trying to have its charge taken (settle) while the hot
+   * store cannot be reached, before it is refused with 503. A settle that failed may have
+   * landed all the same (its reply was lost with a dying connection, a master that failed
+   * over): tried again, it lands or is found landed, and the answer is delivered, instead of a
+   * 503 that was charged. Covers a Redis Cluster failover; 0 tries once.
+   */
+  settleWaitMs?: number;
   log?: Logger;
   onRetryQueue?: (size: number) => void;
   /**
@@ -215,9 +225,18 @@ export class Ledger {
    */
   async settle(res: Reservation, cost: bigint, record: OutboxRecord): Promise<bigint> {
     if (res.settled) return 0n;
-    const charged = await this.trySettle(res, cost, record);
-    res.settled = true;
-    return charged;
+    const until = Date.now() + (this.opts.settleWaitMs ?? 0);
+    for (;;) {
+      try {
+        const charged = await this.trySettle(res, cost, record);
+        res.settled = true;
+        return charged;
+      } catch (err) {
+        // Idempotent per reservation: a try that landed unseen makes the next one a repeat.
+        if (Date.now() >= until) throw err;
+        await new Promise((r) => setTimeout(r, SETTLE_RETRY_PAUSE_MS));
+      }
+    }
   }
 
   /**

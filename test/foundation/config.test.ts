@@ -25,6 +25,9 @@ const BAD_ENV: [string, string, RegExp][] = [
   ['WORKERS', 'many', /^WORKERS must be a whole number or "auto"/],
   ['DATABASE_URL', 'mysql://x', /^DATABASE_URL must be a URL starting with postgres:\/\/ or postgresql:\/\/ \(got "mysql:\/\/x"\)$/],
   ['REDIS_URL', 'nope', /^REDIS_URL must be a URL starting with redis:\/\/ or rediss:\/\/ \(got "nope"\)$/],
+  ['REDIS_CLUSTER_NODES', 'h1:7000,h2', /^REDIS_CLUSTER_NODES must be host:port \(or redis:\/\/\[:password@\]host:port\) entries separated by commas \(got "h1:7000,h2"\)$/],
+  ['REDIS_CLUSTER_NODES', ' , ', /^REDIS_CLUSTER_NODES must name at least one node/],
+  ['SETTLE_WAIT_MS', '-5', /^SETTLE_WAIT_MS must be/],
   ['LOG_LEVEL', 'loud', /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)$/],
   ['MAX_BODY_BYTES', '12', /^MAX_BODY_BYTES must be at least 1024 \(got "12"\)$/],
   ['PUBLIC_URL', 'ftp://x', /^PUBLIC_URL must be a URL starting with http:\/\/ or https:\/\/ \(got "ftp:\/\/x"\)$/],
@@ -56,6 +59,10 @@ t.test('loadConfig: defaults and derived values', async (t) => {
   // Several workers need shared stores; the embedded ones force one.
   t.equal(loadConfig({ WORKERS: '4' }).WORKERS, 1);
   t.equal(loadConfig({ WORKERS: '4', DATABASE_URL: 'postgres://h/db' }).WORKERS, 1, 'embedded hot store still forces 1');
+  t.throws(() => loadConfig({ REDIS_URL: 'redis://h:6379', REDIS_CLUSTER_NODES: 'h:7000' }), /set REDIS_URL \(one Redis\) or REDIS_CLUSTER_NODES \(a Redis Cluster\), not both/);
+  const onCluster = loadConfig({ WORKERS: '4', DATABASE_URL: 'postgres://h/db', REDIS_CLUSTER_NODES: 'h1:7000, redis://:pw@h2:7001' });
+  t.same(onCluster.redis, ['h1:7000', 'redis://:pw@h2:7001'], 'a cluster: its seed nodes, trimmed');
+  t.equal(onCluster.WORKERS, 4, 'shared stores: several workers');
   const shared = loadConfig({ WORKERS: '4', DATABASE_URL: 'postgres://h/db', REDIS_URL: 'redis://h:6379' });
   t.equal(shared.WORKERS, 4);
   t.equal(shared.embeddedSql, false);

@@ -107,7 +107,8 @@ export async function startTestGateway(
   };
   if (!opts.embedded) {
     env.DATABASE_URL ??= await testDatabase(t);
-    env.REDIS_URL ??= REDIS_URL;
+    // A cluster's gateway names its nodes instead (REDIS_CLUSTER_NODES), never both.
+    if (!env.REDIS_CLUSTER_NODES) env.REDIS_URL ??= REDIS_URL;
     env.REDIS_PREFIX ??= testRedisPrefix(t);
   }
   const config = loadConfig(env);
