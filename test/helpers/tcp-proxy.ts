@@ -16,7 +16,7 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+export async function startTcpProxy(target: { host: string; port: number }, listen: { host?: string } = {}): Promise<TcpProxy> {
   let mode: 'up' | 'reset' | 'blackhole' = 'up';
   const pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
   const held: net.Socket[] = [];
@@ -48,7 +48,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     }
     link(client);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, listen.host ?? '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;
 
   return {

@@ -6,6 +6,7 @@
 // namespaces behind a load balancer, is `npm run drill:cluster` (bench/drill-cluster.ts).
 
 import t from 'tap';
+import { createKey } from '../../src/accounts/keys.js';
 import { reconcile } from '../../src/billing/reconcile.js';
 import { RedisLayout, slotOf } from '../../src/store/redis-layout.js';
 import { startFakeUpstream } from '../fake-upstream/server.js';
@@ -88,3 +89,42 @@ async function ownerOfSlot(ports: number[], slot: number): Promise<number> {
     r.disconnect();
   }
 }
+
+t.test('across gateways on a Redis Cluster a key keeps its requests a minute and its spend cap', { skip: clusterAvailable() ? false : 'no redis-server or redis-cli here' }, async (t) => {
+  const cluster = await startRedisCluster({ masters: 3 });
+  t.teardown(() => cluster.stop());
+  const fake = await startFakeUpstream();
+  t.teardown(() => fake.close());
+  const env = { DATABASE_URL: await testDatabase(t), REDIS_CLUSTER_NODES: cluster.seeds, REDIS_PREFIX: testRedisPrefix() };
+  const gateways = [await startTestGateway(t, { upstream: fake.url, env }), await startTestGateway(t, { upstream: fake.url, env })];
+  const sql = gateways[0]!.stores.sql;
+  const u = await gateways[0]!.user('10');
+  const ask = (key: string, i: number) =>
+    fetch(`${gateways[i % 2]!.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'oa-model', max_tokens: 20, messages: [{ role: 'user', content: 'Say hello.' }] }),
+    }).then(async (r) => (await r.arrayBuffer(), r.status));
+
+  const limited = await createKey(sql, u.userId, 'rpm', { rpm: 7 });
+  const statuses = await Promise.all(Array.from({ length: 40 }, (_, i) => ask(limited.key, i)));
+  t.equal(statuses.filter((s) => s === 200).length, 7, 'seven requests a minute, whichever gateway takes them');
+  t.ok(statuses.every((s) => s === 200 || s === 429), 'the rest are 429s');
+
+  // One after the other, alternating gateways, until the cap refuses: both count the same spend.
+  // (A request costs about 13,000 nano here and holds more: about 160,000.)
+  const capped = await createKey(sql, u.userId, 'cap', { spend: { nano: 500_000n, period: 'total' } });
+  let served = 0;
+  let refused = 0;
+  for (let i = 0; i < 200 && refused === 0; i++) {
+    const s = await ask(capped.key, i);
+    if (s === 200) served++;
+    else refused = s;
+  }
+  t.equal(refused, 429, `refused once the cap is near, after ${served} served`);
+  await gateways[0]!.gw.outbox.drained(10_000);
+  const [spent] = await sql<{ s: bigint }[]>`SELECT coalesce(sum(cost_nano), 0)::bigint AS s FROM usage_records WHERE key_id = ${capped.id}`;
+  t.ok(spent!.s <= 500_000n && spent!.s > 200_000n, `the key spent up to its cap across both gateways, not past it (${spent!.s} of 500000)`);
+  const report = await reconcile(sql, gateways[0]!.stores.hot);
+  t.equal(report.ok, true, 'reconcile exact');
+});
