@@ -101,6 +101,7 @@ interface Outcome {
 /** Closed loops through the balancer, each request for the next user, until stopped. */
 function startLoad(url: string, keys: string[]) {
   const outcomes: Outcome[] = [];
+  const samples: string[] = [];
   let running = true;
   let seq = 0;
   const loop = async (w: number) => {
@@ -120,6 +121,7 @@ function startLoad(url: string, keys: string[]) {
         });
         o.status = res.status;
         const text = await res.text();
+        if (res.status !== 200 && res.status !== 402 && samples.length < 5) samples.push(`${res.status} ${text.slice(0, 200)}`);
         if (res.status === 200) o.complete = kind === 'chat' ? text.includes('"choices"') : kind === 'chat-stream' ? text.includes('data: [DONE]') : text.includes('event: message_stop');
       } catch {
         o.status = -1;
@@ -130,6 +132,7 @@ function startLoad(url: string, keys: string[]) {
   const loops = Array.from({ length: CONCURRENCY }, (_, w) => loop(w));
   return {
     outcomes,
+    samples,
     async stop() {
       running = false;
       await Promise.all(loops);
@@ -151,7 +154,9 @@ async function waitReady(url: string, timeoutMs: number): Promise<void> {
 async function main(): Promise<number> {
   preflight();
   const dir = mkdtempSync(path.join(tmpdir(), 'airouter-drill-cluster-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  // DRILL_KEEP=1 keeps the hosts' logs, HAProxy's and the nodes' folders for a look afterwards.
+  if (!process.env.DRILL_KEEP) cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  else log(`logs in ${dir}`);
   const ns = buildNetwork();
   log(`network: bridge ${BRIDGE} ${HOST_IP}, hosts ${ns.map((n, i) => `${n} ${hostIp(i)}`).join(', ')}`);
 
@@ -228,7 +233,7 @@ async function main(): Promise<number> {
     // Only a request that never reached a host is sent to another: one that did may be charged.
     '  retries 2', '  option redispatch', '  retry-on conn-failure',
     'frontend gateways', `  bind 127.0.0.1:${lbPort}`, '  default_backend hosts',
-    'backend hosts', '  balance roundrobin', '  option httpchk GET /readyz', '  default-server inter 500ms fall 2 rise 2',
+    'backend hosts', '  balance roundrobin', '  option httpchk', '  http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host gateway', '  default-server inter 500ms fall 2 rise 2',
     ...ns.map((n, i) => `  server ${n} ${hostIp(i)}:8080 check`), '',
   ].join('\n'));
   const lb = spawn('haproxy', ['-f', haproxyCfg, '-db'], { stdio: ['ignore', openSync(path.join(dir, 'haproxy.log'), 'a'), openSync(path.join(dir, 'haproxy.log'), 'a')] });
@@ -272,6 +277,7 @@ async function main(): Promise<number> {
 
   const outcomes = await load.stop();
   log(`load stopped: ${outcomes.length} requests`);
+  for (const line of load.samples) log(`a refusal: ${line}`);
 
   // The writers have their chance, and the hosts' retries theirs, before the books are read.
   const answered = outcomes.filter((o) => o.status === 200 && o.complete);
@@ -309,7 +315,7 @@ async function main(): Promise<number> {
   process.stdout.write(`| figure | value |\n|---|---|\n${Object.entries(figures).map(([k, v]) => `| ${k} | ${typeof v === 'number' ? v.toLocaleString('en') : v} |`).join('\n')}\n`);
   const failed =
     figures['served beyond charged'] > 0 || figures['charged twice'] > 0 || figures['balances below zero'] > 0 || overspent > 0 || afterRevoke > 0 || !report.ok || answered.length === 0;
-  if (failed) process.stderr.write(`drill failed; logs in ${dir} are removed, rerun with a breakpoint to keep them\n`);
+  if (failed) process.stderr.write(`drill failed${process.env.DRILL_KEEP ? `; logs in ${dir}` : ' (DRILL_KEEP=1 keeps its logs)'}\n`);
   return failed ? 1 : 0;
 }
 

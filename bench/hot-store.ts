@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { OutboxRecord } from '../src/store/hot.js';
 import { RedisHotStore } from '../src/store/hot-redis.js';
 import { masters, type RedisTarget } from '../src/store/redis-connect.js';
-import { startRedisCluster } from '../test/helpers/redis-cluster.js';
+import { dropPrefixOn, startRedisCluster } from '../test/helpers/redis-cluster.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(name);
@@ -78,14 +78,7 @@ async function run(where: string, target: RedisTarget): Promise<Figures> {
   const wall = (performance.now() - t0) / 1000;
   const clientCpu = process.cpuUsage(clientBefore);
   const cpu = (await redisCpuSeconds()) - cpuBefore;
-  for (const node of masters(client)) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      for (const k of keys) await node.del(k);
-    } while (cursor !== '0');
-  }
+  await dropPrefixOn(masters(client), prefix);
   await store.close();
   const f = { where, rps: Math.round(requests / wall), redisUs: (cpu / requests) * 1e6, clientUs: (clientCpu.user + clientCpu.system) / requests };
   console.log(`${where}: ${requests} requests of ${userCount} users (reserve, settle, read, acknowledge), ${concurrency} at a time, in ${wall.toFixed(2)} s = ${f.rps} req/s`);

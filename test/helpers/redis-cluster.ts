@@ -334,16 +334,21 @@ export async function dropClusterPrefix(seeds: readonly string[], prefix: string
   const cluster = new Cluster(seeds.map((s) => ({ host: s.slice(0, s.lastIndexOf(':')), port: Number(s.slice(s.lastIndexOf(':') + 1)) })));
   cluster.on('error', () => {});
   try {
-    for (const node of await ready(cluster)) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        for (const k of keys) await node.del(k);
-      } while (cursor !== '0');
-    }
+    await dropPrefixOn(await ready(cluster), prefix);
   } finally {
     cluster.disconnect();
+  }
+}
+
+/** Deletes every key under `prefix` on these servers, a key at a time (a cluster's keys of one node may be in many slots). */
+export async function dropPrefixOn(nodes: readonly Redis[], prefix: string): Promise<void> {
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      for (const k of keys) await node.del(k);
+    } while (cursor !== '0');
   }
 }
 
