@@ -191,7 +191,8 @@ export class KeyResolver {
         return this.rememberUnknown(hash, now);
       }
       identity = identityOf(row);
-      await this.hot.setCached(`key:${hash}`, encodeIdentity(identity), SHARED_CACHE_MS, { onlyIfAbsent: true });
+      // Not waited for: the request's next store call (its balance) leaves in the same write.
+      void this.hot.setCached(`key:${hash}`, encodeIdentity(identity), SHARED_CACHE_MS, { onlyIfAbsent: true }).catch(() => {});
     }
     if (this.ttlMs > 0 && this.revocations === revocationsBefore) {
       remember(this.local, hash, { identity, expires: now + this.ttlMs }, this.max);

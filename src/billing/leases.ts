@@ -33,7 +33,17 @@ export interface LeaseOptions {
   observer?: LeaseObserver;
   /** Windows and idle hand-backs are timed by it (the wall clock unless a test moves its own). */
   clock?: Clock;
+  /**
+   * A user without a lease here makes their first request of a window on a hold of its own;
+   * the second within the window opens the lease. A lease pays for itself from the second
+   * request: for a user seen once (a one-off call, a burst of new keys) it costs the store an
+   * open and, a window later, a close, where a hold of its own costs one reserve.
+   */
+  soloFirst?: boolean;
 }
+
+/** Users remembered for soloFirst, at most (then forgotten at once: they only lease a request later). */
+const RECENT_MAX = 100_000;
 
 export interface LeaseObserver {
   drawn(): void;
@@ -68,6 +78,8 @@ type RefillOutcome = NoLease | { status: 'ok' } | { status: 'retry' };
 
 export class Leases {
   private readonly byUser = new Map<string, Lease>();
+  /** soloFirst: users whose request went without a lease, until when their next one opens it. */
+  private readonly recent = new Map<string, number>();
   private stopIdle?: () => void;
   private readonly clock: Clock;
 
@@ -76,6 +88,16 @@ export class Leases {
     private readonly opts: LeaseOptions,
   ) {
     this.clock = opts.clock ?? systemClock;
+  }
+
+  /** Whether this request of the user draws from a lease (see soloFirst). */
+  wants(userId: string): boolean {
+    if (!this.opts.soloFirst || this.byUser.has(userId)) return true;
+    const now = this.clock.now();
+    if ((this.recent.get(userId) ?? 0) > now) return true;
+    if (this.recent.size >= RECENT_MAX) this.recent.clear();
+    this.recent.set(userId, now + this.opts.windowMs);
+    return false;
   }
 
   /**

@@ -1,11 +1,11 @@
 // Reserve before forwarding, settle after: the hot-store side of every request's money.
 
-import { randomUUID } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
 import { Batcher, Coalesced } from '../store/batch.js';
-import type { HotStore, OutboxRecord, PrimeSnapshot, ReserveResult, SettleResult } from '../store/hot.js';
+import type { HotBalance, HotStore, OutboxRecord, PrimeSnapshot, ReserveResult, SettleResult } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
 import { periodEnd, periodStart, previousSpendField, spendField, type KeyLimits, type SpendPeriod } from './key-limits.js';
 import { Lease, Leases, type LeaseObserver } from './leases.js';
@@ -31,6 +31,7 @@ export interface Payer {
 }
 
 const SETTLE_RETRY_PAUSE_MS = 100;
+const KNOWN_MAX = 100_000;
 
 export interface LedgerOptions {
   ttlMs: number;
@@ -53,7 +54,7 @@ export interface LedgerOptions {
    * standing hold of this process, renewed at least every `windowMs`, topped up to `requests`
    * worst cases. Absent: every request reserves in the store.
    */
-  leases?: { windowMs: number; requests: number; observer?: LeaseObserver; clock?: Clock };
+  leases?: { windowMs: number; requests: number; observer?: LeaseObserver; clock?: Clock; soloFirst?: boolean };
 }
 
 const unavailable = () => new GatewayError('unavailable', 'The gateway cannot check balances right now; try again shortly.');
@@ -64,15 +65,33 @@ const insufficient = (amount: bigint, available: bigint) =>
     `Insufficient balance: this request may cost up to $${usdText(amount)} but $${usdText(available < 0n ? 0n : available)} is available. Add funds or lower max_tokens.`,
   );
 
+/** Random bytes for ids, drawn a page at a time: one call into the CSPRNG per 256 ids. */
+const pool = Buffer.alloc(4096);
+let poolAt = pool.length;
+
 /**
- * A new reservation's id, held for as long as its request lasts. Node builds randomUUID()'s
- * string from about twenty pieces, which V8 keeps as a rope of them: some 490 bytes held per id
- * where the flat string takes 70. Reading a character flattens it; the check uses the result,
- * so that no optimiser drops the read.
+ * A new reservation's id: a UUIDv7 (RFC 9562), the time in ms first, then 74 random bits. It is
+ * the usage record's `settle_id`, uniquely indexed: ids in time order are added at the end of
+ * that index, where random ones each landed on a page of their own among 20M records (one random
+ * page read and written per record, as much as the record's own row).
+ * Held for as long as its request lasts: reading a character flattens the string (a rope of
+ * its pieces otherwise, several times the size), and the check uses the result so that no
+ * optimiser drops the read.
  */
-export function reservationId(): string {
-  const id = randomUUID();
-  if (id.charCodeAt(8) !== 0x2d) throw new Error(`randomUUID() gave "${id}", not a UUID`);
+export function reservationId(now = Date.now()): string {
+  if (poolAt + 10 > pool.length) {
+    randomFillSync(pool);
+    poolAt = 0;
+  }
+  const b = Buffer.allocUnsafe(16);
+  b.writeUIntBE(now, 0, 6);
+  pool.copy(b, 6, poolAt, poolAt + 10);
+  poolAt += 10;
+  b[6] = 0x70 | (b[6]! & 0x0f);
+  b[8] = 0x80 | (b[8]! & 0x3f);
+  const h = b.toString('hex');
+  const id = `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  if (id.charCodeAt(8) !== 0x2d) throw new Error(`"${id}" is not a UUID`);
   return id;
 }
 
@@ -85,6 +104,8 @@ export class Ledger {
   private retryTimer?: NodeJS.Timeout;
   /** Users seen with money available in the last second: their requests skip the pre-check. */
   private readonly funded = new Map<string, number>();
+  /** Users this process has asked the hot store about (at most KNOWN_MAX, then forgotten at once). */
+  private readonly known = new Set<string>();
   /** A cold account met by many requests at once is loaded once for all of them. */
   private readonly priming = new Coalesced(async (userId) => this.hot.primeBalance(userId, await this.snapshots.call(userId)));
   /** Cold accounts met in one event-loop turn are read in one snapshot (a burst of new users). */
@@ -105,7 +126,7 @@ export class Ledger {
   /** Hold `amount` or refuse: 402 (balance), 429 (key limits), 503 (stores). */
   async reserve(payer: Payer, amount: bigint): Promise<Reservation> {
     // A key's limits are counted per request in the store: only keys without them lease.
-    if (this.leases && !payer.limits.rpm && payer.limits.spendNano === null) return this.draw(this.leases, payer, amount);
+    if (this.leases && !payer.limits.rpm && payer.limits.spendNano === null && this.leases.wants(payer.userId)) return this.draw(this.leases, payer, amount);
     const id = reservationId();
     const now = new Date();
     const { limits } = payer;
@@ -156,7 +177,7 @@ export class Ledger {
     const { userId } = payer;
     let drawn;
     try {
-      drawn = await leases.draw(userId, amount, () => this.prime(userId));
+      drawn = await leases.draw(userId, amount, async () => void (await this.prime(userId)));
     } catch (err) {
       this.opts.log?.warn({ err: (err as Error)?.message }, 'lease failed: a store is unreachable');
       throw unavailable();
@@ -370,7 +391,8 @@ export class Ledger {
    * committed charges (which tells the outbox's acknowledgements what the snapshot already
    * holds) and the current-period spend of each capped key.
    */
-  prime(userId: string): Promise<void> {
+  /** Loads the account from Postgres if it is not loaded: what it loaded, or null if it was. */
+  prime(userId: string): Promise<HotBalance | null> {
     return this.priming.call(userId);
   }
 
@@ -403,11 +425,26 @@ export class Ledger {
    * count as reserved until they are handed back, a window after their last request).
    */
   async balance(userId: string): Promise<{ balance: bigint; reserved: bigint; available: bigint }> {
+    // A user this process has not met is loaded first: usually nobody has (a new key, a burst of
+    // them), and the load answers the balance, a read less. An account loaded already costs a
+    // snapshot read here, once per process.
+    if (!this.known.has(userId)) {
+      if (this.known.size >= KNOWN_MAX) this.known.clear();
+      this.known.add(userId);
+      const loaded = await this.prime(userId);
+      if (loaded && loaded.reserved === 0n) return this.available(userId, loaded);
+    }
     let b = await this.hot.balance(userId);
     if (!b) {
-      await this.prime(userId);
-      b = (await this.hot.balance(userId)) ?? { balance: 0n, reserved: 0n };
+      // What the load found is the balance, unless holds are counted (expired ones are swept by
+      // the read) or another process loaded it first: a read less for a new account.
+      const loaded = await this.prime(userId);
+      b = loaded && loaded.reserved === 0n ? loaded : ((await this.hot.balance(userId)) ?? { balance: 0n, reserved: 0n });
     }
+    return this.available(userId, b);
+  }
+
+  private available(userId: string, b: HotBalance) {
     const undrawn = this.leases?.undrawn(userId) ?? 0n;
     const reserved = b.reserved > undrawn ? b.reserved - undrawn : 0n;
     return { balance: b.balance, reserved, available: b.balance - reserved };

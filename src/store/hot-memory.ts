@@ -188,7 +188,7 @@ export class MemoryHotStore implements HotStore {
 
   async primeBalance(userId: string, s: PrimeSnapshot) {
     const u = this.user(userId);
-    if (u.acct) return;
+    if (u.acct) return null;
     const acct = { bal: s.balance, cbase: s.charged, gen: randomUUID(), fields: new Map(Object.entries(s.keySpend)) };
     u.acct = acct;
     // Committed after the snapshot, acknowledged before this load: not in the snapshot.
@@ -200,6 +200,7 @@ export class MemoryHotStore implements HotStore {
       }
     }
     u.late.clear();
+    return { balance: acct.bal, reserved: u.reserved };
   }
 
   async credit(userId: string, amount: bigint) {

@@ -6,6 +6,7 @@ import {
   SETTLED_MEMORY_MS,
   type AckItem,
   type HotAccountSnapshot,
+  type HotBalance,
   type HotStore,
   type OutboxEntry,
   type PrimeSnapshot,
@@ -44,7 +45,7 @@ const COMMANDS: Record<string, { lua: string; numberOfKeys?: number }> = {
   arReserve: { lua: batchedScript(OFFSETS + luaScript([...HELPERS, 'rpm', 'outbox-len']), luaScript(['reserve']), { head: 0, keys: 2, args: 8, answers: 2 }) },
   arSettle: { lua: batchedScript(OFFSETS + luaScript([...HELPERS, 'settle-memo']), luaScript(['settle']), { head: 0, keys: 2, args: 8, answers: 4 }) },
   arLease: { lua: batchedScript(OFFSETS + luaScript([...HELPERS, 'outbox-len']), luaScript(['lease'], { LEASE_SHARE }), { head: 0, keys: 2, args: 7, answers: 2 }) },
-  arPrime: { numberOfKeys: 3, lua: luaScript(['neg', 'prime']) },
+  arPrime: { numberOfKeys: 4, lua: luaScript(['neg', 'prime']) },
   arAck: { lua: luaScript(['neg', 'ack'], { GROUP }) },
   arBalance: { numberOfKeys: 1, lua: luaScript([...HELPERS, 'balance']) },
   arGate: { numberOfKeys: 1, lua: luaScript([...HELPERS, 'rpm', 'gate']) },
@@ -58,7 +59,7 @@ type Scripted = RedisClient & {
   arReserve(...args: string[]): Promise<(number | string)[]>;
   arSettle(...args: string[]): Promise<(number | string)[]>;
   arLease(...args: string[]): Promise<(number | string)[]>;
-  arPrime(...args: string[]): Promise<number>;
+  arPrime(...args: string[]): Promise<[string, string] | null>;
   arAck(...args: string[]): Promise<number>;
   arBalance(...args: string[]): Promise<[string, string] | null>;
   arGate(...args: string[]): Promise<[number, number]>;
@@ -294,11 +295,12 @@ export class RedisHotStore implements HotStore {
     // Durable once appended (see durableSettle).
   }
 
-  async primeBalance(userId: string, s: PrimeSnapshot): Promise<void> {
+  async primeBalance(userId: string, s: PrimeSnapshot): Promise<HotBalance | null> {
     const fields: string[] = [];
     for (const [f, v] of Object.entries(s.keySpend)) fields.push(f, v.toString());
     const k = this.layout.userKeys(userId);
-    await this.inTurn.call(() => this.redis.arPrime(k.acct, k.fixed, k.late, s.balance.toString(), s.charged.toString(), randomUUID(), ...fields));
+    const r = (await this.inTurn.call(() => this.redis.arPrime(k.acct, k.fixed, k.late, k.resv, s.balance.toString(), s.charged.toString(), randomUUID(), ...fields))) as [string, string] | null;
+    return r ? { balance: BigInt(r[0]), reserved: BigInt(r[1]) } : null;
   }
 
   async credit(userId: string, amount: bigint): Promise<void> {

@@ -199,8 +199,12 @@ export interface HotStore {
   settle(req: SettleRequest): Promise<SettleResult>;
   /** Resolves when the outbox entry has been committed to Postgres (in-process store only). */
   whenCommitted(entryId: string): Promise<void>;
-  /** Loads an account if none is loaded; a loaded one is left alone. */
-  primeBalance(userId: string, snapshot: PrimeSnapshot): Promise<void>;
+  /**
+   * Loads an account if none is loaded; a loaded one is left alone. Answers the balance it
+   * loaded and what is held against it (holds that outlived an earlier load, expired ones
+   * included), or null when one was loaded already.
+   */
+  primeBalance(userId: string, snapshot: PrimeSnapshot): Promise<HotBalance | null>;
   /** Add a credit to a loaded account; an account not loaded will be primed from Postgres. */
   credit(userId: string, amount: bigint): Promise<void>;
   /** Balance and live holds (expired ones are released first), or null if not loaded. */

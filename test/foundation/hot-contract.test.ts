@@ -222,8 +222,8 @@ for (const impl of IMPLS) {
       const u = user();
       await store.credit(u, 500n);
       t.equal(await store.balance(u), null, 'credit to an unloaded account does not create one');
-      await prime(store, u, 100n);
-      await prime(store, u, 999n);
+      t.same(await prime(store, u, 100n), { balance: 100n, reserved: 0n }, 'a load answers what it loaded');
+      t.equal(await prime(store, u, 999n), null, 'the second answers that one was loaded');
       t.same(await store.balance(u), { balance: 100n, reserved: 0n }, 'the second prime is ignored');
       await store.credit(u, 50n);
       t.same(await store.balance(u), { balance: 150n, reserved: 0n });
@@ -231,7 +231,7 @@ for (const impl of IMPLS) {
       await store.forgetBalance(u);
       t.equal(await store.balance(u), null);
       t.same(await reserve(store, u, 'a', 1n), { status: 'unknown' });
-      await prime(store, u, 150n);
+      t.same(await prime(store, u, 150n), { balance: 150n, reserved: 20n }, 'a load counts the holds that outlived the account');
       t.same(await store.balance(u), { balance: 150n, reserved: 20n }, 'holds outlive a forgotten account');
     });
 

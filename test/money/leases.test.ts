@@ -163,6 +163,39 @@ t.test('keys with limits hold per request, not from a lease', async (t) => {
   await ledger.stop();
 });
 
+t.test("as the gateway runs them (soloFirst): a user's first request of a window holds on its own, the second opens the lease", async (t) => {
+  const s = await testStores(t);
+  const userId = await funded(s, 1_000_000n);
+  const clock = new ManualClock();
+  const calls: string[] = [];
+  const ledger = new Ledger(s.sql, s.hot, {
+    ttlMs: 60_000,
+    outboxMax: 0,
+    leases: { windowMs: 150, requests: 32, clock, soloFirst: true, observer: { drawn: () => {}, called: (mode) => calls.push(mode) } },
+  });
+  const p = payer(userId);
+  const first = await ledger.reserve(p, 1_000n);
+  t.equal(first.lease, undefined, 'the first request holds on its own');
+  t.same(calls, [], 'no lease call');
+  t.same(await s.hot.balance(userId), { balance: 1_000_000n, reserved: 1_000n }, 'its hold is in the store');
+  const second = await ledger.reserve(p, 1_000n);
+  t.ok(second.lease, 'the second, within the window, draws from a lease');
+  t.same(calls, ['open'], 'which it opened');
+  await settle(ledger, first, 100n);
+  await settle(ledger, second, 200n);
+  await clock.advance(100);
+  const later = await ledger.reserve(p, 1_000n);
+  t.ok(later.lease, 'a user with a lease here keeps drawing from it');
+  await settle(ledger, later, 300n);
+  await clock.advance(1_000);
+  const afterIdle = await ledger.reserve(p, 1_000n);
+  t.equal(afterIdle.lease, undefined, 'once the lease was handed back and a window passed, the first request holds on its own again');
+  await settle(ledger, afterIdle, 400n);
+  t.same(await s.hot.balance(userId), { balance: 999_000n, reserved: 0n }, 'charged exactly, nothing held');
+  await ledger.stop();
+  await reconciled(t, s);
+});
+
 t.test('a lease is renewed after its window, handed back when idle, and one found gone is replaced', async (t) => {
   const s = await testStores(t);
   const userId = await funded(s, 1_000_000n);

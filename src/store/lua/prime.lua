@@ -1,7 +1,8 @@
--- KEYS: acct, fixed, late. ARGV: balance, charged, generation, then field/value pairs.
+-- KEYS: acct, fixed, late, resv. ARGV: balance, charged, generation, then field/value pairs.
 -- `late` holds charges acknowledged while no account was loaded; those committed after the
--- snapshot (charged after > the snapshot's total) are not in it, and are taken now.
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+-- snapshot (charged after > the snapshot's total) are not in it, and are taken now. Answers the
+-- balance loaded and the total held, or nothing when an account was loaded already.
+if redis.call('EXISTS', KEYS[1]) == 1 then return nil end
 redis.call('HSET', KEYS[1], 'bal', ARGV[1], 'cbase', ARGV[2], 'gen', ARGV[3])
 for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 local late = redis.call('HGETALL', KEYS[3])
@@ -17,4 +18,4 @@ for i = 1, #late, 2 do
   end
 end
 redis.call('DEL', KEYS[3])
-return 1
+return {redis.call('HGET', KEYS[1], 'bal'), redis.call('GET', KEYS[4]) or '0'}
