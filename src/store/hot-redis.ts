@@ -19,7 +19,7 @@ import {
 } from './hot.js';
 import { Batcher, batchedScript, OFFSETS, Turn } from './batch.js';
 import { luaScript } from './lua.js';
-import { connectRedis, isCluster, type RedisClient, type RedisTarget } from './redis-connect.js';
+import { connectRedis, isCluster, whenReady, type RedisClient, type RedisTarget } from './redis-connect.js';
 import { RedisLayout, shardOf, slotOf } from './redis-layout.js';
 import { GROUP, RedisOutbox } from './redis-outbox.js';
 import { LossWatch, type WatchOptions } from './redis-watch.js';
@@ -73,6 +73,9 @@ export interface RedisHotStoreOptions {
   /** Time allowed to connect, and for each command: an unreachable Redis fails fast (503). */
   timeoutMs?: number;
 }
+
+/** A connection of a cluster made while running (the subscriber, the writer's reader) may take its time to learn the slots. */
+const START_WAIT_MS = 10_000;
 
 interface ScriptCall {
   keys: string[];
@@ -412,11 +415,14 @@ export class RedisHotStore implements HotStore {
       this.sub.on('message', (ch: string, msg: string) => this.handlers.get(ch)?.(msg));
     }
     this.handlers.set(this.layout.channel(channel), onMessage);
+    if (this.clustered) await whenReady(this.sub, START_WAIT_MS, () => this.lastError);
     await this.sub.subscribe(this.layout.channel(channel));
   }
 
   async ping() {
     try {
+      // A cluster's commands are refused until it is ready (no offline queue): wait for that.
+      if (this.clustered) await whenReady(this.redis, this.timeoutMs, () => this.lastError);
       await this.redis.ping();
     } catch (err) {
       throw this.lastError ?? err;

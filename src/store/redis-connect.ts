@@ -34,8 +34,9 @@ export function connectRedis(target: RedisTarget, options: RedisOptions): RedisC
     nodes.map((n) => n.node),
     {
       redisOptions: { ...options, password },
-      // A failover moves slots: ask the cluster where they went instead of failing the command
-      // for a while. Commands queue while the slots are refreshed, bounded by commandTimeout.
+      // Commands wait while the slots are learnt or refreshed (a start, a failover); one sent to
+      // a node that does not answer fails after commandTimeout like any other. Start-up waits
+      // for the cluster to be ready, bounded (whenReady), instead of queueing its first command.
       enableOfflineQueue: true,
       retryDelayOnFailover: 100,
       retryDelayOnClusterDown: 100,
@@ -47,6 +48,25 @@ export function connectRedis(target: RedisTarget, options: RedisOptions): RedisC
       enableAutoPipelining: false,
     },
   );
+}
+
+/**
+ * Resolves once the client is connected (a cluster: its slots known), or rejects after
+ * `timeoutMs` with a timed-out error naming why it is not (the last connection error).
+ */
+export function whenReady(client: RedisClient, timeoutMs: number, lastError: () => Error | undefined): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      client.off('ready', ready);
+      if (err) reject(err);
+      else resolve();
+    };
+    const ready = () => done();
+    const timer = setTimeout(() => done(new Error(`timed out connecting${lastError() ? `: ${lastError()!.message}` : ''}`)), timeoutMs);
+    client.once('ready', ready);
+  });
 }
 
 /** Every server whose data counts: the masters of a cluster, or the one server. */

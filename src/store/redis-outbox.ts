@@ -5,7 +5,7 @@
 
 import type { Redis } from 'ioredis';
 import { decodeRecord, type AckItem, type HotAccountSnapshot, type OutboxEntry } from './hot.js';
-import { masters, type RedisClient } from './redis-connect.js';
+import { masters, whenReady, type RedisClient } from './redis-connect.js';
 import { RedisLayout, shardOf } from './redis-layout.js';
 
 export const GROUP = 'writers';
@@ -62,6 +62,8 @@ export class RedisOutbox {
     const streams = this.streams;
     await this.ensureGroups(streams);
     const reader = this.readerOf(blockMs);
+    // A cluster's new connection refuses commands until it knows the slots.
+    if (this.clustered) await whenReady(reader, 10_000, () => undefined);
     try {
       // Own entries first: those read before a failed commit, or claimed from a dead writer.
       const own = await this.readFrom(reader, consumer, count, streams, '0', 0);
