@@ -203,7 +203,13 @@ async function main(): Promise<number> {
   const viaBridge = new URL(direct.toString());
   viaBridge.hostname = HOST_IP;
   viaBridge.port = String(pg.port);
-  const gateways: ChildProcess[] = ns.map((n, i) => {
+  // Each host runs its gateway under a supervisor, as systemd's Restart=always would: a gateway
+  // process that exits is started again (a Postgres restart can kill one, see the README).
+  let supervising = true;
+  const restarts: string[] = [];
+  const gateways: ChildProcess[] = [];
+  const startHost = (i: number): void => {
+    const n = ns[i]!;
     const out = openSync(path.join(dir, `${n}.log`), 'a');
     const child = spawn('ip', ['netns', 'exec', n, process.execPath, entry.file, 'serve'], {
       cwd: REPO_ROOT,
@@ -215,9 +221,17 @@ async function main(): Promise<number> {
         USAGE_FLUSH_MS: '20', USAGE_FLUSH_MAX_MS: '50', REDIS_TIMEOUT_MS: '1000', SETTLE_WAIT_MS: '8000', SHUTDOWN_TIMEOUT_MS: '5000',
       }),
     });
-    return child;
-  });
+    gateways[i] = child;
+    child.once('exit', (code, signal) => {
+      if (!supervising) return;
+      restarts.push(`${n} (${signal ?? code})`);
+      log(`${n}'s gateway exited (${signal ?? code}): started again`);
+      setTimeout(() => supervising && startHost(i), 500);
+    });
+  };
+  ns.forEach((_, i) => startHost(i));
   cleanups.push(async () => {
+    supervising = false;
     for (const g of gateways) g.kill('SIGTERM');
     await sleep(3000);
     for (const g of gateways) if (g.exitCode === null) g.kill('SIGKILL');
@@ -310,6 +324,7 @@ async function main(): Promise<number> {
     'reconcile': report.ok ? 'exact' : `${report.mismatches.length} + ${report.hotMismatches.length} mismatches`,
     'failover (ms)': events.failoverMs!,
     'Postgres restart (ms)': events.postgresRestartMs!,
+    'gateway processes restarted by their supervisor': restarts.length === 0 ? 'none' : restarts.join(', '),
     statuses: Object.entries(statuses).map(([s, n]) => `${s === '-1' ? 'no answer' : s}: ${n}`).join(', '),
   };
   process.stdout.write(`| figure | value |\n|---|---|\n${Object.entries(figures).map(([k, v]) => `| ${k} | ${typeof v === 'number' ? v.toLocaleString('en') : v} |`).join('\n')}\n`);
