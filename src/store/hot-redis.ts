@@ -449,8 +449,9 @@ export class RedisHotStore implements HotStore {
         r.once('end', done);
       });
     }
-    if (r.status === 'ready') await r.quit().catch(() => r.disconnect());
-    else r.disconnect();
+    // QUIT waits for every server's answer: a cluster whose nodes went away would never give it.
+    if (r.status === 'ready') await Promise.race([r.quit().catch(() => {}), new Promise((resolve) => setTimeout(resolve, this.timeoutMs).unref())]);
+    r.disconnect();
   }
 }
 

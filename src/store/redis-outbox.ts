@@ -10,6 +10,9 @@ import { RedisLayout, shardOf } from './redis-layout.js';
 
 export const GROUP = 'writers';
 
+/** Entries acknowledged per script call. */
+const ACK_PART = 1000;
+
 /**
  * A cluster cannot block on every shard at once: a blocking read there reads them all, then
  * again every this many ms, until something comes or the block is over. 16 shards × 10 reads a
@@ -113,7 +116,14 @@ export class RedisOutbox {
     await Promise.all([...byShard].map(([stream, list]) => this.ackShard(stream, list)));
   }
 
-  private async ackShard(stream: string, items: AckItem[]): Promise<void> {
+  private async ackShard(stream: string, all: AckItem[]): Promise<void> {
+    // A call's arguments are spread on the stack (ioredis's cluster client spreads them again):
+    // 9,000 entries' 63,000 arguments overflowed it there. Each part is one atomic step of its own,
+    // and a correction is applied once per entry whichever part carries it (ack.lua).
+    for (let i = 0; i < all.length; i += ACK_PART) await this.ackPart(stream, all.slice(i, i + ACK_PART));
+  }
+
+  private async ackPart(stream: string, items: AckItem[]): Promise<void> {
     const keysOf = stream === this.layout.legacyOutbox ? (u: string) => this.layout.legacyUserKeys(u) : (u: string) => this.layout.userKeys(u);
     const accounts: string[] = [];
     const index = new Map<string, number>();
