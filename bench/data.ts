@@ -292,6 +292,29 @@ async function main() {
     await time('GET /admin/health', `${A}/health`, adminToken);
     await time('GET /admin/deposits', `${A}/deposits`, adminToken);
     await time('GET /admin/audit', `${A}/audit`, adminToken);
+    // The request log across users (sql/034): every filter alone, each through its own index.
+    const R = `${A}/requests`;
+    let rcursor: string | null = null;
+    for (let i = 0; i < 50; i++) {
+      const page = JSON.parse(await get(`${R}?limit=200${rcursor ? `&cursor=${rcursor}` : ''}`, adminToken)) as { next_cursor: string | null };
+      if (!page.next_cursor) break;
+      rcursor = page.next_cursor;
+    }
+    await time('GET /admin/requests', R, adminToken);
+    if (rcursor) await time('GET /admin/requests, a page 10,000 rows back (cursor)', `${R}?cursor=${rcursor}`, adminToken);
+    await time('GET /admin/requests?user={heaviest user}', `${R}?user=${fixture.heavyUserId}`, adminToken);
+    await time('GET /admin/requests?key=… (a light user\'s key)', `${R}?key=${keyIdOf(Math.max(2, fixture.users - 1), 0, K)}`, adminToken);
+    await time(`GET /admin/requests?model=${rareModel}`, `${R}?model=${rareModel}`, adminToken);
+    await time('GET /admin/requests?model=… (no such rows)', `${R}?model=retired-model`, adminToken);
+    await time(`GET /admin/requests?route=fake-openai/upstream-${rareModel}`, `${R}?route=fake-openai/upstream-${rareModel}`, adminToken);
+    await time('GET /admin/requests?route=… (no such rows)', `${R}?route=gone/route`, adminToken);
+    await time('GET /admin/requests?status=error', `${R}?status=error`, adminToken);
+    await time('GET /admin/requests?status=502', `${R}?status=502`, adminToken);
+    await time('GET /admin/requests?status=402 (refusals only)', `${R}?status=402`, adminToken);
+    await time('GET /admin/requests?status=200', `${R}?status=200`, adminToken);
+    await time('GET /admin/requests?from=…&to=… (one day, mid-span)', `${R}?from=${iso(mid)}&to=${iso(mid + DAY_MS)}`, adminToken);
+    await time(`GET /admin/requests?model=${rareModel}&from=…&to=… (one day)`, `${R}?model=${rareModel}&from=${iso(mid)}&to=${iso(mid + DAY_MS)}`, adminToken);
+    await time('GET /admin/requests/export?from=… (the last hour)', `${R}/export?from=${iso(now - 3_600_000)}`, adminToken, Math.min(opts.runs, 5));
     progress('admin timed');
 
     // Stopping flushes the usage writer, so reconcile sees every charge the timed requests made.

@@ -156,13 +156,15 @@ export async function fill(sql: Sql, o: FillOptions, progress: (line: string) =>
       const hi = Math.min(N, lo + CHUNK - 1);
       await sql.unsafe(`
         INSERT INTO usage_records (user_id, key_id, request_id, model, surface, stream, status, prompt_tokens, completion_tokens,
-                                   cached_tokens, cost_nano, official_cost_nano, latency_ms, ttft_ms, created_at)
+                                   cached_tokens, cost_nano, official_cost_nano, latency_ms, ttft_ms, created_at, route)
         SELECT ${userIdSql('n')}, ${keyIdSql('n', 'j', K)}, 'req_' || lpad(to_hex(i), 12, '0'), (${models})[m],
                CASE WHEN rs < 0.05 THEN 'responses' WHEN m IN (2, 4) AND rs < 0.75 THEN 'messages' ELSE 'chat' END,
                stream, status, pt, ct, cached, cost, cost * 5 / 4,
                CASE WHEN ok THEN 250 + ct * 12 + floor(rl * 800)::int ELSE 50 + floor(rl * 3000)::int END,
                CASE WHEN stream AND ok THEN 120 + floor(rl * 900)::int END,
-               timestamptz '${start}' + interval '1 second' * (${D * 86400} * sqrt((i - rt) / ${N}::float8))
+               timestamptz '${start}' + interval '1 second' * (${D * 86400} * sqrt((i - rt) / ${N}::float8)),
+               -- The bench catalogue's one route per model (bench/data.ts); sql/034.
+               'fake-openai/upstream-' || (${models})[m]
         FROM (SELECT i, CASE WHEN random() < ${heavyShare(U)} THEN 1 ELSE 2 + floor(${U - 1} * random() ^ 2)::int END AS n,
                      floor(${K} * random() ^ 2)::int AS j, random() AS rm, random() AS rs, random() AS rp, random() AS rc,
                      random() AS rk, random() AS rl, random() AS rt, random() AS rx, random() < 0.6 AS stream

@@ -18,6 +18,7 @@ const USAGE_COLUMNS_TYPED = [
   ['cached_tokens', 'integer'], ['cache_write_tokens', 'integer'], ['cost_nano', 'bigint'],
   ['official_cost_nano', 'bigint'], ['latency_ms', 'integer'], ['ttft_ms', 'integer'], ['created_at', 'timestamptz'],
   ['settle_id', 'uuid'], ['outbox_ref', 'text'], ['charged_after_nano', 'bigint'], ['overrun', 'boolean'],
+  ['route', 'text'],
 ] as const;
 const USAGE_COLUMNS = USAGE_COLUMNS_TYPED.map(([c]) => c).join(', ');
 const USAGE_COLUMN_TYPES = USAGE_COLUMNS_TYPED.map(([c, t]) => `${c} ${t}`).join(', ');
@@ -124,6 +125,7 @@ async function commitBatch(tx: Tx, batch: { entries: OutboxEntry[]; items: AckIt
       outbox_ref: entry.id,
       charged_after_nano: after.toString(),
       overrun: r.overrun,
+      route: r.route ?? null,
     });
   }
   if (rows.length === 0) return;

@@ -3,7 +3,8 @@
 // only and rows written within the same millisecond would be skipped or repeated. Each list
 // tags its cursors, so one list's cursor handed to another is refused, not fed to SQL.
 
-export type CursorKind = 'usage' | 'deposits';
+// 'requests': the admin request log (src/admin/requests.ts), over the same two tables as 'usage'.
+export type CursorKind = 'usage' | 'deposits' | 'requests';
 
 export interface Cursor {
   /** UTC, microseconds: 2025-01-31T12:00:00.123456Z */
@@ -12,10 +13,11 @@ export interface Cursor {
   id: string;
 }
 
-const TAG: Record<CursorKind, string> = { usage: 'u1', deposits: 'd1' };
+const TAG: Record<CursorKind, string> = { usage: 'u1', deposits: 'd1', requests: 'r1' };
 const AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const ID: Record<CursorKind, RegExp> = {
   usage: /^[1-9]\d{0,18}$/,
+  requests: /^[1-9]\d{0,18}$/,
   deposits: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/,
 };
 
@@ -33,6 +35,6 @@ export function decodeCursor(kind: CursorKind, text: string): Cursor | null {
   // Rejects impossible dates (Feb 30) that Date.parse would roll over and Postgres would refuse.
   const t = Date.parse(at);
   if (Number.isNaN(t) || at < '1970' || new Date(t).toISOString().slice(0, 19) !== at.slice(0, 19)) return null;
-  if (kind === 'usage' && BigInt(id) > 9223372036854775807n) return null;
+  if (kind !== 'deposits' && BigInt(id) > 9223372036854775807n) return null;
   return { at, id };
 }

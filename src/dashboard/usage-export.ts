@@ -30,39 +30,47 @@ export function csvCell(value: string | number | boolean | null): string {
   return /[",\r\n']/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
+/**
+ * A log as CSV lines, one batch of rows at a time, read as the client takes them: a year's export
+ * holds one batch in memory, not the file. `read` gives the rows after the last one given (none
+ * at first); the rows are keyset-ordered, each with its cursor. Stops after `max` rows.
+ */
+export async function* csvBatches<R extends { cursor_at: string; id: bigint }>(
+  columns: readonly string[],
+  read: (after: { at: string; id: string } | undefined, limit: number) => Promise<R[]>,
+  cells: (row: R) => (string | number | boolean | null)[],
+  max: number,
+): AsyncGenerator<string> {
+  // The header line goes with the first batch: a store that fails on it is still a 503.
+  let text = `${columns.join(',')}\r\n`;
+  let after: { at: string; id: string } | undefined;
+  let count = 0;
+  while (count < max) {
+    const rows = await read(after, Math.min(BATCH, max - count));
+    for (const r of rows) text += cells(r).map(csvCell).join(',') + '\r\n';
+    yield text;
+    text = '';
+    count += rows.length;
+    if (rows.length < BATCH) return;
+    const last = rows.at(-1)!;
+    after = { at: last.cursor_at, id: last.id.toString() };
+  }
+}
+
 export function usageExportHandler(gw: Gateway) {
   const sql = gw.sql;
   return async function exportCsv(ex: Exchange): Promise<Reply> {
     const { userId } = await requireSession(gw, ex);
     const q = parseQuery(UsageExportQuery, ex.query);
-    // One batch of lines at a time, read as the client takes them: a year's export holds one
-    // batch in memory, not the file.
-    async function* csv(): AsyncGenerator<string> {
-      // The header line goes with the first batch: a store that fails on it is still a 503.
-      let text = `${COLUMNS.join(',')}\r\n`;
-      let after: { at: string; id: string } | undefined;
-      let count = 0;
-      while (count < EXPORT_MAX_ROWS) {
-        const rows = await readLog(sql, userId, q, after, Math.min(BATCH, EXPORT_MAX_ROWS - count));
-        for (const r of rows) {
-          text += [
-            r.id.toString(), r.created_at.toISOString(), r.request_id, r.model, r.key_id, r.key_name, r.surface, r.stream, r.status,
-            r.prompt_tokens, r.cached_tokens, r.completion_tokens, nanoToUsd(r.cost_nano), nanoToUsd(r.official_cost_nano), r.latency_ms, r.ttft_ms,
-            r.error_code, r.requests,
-          ].map(csvCell).join(',') + '\r\n';
-        }
-        yield text;
-        text = '';
-        count += rows.length;
-        if (rows.length < BATCH) return;
-        const last = rows.at(-1)!;
-        after = { at: last.cursor_at, id: last.id.toString() };
-      }
-    }
+    const csv = csvBatches(COLUMNS, (after, limit) => readLog(sql, userId, q, after, limit), (r) => [
+      r.id.toString(), r.created_at.toISOString(), r.request_id, r.model, r.key_id, r.key_name, r.surface, r.stream, r.status,
+      r.prompt_tokens, r.cached_tokens, r.completion_tokens, nanoToUsd(r.cost_nano), nanoToUsd(r.official_cost_nano), r.latency_ms, r.ttft_ms,
+      r.error_code, r.requests,
+    ], EXPORT_MAX_ROWS);
     const day = new Date().toISOString().slice(0, 10);
     return {
       status: 200,
-      stream: csv(),
+      stream: csv,
       headers: {
         'content-type': 'text/csv; charset=utf-8',
         'content-disposition': `attachment; filename="usage-${day}.csv"`,

@@ -37,13 +37,19 @@ export interface UsageRow {
   error_code: string | null;
   /** 1, or on an aggregate refusal row, the refusals it counts. */
   requests: number;
+  /** Read for the admin request log (src/admin/requests.ts); the user's log leaves them out. */
+  user_id: string;
+  key_prefix: string | null;
+  /** provider/model that answered; null on refusals and on records older than sql/034. */
+  route: string | null;
 }
 
 /** A piece of SQL built with the tagged template, for composing WHERE clauses. */
 export type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
-/** `a AND b AND …` from fragments. */
+/** `a AND b AND …` from fragments; no fragment at all is `true` (the admin log, unfiltered). */
 export function and(sql: Sql, parts: Fragment[]): Fragment {
+  if (parts.length === 0) return sql`true`;
   return parts.reduce((acc, p) => sql`${acc} AND ${p}`);
 }
 
@@ -114,29 +120,48 @@ function totalsJson(t: Totals) {
   };
 }
 
+/** What the log is filtered by: the user's filters, and across users the admin's (src/admin/requests.ts). */
+export interface LogFilter extends UsageFilter {
+  /** One user's requests; absent: every user's. */
+  userId?: string;
+  /** provider/model that answered: answered requests only, refusals have none. */
+  route?: string;
+}
+
+export type LogWhere = { answered: Fragment[] | null; refused: Fragment[] | null };
+
 /**
  * The log's filters as conditions on each of its two tables, usage_records (answered, charged)
  * and refused_requests (refused at $0); null leaves a table out.
  */
-export function usageWhere(sql: Sql, userId: string, q: UsageFilter): { answered: Fragment[] | null; refused: Fragment[] | null } {
+export function logWhere(sql: Sql, q: LogFilter): LogWhere {
   const common = (): Fragment[] => {
-    const where: Fragment[] = [sql`user_id = ${userId}`, ...rangeConditions(sql, q)];
+    const where: Fragment[] = [...(q.userId !== undefined ? [sql`user_id = ${q.userId}`] : []), ...rangeConditions(sql, q)];
     if (q.model) where.push(sql`model = ${q.model}`);
     if (q.keyId) where.push(sql`key_id = ${q.keyId}`);
     return where;
   };
   const answered = common();
-  const refused = common();
+  if (q.route) answered.push(sql`route = ${q.route}`);
+  const refused = q.route ? null : common();
   if (q.status === 'ok') return { answered: [...answered, sql`status BETWEEN 200 AND 299`], refused: null };
+  // The error indexes' predicate, literally (sql/029, sql/034).
   if (q.status === 'error') return { answered: [...answered, sql`NOT (status BETWEEN 200 AND 299)`], refused };
   if (q.status === 'refused') return { answered: null, refused };
   if (q.status !== undefined) {
     // An error status also names the error index's predicate, literally: a generic plan cannot
     // see that `status = $1` implies it (sql/029).
     const isError = q.status < 200 || q.status > 299;
-    return { answered: [...answered, sql`status = ${q.status}`, ...(isError ? [sql`NOT (status BETWEEN 200 AND 299)`] : [])], refused: [...refused, sql`status = ${q.status}`] };
+    return {
+      answered: [...answered, sql`status = ${q.status}`, ...(isError ? [sql`NOT (status BETWEEN 200 AND 299)`] : [])],
+      refused: refused && [...refused, sql`status = ${q.status}`],
+    };
   }
   return { answered, refused };
+}
+
+export function usageWhere(sql: Sql, userId: string, q: UsageFilter): LogWhere {
+  return logWhere(sql, { ...q, userId });
 }
 
 /**
@@ -145,24 +170,28 @@ export function usageWhere(sql: Sql, userId: string, q: UsageFilter): { answered
  * (user_id[, model | key_id], created_at DESC, id DESC) index, `limit` rows at most, and merged.
  */
 export function readLog(sql: Sql, userId: string, q: UsageFilter, after: { at: string; id: string } | undefined, limit: number): Promise<UsageRow[]> {
-  const { answered, refused } = usageWhere(sql, userId, q);
+  return readLogWhere(sql, usageWhere(sql, userId, q), after, limit);
+}
+
+/** readLog over conditions of the caller's (logWhere): the admin's log across users too. */
+export function readLogWhere(sql: Sql, { answered, refused }: LogWhere, after: { at: string; id: string } | undefined, limit: number): Promise<UsageRow[]> {
   const page = (where: Fragment[]) => (after ? [...where, sql`(created_at, id) < (${after.at}::timestamptz, ${after.id}::bigint)`] : where);
   const parts: Fragment[] = [];
   if (answered) {
     parts.push(sql`(
-      SELECT id, created_at, request_id, model, key_id, surface, stream, status, prompt_tokens, completion_tokens, cached_tokens,
+      SELECT id, created_at, request_id, user_id, model, route, key_id, surface, stream, status, prompt_tokens, completion_tokens, cached_tokens,
              cost_nano, official_cost_nano, latency_ms, ttft_ms, NULL::text AS error_code, 1 AS requests
       FROM usage_records WHERE ${and(sql, page(answered))} ORDER BY created_at DESC, id DESC LIMIT ${limit})`);
   }
   if (refused) {
     parts.push(sql`(
-      SELECT id, created_at, request_id, model, key_id, surface, stream, status, 0 AS prompt_tokens, 0 AS completion_tokens, 0 AS cached_tokens,
+      SELECT id, created_at, request_id, user_id, model, NULL::text AS route, key_id, surface, stream, status, 0 AS prompt_tokens, 0 AS completion_tokens, 0 AS cached_tokens,
              0::bigint AS cost_nano, 0::bigint AS official_cost_nano, latency_ms, NULL::integer AS ttft_ms, error_code, requests
       FROM refused_requests WHERE ${and(sql, page(refused))} ORDER BY created_at DESC, id DESC LIMIT ${limit})`);
   }
   if (parts.length === 0) return Promise.resolve([]);
   return sql<UsageRow[]>`
-    SELECT l.*, ${sql.unsafe(CURSOR_AT_SQL.replace(/\bcreated_at\b/g, 'l.created_at'))} AS cursor_at, k.name AS key_name
+    SELECT l.*, ${sql.unsafe(CURSOR_AT_SQL.replace(/\bcreated_at\b/g, 'l.created_at'))} AS cursor_at, k.name AS key_name, k.prefix AS key_prefix
     FROM (${parts.reduce((acc, p) => sql`${acc} UNION ALL ${p}`)}) l
     LEFT JOIN api_keys k ON k.id = l.key_id
     ORDER BY l.created_at DESC, l.id DESC

@@ -112,6 +112,8 @@ export function usageRecord(job: Billable, usage: IRUsage, status: number, ttftM
     ttftMs,
     overrun,
     createdAt: new Date(),
+    // Set by the routing step (handle.ts, embeddings.ts) once a route answered.
+    route: job.line.route ?? null,
   };
   job.line.record = record;
   return record;

@@ -67,6 +67,11 @@ export interface OutboxRecord {
   /** The cost went past what was reserved. */
   overrun: boolean;
   createdAt: Date;
+  /**
+   * provider/model of the route that answered (the catalogue's Route.key). Optional, and null
+   * when no route answered or the entry was written by a gateway that did not carry it.
+   */
+  route?: string | null;
 }
 
 export interface SettleRequest {
@@ -254,6 +259,8 @@ export function encodeRecord(r: OutboxRecord): string {
     1, r.settleId, r.userId, r.keyId, r.requestId, r.model, r.surface, r.stream ? 1 : 0, r.status,
     r.promptTokens, r.completionTokens, r.cachedTokens, r.cacheWriteTokens, r.costNano.toString(),
     r.officialCostNano.toString(), r.latencyMs, r.ttftMs, r.overrun ? 1 : 0, r.createdAt.getTime(),
+    // Appended last: an entry of an older gateway, one shorter, still decodes (no route).
+    r.route ?? null,
   ]);
 }
 
@@ -267,5 +274,7 @@ export function decodeRecord(text: string): OutboxRecord {
     settleId: o[1], userId: o[2], keyId: o[3], requestId: o[4], model: o[5], surface: o[6], stream: o[7] === 1, status: o[8],
     promptTokens: o[9], completionTokens: o[10], cachedTokens: o[11], cacheWriteTokens: o[12], costNano: BigInt(o[13]),
     officialCostNano: BigInt(o[14]), latencyMs: o[15], ttftMs: o[16], overrun: o[17] === 1, createdAt: new Date(o[18]),
+    // Left out rather than null when absent, so a decoded record equals the one encoded.
+    ...(o[19] != null ? { route: o[19] as string } : {}),
   };
 }

@@ -6,26 +6,8 @@ import { request } from 'undici';
 import { creditUser } from '../../src/accounts/users.js';
 import { csvCell } from '../../src/dashboard/usage-export.js';
 import { signUp, startDashboard } from '../helpers/dashboard.js';
+import { parseCsv } from '../helpers/csv.js';
 
-/** A CSV parser for the test: RFC 4180 quoting, CRLF rows. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { cell += '"'; i++; }
-      else if (c === '"') quoted = false;
-      else cell += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') { row.push(cell); cell = ''; }
-    else if (c === '\r' && text[i + 1] === '\n') { row.push(cell); rows.push(row); row = []; cell = ''; i++; }
-    else cell += c;
-  }
-  return rows;
-}
 
 t.test('csv cells', async (t) => {
   t.equal(csvCell('plain'), 'plain');

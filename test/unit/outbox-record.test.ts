@@ -16,3 +16,16 @@ t.test('records written by the earlier named layout still decode', async (t) => 
   const old = JSON.stringify({ ...record, costNano: record.costNano.toString(), officialCostNano: '2', createdAt: record.createdAt.toISOString() });
   t.same(decodeRecord(old), record);
 });
+
+t.test('the answering route travels last, and an older gateway\'s entry (without it) decodes with none', async (t) => {
+  const routed = { ...record, route: 'fake-openai/upstream-oa' };
+  const text = encodeRecord(routed);
+  t.equal(JSON.parse(text).at(-1), 'fake-openai/upstream-oa', 'appended at the end of the layout');
+  t.strictSame(decodeRecord(text), routed);
+  // What a gateway before sql/034 wrote: the same array, one shorter.
+  const older = JSON.stringify(JSON.parse(text).slice(0, -1));
+  const decoded = decodeRecord(older);
+  t.equal(decoded.route ?? null, null, 'no route');
+  t.strictSame(decoded, record, 'every other field as it was');
+  t.equal(JSON.parse(encodeRecord(record)).at(-1), null, 'a record made without one is written with none');
+});
