@@ -74,7 +74,9 @@ export function accountHandlers(gw: Gateway) {
 
   async function balance(ex: Exchange): Promise<Reply> {
     const { userId } = await requireSession(gw, ex);
-    const b = await gw.ledger.balance(userId);
+    // The dashboard reads this on every page: it also says whether to offer the admin pages, so
+    // that a user's page need not ask the admin API and be refused.
+    const [b, [user]] = await Promise.all([gw.ledger.balance(userId), sql<{ is_admin: boolean }[]>`SELECT is_admin FROM users WHERE id = ${userId}`]);
     return {
       status: 200,
       body: {
@@ -82,6 +84,7 @@ export function accountHandlers(gw: Gateway) {
         balance_usd: nanoToUsd(b.balance),
         reserved_usd: nanoToUsd(b.reserved),
         available_usd: nanoToUsd(b.available < 0n ? 0n : b.available),
+        is_admin: user?.is_admin === true,
       },
     };
   }

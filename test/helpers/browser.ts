@@ -43,6 +43,19 @@ export const exact = (v: string) => `$${/^(\d+\.\d{2}\d*?)0*$/.exec(v)![1]}`;
 /** The same in Indonesian: US$ and a decimal comma. */
 export const exactId = (v: string) => exact(v).replace('$', 'US$').replace('.', ',');
 
+/**
+ * A ledger amount as the dashboard shows it (web/src/format.ts, en-US, under $1,000): from $1
+ * up, cents; below, three significant digits; digits cut, never rounded.
+ */
+export function shownUsd(v: string): string {
+  const [int, frac = ''] = v.replace('-', '').split('.');
+  const places = /[1-9]/.test(int) ? 2 : Math.min(9, Math.max(2, /^0*/.exec(frac)![0].length + 3));
+  const digits = frac.slice(0, places).replace(/0+$/, '').padEnd(2, '0');
+  return `${v.startsWith('-') && /[1-9]/.test(int + digits) ? '-' : ''}$${Number(int)}.${digits}`;
+}
+/** The same in Indonesian: US$ and a decimal comma. */
+export const shownUsdId = (v: string) => shownUsd(v).replace('$', 'US$').replace('.', ',');
+
 export async function launchBrowser(t: Test): Promise<Browser> {
   mkdirSync(SHOTS, { recursive: true });
   const browser = await chromium.launch({ executablePath: CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });

@@ -53,3 +53,25 @@ t.test('every key a page asks for exists', async (t) => {
   const missing = [...used].filter((k) => !(k in DICTS.en) && !(k in ADMIN_DICTS.en));
   t.same(missing, [], 'no key used that the dictionaries lack');
 });
+
+t.test('every code the API sends to a page has words in both languages', async (t) => {
+  const src = path.join(REPO_ROOT, 'src');
+  // What the usage log's error_code holds: the codes GatewayErrors are given, their kinds, and 'internal'.
+  const refusals = new Set(['internal']);
+  const actions = new Set<string>();
+  for (const f of readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((x) => x.endsWith('.ts'))) {
+    const text = readFileSync(path.join(src, f), 'utf8');
+    if (!f.startsWith('dashboard') && !f.startsWith('admin') && !f.startsWith('payments')) for (const m of text.matchAll(/\bcode: '([a-z][a-z_]+)'/g)) refusals.add(m[1]);
+    if (text.includes('recordAudit')) for (const m of text.matchAll(/'([a-z]+\.[a-z_]+)'/g)) actions.add(m[1]);
+  }
+  const kinds = /const STATUS: Record<ErrorKind, number> = \{([^}]+)\}/.exec(readFileSync(path.join(src, 'errors.ts'), 'utf8'))![1];
+  for (const m of kinds.matchAll(/(\w+):/g)) refusals.add(m[1]);
+  t.ok(refusals.size > 20 && actions.size > 8, `${refusals.size} refusal codes, ${actions.size} audit actions`);
+  for (const lang of ['en', 'id'] as const) {
+    for (const c of refusals) t.ok(DICTS[lang][`refusal.${c}`]?.trim(), `${lang}: refusal ${c}`);
+    for (const m of ['qris', 'epusdt', 'code', 'operator']) t.ok(DICTS[lang][`method.${m}`]?.trim(), `${lang}: method ${m}`);
+    for (const s of ['pending', 'paid', 'expired', 'failed']) t.ok(DICTS[lang][`status.${s}`]?.trim(), `${lang}: deposit state ${s}`);
+    for (const a of actions) t.ok(ADMIN_DICTS[lang][`audit.${a}`]?.trim(), `${lang}: audit action ${a}`);
+    for (const s of ['open', 'redeemed', 'expired']) t.ok(ADMIN_DICTS[lang][`codeStatus.${s}`]?.trim(), `${lang}: code state ${s}`);
+  }
+});

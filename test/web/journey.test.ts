@@ -16,7 +16,7 @@ import { creditUser } from '../../src/accounts/users.js';
 import { usdToNano } from '../../src/billing/money.js';
 import { qrisSignature } from '../../src/payments/qris/signature.js';
 import { buildWeb } from '../../web/build.js';
-import { exact, exactId, launchBrowser, openPage, pictureStats, shooter, SIZES, SKIP_WITHOUT_CHROMIUM } from '../helpers/browser.js';
+import { launchBrowser, openPage, pictureStats, shooter, shownUsd, shownUsdId, SIZES, SKIP_WITHOUT_CHROMIUM } from '../helpers/browser.js';
 import { newEmail, verifyLinkToken } from '../helpers/dashboard.js';
 import { eventually } from '../helpers/http.js';
 import { chat, decodeQrPng, QRIS_NOTIFY_SECRET, startPayments, STATIC_QRIS } from '../helpers/payments.js';
@@ -176,8 +176,8 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   t.equal(await row.count(), 2, 'both requests in the log');
   const newest = (await api('GET', '/usage?range=24h&limit=1', { token: session! })).json.data[0];
   t.match(newest.cost_usd, /^0\.0000\d{5}$/, 'a cost below a cent, with nano-dollar digits');
-  t.match(await row.first().innerText(), new RegExp(`oa-model\\s+browser\\s+Chat completions\\s+200\\s+\\d+\\s+${newest.cached_tokens}\\s+\\d+\\s+${exact(newest.cost_usd).replace('$', '\\$')}\\s+\\d+ ms\\s+${newest.request_id}`), `model, key name, surface, status, tokens with cached, the exact cost (${exact(newest.cost_usd)}), latency, request id`);
-  const jakarta = new Intl.DateTimeFormat('en-US', { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short', timeZone: 'Asia/Jakarta' });
+  t.match(await row.first().innerText(), new RegExp(`oa-model\\s+browser\\s+Chat completions\\s+200\\s+\\d+\\s+${newest.cached_tokens}\\s+\\d+\\s+${shownUsd(newest.cost_usd).replace('$', '\\$')}\\s+\\d+ ms\\s+${newest.request_id}`), `model, key name, surface, status, tokens with cached, the exact cost (${shownUsd(newest.cost_usd)}), latency, request id`);
+  const jakarta = new Intl.DateTimeFormat('en-US', { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'short', timeZone: 'Asia/Jakarta' });
   t.equal(await row.first().locator('time').innerText(), jakarta.format(new Date(newest.created_at)), 'the time to the second, in the browser\'s time zone');
   t.equal(await page.getByLabel('Period').inputValue(), '30d', 'the same default period as the overview');
   // Filters by key and status, and the filtered log as CSV.
@@ -267,7 +267,7 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   await page.locator('#status').selectOption('refused');
   const refusedRow = page.getByTestId('usage-table').locator('tr', { hasText: String(refusedRes.headers['x-request-id']) });
   await refusedRow.waitFor();
-  t.match(await refusedRow.innerText(), /no-such-model\s+browser\s+Chat completions\s+404 model_not_found\s+0\s+0\s+0\s+\$0\.00\s+\d+ ms/, 'the refused request: the model it named, its status and code, no tokens, $0');
+  t.match(await refusedRow.innerText(), /no-such-model\s+browser\s+Chat completions\s+404 Unknown model\s+0\s+0\s+0\s+\$0\.00\s+\d+ ms/, 'the refused request: the model it named, its status and its code in words, no tokens, $0');
   await page.locator('#status').selectOption('');
 
   await nav('Overview');
@@ -306,8 +306,8 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   const balanceNow = (await api('GET', '/balance', { token: session! })).json.balance_usd;
   await page.getByLabel('Language').selectOption('id');
   await page.getByTestId('chart-legend').getByText('Terpakai (USD)').waitFor();
-  t.equal(await page.getByTestId('balance').innerText(), exactId(balanceNow), `the balance in Indonesian, exact (${balanceNow})`);
-  t.equal(await page.getByTestId('header-balance').innerText(), `Saldo: ${exactId(balanceNow)}`, 'the header, exact too');
+  t.equal(await page.getByTestId('balance').innerText(), shownUsdId(balanceNow), `the balance in Indonesian, in format.ts's form (${balanceNow})`);
+  t.equal(await page.getByTestId('header-balance').innerText(), `Saldo: ${shownUsdId(balanceNow)}`, 'the header, the same');
   t.equal(await page.getByTestId('chart-legend').innerText(), 'Terpakai (USD)\nToken', 'the legend in Indonesian');
   await page.setViewportSize(SIZES.phone);
   await page.waitForTimeout(150);
@@ -336,17 +336,17 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   t.match(await page.getByTestId('play-tokens').innerText(), /^Tokens: \d+ in, \d+ out\.$/, 'its tokens');
   const playRecord = (await api('GET', '/usage?range=24h', { token: session! })).json.data.find((r: { request_id: string }) => r.request_id === playId);
   t.ok(playRecord, 'the playground request is in the usage log');
-  t.equal(await page.getByTestId('play-cost').innerText(), `Cost: ${exact(playRecord.cost_usd)}. Request ${playId}`, 'its exact cost, from the log');
+  t.equal(await page.getByTestId('play-cost').innerText(), `Cost: ${shownUsd(playRecord.cost_usd)}. Request ${playId}`, 'its exact cost, from the log');
   await shoot('playground');
   await page.getByLabel('Language').selectOption('id');
-  t.equal(await page.getByTestId('play-cost').innerText(), `Biaya: ${exactId(playRecord.cost_usd)}. Permintaan ${playId}`, 'in Indonesian: the exact cost with a decimal comma');
+  t.equal(await page.getByTestId('play-cost').innerText(), `Biaya: ${shownUsdId(playRecord.cost_usd)}. Permintaan ${playId}`, 'in Indonesian: the exact cost with a decimal comma');
   await shoot('playground-id');
   await page.getByLabel('Bahasa').selectOption('en');
   await nav('Usage');
   // The rows and the key list load side by side: the key is named once both are in.
   const playRow = page.getByTestId('usage-table').locator('tr', { hasText: playId }).filter({ hasText: 'Playground' });
   await playRow.waitFor();
-  t.match(await playRow.innerText(), new RegExp(`oa-model\\s+Playground\\s+Chat completions · stream\\s+200[\\s\\S]*${exact(playRecord.cost_usd).replace('$', '\\$')}`), 'in the usage log: the playground, streamed, its cost');
+  t.match(await playRow.innerText(), new RegExp(`oa-model\\s+Playground\\s+Chat completions · stream\\s+200[\\s\\S]*${shownUsd(playRecord.cost_usd).replace('$', '\\$')}`), 'in the usage log: the playground, streamed, its cost');
 
   await nav('Models');
   await page.locator('tbody tr').first().waitFor();
@@ -397,15 +397,15 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   t.equal(usdToNano(after) - usdToNano(before), usdToNano(invoice.credit_usd), 'credited');
   await page.getByTestId('deposit-status').getByText('Paid').waitFor();
   t.match(after, /^\d\.\d*[1-9]\d*$/, `a balance with digits past the cent (${after})`);
-  t.equal(await page.getByTestId('deposit-message').innerText(), `Paid. Your balance is now ${exact(after)}.`, 'paid, with the exact new balance');
-  t.equal(await page.getByTestId('header-balance').innerText(), `Balance: ${exact(after)}`, 'the header follows, exactly (not rounded up to cents)');
+  t.equal(await page.getByTestId('deposit-message').innerText(), `Paid. Your balance is now ${shownUsd(after)}.`, 'paid, with the exact new balance');
+  t.equal(await page.getByTestId('header-balance').innerText(), `Balance: ${shownUsd(after)}`, 'the header follows (cut, never rounded up)');
   t.ok(await page.evaluate(() => window.notReloaded), 'no reload happened');
   await shoot('topup-paid');
 
   await nav('Deposits');
   const dep = page.getByTestId('deposits-table').locator('tbody tr');
   await dep.first().waitFor();
-  t.match(await dep.first().innerText(), new RegExp(`QRIS\\s+IDR\\s${Number(invoice.amount).toLocaleString('en-US')}\\s+${exact(invoice.credit_usd).replace('$', '\\$')}\\s+Paid`), 'the deposit in the history, its exact credit');
+  t.match(await dep.first().innerText(), new RegExp(`QRIS\\s+IDR\\s${Number(invoice.amount).toLocaleString('en-US')}\\s+${shownUsd(invoice.credit_usd).replace('$', '\\$')}\\s+Paid`), 'the deposit in the history, its exact credit');
   await shoot('deposits');
 
   // USDT/USDC: an amount, then the provider's hosted checkout page.

@@ -102,17 +102,22 @@ export const api = {
   pub: <T>(path: string) => call<T>('GET', `/api/public${path}`),
   /** A file the API makes (CSV), fetched with the session and handed to the browser to save. */
   async download(path: string, filename: string): Promise<void> {
-    const blob = await call<Blob>('GET', `/api/dashboard${path}`, undefined, 'blob');
-    const url = URL.createObjectURL(blob);
-    const a = document.createElement('a');
-    a.href = url;
-    a.download = filename;
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    saveFile(await call<Blob>('GET', `/api/dashboard${path}`, undefined, 'blob'), filename);
   },
 };
+
+/** Hands a file made in the page (or fetched with the session) to the browser to save. */
+export function saveFile(blob: Blob, filename: string): void {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  // Some browsers read the URL after click() returns.
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
 
 /** `?a=1&b=2` from the defined entries. */
 export function qs(params: Record<string, string | number | undefined | null>): string {
@@ -124,7 +129,11 @@ export function qs(params: Record<string, string | number | undefined | null>): 
 
 // The answers' shapes (docs/api.md, Dashboard API).
 export interface Session { user_id: string; token: string; expires_at: string }
-export interface Balance { currency: string; balance_usd: string; reserved_usd: string; available_usd: string }
+export interface Balance {
+  currency: string; balance_usd: string; reserved_usd: string; available_usd: string;
+  /** The account may use the admin pages (the admin API checks on every call). */
+  is_admin?: boolean;
+}
 export interface Prices { input: number; output: number; cache_read?: number; cache_write?: number }
 export interface Model {
   id: string; display_name: string; owned_by: string; context_window: number | null; max_output_tokens: number;

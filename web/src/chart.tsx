@@ -7,7 +7,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import type { Lang } from './i18n.js';
-import { locale } from './format.js';
+import { locale, usd } from './format.js';
 
 export interface DayPoint {
   /** UTC midnight, seconds. */
@@ -20,8 +20,21 @@ const DAY_S = 86_400;
 const SPEND = { stroke: '#0b6e4f', fill: 'rgba(11,110,79,0.35)' };
 const TOKENS = '#c2571a';
 
-/** Room for the longest tick label (sub-cent spends have many digits). */
-const labelWidth = (_u: uPlot, values: string[] | null) => 18 + 7 * Math.max(3, ...(values ?? []).map((v) => v.length));
+/**
+ * Room for the longest tick label, measured in the axis's own font (sub-cent spends have many
+ * digits; a guess per character clipped them on a phone), plus the tick and the gap.
+ */
+function labelWidth(u: uPlot, values: string[] | null, axis: number, cycle: number): number {
+  const a = u.axes[axis] as uPlot.Axis & { _size?: number };
+  // uPlot asks again while the layout settles; past the first rounds the size stays.
+  if (cycle > 1 && a._size) return a._size;
+  const font = Array.isArray(a.font) ? a.font[0] : a.font;
+  u.ctx.save();
+  if (typeof font === 'string') u.ctx.font = font;
+  const widest = Math.max(0, ...(values ?? []).map((v) => u.ctx.measureText(v).width));
+  u.ctx.restore();
+  return Math.ceil(widest / devicePixelRatio + (a.ticks?.size ?? 10) + (a.gap ?? 5) + 6);
+}
 
 export default function DayChart({ points, labels, lang }: { points: DayPoint[]; labels: { spend: string; tokens: string }; lang: Lang }) {
   const box = useRef<HTMLDivElement>(null);
@@ -30,7 +43,6 @@ export default function DayChart({ points, labels, lang }: { points: DayPoint[];
     const width = () => Math.max(260, el.clientWidth);
     const data: uPlot.AlignedData = [points.map((p) => p.t), points.map((p) => p.spend), points.map((p) => p.tokens)];
     const day = new Intl.DateTimeFormat(locale(lang), { month: 'short', day: 'numeric', timeZone: 'UTC' });
-    const money = new Intl.NumberFormat(locale(lang), { style: 'currency', currency: 'USD', maximumSignificantDigits: 3 });
     const count = new Intl.NumberFormat(locale(lang), { notation: 'compact' });
     const plot = new uPlot(
       {
@@ -51,7 +63,7 @@ export default function DayChart({ points, labels, lang }: { points: DayPoint[];
         ],
         axes: [
           { values: (_u, vals) => vals.map((v) => day.format(v * 1000)) },
-          { scale: 'usd', values: (_u, vals) => vals.map((v) => money.format(v)), size: labelWidth },
+          { scale: 'usd', values: (_u, vals) => vals.map((v) => usd(lang, v)), size: labelWidth },
           { scale: 'tok', side: 1, grid: { show: false }, values: (_u, vals) => vals.map((v) => count.format(v)), size: labelWidth },
         ],
       },

@@ -230,6 +230,47 @@ const en = {
   'deposits.status': 'Status',
   'deposits.paidAt': 'Paid',
   'deposits.open': 'Pay',
+  // Codes the API sends, in words (codeWord below): payment methods and the refusals in the usage log.
+  'method.qris': 'QRIS',
+  'method.epusdt': 'USDT / USDC',
+  'method.midtrans': 'QRIS (Midtrans)',
+  'method.code': 'Redemption code',
+  'method.operator': 'Credit from the operator',
+  'refusal.insufficient_balance': 'Balance too low',
+  'refusal.invalid_api_key': 'Invalid key',
+  'refusal.authentication': 'Not signed in',
+  'refusal.permission': 'Not allowed',
+  'refusal.model_not_found': 'Unknown model',
+  'refusal.model_not_supported': 'Model not offered here',
+  'refusal.model_unavailable': 'Model unavailable',
+  'refusal.key_rate_limit': 'Key’s request limit',
+  'refusal.key_spend_limit': 'Key’s spending cap',
+  'refusal.key_concurrency_limit': 'Too many at once',
+  'refusal.key_bytes_limit': 'Key’s traffic limit',
+  'refusal.rate_limit_exceeded': 'Rate limited',
+  'refusal.rate_limit': 'Rate limited',
+  'refusal.invalid_json': 'Unreadable JSON',
+  'refusal.invalid_request': 'Invalid request',
+  'refusal.invalid_value': 'Invalid value',
+  'refusal.invalid_image_url': 'Invalid image URL',
+  'refusal.invalid_id': 'Invalid ID',
+  'refusal.unsupported_option': 'Option not supported',
+  'refusal.request_too_large': 'Request too large',
+  'refusal.too_large': 'Request too large',
+  'refusal.too_many_messages': 'Too many messages',
+  'refusal.body_too_complex': 'Request too complex',
+  'refusal.body_too_deep': 'Request nested too deep',
+  'refusal.conflicting_content_length': 'Malformed request',
+  'refusal.not_found': 'Not found',
+  'refusal.unknown_url': 'Unknown address',
+  'refusal.store_quota_exceeded': 'Stored responses full',
+  'refusal.store_too_large': 'Response too large to store',
+  'refusal.amount_out_of_range': 'Amount out of range',
+  'refusal.upstream': 'Provider error',
+  'refusal.overloaded': 'Provider overloaded',
+  'refusal.timeout': 'Timed out',
+  'refusal.unavailable': 'Service unavailable',
+  'refusal.internal': 'Gateway error',
 };
 
 export type MessageKey = keyof typeof en;
@@ -463,6 +504,46 @@ const id: Record<MessageKey, string> = {
   'deposits.status': 'Status',
   'deposits.paidAt': 'Dibayar',
   'deposits.open': 'Bayar',
+  'method.qris': 'QRIS',
+  'method.epusdt': 'USDT / USDC',
+  'method.midtrans': 'QRIS (Midtrans)',
+  'method.code': 'Kode penukaran',
+  'method.operator': 'Kredit dari operator',
+  'refusal.insufficient_balance': 'Saldo tidak cukup',
+  'refusal.invalid_api_key': 'Kunci tidak valid',
+  'refusal.authentication': 'Belum masuk',
+  'refusal.permission': 'Tidak diizinkan',
+  'refusal.model_not_found': 'Model tidak dikenal',
+  'refusal.model_not_supported': 'Model tidak tersedia di sini',
+  'refusal.model_unavailable': 'Model tidak tersedia',
+  'refusal.key_rate_limit': 'Batas permintaan kunci',
+  'refusal.key_spend_limit': 'Batas pengeluaran kunci',
+  'refusal.key_concurrency_limit': 'Terlalu banyak sekaligus',
+  'refusal.key_bytes_limit': 'Batas lalu lintas kunci',
+  'refusal.rate_limit_exceeded': 'Dibatasi',
+  'refusal.rate_limit': 'Dibatasi',
+  'refusal.invalid_json': 'JSON tidak terbaca',
+  'refusal.invalid_request': 'Permintaan tidak valid',
+  'refusal.invalid_value': 'Nilai tidak valid',
+  'refusal.invalid_image_url': 'URL gambar tidak valid',
+  'refusal.invalid_id': 'ID tidak valid',
+  'refusal.unsupported_option': 'Opsi tidak didukung',
+  'refusal.request_too_large': 'Permintaan terlalu besar',
+  'refusal.too_large': 'Permintaan terlalu besar',
+  'refusal.too_many_messages': 'Terlalu banyak pesan',
+  'refusal.body_too_complex': 'Permintaan terlalu rumit',
+  'refusal.body_too_deep': 'Permintaan bersarang terlalu dalam',
+  'refusal.conflicting_content_length': 'Permintaan cacat',
+  'refusal.not_found': 'Tidak ditemukan',
+  'refusal.unknown_url': 'Alamat tidak dikenal',
+  'refusal.store_quota_exceeded': 'Simpanan jawaban penuh',
+  'refusal.store_too_large': 'Jawaban terlalu besar untuk disimpan',
+  'refusal.amount_out_of_range': 'Jumlah di luar batas',
+  'refusal.upstream': 'Galat penyedia',
+  'refusal.overloaded': 'Penyedia kewalahan',
+  'refusal.timeout': 'Waktu habis',
+  'refusal.unavailable': 'Layanan tidak tersedia',
+  'refusal.internal': 'Galat gateway',
 };
 
 export type Lang = 'en' | 'id';
@@ -487,4 +568,22 @@ export type Translate = (key: MessageKey, vars?: Record<string, string | number>
 export function translator(lang: Lang): Translate {
   const dict = DICTS[lang];
   return (key, vars) => dict[key].replace(/\{(\w+)\}/g, (_, name: string) => String(vars?.[name] ?? ''));
+}
+
+/** A code made readable when this build has no words for it yet (a method added later): "new_method" is "New method". */
+export function readable(code: string): string {
+  const s = code.replace(/[._-]+/g, ' ').trim();
+  return s ? s[0].toUpperCase() + s.slice(1) : '—';
+}
+
+/** A code the API sends (a payment method, a refusal in the usage log) in the language's words. */
+const SURFACES = ['chat', 'messages', 'responses', 'gemini', 'embeddings'] as const;
+
+/** An inference surface in words; one this build does not know yet, made readable. */
+export function surfaceWord(lang: Lang, surface: string): string {
+  return (SURFACES as readonly string[]).includes(surface) ? DICTS[lang][`usage.surface.${surface as (typeof SURFACES)[number]}`] : readable(surface);
+}
+
+export function codeWord(lang: Lang, kind: 'method' | 'refusal', code: string): string {
+  return (DICTS[lang] as Record<string, string>)[`${kind}.${code}`] ?? readable(code);
 }

@@ -77,6 +77,7 @@ export const moneyPaths = {
             balance_usd: money('Balance'),
             reserved_usd: money('Held for requests in flight, and by the leases of other gateway processes (handed back within LEASE_WINDOW_MS of their last request)'),
             available_usd: money('balance − reserved'),
+            is_admin: { type: 'boolean', description: 'The account may use the admin API (/api/admin/*); the dashboard shows its admin pages on it' },
           },
           required: ['currency', 'balance_usd', 'reserved_usd', 'available_usd'],
         }),

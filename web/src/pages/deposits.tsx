@@ -2,8 +2,9 @@
 
 import { useState } from 'preact/hooks';
 import { api, qs, type Deposit, type Page } from '../api.js';
-import { dateTime, money, usd } from '../format.js';
-import { ErrorText, Link, Scroll, Section, StatusBadge, useApp, useLoad } from '../ui.js';
+import { dateTime } from '../format.js';
+import { codeWord } from '../i18n.js';
+import { ErrorText, Link, Money, Scroll, Section, StatusBadge, useApp, useLoad } from '../ui.js';
 
 export function Deposits() {
   const { t, lang } = useApp();
@@ -36,9 +37,9 @@ export function Deposits() {
               {rows.map((d) => (
                 <tr key={d.id}>
                   <td>{dateTime(lang, d.created_at)}</td>
-                  <td>{d.method === 'qris' ? 'QRIS' : d.method === 'epusdt' ? 'USDT/USDC' : d.method}</td>
-                  <td class="num">{money(lang, d.amount, d.currency)}</td>
-                  <td class="num" title={d.credit_usd}>{usd(lang, d.credit_usd)}</td>
+                  <td>{codeWord(lang, 'method', d.method)}</td>
+                  <td class="num"><Money value={d.amount} currency={d.currency} /></td>
+                  <td class="num"><Money value={d.credit_usd} /></td>
                   <td>
                     <StatusBadge status={d.status} />{' '}
                     {d.status === 'pending' && <Link href={`/topup?deposit=${d.id}`}>{t('deposits.open')}</Link>}

@@ -6,9 +6,9 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, type Balance, type Stats } from '../api.js';
 import type { DayPoint } from '../chart.js';
 import type { Lang } from '../i18n.js';
-import { num, usd } from '../format.js';
+import { num } from '../format.js';
 import { Onboarding } from './onboarding.js';
-import { DEFAULT_RANGE, ErrorText, RangeSelect, Scroll, Section, useApp, useLoad, type Range } from '../ui.js';
+import { DEFAULT_RANGE, ErrorText, Money, RangeSelect, Scroll, Section, useApp, useLoad, type Range } from '../ui.js';
 
 type Chart = FunctionComponent<{ points: DayPoint[]; labels: { spend: string; tokens: string }; lang: Lang }>;
 
@@ -48,9 +48,9 @@ export function Overview() {
         <ErrorText error={bal.error} />
         {b && (
           <dl class="figures">
-            <div><dt>{t('overview.balance')}</dt><dd data-testid="balance" title={b.balance_usd}>{usd(lang, b.balance_usd)}</dd></div>
-            <div><dt>{t('overview.reserved')}</dt><dd title={b.reserved_usd}>{usd(lang, b.reserved_usd)}</dd></div>
-            <div><dt>{t('overview.available')}</dt><dd title={b.available_usd}>{usd(lang, b.available_usd)}</dd></div>
+            <div><dt>{t('overview.balance')}</dt><dd data-testid="balance"><Money value={b.balance_usd} /></dd></div>
+            <div><dt>{t('overview.reserved')}</dt><dd><Money value={b.reserved_usd} /></dd></div>
+            <div><dt>{t('overview.available')}</dt><dd><Money value={b.available_usd} /></dd></div>
           </dl>
         )}
       </Section>
@@ -67,9 +67,9 @@ export function Overview() {
                 <dd data-testid="tokens">{num(lang, s.total_tokens)}</dd>
                 <small>{t('overview.tokensDetail', { prompt: num(lang, s.prompt_tokens), completion: num(lang, s.completion_tokens) })}</small>
               </div>
-              <div><dt>{t('overview.spend')}</dt><dd data-testid="spend" title={s.cost_usd}>{usd(lang, s.cost_usd)}</dd></div>
-              <div><dt>{t('overview.official')}</dt><dd title={s.official_cost_usd}>{usd(lang, s.official_cost_usd)}</dd></div>
-              <div><dt>{t('overview.saved')}</dt><dd class="good" title={s.saved_usd}>{usd(lang, s.saved_usd)}</dd></div>
+              <div><dt>{t('overview.spend')}</dt><dd data-testid="spend"><Money value={s.cost_usd} /></dd></div>
+              <div><dt>{t('overview.official')}</dt><dd><Money value={s.official_cost_usd} /></dd></div>
+              <div><dt>{t('overview.saved')}</dt><dd class="good"><Money value={s.saved_usd} /></dd></div>
             </dl>
             {Chart && <Chart points={points} labels={labels} lang={lang} />}
             {s.by_model.length > 0 && (
@@ -92,8 +92,8 @@ export function Overview() {
                           <th scope="row"><code>{m.model}</code></th>
                           <td class="num">{num(lang, m.requests)}</td>
                           <td class="num">{num(lang, m.total_tokens)}</td>
-                          <td class="num">{usd(lang, m.cost_usd)}</td>
-                          <td class="num good">{usd(lang, m.saved_usd)}</td>
+                          <td class="num"><Money value={m.cost_usd} /></td>
+                          <td class="num good"><Money value={m.saved_usd} /></td>
                         </tr>
                       ))}
                     </tbody>

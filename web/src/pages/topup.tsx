@@ -4,8 +4,9 @@
 
 import { useEffect, useState } from 'preact/hooks';
 import { api, type DepositDetail, type Method } from '../api.js';
-import { countdown, idr, money, usd, usdAbout } from '../format.js';
-import { ErrorText, Field, Link, Section, Select, StatusBadge, useApp, useLoad, useSubmit } from '../ui.js';
+import { countdown, idr, money, num, usd, usdAbout } from '../format.js';
+import { codeWord } from '../i18n.js';
+import { ErrorText, Field, Link, Money, Section, Select, StatusBadge, useApp, useLoad, useSubmit } from '../ui.js';
 import { LowBalanceAlert, RedeemCode } from './redeem.js';
 
 const POLL_MS = 2000;
@@ -46,7 +47,7 @@ function MethodForm({ m }: { m: Method }) {
         onInput={submit.edit(setAmount)}
         error={submit.at('amount_idr', 'amount_usd')}
         format={(p) => ({ ...p, min: p.min && fmt(p.min), max: p.max && fmt(p.max) })}
-        hint={`${t('topup.limits', { min: fmt(m.min), max: fmt(m.max) })} ${qris ? t('topup.rate', { rate: idr(lang, m.rate) }) : ''}${Number(m.fee_pct) > 0 ? t('topup.fee', { fee: m.fee_pct }) : ''}`}
+        hint={`${t('topup.limits', { min: fmt(m.min), max: fmt(m.max) })} ${qris ? t('topup.rate', { rate: idr(lang, m.rate) }) : ''}${Number(m.fee_pct) > 0 ? t('topup.fee', { fee: num(lang, m.fee_pct) }) : ''}`}
       />
       {m.tokens && m.tokens.length > 1 && (
         <Select label={t('topup.token')} id="token" value={token} onChange={setToken} options={m.tokens.map((x): [string, string] => [x, x.toUpperCase()])} />
@@ -102,7 +103,7 @@ function DepositView({ id }: { id: string }) {
       {d.status === 'pending' && d.qr_png && (
         <>
           <p>{t('topup.scan')}</p>
-          <p class="amount" data-testid="pay-amount">{amount}</p>
+          <p class="amount money" data-testid="pay-amount">{amount}</p>
           <img class="qr" src={d.qr_png} width={280} height={280} alt={t('topup.qrAlt', { amount })} />
         </>
       )}
@@ -110,7 +111,7 @@ function DepositView({ id }: { id: string }) {
         <p><a class="button" href={d.payment_url}>{t('topup.checkout')}</a></p>
       )}
       <dl class="figures">
-        <div><dt>{t('topup.credit')}</dt><dd title={d.credit_usd}>{usd(lang, d.credit_usd)}</dd></div>
+        <div><dt>{t('topup.credit')}</dt><dd><Money value={d.credit_usd} /></dd></div>
         {d.status === 'pending' && <div><dt>{t('topup.expiresIn')}</dt><dd data-testid="countdown">{countdown(d.expires_at, now)}</dd></div>}
         <div><dt>{t('topup.status')}</dt><dd data-testid="deposit-status"><StatusBadge status={d.status} /></dd></div>
       </dl>
@@ -127,7 +128,9 @@ function DepositView({ id }: { id: string }) {
 }
 
 export function TopUp() {
-  const { t, query } = useApp();
+  const { t, lang, query } = useApp();
+  // The form's own words say the currency (QRIS in rupiah); a method added later has its code word.
+  const methodName = (id: string) => (id === 'qris' ? t('topup.qris') : id === 'epusdt' ? t('topup.epusdt') : codeWord(lang, 'method', id));
   const deposit = query.get('deposit');
   const info = useLoad(() => api.get<{ methods: Method[] }>('/deposit/info'), []);
   const [picked, setPicked] = useState<string | null>(null);
@@ -148,12 +151,12 @@ export function TopUp() {
               {methods.map((m) => (
                 <label key={m.id}>
                   <input type="radio" name="method" value={m.id} checked={m === method} onChange={() => setPicked(m.id)} />
-                  {m.id === 'qris' ? t('topup.qris') : t('topup.epusdt')}
+                  {methodName(m.id)}
                 </label>
               ))}
             </fieldset>
           )}
-          {methods.length === 1 && <p class="muted">{method.id === 'qris' ? t('topup.qris') : t('topup.epusdt')}</p>}
+          {methods.length === 1 && <p class="muted">{methodName(method.id)}</p>}
           {method && <MethodForm key={method.id} m={method} />}
         </>
       )}

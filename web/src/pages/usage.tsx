@@ -6,20 +6,13 @@
 
 import { useState } from 'preact/hooks';
 import { api, qs, type Key, type Model, type Page, type UsageRow } from '../api.js';
-import { instant, num, usd } from '../format.js';
-import type { Translate } from '../i18n.js';
-import { DEFAULT_RANGE, ErrorText, RangeSelect, Scroll, Section, Select, useApp, useLoad, useSubmit, type Range } from '../ui.js';
+import { dateTime, num } from '../format.js';
+import { codeWord, surfaceWord } from '../i18n.js';
+import { DEFAULT_RANGE, ErrorText, Money, RangeSelect, Scroll, Section, Select, useApp, useLoad, useSubmit, type Range } from '../ui.js';
 
 const PAGE_SIZE = 50;
 const PAGE_MAX = 500;
 const STATUSES = ['', 'ok', 'error', 'refused'] as const;
-
-const SURFACES = ['chat', 'messages', 'responses', 'gemini', 'embeddings'] as const;
-
-/** The surface in the page's words; a surface this build does not know yet by its own name. */
-function surfaceWord(t: Translate, surface: string): string {
-  return (SURFACES as readonly string[]).includes(surface) ? t(`usage.surface.${surface as (typeof SURFACES)[number]}`) : surface;
-}
 
 export function Usage() {
   const { t, lang, query } = useApp();
@@ -102,18 +95,19 @@ export function Usage() {
             <tbody>
               {rows.data.data.map((r) => (
                 <tr key={r.id} data-id={r.id}>
-                  <td><time dateTime={r.created_at}>{instant(lang, r.created_at)}</time></td>
+                  <td><time dateTime={r.created_at}>{dateTime(lang, r.created_at)}</time></td>
                   <td>{r.model ? <code>{r.model}</code> : '—'}</td>
                   <td>{keyName(r.key_id)}</td>
-                  <td>{surfaceWord(t, r.surface)}{r.stream ? ` · ${t('usage.stream')}` : ''}</td>
+                  <td>{surfaceWord(lang, r.surface)}{r.stream ? ` · ${t('usage.stream')}` : ''}</td>
                   <td class="num">
                     <span class={`badge ${r.status >= 200 && r.status < 300 ? 'paid' : 'failed'}`}>{r.status}</span>
-                    {r.error_code && <small class="muted" data-testid="error-code"> {r.error_code}</small>}
+                    {/* The code itself (what the API answered the client) stays in the title, for support. */}
+                    {r.error_code && <small class="muted" data-testid="error-code" data-code={r.error_code} title={r.error_code}> {codeWord(lang, 'refusal', r.error_code)}</small>}
                   </td>
                   <td class="num">{num(lang, r.prompt_tokens)}</td>
                   <td class="num">{num(lang, r.cached_tokens)}</td>
                   <td class="num">{num(lang, r.completion_tokens)}</td>
-                  <td class="num" title={r.cost_usd}>{usd(lang, r.cost_usd)}</td>
+                  <td class="num"><Money value={r.cost_usd} /></td>
                   <td class="num">{num(lang, r.latency_ms)} ms{r.ttft_ms !== null ? <small class="muted"> ({t('usage.ttft', { ms: num(lang, r.ttft_ms) })})</small> : null}</td>
                   <td>{r.request_id ? <code class="reqid">{r.request_id}</code> : <small class="muted">{t('usage.refusedMore', { n: num(lang, r.requests) })}</small>}</td>
                 </tr>

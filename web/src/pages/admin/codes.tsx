@@ -1,10 +1,10 @@
 // Admin: make redemption codes (shown once) and see which were redeemed.
 
 import { useState } from 'preact/hooks';
-import { dateTime, usd } from '../../format.js';
-import { ErrorText, Field, Scroll, Section, useApp, useLoad, useSubmit } from '../../ui.js';
+import { dateTime } from '../../format.js';
+import { ErrorText, Field, Money, Scroll, Section, useApp, useLoad, useSubmit } from '../../ui.js';
 import { admin, type CodeListT, type NewCodesT } from './client.js';
-import { useAdminT } from './i18n.js';
+import { useAdminT, useAdminWord } from './i18n.js';
 import { AdminShell } from './shell.js';
 
 export function AdminCodes() {
@@ -18,6 +18,7 @@ export function AdminCodes() {
 function Codes() {
   const { lang } = useApp();
   const t = useAdminT();
+  const word = useAdminWord();
   const [count, setCount] = useState('10');
   const [amount, setAmount] = useState('5');
   const [expires, setExpires] = useState(() => new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10));
@@ -49,7 +50,7 @@ function Codes() {
         <Scroll label={t('admin.codes')}>
           <table>
             <thead><tr><th scope="col">{t('admin.prefix')}</th><th scope="col" class="num">{t('admin.amount')}</th><th scope="col">{t('admin.status')}</th><th scope="col">{t('admin.redeemedBy')}</th><th scope="col">{t('admin.expires')}</th></tr></thead>
-            <tbody>{list.data.data.map((c) => <tr key={c.id}><td>{c.prefix}…</td><td class="num">{usd(lang, c.amount_usd)}</td><td>{c.status}</td><td>{c.redeemed_by ?? '—'}</td><td>{dateTime(lang, c.expires_at)}</td></tr>)}</tbody>
+            <tbody>{list.data.data.map((c) => <tr key={c.id}><td>{c.prefix}…</td><td class="num"><Money value={c.amount_usd} /></td><td>{word('codeStatus', c.status)}</td><td>{c.redeemed_by ?? '—'}</td><td>{dateTime(lang, c.expires_at)}</td></tr>)}</tbody>
           </table>
         </Scroll>
       )}

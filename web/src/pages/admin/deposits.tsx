@@ -2,11 +2,15 @@
 
 import { useState } from 'preact/hooks';
 import { qs } from '../../api.js';
-import { dateTime, money, usd } from '../../format.js';
-import { ErrorText, Field, Scroll, Section, Select, StatusBadge, useApp, useLoad, useSubmit } from '../../ui.js';
+import { dateTime } from '../../format.js';
+import { codeWord } from '../../i18n.js';
+import { ErrorText, Field, Money, Scroll, Section, Select, StatusBadge, useApp, useLoad, useSubmit } from '../../ui.js';
 import { admin, type AdminDepositListT } from './client.js';
 import { useAdminT } from './i18n.js';
 import { AdminShell } from './shell.js';
+
+const STATES = ['pending', 'paid', 'expired', 'failed'] as const;
+const METHODS = ['qris', 'epusdt', 'code', 'operator'];
 
 export function AdminDeposits() {
   return (
@@ -17,7 +21,7 @@ export function AdminDeposits() {
 }
 
 function DepositList() {
-  const { lang } = useApp();
+  const { lang, t: appT } = useApp();
   const t = useAdminT();
   const [status, setStatus] = useState('');
   const [method, setMethod] = useState('');
@@ -35,8 +39,8 @@ function DepositList() {
   return (
     <Section title={t('admin.deposits')} wide page>
       <div class="filters">
-        <Select label={t('admin.status')} id="dep-status" value={status} onChange={setStatus} options={[['', t('admin.all')], ['pending', 'pending'], ['paid', 'paid'], ['expired', 'expired'], ['failed', 'failed']]} />
-        <Select label={t('admin.method')} id="dep-method" value={method} onChange={setMethod} options={[['', t('admin.all')], ['qris', 'QRIS'], ['epusdt', 'USDT/USDC'], ['code', 'code'], ['operator', 'operator']]} />
+        <Select label={t('admin.status')} id="dep-status" value={status} onChange={setStatus} options={[['', t('admin.all')], ...STATES.map((s): [string, string] => [s, appT(`status.${s}`)])]} />
+        <Select label={t('admin.method')} id="dep-method" value={method} onChange={setMethod} options={[['', t('admin.all')], ...METHODS.map((m): [string, string] => [m, codeWord(lang, 'method', m)])]} />
       </div>
       <ErrorText error={list.error} />
       <ErrorText error={act.error} />
@@ -49,8 +53,8 @@ function DepositList() {
                 <tr key={d.id}>
                   <td>{dateTime(lang, d.created_at)}</td>
                   <td>{d.email}</td>
-                  <td>{d.method}</td>
-                  <td class="num">{money(lang, d.amount, d.currency)} ({usd(lang, d.credit_usd)})</td>
+                  <td>{codeWord(lang, 'method', d.method)}</td>
+                  <td class="num"><Money value={d.amount} currency={d.currency} /> (<Money value={d.credit_usd} />)</td>
                   <td><StatusBadge status={d.status} /></td>
                   <td>
                     {(d.status === 'pending' || d.status === 'expired') && acting !== d.id && <button type="button" class="secondary" onClick={() => setActing(d.id)}>{t('admin.open')}</button>}

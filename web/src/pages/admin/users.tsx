@@ -4,10 +4,10 @@
 import { useState } from 'preact/hooks';
 import { qs } from '../../api.js';
 import { dateTime, num, usd } from '../../format.js';
-import { ErrorText, Field, Scroll, Section, useApp, useLoad, useSubmit } from '../../ui.js';
+import { ErrorText, Field, Money, Scroll, Section, useApp, useLoad, useSubmit } from '../../ui.js';
 import { admin, type AdjustAnswerT, type AdminUserDetailT, type AdminUserListT } from './client.js';
 import { useAdminT } from './i18n.js';
-import { AdminShell, signedUsd } from './shell.js';
+import { AdminShell } from './shell.js';
 
 export function AdminUsers() {
   return (
@@ -18,7 +18,7 @@ export function AdminUsers() {
 }
 
 function UserList() {
-  const { lang, query, navigate } = useApp();
+  const { query, navigate } = useApp();
   const t = useAdminT();
   const [q, setQ] = useState(query.get('q') ?? '');
   const selected = query.get('user');
@@ -38,7 +38,7 @@ function UserList() {
                 {list.data.data.map((u) => (
                   <tr key={u.id}>
                     <td><a href={`/admin${qs({ q: query.get('q'), user: u.id })}`} onClick={(e) => { e.preventDefault(); navigate(`/admin${qs({ q: query.get('q'), user: u.id })}`); }}>{u.email}</a></td>
-                    <td class="num" title={u.balance_usd}>{usd(lang, u.balance_usd)}</td>
+                    <td class="num"><Money value={u.balance_usd} /></td>
                     <td>{u.is_admin ? t('admin.roleAdmin') : t('admin.roleUser')}</td>
                     <td>{u.disabled ? t('admin.disabled') : t('admin.enabled')}</td>
                   </tr>
@@ -76,9 +76,9 @@ function UserDetail({ id, onChange }: { id: string; onChange(): void }) {
       {d && (
         <>
           <dl class="figures" data-testid="admin-balance">
-            <div><dt>{t('admin.balance')}</dt><dd>{usd(lang, d.balance.balance_usd)}</dd></div>
-            <div><dt>{t('admin.reserved')}</dt><dd>{usd(lang, d.balance.reserved_usd)}</dd></div>
-            <div><dt>{t('admin.available')}</dt><dd>{usd(lang, d.balance.available_usd)}</dd></div>
+            <div><dt>{t('admin.balance')}</dt><dd><Money value={d.balance.balance_usd} /></dd></div>
+            <div><dt>{t('admin.reserved')}</dt><dd><Money value={d.balance.reserved_usd} /></dd></div>
+            <div><dt>{t('admin.available')}</dt><dd><Money value={d.balance.available_usd} /></dd></div>
           </dl>
           <form onSubmit={(e) => e.preventDefault()}>
             <Field label={t('admin.amount')} id="adj-amount" inputMode="decimal" value={amount} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} />
@@ -106,13 +106,13 @@ function UserDetail({ id, onChange }: { id: string; onChange(): void }) {
           <Scroll label={t('admin.users')}>
             <table>
               <thead><tr><th scope="col">{t('admin.model')}</th><th scope="col" class="num">{t('admin.requests')}</th><th scope="col" class="num">{t('admin.cost')}</th></tr></thead>
-              <tbody>{d.usage.map((u) => <tr key={u.model}><td>{u.model}</td><td class="num">{num(lang, u.requests)}</td><td class="num">{usd(lang, u.cost_usd)}</td></tr>)}</tbody>
+              <tbody>{d.usage.map((u) => <tr key={u.model}><td>{u.model}</td><td class="num">{num(lang, u.requests)}</td><td class="num"><Money value={u.cost_usd} /></td></tr>)}</tbody>
             </table>
           </Scroll>
           <h3>{t('admin.adjustments')}</h3>
           <Scroll label={t('admin.users')}>
             <table data-testid="admin-adjustments">
-              <tbody>{d.adjustments.map((a) => <tr key={a.id}><td>{dateTime(lang, a.created_at)}</td><td class="num">{signedUsd(a.amount_usd)}</td><td>{a.reason}</td><td>{a.actor}</td></tr>)}</tbody>
+              <tbody>{d.adjustments.map((a) => <tr key={a.id}><td>{dateTime(lang, a.created_at)}</td><td class="num"><Money value={a.amount_usd} /></td><td>{a.reason}</td><td>{a.actor}</td></tr>)}</tbody>
             </table>
           </Scroll>
         </>
