@@ -63,7 +63,7 @@ const flag = (name: string) =>
   v.pipe(v.optional(v.picklist(['true', 'false'], `${name} must be true or false`), 'false'), v.transform((s) => s === 'true'));
 
 /** Variables whose value must not appear in a start-up error. */
-const SECRETS = new Set(['MIDTRANS_SERVER_KEY', 'QRIS_NOTIFY_SECRET', 'EPUSDT_TOKEN', 'METRICS_TOKEN']);
+const SECRETS = new Set(['MIDTRANS_SERVER_KEY', 'QRIS_NOTIFY_SECRET', 'EPUSDT_TOKEN', 'METRICS_TOKEN', 'PROVIDER_KEY_SECRET']);
 
 /** A comma-separated list; each item must match `item`. */
 const list = (name: string, def: string, item: RegExp, what: string) =>
@@ -153,6 +153,7 @@ const ENV = {
   RESPONSES_STORE_MAX_BYTES: int('RESPONSES_STORE_MAX_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   RESPONSES_STORE_QUOTA_BYTES: int('RESPONSES_STORE_QUOTA_BYTES', 1024 * 1024 * 1024, 1024, 1024 * 1024 * 1024 * 1024),
   METRICS_TOKEN: secret('METRICS_TOKEN', 16),
+  PROVIDER_KEY_SECRET: secret('PROVIDER_KEY_SECRET', 32),
   OPS_PORT: v.optional(v.pipe(v.string(), v.trim(), v.regex(/^\d+$/, 'OPS_PORT must be a whole number'), v.transform(Number), v.minValue(1, 'OPS_PORT must be at least 1'), v.maxValue(65535, 'OPS_PORT must be at most 65535'))),
   SMTP_URL: url('SMTP_URL', ['smtp:', 'smtps:']),
   MAIL_FROM: v.optional(v.string(), 'airouter <no-reply@localhost>'),
@@ -240,6 +241,7 @@ export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   RESPONSES_TTL_DAYS: 'Responses-surface answers (store, the default) are kept this many days for previous_response_id and GET /v1/responses/{id} (default 30); expired ones are deleted every ten minutes.',
   RESPONSES_STORE_MAX_BYTES: 'Largest stored Responses answer, its input (history included) and response object together, as JSON (default 16777216, 16 MiB). A request that would store more is refused (400) unless it sends store: false; an answer that turns out larger is served and not kept.',
   RESPONSES_STORE_QUOTA_BYTES: 'What one user\'s stored Responses answers may take together, as JSON, until they expire or are deleted (default 1073741824, 1 GiB). Past it, a request with store: true is refused (400); store: false still works.',
+  PROVIDER_KEY_SECRET: 'Seals the provider API keys saved in the console (AES-256-GCM, 32+ characters, e.g. `openssl rand -base64 32`); the same on every gateway host. Unset with the embedded Postgres: one is made in DATA_DIR/provider-key.secret. Unset with DATABASE_URL: the console cannot save keys (keys from the catalogue\'s `api_key.env` still work).',
   METRICS_TOKEN: 'Bearer token (16+ characters) for GET /metrics and the details of GET /readyz on the public port. Unset: /metrics there is 403 and /readyz gives its status only.',
   OPS_PORT: 'Port on 127.0.0.1 serving /healthz, /readyz with details and /metrics without a token (every worker shares it). Unset: no such listener.',
   SMTP_URL: 'SMTP server for verification mail (smtp:// or smtps://). Absent: the link is logged.',

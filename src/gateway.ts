@@ -35,6 +35,8 @@ import { RedisHotStore } from './store/hot-redis.js';
 import { UpstreamClient } from './upstream/client.js';
 import { RouteSelector } from './upstream/router.js';
 import { RouteHealth } from './upstream/health.js';
+import { openVault } from './upstream/key-vault.js';
+import { ProviderKeys } from './upstream/provider-keys.js';
 
 const OPS_HOST = '127.0.0.1';
 
@@ -78,6 +80,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   const outbox = gatewayWriter(stores.sql, hot, log, config, runWriter ? new OutboxMetrics(metrics.registry, () => hot.outboxLength()).observer : undefined);
   const health = new RouteHealth(stores.sql, log);
   health.start();
+  const providerKeys = new ProviderKeys(stores.sql, openVault({ secret: config.PROVIDER_KEY_SECRET, embedded: config.embeddedSql, dataDir: config.dataDir }), log, config.ROUTE_COOLDOWN_MS);
   const gw: Gateway = {
     config,
     log,
@@ -97,12 +100,13 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
     refusals: new RefusalLog(stores.sql, log, config.REFUSALS_LOGGED_PER_MINUTE),
     admission: new Admission({ concurrency: config.FREE_CONCURRENCY, bytesPerMinute: config.FREE_BYTES_PER_MINUTE }, opts.clock),
     metrics,
-    routes: new RouteSelector(upstream, config.ROUTE_COOLDOWN_MS, metrics, log, health),
+    routes: new RouteSelector(upstream, config.ROUTE_COOLDOWN_MS, metrics, log, health, providerKeys),
     payments: new Payments(stores.sql, stores.hot, log, config.payments),
     startedAt: Date.now(),
     stopping: false,
   };
   await gw.keys.start();
+  await providerKeys.start(stores.hot);
   // An admin's saved catalogue, if any, is in force before the first request.
   await startCatalogueSync(stores.sql, stores.hot, catalogue, log);
   if (stores.hot instanceof RedisHotStore) {
@@ -172,7 +176,10 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
     stores,
     reloadCatalogue() {
       const result = catalogue.reload();
-      if (result.ok) log.info({ source: catalogue.current.source, models: catalogue.current.list.length }, 'catalogue reloaded');
+      if (result.ok && catalogue.fromStore) {
+        // The rule (README, "The catalogue"): once a version is saved, the file is read but not served.
+        log.warn({ file: catalogue.current.source }, 'catalogue file checked but not in force: a catalogue saved in the console is; load the file there (Catalogue, "Load the file") or with `airouter catalogue import` to put it in force');
+      } else if (result.ok) log.info({ source: catalogue.current.source, models: catalogue.current.list.length }, 'catalogue reloaded');
       else log.error({ error: result.error }, 'catalogue reload failed; keeping the previous catalogue');
       return result;
     },

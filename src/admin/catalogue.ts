@@ -7,20 +7,24 @@ import { CatalogueError, type CatalogueHolder } from '../catalogue/index.js';
 import type { HotStore } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
 import { CATALOGUE_CHANNEL, compileStored, fileDocument, latestVersion } from '../catalogue/stored.js';
-import { badRequest, notFound } from '../dashboard/errors.js';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { badRequest, conflict, notFound } from '../dashboard/errors.js';
 import type { Reply } from '../dashboard/http.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Gateway } from '../services.js';
 import { recordAudit, type Actor } from './audit.js';
 import type { AdminCall } from './http.js';
-import { ModelPatchBody, type CatalogueStateT } from './shapes.js';
+import { ModelPatchBody, NewModelBody, type CatalogueStateT } from './shapes.js';
 import * as v from 'valibot';
 
 export const CATALOGUE_BODY_LIMIT = 4 * 1024 * 1024;
 
-type Doc = { providers: unknown[]; models: Record<string, unknown>[] };
+type Doc = { providers: Record<string, unknown>[]; models: Record<string, unknown>[] };
 
-export function catalogueHandlers(gw: Gateway) {
+/** The document in force for the console (the newest saved version, else the file's), and saving a new one. */
+export function catalogueDocs(gw: Gateway) {
   const sql = gw.sql;
 
   async function current(): Promise<{ doc: Doc; state: CatalogueStateT }> {
@@ -33,12 +37,14 @@ export function catalogueHandlers(gw: Gateway) {
         source: latest ? 'postgres' : 'file',
         saved_by: latest?.actor ?? null,
         saved_at: latest?.created_at.toISOString() ?? null,
+        file: fileState(gw, latest?.doc),
         in_service: gw.catalogue.current.list.map((m) => ({ id: m.id, routes: m.routes.map((r) => r.key) })),
         document: doc,
       },
     };
   }
 
+  /** Saves `doc` as a new version in force everywhere; a document that does not compile is the caller's 400. */
   async function save(actor: Actor, doc: unknown, action: string, target: string | null): Promise<Reply> {
     try {
       await saveCatalogue(sql, gw.hot, actor, doc, { action, target, configPath: gw.catalogue.configPath, holder: gw.catalogue });
@@ -48,6 +54,36 @@ export function catalogueHandlers(gw: Gateway) {
     }
     return { status: 200, body: (await current()).state };
   }
+
+  return { current, save };
+}
+
+/** Which file the gateway reads, and whether it says something else than the saved version in force. */
+function fileState(gw: Gateway, saved: unknown): CatalogueStateT['file'] {
+  const name = gw.catalogue.configPath ?? (existsSync(path.resolve('gateway.config.json')) ? 'gateway.config.json' : null);
+  let doc: unknown;
+  try {
+    doc = fileDocument(gw.catalogue.configPath);
+  } catch (err) {
+    return { path: name, readable: false, differs: saved !== undefined, error: (err as Error).message.slice(0, 500) };
+  }
+  return { path: name, readable: true, differs: saved !== undefined && !isDeepStrictEqual(stripOperator(saved), stripOperator(doc)), error: null };
+}
+
+/** A document without the fields only the console writes, to tell whether the file was edited since. */
+function stripOperator(doc: unknown): unknown {
+  const d = doc as Doc;
+  if (!d || !Array.isArray(d.models) || !Array.isArray(d.providers)) return doc;
+  return {
+    providers: d.providers.map((p) => omit(p, 'enabled')),
+    models: d.models.map((m) => ({ ...omit(m, 'enabled'), routes: (m.routes as Record<string, unknown>[]).map((r) => omit(r, 'enabled', 'upstream_pricing')) })),
+  };
+}
+
+const omit = (o: Record<string, unknown>, ...keys: string[]) => Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
+
+export function catalogueHandlers(gw: Gateway) {
+  const { current, save } = catalogueDocs(gw);
 
   async function get(): Promise<Reply> {
     return { status: 200, body: (await current()).state };
@@ -64,10 +100,16 @@ export function catalogueHandlers(gw: Gateway) {
     return save(call.actor, doc, 'catalogue.import', null);
   }
 
-  /** POST /catalogue/models/{id}: change one model; what is left out stays. */
-  async function patchModel(ex: Exchange, call: AdminCall): Promise<Reply> {
-    if (ex.method !== 'POST' || call.rest.length !== 2 || call.rest[0] !== 'models') throw notFound(`No such endpoint: ${ex.method} ${ex.path.slice(0, 200)}.`);
-    const modelId = decodeURIComponentSafe(call.rest[1]);
+  /**
+   * POST /catalogue/models/{id}: change one model, what is left out stays. POST
+   * /catalogue/models: add one. POST /catalogue/load-file: the file in force again.
+   */
+  async function act(ex: Exchange, call: AdminCall): Promise<Reply> {
+    const [what, id, more] = call.rest;
+    if (ex.method === 'POST' && what === 'models' && id === undefined) return addModel(call);
+    if (ex.method === 'POST' && what === 'load-file' && id === undefined) return loadFile(call);
+    if (ex.method !== 'POST' || what !== 'models' || id === undefined || more !== undefined) throw notFound(`No such endpoint: ${ex.method} ${ex.path.slice(0, 200)}.`);
+    const modelId = decodeURIComponentSafe(id);
     const patch = await call.body(ModelPatchBody);
     const { doc } = await current();
     const next: Doc = structuredClone(doc);
@@ -77,7 +119,26 @@ export function catalogueHandlers(gw: Gateway) {
     return save(call.actor, next, 'catalogue.model', modelId);
   }
 
-  return { get, exportFile, importFile, patchModel };
+  async function addModel(call: AdminCall): Promise<Reply> {
+    const model = await call.body(NewModelBody);
+    const { doc } = await current();
+    if (doc.models.some((m) => m.id === model.id)) throw conflict('model_exists', `The catalogue already has a model "${model.id}": change it with POST /api/admin/catalogue/models/${encodeURIComponent(model.id)}.`);
+    const next: Doc = { ...doc, models: [...doc.models, model] };
+    return save(call.actor, next, 'catalogue.model_add', model.id);
+  }
+
+  async function loadFile(call: AdminCall): Promise<Reply> {
+    await call.body(v.object({}, 'must be a JSON object'));
+    let doc: unknown;
+    try {
+      doc = fileDocument(gw.catalogue.configPath);
+    } catch (err) {
+      throw badRequest('invalid_catalogue', `The catalogue file cannot be read: ${(err as Error).message}`);
+    }
+    return save(call.actor, doc, 'catalogue.load_file', null);
+  }
+
+  return { get, exportFile, importFile, act };
 }
 
 /**

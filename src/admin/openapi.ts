@@ -16,10 +16,12 @@ const ERRORS: Record<number, string> = {
   401: 'No session, or an invalid or expired one',
   403: 'The session is not an admin\'s (forbidden)',
   404: 'No such user or endpoint (not_found)',
-  409: 'A debit past the balance (insufficient_balance); a deposit already paid, failed, or not open (already_paid, not_confirmed, not_open)',
+  409: 'A debit past the balance (insufficient_balance); a deposit already paid, failed, or not open (already_paid, not_confirmed, not_open); a provider or model id taken (provider_exists, model_exists); no PROVIDER_KEY_SECRET to seal a key with (provider_key_secret_missing)',
 };
 const depositId = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 const userId = { name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+const providerId = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+const keyId = { name: 'key', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
 const queryParams = (schema: v.GenericSchema) =>
   Object.entries((toJsonSchema(schema).properties ?? {}) as Record<string, unknown>).map(([name, s]) => ({ name, in: 'query', schema: s }));
 const action = (summary: string, body: v.GenericSchema, answer: v.GenericSchema, extra: number[] = []) => ({
@@ -65,8 +67,34 @@ export function adminOpenApi(publicUrl: string) {
       '/catalogue/models/{id}': {
         post: { summary: 'Change one model: enabled, prices, routes (order, enabled, upstream cost)', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }], requestBody: { required: true, content: json(S.ModelPatchBody) }, responses: { '200': ok('Saved and in force', S.CatalogueState), ...errors(400, 401, 403, 404) } },
       },
+      '/catalogue/models': {
+        post: { summary: 'Add a model with its routes (provider, upstream model name, weight, upstream cost); checked as the catalogue file is', requestBody: { required: true, content: json(S.NewModelBody) }, responses: { '200': ok('Saved and in force', S.CatalogueState), ...errors(400, 401, 403, 409) } },
+      },
+      '/catalogue/load-file': {
+        post: { summary: 'Put the catalogue file in force again: saved as a new version (the console\'s switches and upstream costs go with the old one)', requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } }, responses: { '200': ok('Saved and in force', S.CatalogueState), ...errors(400, 401, 403) } },
+      },
+      '/providers': {
+        get: { summary: 'Providers with their keys (last four characters only), where calls take their key, and the models routed to each', responses: { '200': ok('Providers', S.AdminProviderList), ...errors(401, 403) } },
+        post: { summary: 'Add a provider (a new catalogue version)', requestBody: { required: true, content: json(S.NewProviderBody) }, responses: { '201': ok('Added', S.AdminProvider), ...errors(400, 401, 403, 409) } },
+      },
+      '/providers/{id}': {
+        get: { summary: 'One provider', parameters: [providerId], responses: { '200': ok('The provider', S.AdminProvider), ...errors(401, 403, 404) } },
+        post: { summary: 'Change a provider: dialect, base URL, output-cap field, environment key, enabled (a disabled provider\'s routes are out of service)', parameters: [providerId], requestBody: { required: true, content: json(S.ProviderPatchBody) }, responses: { '200': ok('Changed', S.AdminProvider), ...errors(400, 401, 403, 404) } },
+      },
+      '/providers/{id}/keys': {
+        post: { summary: 'Save an API key, sealed (AES-256-GCM under PROVIDER_KEY_SECRET); keys share the provider\'s calls by weight', parameters: [providerId], requestBody: { required: true, content: json(S.NewProviderKeyBody) }, responses: { '201': ok('Saved', S.ProviderKeyInfo), ...errors(400, 401, 403, 404, 409) } },
+      },
+      '/providers/{id}/keys/{key}': {
+        post: { summary: 'Change a key\'s label, weight or enabled', parameters: [providerId, keyId], requestBody: { required: true, content: json(S.ProviderKeyPatchBody) }, responses: { '200': ok('Changed', S.ProviderKeyInfo), ...errors(400, 401, 403, 404) } },
+        delete: { summary: 'Delete a key', parameters: [providerId, keyId], responses: { '200': ok('The provider after', S.AdminProvider), ...errors(401, 403, 404) } },
+      },
+      '/providers/{id}/test': {
+        post: { summary: 'One real call per enabled key (or the environment\'s key) to a model routed to the provider, or the one named; the vendor\'s status and message for each', parameters: [providerId], requestBody: { required: true, content: json(S.ProviderTestBody) }, responses: { '200': ok('Results', S.ProviderTestAnswer), ...errors(400, 401, 403, 404) } },
+      },
       '/health': { get: { summary: 'Per upstream route: attempts, errors, latency to the answer\'s head, cooldowns; the last 5 minutes, the last day and per hour, from every process', responses: { '200': ok('Health', S.Health), ...errors(401, 403) } } },
       '/revenue': { get: { summary: 'Income, upstream cost and margin per day and per model; paid deposits per day and method', parameters: queryParams(S.RevenueQuery), responses: { '200': ok('Revenue', S.Revenue), ...errors(400, 401, 403) } } },
+      '/requests': { get: { summary: 'Every request across users, newest first (answered ones and refusals at $0), by user (id or email), key, model, route, status and time; next_cursor pages', parameters: queryParams(S.RequestLogQuery), responses: { '200': ok('A page', S.AdminRequestList), ...errors(400, 401, 403) } } },
+      '/requests/export': { get: { summary: 'The request log with the same filters as CSV, streamed, newest first, up to 1,000,000 rows', parameters: queryParams(S.RequestLogExportQuery), responses: { '200': { description: 'text/csv: created_at, request_id, user_id, email, key_id, key_prefix, key_name, model, route, surface, stream, status, error_code, requests, prompt_tokens, cached_tokens, completion_tokens, cost_usd, latency_ms, ttft_ms, id' }, ...errors(400, 401, 403) } } },
       '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1' }, ...errors(401, 403) } } },
     },
     components: {

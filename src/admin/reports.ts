@@ -18,12 +18,23 @@ interface HealthRow {
   latency_ms_max: number;
   cooldowns: bigint;
   cooling_until: Date | null;
+  err_no_key: bigint;
+  err_key_refused: bigint;
+  err_timeout: bigint;
+  err_connect: bigint;
+  err_rate_limited: bigint;
+  err_server: bigint;
+  err_other: bigint;
 }
 
 const window = (r: HealthRow | undefined) => ({
   attempts: Number(r?.attempts ?? 0),
   errors: Number(r?.errors ?? 0),
   error_rate: r && r.attempts > 0n ? Number(r.errors) / Number(r.attempts) : 0,
+  causes: {
+    no_key: Number(r?.err_no_key ?? 0), key_refused: Number(r?.err_key_refused ?? 0), timeout: Number(r?.err_timeout ?? 0), connect: Number(r?.err_connect ?? 0),
+    rate_limited: Number(r?.err_rate_limited ?? 0), server: Number(r?.err_server ?? 0), other: Number(r?.err_other ?? 0),
+  },
   avg_latency_ms: r && r.attempts > 0n ? Math.round(Number(r.latency_ms_sum) / Number(r.attempts)) : null,
   max_latency_ms: r ? r.latency_ms_max : null,
   cooldowns: Number(r?.cooldowns ?? 0),
@@ -40,7 +51,10 @@ export function reportHandlers(gw: Gateway) {
   async function health(): Promise<Reply> {
     const totals = (since: string) => sql<HealthRow[]>`
       SELECT route, sum(attempts)::bigint AS attempts, sum(errors)::bigint AS errors, sum(latency_ms_sum)::bigint AS latency_ms_sum,
-             max(latency_ms_max) AS latency_ms_max, sum(cooldowns)::bigint AS cooldowns, max(cooling_until) AS cooling_until
+             max(latency_ms_max) AS latency_ms_max, sum(cooldowns)::bigint AS cooldowns, max(cooling_until) AS cooling_until,
+             sum(err_no_key)::bigint AS err_no_key, sum(err_key_refused)::bigint AS err_key_refused, sum(err_timeout)::bigint AS err_timeout,
+             sum(err_connect)::bigint AS err_connect, sum(err_rate_limited)::bigint AS err_rate_limited, sum(err_server)::bigint AS err_server,
+             sum(err_other)::bigint AS err_other
       FROM route_health WHERE minute > now() - ${since}::interval GROUP BY route`;
     const [now, day, hourly] = await Promise.all([
       totals('5 minutes'),

@@ -13,6 +13,8 @@ import { codeHandlers } from './codes.js';
 import { reportHandlers } from './reports.js';
 import { depositAdminHandlers } from './deposits.js';
 import { userHandlers } from './users.js';
+import { providerHandlers } from './providers.js';
+import { requestLogHandlers } from './requests.js';
 
 export function registerAdmin(router: Router, gw: Gateway): void {
   const users = userHandlers(gw);
@@ -21,6 +23,8 @@ export function registerAdmin(router: Router, gw: Gateway): void {
   const catalogue = catalogueHandlers(gw);
   const reports = reportHandlers(gw);
   const alerts = alertHandlers(gw);
+  const providers = providerHandlers(gw);
+  const requests = requestLogHandlers(gw);
   const openapi = JSON.stringify(adminOpenApi(gw.config.publicUrl));
 
   // Whether the session is an admin's: the web app shows its admin pages on a 200.
@@ -35,9 +39,14 @@ export function registerAdmin(router: Router, gw: Gateway): void {
   adminRoute(router, gw, 'get', '/catalogue', 'catalogue', catalogue.get);
   adminRoute(router, gw, 'post', '/catalogue', 'catalogue_import', catalogue.importFile, { bodyLimit: CATALOGUE_BODY_LIMIT });
   adminRoute(router, gw, 'get', '/catalogue/export', 'catalogue_export', catalogue.exportFile);
-  adminRoute(router, gw, 'any', '/catalogue/*', 'catalogue_model', catalogue.patchModel);
+  adminRoute(router, gw, 'any', '/catalogue/*', 'catalogue_model', catalogue.act);
+  adminRoute(router, gw, 'get', '/providers', 'providers', providers.list);
+  adminRoute(router, gw, 'post', '/providers', 'providers_add', providers.create);
+  adminRoute(router, gw, 'any', '/providers/*', 'provider', providers.act);
   adminRoute(router, gw, 'get', '/health', 'health', reports.health);
   adminRoute(router, gw, 'get', '/revenue', 'revenue', (ex) => reports.revenue(ex));
+  adminRoute(router, gw, 'get', '/requests', 'requests', (ex) => requests.list(ex));
+  adminRoute(router, gw, 'get', '/requests/export', 'requests_export', (ex) => requests.exportCsv(ex));
   // The user's side of codes, in the dashboard API (a static path: uWS prefers it to the
   // dashboard's catch-all).
   dashRoute(router, gw, { method: 'post', path: '/api/dashboard/redeem', name: 'dashboard_redeem', handler: codes.redeem });

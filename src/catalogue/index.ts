@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { EMBEDDING_DIALECT_NAMES, type DialectName } from '../dialects/names.js';
 import { CatalogueError } from './error.js';
 import { EXAMPLE_CATALOGUE } from './example.js';
-import { CatalogueFileSchema, issuePath, MODEL_KINDS, type ModelEntry } from './schema.js';
+import { CatalogueFileSchema, issuePath, MODEL_KINDS, type ModelEntry, type ProviderEntry } from './schema.js';
 
 type Extras = NonNullable<ModelEntry['extras']>;
 
@@ -63,6 +63,8 @@ export interface Route {
    * those fields, and clients such as Claude Code send them on every request.
    */
   reasoning: boolean;
+  /** Share of the model's first tries (catalogue `weight`); 1 when the catalogue names none. */
+  weight: number;
 }
 
 /** Models known to take reasoning controls, when the catalogue does not say: OpenAI's o-series and gpt-5, Claude 3.7 and 4+, Gemini 2.5 and 3+. */
@@ -97,6 +99,8 @@ export interface Model {
   pricedBetas: readonly string[];
   maxN?: number;
   routes: Route[];
+  /** Some route names a weight: the first route is drawn by weight (upstream/router.ts). */
+  weighted: boolean;
 }
 
 export interface Catalogue {
@@ -136,6 +140,20 @@ function prices(p: PricingJson, extras: Extras | undefined, withLongContext = tr
   return out;
 }
 
+/** A provider entry as the request path uses it. */
+export function compileProvider(p: ProviderEntry): Provider {
+  const base = p.base_url.replace(/\/+$/, '');
+  return {
+    id: p.id,
+    dialect: p.dialect,
+    maxTokensField: p.max_tokens_field,
+    host: new URL(base).hostname,
+    baseUrl: base,
+    apiKeyEnv: p.api_key?.env,
+    headers: p.headers ?? {},
+  };
+}
+
 export function compileCatalogue(raw: unknown, source: string): Catalogue {
   const parsed = v.safeParse(CatalogueFileSchema, raw);
   if (!parsed.success) {
@@ -146,16 +164,7 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
   const providers = new Map<string, Provider>();
   file.providers.forEach((p, i) => {
     if (providers.has(p.id)) throw new CatalogueError(`${source}: providers[${i}].id "${p.id}" is listed twice`);
-    const base = p.base_url.replace(/\/+$/, '');
-    providers.set(p.id, {
-      id: p.id,
-      dialect: p.dialect,
-      maxTokensField: p.max_tokens_field,
-      host: new URL(base).hostname,
-      baseUrl: base,
-      apiKeyEnv: p.api_key?.env,
-      headers: p.headers ?? {},
-    });
+    providers.set(p.id, compileProvider(p));
   });
   const models = new Map<string, Model>();
   file.models.forEach((m, i) => {
@@ -167,7 +176,7 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
         const serving = EMBEDDING_DIALECT_NAMES.map((d) => `"${d}"`).join(' or ');
         throw new CatalogueError(`${source}: models[${i}].routes[${j}].provider "${r.provider}" speaks "${provider.dialect}", which has no embeddings endpoint; an embedding model needs a ${serving} provider`);
       }
-      return { provider, model: r.model, key: `${provider.id}/${r.model}`, reasoning: r.reasoning ?? REASONING_MODEL.test(r.model) };
+      return { provider, model: r.model, key: `${provider.id}/${r.model}`, reasoning: r.reasoning ?? REASONING_MODEL.test(r.model), weight: r.weight ?? 1 };
     });
     const pj = pricingJson(m.pricing);
     const oj = m.official_pricing ? pricingJson(m.official_pricing) : pj;
@@ -195,6 +204,7 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
       pricedBetas: m.extras?.priced_betas ?? [],
       maxN: m.max_n,
       routes,
+      weighted: m.routes.some((r) => r.weight !== undefined),
     });
   });
   return { models, list: [...models.values()], source };

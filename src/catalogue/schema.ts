@@ -105,6 +105,11 @@ const ModelFields = v.object({
       model: v.pipe(v.string(), v.nonEmpty('must not be empty')),
       /** The upstream model takes reasoning controls (see REASONING_MODEL in catalogue/index.ts for the default). */
       reasoning: v.optional(v.boolean('must be true or false')),
+      /**
+       * Share of the model's first tries: with weights, the first route is drawn by them (0: a
+       * fallback only) and the rest follow in order; without, routes are tried in order.
+       */
+      weight: v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must not be negative'), v.maxValue(1000, 'must be at most 1000'))),
     })),
     v.minLength(1, 'must list at least one route'),
   ),

@@ -21,29 +21,34 @@ export const UpstreamPricing = v.object({ input: Usd, output: v.optional(Usd), c
 
 /** The operator's fields, which the catalogue file's schema does not know (and would drop). */
 const OperatorFields = v.object({
+  providers: v.array(v.object({ enabled: v.optional(v.boolean('must be true or false')) })),
   models: v.array(v.object({
     enabled: v.optional(v.boolean('must be true or false')),
     routes: v.array(v.object({ enabled: v.optional(v.boolean('must be true or false')), upstream_pricing: v.optional(UpstreamPricing) })),
   })),
 });
 
-type Doc = { providers: unknown[]; models: { id: string; enabled?: boolean; routes: { enabled?: boolean }[] }[] };
+type Doc = { providers: { id: string; enabled?: boolean }[]; models: { id: string; enabled?: boolean; routes: { provider: string; enabled?: boolean }[] }[] };
 
-/** The document without what is switched off: a model with no route left in service is out too. */
+/**
+ * The document without what is switched off: a disabled provider's routes are out, and a model
+ * with no route left in service is out too.
+ */
 export function inService(doc: unknown): unknown {
   const d = doc as Doc;
+  const off = new Set(d.providers.filter((p) => p.enabled === false).map((p) => p.id));
   return {
     ...d,
     models: d.models
       .filter((m) => m.enabled !== false)
-      .map((m) => ({ ...m, routes: m.routes.filter((r) => r.enabled !== false) }))
+      .map((m) => ({ ...m, routes: m.routes.filter((r) => r.enabled !== false && !off.has(r.provider)) }))
       .filter((m) => m.routes.length > 0),
   };
 }
 
 /** Checks a document as a whole (the file's rules and the operator's fields) and compiles it. */
 export function compileStored(doc: unknown, source: string): Catalogue {
-  if (doc === null || typeof doc !== 'object' || !Array.isArray((doc as Doc).models)) {
+  if (doc === null || typeof doc !== 'object' || !Array.isArray((doc as Doc).models) || !Array.isArray((doc as Doc).providers)) {
     // The file's schema words this one.
     return compileCatalogue(doc, source);
   }

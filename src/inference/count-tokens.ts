@@ -4,6 +4,7 @@
 // nothing bills it, the key's share of unbilled work bounds it (./admission.ts): a local count is
 // cheap per character, but a request may carry millions of them.
 
+import { isNoKey } from '../upstream/provider-keys.js';
 import { countRequestBody, TokenizerRefused } from '../billing/tokenizer/pool.js';
 import type { RequestCount } from '../billing/tokenizer/request.js';
 import { GatewayError } from '../errors.js';
@@ -69,10 +70,11 @@ async function vendorCount(gw: Gateway, ex: Exchange, model: ReturnType<typeof f
   const rest = counted.forward!;
   for (const route of gw.routes.order(model)) {
     const p = route.provider;
-    const key = p.apiKeyEnv ? process.env[p.apiKeyEnv] : undefined;
+    const picked = gw.routes.keys.pick(p);
     // Only to a vendor of the client's dialect.
     const { upstream } = DIALECTS[p.dialect];
-    if (DIALECTS[p.dialect] !== MESSAGES.dialect || !upstream.countTokensEndpoint || (p.apiKeyEnv && !key)) continue;
+    if (DIALECTS[p.dialect] !== MESSAGES.dialect || !upstream.countTokensEndpoint || isNoKey(picked)) continue;
+    const key = picked.value;
     // `rest` is the body's object without `model`: the route's name goes first.
     const head = Buffer.from(`{"model":${JSON.stringify(route.model)}${rest.length > 2 ? ',' : ''}`);
     const body = Buffer.concat([head, rest.subarray(rest.length > 2 ? 1 : rest.length - 1)]);

@@ -23,7 +23,8 @@ import type { Exchange } from '../server/exchange.js';
 import type { Gateway } from '../services.js';
 import { BodyTooLargeError } from '../upstream/client.js';
 import type { UpstreamCall } from '../upstream/router.js';
-import { authenticatedJson, clientErrorFromUpstream, findModelOfKind, resolveSecret } from './handle.js';
+import { authenticatedJson, clientErrorFromUpstream, findModelOfKind } from './handle.js';
+import { resolveSecret } from '../upstream/provider-keys.js';
 import { settleBeforeAnswer, type Billable } from './job.js';
 import { logRequest, RequestLine } from './request-log.js';
 import { CHAT, MESSAGES, type Surface } from './surfaces.js';
@@ -170,9 +171,8 @@ function servingRoutes(model: Model, req: EmbeddingsRequest): Route[] {
   return fit;
 }
 
-function upstreamCall(route: Route, req: EmbeddingsRequest, adapter: EmbeddingsUpstream): UpstreamCall {
+function upstreamCall(route: Route, key: string | undefined, req: EmbeddingsRequest, adapter: EmbeddingsUpstream): UpstreamCall {
   const provider = route.provider;
-  const key = provider.apiKeyEnv ? process.env[provider.apiKeyEnv] : undefined;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...adapter.headers(key) };
   for (const [k, value] of Object.entries(provider.headers)) headers[k.toLowerCase()] = resolveSecret(value);
   return { url: adapter.endpoint(provider.baseUrl, route.model), headers, body: JSON.stringify(adapter.body(req, route.model)) };
@@ -233,8 +233,8 @@ async function run(job: EmbeddingJob): Promise<void> {
   const { gw, ex, model, request } = job;
   const routes = servingRoutes(model, request);
   // When every route fails this throws: nothing was embedded, so the hold is released uncharged.
-  const { route, response } = await gw.routes.forward(routes.length === model.routes.length ? model : { ...model, routes }, (r) =>
-    upstreamCall(r, request, embeddingsUpstream(r.provider.dialect)!),
+  const { route, response } = await gw.routes.forward(routes.length === model.routes.length ? model : { ...model, routes }, (r, key) =>
+    upstreamCall(r, key, request, embeddingsUpstream(r.provider.dialect)!),
   );
   if (response.status >= 400) {
     const text = await response.body.text().catch(() => '');

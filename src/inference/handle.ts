@@ -21,6 +21,7 @@ import { passThroughToClient } from '../stream/pass-through.js';
 import { Cancel } from '../upstream/cancel.js';
 import { BodyTooLargeError, type UpstreamBody } from '../upstream/client.js';
 import type { Answer, UpstreamCall } from '../upstream/router.js';
+import { resolveSecret } from '../upstream/provider-keys.js';
 import { errorMessageOf, modelUnavailable } from '../upstream/router.js';
 import { checkBodyShape, parseJsonBody } from './body-guard.js';
 import { meterIR, StreamMeter } from './meter.js';
@@ -123,12 +124,8 @@ export function findModelOfKind(gw: Gateway, id: string, kind: ModelKind): Model
   throw new GatewayError('invalid_request', message, { param: 'model', code: 'model_not_supported' });
 }
 
-export function resolveSecret(v: string | { env: string }): string {
-  return typeof v === 'string' ? v : process.env[v.env] ?? '';
-}
-
 /** The upstream request for one route: pass-through when dialects match, translated otherwise. */
-function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody: Record<string, unknown>, terms: Terms, query: string, limits: DialectLimits): UpstreamCall {
+function upstreamCall(route: Route, key: string | undefined, surface: Surface, ir: IRRequest, clientBody: Record<string, unknown>, terms: Terms, query: string, limits: DialectLimits): UpstreamCall {
   const provider = route.provider;
   const dialect = DIALECTS[provider.dialect];
   const same = dialect === surface.dialect && ir.compaction !== true;
@@ -149,7 +146,6 @@ function upstreamCall(route: Route, surface: Surface, ir: IRRequest, clientBody:
   // Both paths: the cap reserved for, in the field this provider honours.
   dialect.upstream.setOutputCap(body, terms.outputCap, provider, route.model);
   if (same) dialect.upstream.prepareForward?.(body, ir);
-  const key = provider.apiKeyEnv ? process.env[provider.apiKeyEnv] : undefined;
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: ir.stream ? 'text/event-stream' : 'application/json',
@@ -194,12 +190,12 @@ export async function handleInference(gw: Gateway, ex: Exchange, surface: Surfac
 }
 
 /** The upstream's answer, whole or streamed, to the client; its error status as the client's error. */
-function respond(job: Job, { route, response }: Answer): Promise<void> {
+function respond(job: Job, { route, response, key }: Answer): Promise<void> {
   if (response.status >= 400) {
     return response.body.text().catch(() => '').then((text) => {
       // Gemini refuses a bad key with a 400: the gateway's credentials, not the client's request.
       if (DIALECTS[route.provider.dialect].upstream.refusedCredentials?.(response.status, text)) {
-        job.gw.routes.keyRefused(route, response.status);
+        job.gw.routes.keyRefused(route, response.status, key, true);
         throw modelUnavailable(job.model.id);
       }
       throw clientErrorFromUpstream(response.status, text);
@@ -263,7 +259,7 @@ async function sendUpstream(job: Job) {
   const { ex } = job;
   const cancel = job.ir.stream ? new Cancel() : undefined;
   const forgetAbort = cancel ? ex.onAbort(() => cancel.cancel()) : undefined;
-  const build = (r: Route) => {
+  const build = (r: Route, key: string | undefined) => {
     job.sent = true;
     const same = passesThrough(job, DIALECTS[r.provider.dialect]);
     offerHostedTools(job, same);
@@ -271,7 +267,7 @@ async function sendUpstream(job: Job) {
     const own = same ? job.conversation?.forProvider(r.provider.id) : undefined;
     // A surface whose URL says what the call is names the query to forward (never its key).
     const query = job.ctx.call ? job.ctx.call.query : ex.rawQuery;
-    const call = upstreamCall(r, job.surface, job.ir, own ?? job.body!, job.terms, query, job.gw.config);
+    const call = upstreamCall(r, key, job.surface, job.ir, own ?? job.body!, job.terms, query, job.gw.config);
     job.forwarded = { body: call.body, dialect: DIALECTS[r.provider.dialect], maxImageTokens: job.model.maxImageTokens };
     return call;
   };

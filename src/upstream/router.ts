@@ -7,10 +7,11 @@ import type { Logger } from 'pino';
 import { GatewayError, type ErrorKind } from '../errors.js';
 import type { Model, Route } from '../catalogue/index.js';
 import type { Metrics } from '../server/metrics.js';
-import type { RouteHealth } from './health.js';
+import type { FailureCause, RouteHealth } from './health.js';
 import type { Cancel } from './cancel.js';
 import { isInvalidRequest, isTimeout, type UpstreamClient, type UpstreamResponse } from './client.js';
 import { sanitizeUpstreamMessage } from './sanitize.js';
+import { isNoKey, type PickedKey, type ProviderKeys } from './provider-keys.js';
 
 export interface UpstreamCall {
   url: string;
@@ -21,6 +22,8 @@ export interface UpstreamCall {
 export interface Answer {
   route: Route;
   response: UpstreamResponse;
+  /** The provider key the call carried: a dialect's own refusal of it (Gemini's 400) is told with it. */
+  key: PickedKey;
 }
 
 interface Failure {
@@ -46,36 +49,43 @@ export class RouteSelector {
   private readonly credentialsLogged = new Map<string, number>();
 
   constructor(
-    private readonly client: UpstreamClient,
+    /** The pool every upstream call goes through. */
+    readonly client: UpstreamClient,
     private readonly cooldownMs: number,
     private readonly metrics: Metrics,
     private readonly log: Logger,
     /** Per-route counts for the admin's health page (./health.ts). */
-    private readonly health?: RouteHealth,
+    private readonly health: RouteHealth | undefined,
+    /** The key each call carries (./provider-keys.ts). */
+    readonly keys: ProviderKeys,
   ) {}
 
-  /** Routes not cooling down first (in catalogue order), then the cooling ones as a last resort. */
+  /**
+   * Routes not cooling down first (in catalogue order), then the cooling ones as a last resort.
+   * A model with weights has its first warm route drawn by them.
+   */
   order(model: Model): Route[] {
     const now = Date.now();
     const warm: Route[] = [];
     const cool: Route[] = [];
     for (const r of model.routes) ((this.coolUntil.get(r.key) ?? 0) > now ? cool : warm).push(r);
+    if (model.weighted && warm.length > 1) drawFirst(warm);
     return warm.concat(cool);
   }
 
-  async forward(model: Model, build: (route: Route) => UpstreamCall, cancel?: Cancel): Promise<Answer> {
+  async forward(model: Model, build: (route: Route, key: string | undefined) => UpstreamCall, cancel?: Cancel): Promise<Answer> {
     const failures: Failure[] = [];
     for (const route of this.order(model)) {
       if (cancel?.cancelled) break;
-      const keyEnv = route.provider.apiKeyEnv;
-      if (keyEnv && !process.env[keyEnv]) {
-        this.health?.attempt(route.key, false, 0);
+      const key = this.keys.pick(route.provider);
+      if (isNoKey(key)) {
+        this.health?.attempt(route.key, false, 0, 'no_key');
         this.metrics.upstream.inc({ route: route.key, outcome: 'no_key' });
-        this.credentialsFailed(route, `provider "${route.provider.id}" has no API key: set ${keyEnv} in the gateway's environment`);
+        this.credentialsFailed(route, key.missing);
         failures.push({ kind: 'unavailable', message: '', operator: true });
         continue;
       }
-      const call = build(route);
+      const call = build(route, key.value);
       let response: UpstreamResponse;
       const started = performance.now();
       try {
@@ -86,7 +96,7 @@ export class RouteSelector {
         // mistake, the same on every route; no route is to blame or to cool down.
         if (isInvalidRequest(err)) throw new GatewayError('invalid_request', 'The request could not be sent upstream as it is (an invalid header or value).');
         const timeout = isTimeout(err);
-        this.health?.attempt(route.key, false, performance.now() - started);
+        this.health?.attempt(route.key, false, performance.now() - started, timeout ? 'timeout' : 'connect');
         this.fail(route, timeout ? 'timeout' : 'connect_error', err);
         failures.push(
           timeout
@@ -99,13 +109,14 @@ export class RouteSelector {
         this.metrics.upstream.inc({ route: route.key, outcome: String(response.status) });
         // An answer, even a 4xx the client caused, is the route working.
         this.health?.attempt(route.key, true, performance.now() - started);
-        return { route, response };
+        return { route, response, key };
       }
-      this.health?.attempt(route.key, false, performance.now() - started);
+      const refused = response.status === 401 || response.status === 403;
+      this.health?.attempt(route.key, false, performance.now() - started, refused ? 'key_refused' : causeOfStatus(response.status));
       const text = await response.body.text().catch(() => '');
       this.fail(route, String(response.status), undefined);
-      if (response.status === 401 || response.status === 403) {
-        this.keyRefused(route, response.status);
+      if (refused) {
+        this.keyRefused(route, response.status, key);
         failures.push({ kind: 'unavailable', message: '', operator: true });
         continue;
       }
@@ -115,9 +126,12 @@ export class RouteSelector {
   }
 
   /** The vendor refused the provider's key (401, 403, or a refusal of its own such as Gemini's 400). */
-  keyRefused(route: Route, status: number): void {
-    const env = route.provider.apiKeyEnv;
-    this.credentialsFailed(route, `provider "${route.provider.id}" refused the gateway's API key (status ${status})${env ? `: check ${env}` : ''}`);
+  keyRefused(route: Route, status: number, key: PickedKey, afterAnswer = false): void {
+    this.keys.refused(key);
+    // An answer counted as the route working (Gemini's 400) was this failure after all.
+    if (afterAnswer) this.health?.failedAfterAnswer(route.key, 'key_refused');
+    const which = key.id ? `its key ${key.label}: check it in the console` : key.label !== 'none' ? `its key from ${key.label}: check it` : 'the call (it has no key)';
+    this.credentialsFailed(route, `provider "${route.provider.id}" refused ${which} (status ${status})`);
   }
 
   /**
@@ -139,6 +153,23 @@ export class RouteSelector {
     }
     this.log.warn({ route: route.key, outcome, err: err instanceof Error ? err.message : undefined }, 'upstream route failed');
   }
+}
+
+/** Moves a route drawn by weight to the front; the others keep their order. All weights 0: as listed. */
+function drawFirst(routes: Route[]): void {
+  let total = 0;
+  for (const r of routes) total += r.weight;
+  if (total <= 0) return;
+  let at = Math.random() * total;
+  const i = routes.findIndex((r) => (at -= r.weight) < 0);
+  if (i > 0) routes.unshift(...routes.splice(i, 1));
+}
+
+/** What a failed answer's status says went wrong, for the health page. */
+function causeOfStatus(status: number): FailureCause {
+  if (status === 429) return 'rate_limited';
+  if (status === 408 || status === 504) return 'timeout';
+  return status >= 500 ? 'server' : 'other';
 }
 
 function retryAfterSeconds(headers: UpstreamResponse['headers']): number | undefined {

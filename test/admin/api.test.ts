@@ -47,6 +47,10 @@ t.test('admin API', async (t) => {
     ['GET', '/catalogue'],
     ['GET', '/health'],
     ['GET', '/revenue'],
+    ['GET', '/requests'],
+    ['GET', '/providers'],
+    ['POST', '/providers/fake-openai/test', {}],
+    ['GET', '/requests/export'],
     ['GET', '/catalogue/export'],
     ['POST', '/catalogue', { providers: [], models: [] }],
     ['POST', '/catalogue/models/oa-model', { enabled: false }],
@@ -152,6 +156,8 @@ t.test('admin API', async (t) => {
 
   const doc = await call('GET', '/openapi.json', admin.session);
   const documented = Object.entries(doc.json.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
-  t.same(documented.sort(), ['get /me', 'get /users', 'get /users/{id}', 'post /users/{id}/credit', 'post /users/{id}/debit', 'post /users/{id}/disable', 'post /users/{id}/enable', 'post /users/{id}/role', 'get /audit', 'get /openapi.json', 'post /codes', 'get /codes', 'get /deposits', 'post /deposits/{id}/confirm', 'post /deposits/{id}/fail', 'get /catalogue', 'post /catalogue', 'get /catalogue/export', 'post /catalogue/models/{id}', 'get /health', 'get /revenue'].sort());
+  t.same(documented.sort(), ['get /me', 'get /users', 'get /users/{id}', 'post /users/{id}/credit', 'post /users/{id}/debit', 'post /users/{id}/disable', 'post /users/{id}/enable', 'post /users/{id}/role', 'get /audit', 'get /openapi.json', 'post /codes', 'get /codes', 'get /deposits', 'post /deposits/{id}/confirm', 'post /deposits/{id}/fail', 'get /catalogue', 'post /catalogue', 'get /catalogue/export', 'post /catalogue/models/{id}', 'get /health', 'get /revenue', 'get /requests', 'get /requests/export',
+    'post /catalogue/models', 'post /catalogue/load-file', 'get /providers', 'post /providers', 'get /providers/{id}', 'post /providers/{id}',
+    'post /providers/{id}/keys', 'post /providers/{id}/keys/{key}', 'delete /providers/{id}/keys/{key}', 'post /providers/{id}/test'].sort());
   t.same(doc.json.paths['/users/{id}/credit'].post.requestBody.content['application/json'].schema.required, ['amount_usd', 'reason'], 'request schemas come from the validators');
 });

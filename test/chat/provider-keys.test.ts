@@ -47,7 +47,7 @@ t.test('a key missing from the environment', async (t) => {
   t.match(body, { error: { type: 'service_unavailable', code: 'model_unavailable', message: /"keyless-model" is unavailable/ } });
   t.notMatch(body.error.message, new RegExp(`${UNSET}|keyless"`), 'the client is not told the operator\'s configuration');
   t.equal(errorsLogged('keyless').length, 1, 'the operator is, at error level');
-  t.match(errorsLogged('keyless')[0]!.msg, new RegExp(`provider "keyless" has no API key: set ${UNSET}`));
+  t.match(errorsLogged('keyless')[0]!.msg, new RegExp(`provider "keyless" has no API key: add one in the console, or set ${UNSET}`));
   t.equal((await chat('keyless-model')).status, 503);
   t.equal(errorsLogged('keyless').length, 1, 'once a minute, not once a request');
 
@@ -61,7 +61,7 @@ t.test('a key the vendor refuses', async (t) => {
   const res = await chat('refused-model');
   t.equal(res.status, 503);
   t.match(await res.json(), { error: { code: 'model_unavailable' } });
-  t.match(errorsLogged('fake-openai')[0]?.msg ?? '', /provider "fake-openai" refused the gateway's API key \(status 401\)/);
+  t.match(errorsLogged('fake-openai')[0]?.msg ?? '', /provider "fake-openai" refused its key from FAKE_OPENAI_KEY: check it \(status 401\)/);
 });
 
 t.test('another route with a working key serves the model', async (t) => {

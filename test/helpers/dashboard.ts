@@ -5,7 +5,7 @@ import { SMTPServer } from 'smtp-server';
 import net, { type AddressInfo } from 'node:net';
 import tap, { type Test } from 'tap';
 import { Agent, request, type Dispatcher } from 'undici';
-import { startFakeUpstream } from '../fake-upstream/server.js';
+import { startFakeUpstream, type FakeUpstream } from '../fake-upstream/server.js';
 import { startTestGateway, type TestGateway } from './gateway.js';
 import type { Clock } from '../../src/clock.js';
 import type { Logger } from '../../src/log.js';
@@ -134,6 +134,8 @@ export interface DashboardSetup {
   gw: TestGateway;
   sink: SmtpSink;
   api: Api;
+  /** The fake upstream the catalogue points at (a provider added in a test can point there too). */
+  up: FakeUpstream;
 }
 
 /** Fake upstream, SMTP sink and a gateway mailing into it. */
@@ -142,7 +144,7 @@ export async function startDashboard(t: Test, env: Record<string, string> = {}, 
   t.teardown(() => up.close());
   const sink = await startSmtpSink(t);
   const gw = await startTestGateway(t, { upstream: up.url, env: { SMTP_URL: sink.url, PUBLIC_URL: 'https://dash.example.test', ...env }, ...opts });
-  return { gw, sink, api: dashboardClient(gw, t) };
+  return { gw, sink, api: dashboardClient(gw, t), up };
 }
 
 const shared = new Map<string, Promise<DashboardSetup>>();

@@ -5,9 +5,8 @@ import { render } from 'preact';
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { api, session, whenSessionLost, type Balance } from './api.js';
 import { initialLang, LANGS, saveLang, translator, type Lang, type MessageKey } from './i18n.js';
-import { usd } from './format.js';
 import { PAGES, PRIVATE, type Page } from './routes.js';
-import { App, Link, useApp, type AppState } from './ui.js';
+import { App, Link, Money, useApp, type AppState } from './ui.js';
 import { Landing } from './pages/landing.js';
 import { Login, Signup, Verify } from './pages/auth.js';
 import { Overview } from './pages/overview.js';
@@ -23,7 +22,9 @@ import { AdminUsers } from './pages/admin/users.js';
 import { AdminDeposits } from './pages/admin/deposits.js';
 import { AdminCodes } from './pages/admin/codes.js';
 import { AdminCatalogue } from './pages/admin/catalogue.js';
+import { AdminProviders } from './pages/admin/providers.js';
 import { AdminAudit, AdminHealth, AdminRevenue } from './pages/admin/reports.js';
+import { AdminRequests } from './pages/admin/requests.js';
 import { LowBalanceBanner } from './pages/redeem.js';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
@@ -46,10 +47,12 @@ const VIEWS: Record<Page, () => preact.JSX.Element> = {
   '/admin': AdminUsers,
   '/admin/deposits': AdminDeposits,
   '/admin/codes': AdminCodes,
+  '/admin/providers': AdminProviders,
   '/admin/catalogue': AdminCatalogue,
   '/admin/health': AdminHealth,
   '/admin/revenue': AdminRevenue,
   '/admin/audit': AdminAudit,
+  '/admin/requests': AdminRequests,
 };
 
 const isPage = (p: string): p is Page => (PAGES as readonly string[]).includes(p);
@@ -64,8 +67,8 @@ function Header() {
       <div class="bar">
         <Link href={loggedIn ? '/overview' : '/'} class="brand">airouter</Link>
         {loggedIn && balance && (
-          <span class="chip" data-testid="header-balance" title={balance.balance_usd}>
-            {t('balance.short')}: {usd(lang, balance.balance_usd)}
+          <span class="chip" data-testid="header-balance">
+            {t('balance.short')}: <Money value={balance.balance_usd} />
           </span>
         )}
         <span class="spacer" />
