@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import * as v from 'valibot';
 import { compileProvider } from '../catalogue/index.js';
-import { ProviderSchema } from '../catalogue/schema.js';
+import { ID_PATTERN, ProviderSchema } from '../catalogue/schema.js';
 import { DIALECT_NAMES } from '../dialects/names.js';
 import { badRequest, conflict, notFound } from '../dashboard/errors.js';
 import type { Reply } from '../dashboard/http.js';
@@ -122,6 +122,8 @@ export function providerHandlers(gw: Gateway) {
     const [rawId, what, keyId, more] = call.rest;
     const id = decode(rawId);
     if (more !== undefined) throw notFound(`No such endpoint: ${ex.method} ${ex.path.slice(0, 200)}.`);
+    // What no provider can be called (a control character, say) is not looked up anywhere.
+    if (!ID_PATTERN.test(id)) throw notFound(`No provider ${JSON.stringify(id.slice(0, 130))} in the catalogue.`);
     if (what === undefined && ex.method === 'GET') return { status: 200, body: await one(id) };
     if (what === undefined && ex.method === 'POST') return patch(id, call);
     if (what === 'keys' && keyId === undefined && ex.method === 'POST') return addKey(id, call);

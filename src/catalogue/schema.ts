@@ -30,7 +30,9 @@ export const MODEL_KINDS = ['chat', 'embedding'] as const;
 
 const Secret = v.object({ env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')) });
 
-const Id = v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/, 'must be 1-128 characters of letters, digits and ._:/-'));
+/** What a provider or model id may be. */
+export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
+const Id = v.pipe(v.string('must be a string'), v.regex(ID_PATTERN, 'must be 1-128 characters of letters, digits and ._:/-'));
 
 export const MAX_TOKENS_FIELDS = ['max_tokens', 'max_completion_tokens', 'both'] as const;
 

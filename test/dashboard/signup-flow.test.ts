@@ -64,7 +64,7 @@ t.test('signup, login, key, inference, usage', async (t) => {
   const { creditUser } = await import('../../src/accounts/users.js');
   await creditUser(gw.gw.sql, gw.gw.hot, login.json.user_id, 5_000_000_000n, { method: 'operator', amount: '5', currency: 'USD' });
   const bal = await api('GET', '/balance', { token: session });
-  t.same(bal.json, { currency: 'USD', balance_usd: '5.000000000', reserved_usd: '0.000000000', available_usd: '5.000000000' });
+  t.same(bal.json, { currency: 'USD', balance_usd: '5.000000000', reserved_usd: '0.000000000', available_usd: '5.000000000', is_admin: false });
 
   const created = await api('POST', '/keys', { token: session, body: { name: 'my laptop' } });
   t.equal(created.status, 201);
