@@ -9,13 +9,13 @@
 //   node --import tsx bench/stream-events.ts [events]
 
 import { Subject } from 'rxjs';
-import { MessagesPassThrough } from '../src/dialects/anthropic-messages/upstream.js';
-import { anthropicMessages } from '../src/dialects/anthropic-messages/index.js';
+import { MessagesPassThrough } from '../src/dialects/anthropic/upstream.js';
+import { anthropic } from '../src/dialects/anthropic/index.js';
 import type { Dialect } from '../src/dialects/dialect.js';
-import { openaiChat } from '../src/dialects/openai-chat/index.js';
-import { ChatPassThrough } from '../src/dialects/openai-chat/upstream.js';
+import { openai } from '../src/dialects/openai/index.js';
+import { ChatPassThrough } from '../src/dialects/openai/upstream.js';
 import { gemini } from '../src/dialects/gemini/index.js';
-import { openaiResponses } from '../src/dialects/openai-responses/index.js';
+import { responses } from '../src/dialects/responses/index.js';
 import { meterIR, StreamMeter } from '../src/inference/meter.js';
 import { releaseScratch } from '../src/stream/scratch.js';
 import type { EventTap } from '../src/stream/pass-through.js';
@@ -37,7 +37,7 @@ function reads(wire: (text: string, n: number | undefined) => string, full: bool
   return Array.from({ length: 1000 }, (_, i) => Buffer.from(wire(WORDS[i % WORDS.length]!, full ? i : undefined)));
 }
 
-const meter = () => new StreamMeter({ body: '{}', dialect: openaiChat, maxImageTokens: 0 });
+const meter = () => new StreamMeter({ body: '{}', dialect: openai, maxImageTokens: 0 });
 let sink = 0;
 
 /** One path: `open` makes a stream's reader, which takes one read at a time. */
@@ -120,10 +120,10 @@ const MESSAGES_OPEN =
 const paths: [string, () => (read: Buffer) => void, (text: string, n: number | undefined) => string][] = [
   ['chat pass-through', passThrough(() => new ChatPassThrough(meter(), false, 'bench-model')), chat],
   ['Messages pass-through', passThrough(() => new MessagesPassThrough(meter(), 'bench-model')), messages],
-  ['OpenAI upstream → Messages client', translated(openaiChat, anthropicMessages), chat],
-  ['Anthropic upstream → chat client', translated(anthropicMessages, openaiChat, MESSAGES_OPEN), messages],
-  ['Anthropic upstream → Responses client', translated(anthropicMessages, openaiResponses, MESSAGES_OPEN), messages],
-  ['OpenAI upstream → Gemini client', translated(openaiChat, gemini), chat],
+  ['OpenAI upstream → Messages client', translated(openai, anthropic), chat],
+  ['Anthropic upstream → chat client', translated(anthropic, openai, MESSAGES_OPEN), messages],
+  ['Anthropic upstream → Responses client', translated(anthropic, responses, MESSAGES_OPEN), messages],
+  ['OpenAI upstream → Gemini client', translated(openai, gemini), chat],
 ];
 
 console.log(`${EVENTS.toLocaleString('en-US')} events a path, ${STREAMS} streams of ${PER_STREAM} taken in turn; CPU ns an event (Node ${process.version})`);

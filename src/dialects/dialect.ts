@@ -1,5 +1,5 @@
-// What every wire dialect provides, so that a dialect is one folder plus one line of the
-// registry (index.ts). The client side turns a surface's request into the IR and the IR answer
+// What every wire dialect provides, so that a dialect is one folder plus one line of each
+// registry (index.ts, and names.ts for its light half, meta.ts). The client side turns a surface's request into the IR and the IR answer
 // back into the surface's wire form, and says what the surface's options cost (its terms); the
 // upstream side does the reverse for providers that speak the dialect, and knows how such a
 // provider is addressed, authenticated, capped, and how its answers are read when they pass
@@ -18,6 +18,7 @@ import type { SSEEvent } from '../stream/sse.js';
 import type { EventTap } from '../stream/pass-through.js';
 import type { TextLane } from '../stream/text-lane.js';
 import type { IRRequest, IRResponse, IRStreamEvent, IRTool, IRUsage } from './ir.js';
+import type { DialectMeta, DialectName } from './names.js';
 
 export interface RenderContext {
   /** The model id the client asked for (what the answer names). */
@@ -167,9 +168,15 @@ export interface ClientTerms {
   dropped?: string[];
 }
 
-/** A dialect that the gateway also serves to clients: its inference route. */
-export interface Surface {
-  /** The usage record's `surface` column and the route's name. */
+/**
+ * The client half of a dialect the gateway also serves: its inference route, as
+ * src/inference/surfaces.ts serves it (there bound to its dialect and error rendering, as a `Surface`).
+ */
+export interface ClientSide {
+  /**
+   * The surface's name: the usage record's `surface` column and the route's name. A public
+   * name of its own (`chat` for the `openai` dialect): stored rows and the API docs carry it.
+   */
   name: string;
   /** The POST route (a uWS pattern: Gemini's ends in `*`, its model and method read by `call`). */
   path: string;
@@ -207,11 +214,13 @@ export interface Surface {
 }
 
 export interface Dialect {
-  /** The catalogue's `dialect` value for providers that speak it. */
-  name: string;
+  /** The catalogue's `dialect` value for providers that speak it: the dialect's one name (its meta.ts). */
+  name: DialectName;
   /** Absent for a dialect the gateway only speaks to upstreams. */
-  surface?: Surface;
+  surface?: ClientSide;
   upstream: UpstreamSide;
+  /** How its providers are called for POST /v1/embeddings; present exactly when its meta.ts says `embeddings: true`. */
+  embeddings?: EmbeddingsUpstream;
   /**
    * Validate a client request body (valibot) and map it to the IR; throws GatewayError('invalid_request').
    * `call`: what the URL said, on a surface that has it.
@@ -240,6 +249,13 @@ export interface Dialect {
   /** Images and fixed overheads of a request body in this dialect, client's or upstream's. */
   promptParts(body: unknown): PromptParts;
 }
+
+/**
+ * A dialect as its folder's index.ts exports it: the name its meta.ts gives, and an embeddings
+ * adapter exactly when its meta.ts says its providers serve embeddings (the light list the
+ * catalogue reads and the adapters cannot disagree).
+ */
+export type DialectOf<M extends DialectMeta> = Dialect & { name: M['name'] } & (M['embeddings'] extends true ? { embeddings: EmbeddingsUpstream } : { embeddings?: undefined });
 
 // ------------------------------------------------------------------ embeddings
 // Embeddings have no IR: a request is a list of inputs and a few settings, an answer a list of

@@ -1,15 +1,46 @@
-// The names of the wire dialects, as the catalogue's providers give them. A leaf module, so that
-// the catalogue can validate a provider's dialect without loading the dialects; the registry
-// (index.ts) is checked against this list by the type system.
+// The leaf registry: what the catalogue and the admin API know of each wire dialect without
+// loading it (the dialects pull in valibot schemas, RxJS and the stream code). One line per
+// dialect, its folder's meta.ts; the full registry (index.ts) is checked against this list by
+// the type system, and test/dialects/registry.test.ts checks the two agree.
 
-export const DIALECT_NAMES = ['openai', 'anthropic', 'responses', 'gemini'] as const;
+import { meta as openai } from './openai/meta.js';
+import { meta as anthropic } from './anthropic/meta.js';
+import { meta as responses } from './responses/meta.js';
+import { meta as gemini } from './gemini/meta.js';
 
-export type DialectName = (typeof DIALECT_NAMES)[number];
+/** A dialect's light half, in its folder's `meta.ts`. */
+export interface DialectMeta {
+  /** The catalogue's `dialect` value: the dialect's one name (registry key, folder, `Dialect.name`). */
+  name: string;
+  /** Its providers serve POST /v1/embeddings: the dialect's `index.ts` has an `embeddings` adapter. */
+  embeddings: boolean;
+  /**
+   * The vendor's models that take reasoning controls, for a route whose catalogue entry does not
+   * say (catalogue/index.ts REASONING_MODEL). Matched case-insensitively at the start of the
+   * upstream model name or after a `/` (`vendor/model` on aggregators); no flags, no anchors.
+   */
+  reasoningModels?: RegExp;
+}
+
+/** In the order error messages and the admin API list them. */
+export const DIALECT_METAS = [openai, anthropic, responses, gemini] as const;
+
+type Meta = (typeof DIALECT_METAS)[number];
+
+export type DialectName = Meta['name'];
+
+/** The names of the wire dialects, as the catalogue's providers give them. */
+export const DIALECT_NAMES: readonly DialectName[] = DIALECT_METAS.map((m) => m.name);
+
+type EmbeddingMeta = Extract<Meta, { embeddings: true }>;
+
+export type EmbeddingDialectName = EmbeddingMeta['name'];
 
 /**
  * The dialects whose providers serve embeddings (POST /v1/embeddings): an embedding model's
- * routes must name one. The adapters' registry (embeddings.ts) is checked against this list.
+ * routes must name one.
  */
-export const EMBEDDING_DIALECT_NAMES = ['openai', 'gemini'] as const satisfies readonly DialectName[];
+export const EMBEDDING_DIALECT_NAMES: readonly EmbeddingDialectName[] = DIALECT_METAS.filter((m): m is EmbeddingMeta => m.embeddings).map((m) => m.name);
 
-export type EmbeddingDialectName = (typeof EMBEDDING_DIALECT_NAMES)[number];
+/** Each vendor's reasoning-model pattern once (dialects of one vendor share theirs). */
+export const REASONING_MODEL_PATTERNS: readonly RegExp[] = [...new Set(DIALECT_METAS.map((m: DialectMeta) => m.reasoningModels).filter((p) => p !== undefined))];

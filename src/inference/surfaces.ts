@@ -1,28 +1,32 @@
-// The inference surfaces the gateway serves: one per registered dialect that has a surface,
-// with the error rendering every route of it shares.
+// The inference surfaces the gateway serves: one per registered dialect that has a surface
+// (its `ClientSide`), bound to its dialect, with the error rendering every route of it shares.
 
-import type { Dialect, Surface as DialectSurface } from '../dialects/dialect.js';
-import { DIALECTS } from '../dialects/index.js';
+import type { ClientSide, Dialect } from '../dialects/dialect.js';
+import { DIALECTS, type DialectName } from '../dialects/index.js';
 import type { GatewayError } from '../errors.js';
 import { responsesState } from '../responses/state.js';
 import type { Exchange } from '../server/exchange.js';
 import type { SurfaceState } from './state.js';
 
-export interface Surface extends DialectSurface {
+export interface Surface extends ClientSide {
   dialect: Dialect;
   renderError(ex: Exchange, err: GatewayError): void;
   /** Server-side conversation state, for the surfaces that have it. */
   state?: SurfaceState;
 }
 
-/** Surfaces with state kept by the gateway, by surface name. */
-const STATE: Record<string, SurfaceState> = { responses: responsesState };
+/**
+ * Surfaces with state kept by the gateway, by dialect. Not declared in the dialect's folder: the
+ * state is the gateway's (its store, its WebSocket and compaction routes through src/server), and a
+ * dialect imports none of that (the registry is loaded in the tokenizer's worker threads too).
+ */
+const STATE: Partial<Record<DialectName, SurfaceState>> = { responses: responsesState };
 
-function served(dialect: Dialect, surface: DialectSurface): Surface {
+function served(dialect: Dialect, surface: ClientSide): Surface {
   return {
     ...surface,
     dialect,
-    state: STATE[surface.name],
+    state: STATE[dialect.name],
     renderError(ex, err) {
       const { status, body } = dialect.errorResponse(err, ex.requestId);
       const headers = surface.answerHeaders(ex.requestId);

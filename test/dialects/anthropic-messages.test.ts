@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import Anthropic from '@anthropic-ai/sdk';
-import { anthropicMessages as dialect } from '../../src/dialects/anthropic-messages/index.js';
+import { anthropic as dialect } from '../../src/dialects/anthropic/index.js';
 import { GatewayError, type ErrorKind } from '../../src/errors.js';
 import { parseSSE } from '../helpers/sse.js';
 import type { IRRequest, IRResponse, IRStreamEvent, IRUsage } from '../../src/dialects/ir.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { GatewayError, type ErrorKind } from '../../src/errors.js';
 import { parseSSE } from '../helpers/sse.js';
-import { openaiChat, RAW_ARGUMENTS_KEY } from '../../src/dialects/openai-chat/index.js';
+import { openai, RAW_ARGUMENTS_KEY } from '../../src/dialects/openai/index.js';
 import type { RenderContext } from '../../src/dialects/dialect.js';
 import type { IRResponse, IRStopReason, IRStreamEvent, IRUsage } from '../../src/dialects/ir.js';
 import { FIXTURES_DIR } from '../fixtures/index.js';
@@ -23,11 +23,11 @@ function pieces(bytes: Buffer, size = 37): Buffer[] {
 }
 
 async function decode(bytes: Buffer): Promise<IRStreamEvent[]> {
-  return lastValueFrom(from(pieces(bytes)).pipe(parseSSE(), openaiChat.decodeStream(), toArray()));
+  return lastValueFrom(from(pieces(bytes)).pipe(parseSSE(), openai.decodeStream(), toArray()));
 }
 
 async function encode(events: IRStreamEvent[], c: RenderContext): Promise<Buffer> {
-  return Buffer.concat(await lastValueFrom(from(events).pipe(openaiChat.encodeStream(c), toArray())));
+  return Buffer.concat(await lastValueFrom(from(events).pipe(openai.encodeStream(c), toArray())));
 }
 
 /** What a stream of IR events says, block by block. */
@@ -77,7 +77,7 @@ const baseBody = () => ({ model: 'gpt-4o', messages: [{ role: 'user', content: '
 
 function expectInvalid(t: TAP | Parameters<Parameters<TAP['test']>[0]>[0], body: unknown, param: string | undefined, label: string) {
   try {
-    openaiChat.parseRequest(body);
+    openai.parseRequest(body);
     t.fail(`${label}: expected a validation error`);
   } catch (err) {
     t.ok(err instanceof GatewayError, `${label}: GatewayError`);
@@ -91,7 +91,7 @@ function expectInvalid(t: TAP | Parameters<Parameters<TAP['test']>[0]>[0], body:
 }
 
 t.test('parseRequest maps a full request to the IR', async (t) => {
-  const ir = openaiChat.parseRequest({
+  const ir = openai.parseRequest({
     model: 'gpt-4o',
     messages: [
       { role: 'system', content: 'Be brief.' },
@@ -184,7 +184,7 @@ t.test('parseRequest maps a full request to the IR', async (t) => {
 });
 
 t.test('parseRequest defaults and simple forms', async (t) => {
-  const ir = openaiChat.parseRequest({
+  const ir = openai.parseRequest({
     ...baseBody(),
     max_tokens: 50,
     stop: ['a', 'b'],
@@ -203,13 +203,13 @@ t.test('parseRequest defaults and simple forms', async (t) => {
   t.strictSame(ir.system, []);
   t.strictSame(ir.messages, [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]);
   for (const choice of ['auto', 'none'] as const) {
-    t.strictSame(openaiChat.parseRequest({ ...baseBody(), tool_choice: choice }).toolChoice, { type: choice });
+    t.strictSame(openai.parseRequest({ ...baseBody(), tool_choice: choice }).toolChoice, { type: choice });
   }
-  t.equal(openaiChat.parseRequest({ ...baseBody(), stream: true, stream_options: { include_usage: false } }).includeUsage, false);
+  t.equal(openai.parseRequest({ ...baseBody(), stream: true, stream_options: { include_usage: false } }).includeUsage, false);
 });
 
 t.test('parseRequest merges turns so the IR alternates', async (t) => {
-  const ir = openaiChat.parseRequest({
+  const ir = openai.parseRequest({
     model: 'm',
     messages: [
       { role: 'user', content: 'a' },
@@ -309,12 +309,12 @@ t.test('parseRequest validation names the field at fault', async (t) => {
 
   // t.throws, not a try/catch: a parser that stopped throwing must fail here, not pass unasserted.
   t.throws(
-    () => openaiChat.parseRequest(withMsg({ role: 'bot', content: 'x' })),
+    () => openai.parseRequest(withMsg({ role: 'bot', content: 'x' })),
     { kind: 'invalid_request', status: 400, param: 'messages[1].role', message: /'system', 'developer', 'user', 'assistant', 'tool', 'function' \(got "bot"\)/ },
     'a bad role is refused, naming the field and the allowed roles',
   );
   t.throws(
-    () => openaiChat.parseRequest({ messages: [] }),
+    () => openai.parseRequest({ messages: [] }),
     { kind: 'invalid_request', status: 400, param: 'model', message: "Missing required parameter: 'model'." },
     'a missing model is refused, naming it',
   );
@@ -603,7 +603,7 @@ t.test('parseResponse reads every recorded completion', async (t) => {
   t.ok(jsonFixtures.length >= 5);
   for (const file of jsonFixtures) {
     const body = JSON.parse(readFileSync(path.join(fixtures, file), 'utf8'));
-    const ir = openaiChat.parseResponse(body);
+    const ir = openai.parseResponse(body);
     const msg = body.choices[0].message;
     t.equal(ir.id, body.id, `${file}: id`);
     t.equal(ir.model, body.model, `${file}: model`);
@@ -618,7 +618,7 @@ t.test('parseResponse reads every recorded completion', async (t) => {
     const cached = body.usage.prompt_tokens_details?.cached_tokens ?? 0;
     t.strictSame(ir.usage, { input: body.usage.prompt_tokens - cached, output: body.usage.completion_tokens, cacheRead: cached, cacheWrite: 0 }, `${file}: usage`);
   }
-  const read = (f: string) => openaiChat.parseResponse(JSON.parse(readFileSync(path.join(fixtures, f), 'utf8')));
+  const read = (f: string) => openai.parseResponse(JSON.parse(readFileSync(path.join(fixtures, f), 'utf8')));
   t.equal(read('chat_completion_finish_length.json').stopReason, 'max_tokens');
   t.equal(read('chat_completion_parallel_tool_calls.json').stopReason, 'tool_use');
   t.equal(read('chat_completion_parallel_tool_calls.json').content.length, 2, 'null content gives no text block');
@@ -632,7 +632,7 @@ t.test('parseResponse reads every recorded completion', async (t) => {
 });
 
 t.test('parseResponse: reasoning, refusal, broken arguments, malformed bodies', async (t) => {
-  const ir = openaiChat.parseResponse({
+  const ir = openai.parseResponse({
     id: 'x',
     model: 'deepseek-reasoner',
     choices: [
@@ -656,12 +656,12 @@ t.test('parseResponse: reasoning, refusal, broken arguments, malformed bodies', 
     { type: 'tool_use', id: 'c', name: 'f', input: { [RAW_ARGUMENTS_KEY]: '{"a": tru' } },
   ]);
   t.strictSame(ir.usage, { input: 2, output: 4, cacheRead: 8, cacheWrite: 0 }, "DeepSeek's cache hits count as cached");
-  const refusal = openaiChat.parseResponse({ id: 'r', model: 'm', choices: [{ index: 0, message: { content: null, refusal: 'No.' }, finish_reason: 'content_filter' }] });
+  const refusal = openai.parseResponse({ id: 'r', model: 'm', choices: [{ index: 0, message: { content: null, refusal: 'No.' }, finish_reason: 'content_filter' }] });
   t.strictSame(refusal.content, [{ type: 'text', text: 'No.' }]);
   t.equal(refusal.stopReason, 'refusal');
   t.strictSame(refusal.usage, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
   for (const bad of [null, {}, { choices: [] }, { choices: [{ index: 0 }] }]) {
-    t.throws(() => openaiChat.parseResponse(bad), new GatewayError('upstream', 'The upstream returned a malformed chat completion.'));
+    t.throws(() => openai.parseResponse(bad), new GatewayError('upstream', 'The upstream returned a malformed chat completion.'));
   }
 });
 
@@ -679,7 +679,7 @@ t.test('renderResponse builds a chat.completion', async (t) => {
     stopReason: 'tool_use',
     usage: { input: 100, output: 20, cacheRead: 50, cacheWrite: 10 },
   };
-  const body = openaiChat.renderResponse(res, ctx(false)) as Record<string, any>;
+  const body = openai.renderResponse(res, ctx(false)) as Record<string, any>;
   t.strictSame(body, {
     id: 'chatcmpl-test',
     object: 'chat.completion',
@@ -704,11 +704,11 @@ t.test('renderResponse builds a chat.completion', async (t) => {
     ],
     usage: { prompt_tokens: 160, completion_tokens: 20, total_tokens: 180, cached_tokens: 50, prompt_tokens_details: { cached_tokens: 50 } },
   });
-  const toolsOnly = openaiChat.renderResponse({ ...res, content: [res.content[3]!], stopReason: 'max_tokens' }, ctx(false)) as Record<string, any>;
+  const toolsOnly = openai.renderResponse({ ...res, content: [res.content[3]!], stopReason: 'max_tokens' }, ctx(false)) as Record<string, any>;
   t.equal(toolsOnly.choices[0].message.content, null, 'content is null when only tool calls');
   t.notOk('reasoning_content' in toolsOnly.choices[0].message);
   t.equal(toolsOnly.choices[0].finish_reason, 'length');
-  const plain = openaiChat.renderResponse({ ...res, content: [{ type: 'text', text: 'Hi' }], stopReason: 'refusal' }, ctx(false)) as Record<string, any>;
+  const plain = openai.renderResponse({ ...res, content: [{ type: 'text', text: 'Hi' }], stopReason: 'refusal' }, ctx(false)) as Record<string, any>;
   t.notOk('tool_calls' in plain.choices[0].message);
   t.equal(plain.choices[0].message.content, 'Hi');
   t.equal(plain.choices[0].finish_reason, 'content_filter');
@@ -729,16 +729,16 @@ t.test('errorResponse follows the API.md table', async (t) => {
     ['unavailable', 503, 'service_unavailable', null],
   ];
   for (const [kind, status, type, code] of table) {
-    const { status: s, body } = openaiChat.errorResponse(new GatewayError(kind, `msg ${kind}`), 'req_1');
+    const { status: s, body } = openai.errorResponse(new GatewayError(kind, `msg ${kind}`), 'req_1');
     t.equal(s, status, `${kind} status`);
     t.strictSame(body, { error: { message: `msg ${kind}`, type, param: null, code } }, `${kind} body`);
   }
-  const withParam = openaiChat.errorResponse(new GatewayError('invalid_request', 'bad', { param: 'messages[0].role', code: 'invalid_value' }), 'r');
+  const withParam = openai.errorResponse(new GatewayError('invalid_request', 'bad', { param: 'messages[0].role', code: 'invalid_value' }), 'r');
   t.strictSame(withParam.body, { error: { message: 'bad', type: 'invalid_request_error', param: 'messages[0].role', code: 'invalid_value' } });
-  const override = openaiChat.errorResponse(new GatewayError('not_found', 'gone', { code: 'model_retired' }), 'r');
+  const override = openai.errorResponse(new GatewayError('not_found', 'gone', { code: 'model_retired' }), 'r');
   t.equal((override.body as any).error.code, 'model_retired', 'err.code overrides the default');
   t.equal(
-    openaiChat.errorEvent(new GatewayError('timeout', 'slow'), 'r').toString(),
+    openai.errorEvent(new GatewayError('timeout', 'slow'), 'r').toString(),
     'data: {"error":{"message":"slow","type":"timeout","param":null,"code":null}}\n\n',
   );
 });
@@ -750,17 +750,17 @@ t.test('upstreamErrorMessage reads recorded OpenAI error bodies', async (t) => {
   for (const { file } of index) {
     const text = readFileSync(path.join(dir, file), 'utf8');
     const body = JSON.parse(text);
-    t.equal(openaiChat.upstreamErrorMessage(body), body.error.message, file);
-    t.equal(openaiChat.upstreamErrorMessage(text), body.error.message, `${file} as text`);
+    t.equal(openai.upstreamErrorMessage(body), body.error.message, file);
+    t.equal(openai.upstreamErrorMessage(text), body.error.message, `${file} as text`);
   }
-  t.equal(openaiChat.upstreamErrorMessage({ error: 'plain' }), 'plain');
-  t.equal(openaiChat.upstreamErrorMessage({ message: 'not openai' }), undefined);
-  t.equal(openaiChat.upstreamErrorMessage('<html>502</html>'), undefined);
-  t.equal(openaiChat.upstreamErrorMessage(null), undefined);
+  t.equal(openai.upstreamErrorMessage({ error: 'plain' }), 'plain');
+  t.equal(openai.upstreamErrorMessage({ message: 'not openai' }), undefined);
+  t.equal(openai.upstreamErrorMessage('<html>502</html>'), undefined);
+  t.equal(openai.upstreamErrorMessage(null), undefined);
 });
 
 t.test('buildRequest turns the IR into an upstream body', async (t) => {
-  const body = openaiChat.buildRequest(
+  const body = openai.buildRequest(
     {
       model: 'claude-sonnet-4',
       system: ['Be brief.', 'Use tools.'],
@@ -847,7 +847,7 @@ t.test('buildRequest turns the IR into an upstream body', async (t) => {
   });
 
   const minimal = { model: 'x', system: [], messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }], stream: false, includeUsage: false };
-  const plain = openaiChat.buildRequest({ ...minimal, parallelToolCalls: false, maxTokens: 10, toolChoice: { type: 'none' } }, 'o3-mini');
+  const plain = openai.buildRequest({ ...minimal, parallelToolCalls: false, maxTokens: 10, toolChoice: { type: 'none' } }, 'o3-mini');
   t.equal(plain.max_completion_tokens, 10, 'reasoning models get max_completion_tokens');
   t.notOk('max_tokens' in plain);
   t.notOk('parallel_tool_calls' in plain, 'no parallel_tool_calls without tools');
@@ -855,12 +855,12 @@ t.test('buildRequest turns the IR into an upstream body', async (t) => {
   t.equal(plain.stream, false);
   t.equal(plain.tool_choice, 'none');
   t.strictSame(plain.messages, [{ role: 'user', content: 'hi' }]);
-  t.equal(openaiChat.buildRequest({ ...minimal, maxTokens: 5 }, 'gpt-5-mini').max_completion_tokens, 5);
-  t.equal(openaiChat.buildRequest({ ...minimal, maxTokens: 5 }, 'deepseek-chat').max_tokens, 5);
+  t.equal(openai.buildRequest({ ...minimal, maxTokens: 5 }, 'gpt-5-mini').max_completion_tokens, 5);
+  t.equal(openai.buildRequest({ ...minimal, maxTokens: 5 }, 'deepseek-chat').max_tokens, 5);
   t.notOk('reasoning_effort' in plain);
-  t.equal(openaiChat.buildRequest({ ...minimal, reasoningEffort: 'high' }, 'o3-mini').reasoning_effort, 'high');
+  t.equal(openai.buildRequest({ ...minimal, reasoningEffort: 'high' }, 'o3-mini').reasoning_effort, 'high');
   // A mid-conversation system message (Anthropic client) stays at its place; an empty one is left out.
-  const placed = openaiChat.buildRequest({
+  const placed = openai.buildRequest({
     ...minimal,
     system: ['S'],
     messages: [
@@ -880,10 +880,10 @@ t.test('buildRequest turns the IR into an upstream body', async (t) => {
 
 t.test('parseRequest reads reasoning_effort (known levels only)', async (t) => {
   for (const level of ['none', 'minimal', 'low', 'medium', 'high'] as const) {
-    t.equal(openaiChat.parseRequest({ ...baseBody(), reasoning_effort: level }).reasoningEffort, level);
+    t.equal(openai.parseRequest({ ...baseBody(), reasoning_effort: level }).reasoningEffort, level);
   }
-  t.equal(openaiChat.parseRequest({ ...baseBody(), reasoning_effort: 'xhigh' }).reasoningEffort, undefined);
-  t.equal(openaiChat.parseRequest({ ...baseBody(), reasoning_effort: null }).reasoningEffort, undefined);
+  t.equal(openai.parseRequest({ ...baseBody(), reasoning_effort: 'xhigh' }).reasoningEffort, undefined);
+  t.equal(openai.parseRequest({ ...baseBody(), reasoning_effort: null }).reasoningEffort, undefined);
 });
 
 t.test('a chat request survives parseRequest → buildRequest', async (t) => {
@@ -900,7 +900,7 @@ t.test('a chat request survives parseRequest → buildRequest', async (t) => {
     max_tokens: 9,
     stream: true,
   };
-  const rebuilt = openaiChat.buildRequest(openaiChat.parseRequest(original), 'gpt-4o');
+  const rebuilt = openai.buildRequest(openai.parseRequest(original), 'gpt-4o');
   t.strictSame(rebuilt.messages, original.messages, 'messages, invalid arguments included, come back unchanged');
   t.equal(rebuilt.tool_choice, 'auto');
   t.equal(rebuilt.max_tokens, 9);
@@ -917,7 +917,7 @@ t.test('non-stream response round trip through render and parse', async (t) => {
     stopReason: 'tool_use',
     usage: usageOf({ input: 7, output: 3, cacheRead: 2 }),
   };
-  const back = openaiChat.parseResponse(openaiChat.renderResponse(res, ctx(false)));
+  const back = openai.parseResponse(openai.renderResponse(res, ctx(false)));
   t.strictSame(back.content, res.content);
   t.equal(back.stopReason, 'tool_use');
   t.strictSame(back.usage, res.usage);

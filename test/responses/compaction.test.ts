@@ -9,8 +9,8 @@ import OpenAI from 'openai';
 import { WebSocket } from 'undici';
 import { reconcile } from '../../src/billing/reconcile.js';
 import { inputTokenBound, sizeOf } from '../../src/billing/prompt-size.js';
-import { COMPACTION_PROMPT, compactionItem, SUMMARY_HEADING } from '../../src/dialects/openai-responses/compaction.js';
-import { promptParts } from '../../src/dialects/openai-responses/prompt.js';
+import { COMPACTION_PROMPT, compactionItem, SUMMARY_HEADING } from '../../src/dialects/responses/compaction.js';
+import { promptParts } from '../../src/dialects/responses/prompt.js';
 import { startFakeUpstream, TEXT_ANSWER } from '../fake-upstream/server.js';
 import { responsesUpstream, startTestGateway, testCatalogue } from '../helpers/gateway.js';
 

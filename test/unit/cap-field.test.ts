@@ -1,6 +1,6 @@
 import t from 'tap';
-import { openaiChat } from '../../src/dialects/openai-chat/index.js';
-import { capField } from '../../src/dialects/openai-chat/upstream.js';
+import { openai as dialect } from '../../src/dialects/openai/index.js';
+import { capField } from '../../src/dialects/openai/upstream.js';
 
 const ir = { model: 'x', system: [], messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }], stream: false, includeUsage: false, maxTokens: 9 };
 
@@ -18,10 +18,10 @@ t.test('one rule for the output-cap field: the operator\'s choice, then OpenAI\'
 t.test('translated and forwarded bodies carry the cap in the same field', async (t) => {
   for (const provider of [{ host: 'api.openai.com' }, { host: 'h', maxTokensField: 'both' as const }, { host: 'h' }]) {
     for (const model of ['gpt-4o', 'o3', 'mistral-large']) {
-      const translated = openaiChat.buildRequest(ir, model);
-      openaiChat.upstream.setOutputCap(translated, 9, provider, model);
+      const translated = dialect.buildRequest(ir, model);
+      dialect.upstream.setOutputCap(translated, 9, provider, model);
       const forwarded: Record<string, unknown> = { model, max_tokens: 500, max_completion_tokens: 3 };
-      openaiChat.upstream.setOutputCap(forwarded, 9, provider, model);
+      dialect.upstream.setOutputCap(forwarded, 9, provider, model);
       const caps = (b: Record<string, unknown>) => [b.max_tokens, b.max_completion_tokens];
       t.same(caps(translated), caps(forwarded), `${provider.host} ${provider.maxTokensField ?? ''} ${model}`);
       t.ok(caps(forwarded).every((c) => c === 9 || c === undefined) && caps(forwarded).includes(9), 'exactly the cap');

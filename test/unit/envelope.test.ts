@@ -6,13 +6,13 @@ import t, { type Test } from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import path from 'node:path';
-import { ChatPassThrough } from '../../src/dialects/openai-chat/upstream.js';
-import { MessagesPassThrough } from '../../src/dialects/anthropic-messages/upstream.js';
+import { ChatPassThrough } from '../../src/dialects/openai/upstream.js';
+import { MessagesPassThrough } from '../../src/dialects/anthropic/upstream.js';
 import type { EventTap } from '../../src/stream/pass-through.js';
-import { openaiChat } from '../../src/dialects/openai-chat/index.js';
-import { anthropicMessages } from '../../src/dialects/anthropic-messages/index.js';
+import { openai } from '../../src/dialects/openai/index.js';
+import { anthropic } from '../../src/dialects/anthropic/index.js';
 import type { IRStreamEvent } from '../../src/dialects/ir.js';
-import type { UsageSink } from '../../src/dialects/dialect.js';
+import type { Dialect, UsageSink } from '../../src/dialects/dialect.js';
 import { parsedText } from '../../src/inference/meter.js';
 import { deltaText } from '../../src/stream/delta-text.js';
 import { releaseScratch } from '../../src/stream/scratch.js';
@@ -168,11 +168,11 @@ t.test('events the envelope does not learn from, or must not fit', async (t) => 
   for (const [what, wire] of cases) same(t, wire, 'catalogue-model', what);
 });
 
-// A translated stream's decoder (dialects/openai-chat/stream-decode.ts) reads a chunk that fits
+// A translated stream's decoder (dialects/openai/stream-decode.ts) reads a chunk that fits
 // its envelope without parsing it. The reference is the same stream with a key of its own at the
 // front of every chunk, which no envelope fits, so every chunk is parsed; the decoder reads no
 // such key, so the IR must be the same.
-async function decodeBoth(t: Test, wire: string, what: string, dialect = openaiChat): Promise<IRStreamEvent[]> {
+async function decodeBoth(t: Test, wire: string, what: string, dialect: Dialect = openai): Promise<IRStreamEvent[]> {
   let n = 0;
   const reference = wire.replace(/^data: \{/gm, () => `data: {"_n":${n++},`);
   t.ok(n > 1, `${what}: the reference differs`);
@@ -227,7 +227,7 @@ t.test('a Messages stream reads the same through the envelope', async (t) => {
 
 // A translated stream from an Anthropic upstream: its decoder reads a text delta that fits its
 // envelope without parsing it. The same reference: a key of its own at the front of each event.
-const decodeMessagesBoth = (t: Test, wire: string, what: string) => decodeBoth(t, wire, what, anthropicMessages);
+const decodeMessagesBoth = (t: Test, wire: string, what: string) => decodeBoth(t, wire, what, anthropic);
 
 t.test('a translated Messages stream decodes the same through the envelope', async (t) => {
   const dir = path.join(import.meta.dirname, '..', 'fixtures', 'anthropic');

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { spliceCachedTokens } from '../../src/dialects/openai-chat/upstream.js';
+import { spliceCachedTokens } from '../../src/dialects/openai/upstream.js';
 
 const body = (usage: unknown, extra = '') => `{"id":"chatcmpl-1","choices":[{"message":{"content":"say \\"usage\\":{ here"}}]${extra},"usage":${JSON.stringify(usage)}}`;
 const splice = (usage: Record<string, unknown>, cached: number, extra = '') => {

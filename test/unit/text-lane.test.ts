@@ -6,11 +6,11 @@
 import t, { type Test } from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { anthropicMessages } from '../../src/dialects/anthropic-messages/index.js';
+import { anthropic } from '../../src/dialects/anthropic/index.js';
 import type { Dialect, RenderContext } from '../../src/dialects/dialect.js';
 import { gemini } from '../../src/dialects/gemini/index.js';
-import { openaiChat } from '../../src/dialects/openai-chat/index.js';
-import { openaiResponses } from '../../src/dialects/openai-responses/index.js';
+import { openai } from '../../src/dialects/openai/index.js';
+import { responses } from '../../src/dialects/responses/index.js';
 import { meterIR, StreamMeter } from '../../src/inference/meter.js';
 import { releaseScratch } from '../../src/stream/scratch.js';
 import { Envelope } from '../../src/stream/envelope.js';
@@ -107,12 +107,12 @@ const usage = 'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","create
 const TEXTS = ['Hello', ' world', '', 'Grüße 日本語 🙂', 'a "quoted" word', 'back\\slash', 'tab\tnew\nline', '</script>', 'end'];
 
 t.test('OpenAI upstream → Messages client: recorded streams', async (t) => {
-  for (const [file, wire] of fixtures('openai')) await same(t, wire, openaiChat, anthropicMessages, file);
+  for (const [file, wire] of fixtures('openai')) await same(t, wire, openai, anthropic, file);
 });
 
 t.test('OpenAI upstream → Messages client: the lane takes the texts after the first', async (t) => {
   const wire = role + TEXTS.map((x) => chunk(x)).join('') + finish + usage;
-  const r = await same(t, wire, openaiChat, anthropicMessages, 'texts');
+  const r = await same(t, wire, openai, anthropic, 'texts');
   // The first text opens the block (read in full, learned); the empty one writes nothing.
   t.equal(r.taken, TEXTS.length - 2, 'every later text with something in it was written by the lane');
   t.equal(r.text, TEXTS.join(''), 'every text counted');
@@ -122,21 +122,21 @@ t.test('OpenAI upstream → Messages client: state the lane must not skip', asyn
   const reasoning = (x: string) => chunk(x).replace(`{"content":${JSON.stringify(x)}}`, `{"reasoning_content":${JSON.stringify(x)}}`);
   const tool = 'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"up-model","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{}"}}]},"logprobs":null,"finish_reason":null}],"usage":null}\n\n';
   // Text, then thinking (another block), then text again: the second text opens a block of its own.
-  await same(t, role + chunk('a') + chunk('b') + reasoning('r1') + reasoning('r2') + chunk('c') + chunk('d') + finish + usage, openaiChat, anthropicMessages, 'text, thinking, text');
+  await same(t, role + chunk('a') + chunk('b') + reasoning('r1') + reasoning('r2') + chunk('c') + chunk('d') + finish + usage, openai, anthropic, 'text, thinking, text');
   // A tool call between texts closes the text block.
-  await same(t, role + chunk('a') + chunk('b') + tool + chunk('c') + chunk('d') + finish + usage, openaiChat, anthropicMessages, 'text, a tool call, text');
+  await same(t, role + chunk('a') + chunk('b') + tool + chunk('c') + chunk('d') + finish + usage, openai, anthropic, 'text, a tool call, text');
   // Text after the finish reason: the answer has stopped.
-  await same(t, role + chunk('a') + chunk('b') + finish + chunk('late') + chunk('later') + usage, openaiChat, anthropicMessages, 'text after the stop');
+  await same(t, role + chunk('a') + chunk('b') + finish + chunk('late') + chunk('later') + usage, openai, anthropic, 'text after the stop');
   // A chunk whose close differs (a finish reason beside its text) is read in full.
-  await same(t, role + chunk('a') + chunk('b') + chunk('c', ',"logprobs":null,"finish_reason":"length"}],"usage":null}') + chunk('d') + usage, openaiChat, anthropicMessages, 'a finish reason beside the text');
+  await same(t, role + chunk('a') + chunk('b') + chunk('c', ',"logprobs":null,"finish_reason":"length"}],"usage":null}') + chunk('d') + usage, openai, anthropic, 'a finish reason beside the text');
   // An error chunk ends the stream.
-  await same(t, role + chunk('a') + chunk('b') + 'data: {"error":{"message":"boom","type":"server_error"}}\n\n' + chunk('c'), openaiChat, anthropicMessages, 'an error mid-stream');
+  await same(t, role + chunk('a') + chunk('b') + 'data: {"error":{"message":"boom","type":"server_error"}}\n\n' + chunk('c'), openai, anthropic, 'an error mid-stream');
 });
 
 t.test('Anthropic upstream → chat client: recorded streams', async (t) => {
   for (const [file, wire] of fixtures('anthropic')) {
-    await same(t, wire, anthropicMessages, openaiChat, file);
-    await same(t, wire, anthropicMessages, openaiChat, `${file}, no usage asked for`, false);
+    await same(t, wire, anthropic, openai, file);
+    await same(t, wire, anthropic, openai, `${file}, no usage asked for`, false);
   }
 });
 
@@ -147,19 +147,19 @@ t.test('Anthropic upstream → chat client: the lane takes the texts after the f
   const open = (index: number, type = 'text') => ev('content_block_start', { index, content_block: type === 'text' ? { type, text: '' } : { type, thinking: '' } });
   const stop = (index: number) => ev('content_block_stop', { index });
   const end = ev('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 5 } }) + ev('message_stop', {});
-  const r = await same(t, start + open(0) + TEXTS.map((x) => text(0, x)).join('') + stop(0) + end, anthropicMessages, openaiChat, 'texts');
+  const r = await same(t, start + open(0) + TEXTS.map((x) => text(0, x)).join('') + stop(0) + end, anthropic, openai, 'texts');
   t.equal(r.taken, TEXTS.length - 2, 'every later text with something in it was written by the lane');
   const thinking = (index: number, x: string) => ev('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: x } });
-  await same(t, start + open(0, 'thinking') + thinking(0, 'hmm') + thinking(0, 'so') + stop(0) + open(1) + text(1, 'a') + text(1, 'b') + stop(1) + open(2) + text(2, 'c') + text(2, 'd') + stop(2) + end, anthropicMessages, openaiChat, 'thinking, then two text blocks');
-  await same(t, start + open(0) + text(0, 'a') + text(0, 'b') + stop(0) + text(0, 'after its block') + end, anthropicMessages, openaiChat, 'text after its block closed');
+  await same(t, start + open(0, 'thinking') + thinking(0, 'hmm') + thinking(0, 'so') + stop(0) + open(1) + text(1, 'a') + text(1, 'b') + stop(1) + open(2) + text(2, 'c') + text(2, 'd') + stop(2) + end, anthropic, openai, 'thinking, then two text blocks');
+  await same(t, start + open(0) + text(0, 'a') + text(0, 'b') + stop(0) + text(0, 'after its block') + end, anthropic, openai, 'text after its block closed');
 });
 
 t.test('a client dialect that gives no frame: nothing is taken', async (t) => {
   const wire = role + TEXTS.map((x) => chunk(x)).join('') + finish + usage;
-  for (const [name, to] of [['Responses', openaiResponses], ['Gemini', gemini]] as const) {
+  for (const [name, to] of [['Responses', responses], ['Gemini', gemini]] as const) {
     // (Responses items get ids of their own on every run: the events are counted, not compared.)
-    const lane = await translate(wire, openaiChat, to, true);
-    const plain = await translate(wire, openaiChat, to, false);
+    const lane = await translate(wire, openai, to, true);
+    const plain = await translate(wire, openai, to, false);
     t.equal(lane.taken, 0, `${name}: every event went down the Observable`);
     t.equal(lane.events.length, plain.events.length, `${name}: as many events`);
     t.equal(lane.text, plain.text, `${name}: the same text counted`);

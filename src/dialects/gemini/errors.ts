@@ -7,7 +7,7 @@
 import type { ErrorKind, GatewayError } from '../../errors.js';
 import { markFinal } from '../../stream/sse.js';
 import type { RenderContext } from '../dialect.js';
-import { isRecord } from '../openai-chat/shared.js';
+import { isRecord } from '../openai/shared.js';
 import { closeArray, isArrayStream } from './framing.js';
 
 /** Status and google.rpc status name per kind. Gemini has no 402: a spent balance is a quota. */

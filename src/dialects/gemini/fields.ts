@@ -3,7 +3,7 @@
 // field by field; values that are the client's own data (function arguments, schemas' property
 // names) are never renamed.
 
-import { isRecord } from '../openai-chat/shared.js';
+import { isRecord } from '../openai/shared.js';
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 

@@ -1,7 +1,7 @@
 // Google's Gemini API: the gateway's /v1beta/models/{model}:generateContent surface (the
 // @google/genai SDK, Gemini CLI) and the upstream dialect of Gemini providers.
 
-import type { Dialect } from '../dialect.js';
+import type { DialectOf } from '../dialect.js';
 import { buildRequest } from './build.js';
 import { errorEvent, errorResponse, upstreamErrorMessage } from './errors.js';
 import { promptParts } from './prompt.js';
@@ -11,11 +11,14 @@ import { decodeStream } from './stream-decode.js';
 import { encodeStream } from './stream-encode.js';
 import { surface } from './surface.js';
 import { upstream } from './upstream.js';
+import { geminiEmbeddings } from './embeddings.js';
+import { meta } from './meta.js';
 
-export const gemini: Dialect = {
-  name: 'gemini',
+export const gemini: DialectOf<typeof meta> = {
+  name: meta.name,
   surface,
   upstream,
+  embeddings: geminiEmbeddings,
   parseRequest,
   renderResponse,
   encodeStream,

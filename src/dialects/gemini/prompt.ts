@@ -2,7 +2,7 @@
 // not as their base64) and image `fileData` (a link: no payload in the body).
 
 import type { ImageSlot, PromptParts } from '../dialect.js';
-import { isRecord } from '../openai-chat/shared.js';
+import { isRecord } from '../openai/shared.js';
 import { field, record } from './fields.js';
 
 const IMAGE = /^image\//i;

@@ -12,7 +12,7 @@ import { GatewayError } from '../../errors.js';
 import { randomBase62 } from '../../wire.js';
 import type { SurfaceCall } from '../dialect.js';
 import type { IRContent, IRMessage, IRReasoningEffort, IRRequest, IRTool, IRToolChoice } from '../ir.js';
-import { isRecord } from '../openai-chat/shared.js';
+import { isRecord } from '../openai/shared.js';
 import { mergeTurns } from '../turns.js';
 import { field, record } from './fields.js';
 import { openApiToJsonSchema } from './schema.js';

@@ -8,7 +8,7 @@ import { randomBase62 } from '../../wire.js';
 import { GatewayError } from '../../errors.js';
 import type { RenderContext } from '../dialect.js';
 import { ZERO_USAGE, type IRContent, type IRResponse, type IRStopReason } from '../ir.js';
-import { isRecord } from '../openai-chat/shared.js';
+import { isRecord } from '../openai/shared.js';
 import { usageFromGemini, usageToGemini } from './usage.js';
 
 export const newCallId = () => `call_${randomBase62(24)}`;

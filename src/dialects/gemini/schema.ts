@@ -2,7 +2,7 @@
 // OpenAPI subset (uppercase types, `nullable`, int64 bounds written as strings), turned into the
 // JSON Schema the IR and every other vendor take.
 
-import { isRecord } from '../openai-chat/shared.js';
+import { isRecord } from '../openai/shared.js';
 
 const INT_FIELDS = new Set(['minItems', 'maxItems', 'minLength', 'maxLength', 'minProperties', 'maxProperties']);
 /** Gemini-only annotations with no JSON Schema meaning. */

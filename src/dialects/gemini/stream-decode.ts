@@ -9,7 +9,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import type { ErrorKind } from '../../errors.js';
 import type { SSEEvent } from '../../stream/sse.js';
 import type { IRStreamEvent, IRUsage } from '../ir.js';
-import { isRecord } from '../openai-chat/shared.js';
+import { isRecord } from '../openai/shared.js';
 import { kindOfStatus } from './errors.js';
 import { newCallId, stopReasonToIR } from './response.js';
 import { usageFromGemini } from './usage.js';

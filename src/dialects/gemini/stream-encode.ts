@@ -8,7 +8,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import { markFinal } from '../../stream/sse.js';
 import type { RenderContext } from '../dialect.js';
 import type { IRStopReason, IRStreamEvent, IRUsage } from '../ir.js';
-import { parseToolArguments } from '../openai-chat/shared.js';
+import { parseToolArguments } from '../openai/shared.js';
 import { errorBody } from './errors.js';
 import { closeArray, frame, frameLast, isArrayStream } from './framing.js';
 import { functionCallPart, stopReasonFromIR } from './response.js';

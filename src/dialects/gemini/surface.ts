@@ -7,7 +7,7 @@ import type { Model } from '../../catalogue/index.js';
 import { GatewayError } from '../../errors.js';
 import type { Exchange } from '../../server/exchange.js';
 import { bearer, decodeSegment, randomBase62 } from '../../wire.js';
-import type { ClientTerms, DialectLimits, Surface, SurfaceCall } from '../dialect.js';
+import type { ClientSide, ClientTerms, DialectLimits, SurfaceCall } from '../dialect.js';
 import { dropEmptyTools, dropUnsold, notSold, refuse } from '../refusals.js';
 import { field, keyOf, record } from './fields.js';
 import { ARRAY_TYPE } from './framing.js';
@@ -121,7 +121,7 @@ function list(models: readonly Model[], query: URLSearchParams) {
   return from + size < models.length ? { models: page, nextPageToken: String(from + size) } : { models: page };
 }
 
-export const surface: Surface = {
+export const surface: ClientSide = {
   name: 'gemini',
   path: '/v1beta/models/*',
   paths: ['/v1/models/*'],

@@ -8,7 +8,7 @@
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
 import { renamedAnswer } from '../../stream/json-bytes.js';
 import type { RenderContext, UpstreamSide, UsageSink } from '../dialect.js';
-import { isRecord } from '../openai-chat/shared.js';
+import { isRecord } from '../openai/shared.js';
 import { keyOf, record } from './fields.js';
 import { closeArray, frame, frameLast, isArrayStream } from './framing.js';
 import { reportsOutput, usageFromGemini } from './usage.js';

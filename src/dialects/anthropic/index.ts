@@ -1,7 +1,6 @@
-// OpenAI chat completions: the gateway's /v1/chat/completions surface and the upstream
-// dialect of every OpenAI-compatible provider.
+// The Anthropic Messages dialect: the gateway's /v1/messages surface and Anthropic-speaking upstreams.
 
-import type { Dialect } from '../dialect.js';
+import type { DialectOf } from '../dialect.js';
 import { errorEvent, errorResponse, upstreamErrorMessage } from './errors.js';
 import { buildRequest, parseRequest } from './request.js';
 import { promptParts } from './prompt.js';
@@ -10,9 +9,10 @@ import { decodeStream } from './stream-decode.js';
 import { encodeStream } from './stream-encode.js';
 import { surface } from './surface.js';
 import { upstream } from './upstream.js';
+import { meta } from './meta.js';
 
-export const openaiChat: Dialect = {
-  name: 'openai',
+export const anthropic: DialectOf<typeof meta> = {
+  name: meta.name,
   surface,
   upstream,
   parseRequest,
@@ -26,5 +26,3 @@ export const openaiChat: Dialect = {
   upstreamErrorMessage,
   promptParts,
 };
-
-export { RAW_ARGUMENTS_KEY } from './shared.js';

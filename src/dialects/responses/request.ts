@@ -10,7 +10,7 @@ import * as v from 'valibot';
 import { GatewayError } from '../../errors.js';
 import { COMPACTION_PROMPT, compactionSummary, isCompactionTrigger, SUMMARY_HEADING } from './compaction.js';
 import type { IRContent, IRMessage, IRReasoningEffort, IRRequest, IRTool, IRToolChoice } from '../ir.js';
-import { parseToolArguments, stringifyToolArguments } from '../openai-chat/shared.js';
+import { parseToolArguments, stringifyToolArguments } from '../openai/shared.js';
 import { mergeTurns } from '../turns.js';
 
 const str = () => v.string('must be a string');

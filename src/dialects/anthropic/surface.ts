@@ -4,7 +4,7 @@
 import type { Model } from '../../catalogue/index.js';
 import { encodeSSE } from '../../stream/sse.js';
 import { bearer, randomBase62 } from '../../wire.js';
-import type { ClientTerms, DialectLimits, Surface } from '../dialect.js';
+import type { ClientSide, ClientTerms, DialectLimits } from '../dialect.js';
 import { dropEmptyTools, dropUnsold, notSold, refuse } from '../refusals.js';
 import { anthropicHeaders } from './headers.js';
 
@@ -62,7 +62,7 @@ function clientTerms(body: Body, model: Model, headers: Record<string, string>, 
   return { pricing, officialPricing, outputCap, n: 1, extraOutput: 0, feeNano: 0n, holdFees, audioIn: false, audioOut: false, forwardHeaders, hosted, dropped };
 }
 
-export const surface: Surface = {
+export const surface: ClientSide = {
   name: 'messages',
   path: '/v1/messages',
   // Older SDKs send x-api-key, recent ones Authorization: Bearer (API.md §1).

@@ -6,7 +6,7 @@
 
 import type { Model } from '../../catalogue/index.js';
 import { bearer, randomBase62 } from '../../wire.js';
-import type { ClientTerms, DialectLimits, Surface } from '../dialect.js';
+import type { ClientSide, ClientTerms, DialectLimits } from '../dialect.js';
 import { dropEmptyTools, dropUnsold, notSold, refuse } from '../refusals.js';
 
 type Body = Record<string, unknown>;
@@ -50,7 +50,7 @@ function clientTerms(body: Body, model: Model, _headers: Record<string, string>,
   return { pricing, officialPricing, outputCap, n: 1, extraOutput: 0, feeNano, holdFees: 0n, audioIn: false, audioOut: false, hosted, dropped };
 }
 
-export const surface: Surface = {
+export const surface: ClientSide = {
   name: 'responses',
   path: '/v1/responses',
   key: (ex) => bearer(ex.headers.authorization),

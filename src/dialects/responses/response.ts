@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../../errors.js';
 import type { RenderContext } from '../dialect.js';
 import { ZERO_USAGE, type IRContent, type IRResponse, type IRStopReason, type IRTool, type IRUsage } from '../ir.js';
-import { isRecord, parseToolArguments, stringifyToolArguments } from '../openai-chat/shared.js';
+import { isRecord, parseToolArguments, stringifyToolArguments } from '../openai/shared.js';
 import { compactionItem } from './compaction.js';
 import { NAMESPACE_JOIN } from './request.js';
 import { usageFromResponses, usageToResponses } from './usage.js';

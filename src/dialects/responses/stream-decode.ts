@@ -7,7 +7,7 @@ import { Observable, type OperatorFunction } from 'rxjs';
 import type { ErrorKind } from '../../errors.js';
 import type { SSEEvent } from '../../stream/sse.js';
 import type { IRStreamEvent } from '../ir.js';
-import { isRecord } from '../openai-chat/shared.js';
+import { isRecord } from '../openai/shared.js';
 import { NAMESPACE_JOIN } from './request.js';
 import { contentFromOutput, stopReasonOf } from './response.js';
 import { usageFromResponses } from './usage.js';

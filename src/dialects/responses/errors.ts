@@ -3,9 +3,9 @@
 
 import type { GatewayError } from '../../errors.js';
 import { markFinal } from '../../stream/sse.js';
-import { errorBody } from '../openai-chat/errors.js';
+import { errorBody } from '../openai/errors.js';
 
-export { errorResponse, upstreamErrorMessage } from '../openai-chat/errors.js';
+export { errorResponse, upstreamErrorMessage } from '../openai/errors.js';
 
 const event = (type: string, payload: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`;
 

@@ -1,6 +1,7 @@
-// The Anthropic Messages dialect: the gateway's /v1/messages surface and Anthropic-speaking upstreams.
+// OpenAI chat completions: the gateway's /v1/chat/completions surface and the upstream
+// dialect of every OpenAI-compatible provider.
 
-import type { Dialect } from '../dialect.js';
+import type { DialectOf } from '../dialect.js';
 import { errorEvent, errorResponse, upstreamErrorMessage } from './errors.js';
 import { buildRequest, parseRequest } from './request.js';
 import { promptParts } from './prompt.js';
@@ -9,11 +10,14 @@ import { decodeStream } from './stream-decode.js';
 import { encodeStream } from './stream-encode.js';
 import { surface } from './surface.js';
 import { upstream } from './upstream.js';
+import { openaiEmbeddings } from './embeddings.js';
+import { meta } from './meta.js';
 
-export const anthropicMessages: Dialect = {
-  name: 'anthropic',
+export const openai: DialectOf<typeof meta> = {
+  name: meta.name,
   surface,
   upstream,
+  embeddings: openaiEmbeddings,
   parseRequest,
   renderResponse,
   encodeStream,
@@ -25,3 +29,5 @@ export const anthropicMessages: Dialect = {
   upstreamErrorMessage,
   promptParts,
 };
+
+export { RAW_ARGUMENTS_KEY } from './shared.js';

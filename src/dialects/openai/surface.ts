@@ -3,7 +3,7 @@
 
 import type { Model } from '../../catalogue/index.js';
 import { bearer, randomBase62 } from '../../wire.js';
-import type { ClientTerms, DialectLimits, Surface } from '../dialect.js';
+import type { ClientSide, ClientTerms, DialectLimits } from '../dialect.js';
 import { notSold, refuse } from '../refusals.js';
 
 type Body = Record<string, unknown>;
@@ -59,7 +59,7 @@ function clientTerms(body: Body, model: Model, _headers: Record<string, string>,
 
 const NO_HEADERS = (): Record<string, string> => ({});
 
-export const surface: Surface = {
+export const surface: ClientSide = {
   name: 'chat',
   path: '/v1/chat/completions',
   key: (ex) => bearer(ex.headers.authorization),

@@ -6,7 +6,7 @@
 import { markFinal, type SSEEvent } from '../../stream/sse.js';
 import { eventWithModel, modelName, renamedAnswer } from '../../stream/json-bytes.js';
 import type { UpstreamSide, UsageSink } from '../dialect.js';
-import { isRecord } from '../openai-chat/shared.js';
+import { isRecord } from '../openai/shared.js';
 import { compactionSummary, unwrapCompaction } from './compaction.js';
 import { usageFromResponses } from './usage.js';
 
