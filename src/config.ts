@@ -6,7 +6,8 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { ROOT } from './paths.js';
 import type { RedisTarget } from './store/redis-connect.js';
-import { PaymentConfigError, paymentSettings, type PaymentSettings } from './payments/settings.js';
+import { int, secret, url } from './env-schemas.js';
+import { PAYMENT_ENV, PaymentConfigError, paymentSettings, type PaymentSettings } from './payments/settings.js';
 import { parseProxyRule } from './server/client-address.js';
 
 export class ConfigError extends Error {
@@ -16,54 +17,11 @@ export class ConfigError extends Error {
   }
 }
 
-const int = (name: string, def: number, min: number, max: number) =>
-  v.pipe(
-    v.optional(v.string(), String(def)),
-    v.trim(),
-    v.regex(/^\d+$/, `${name} must be a whole number`),
-    v.transform(Number),
-    v.minValue(min, `${name} must be at least ${min}`),
-    v.maxValue(max, `${name} must be at most ${max}`),
-  );
-
 /** A cluster node as redis-connect.ts's parseNode reads it: host:port, or a redis:// URL of one. */
 const validNode = (n: string) => /^(rediss?:\/\/([^@/]*@)?)?([^\s:@/,[\]]+|\[[0-9a-fA-F:.]+\]):\d{1,5}\/?$/.test(n);
 
-const url = (name: string, protocols: string[]) =>
-  v.optional(
-    v.pipe(
-      v.string(),
-      v.trim(),
-      v.check((s) => {
-        try {
-          return protocols.includes(new URL(s).protocol);
-        } catch {
-          return false;
-        }
-      }, `${name} must be a URL starting with ${protocols.map((p) => p + '//').join(' or ')}`),
-    ),
-  );
-
-/** Decimal text (no sign, no exponent): rates, fees and USD limits. Kept as text; src/payments parses it exactly. */
-const decimal = (name: string, def: string | undefined, maxDecimals: number, example: string) =>
-  v.optional(
-    v.pipe(
-      v.string(),
-      v.trim(),
-      v.regex(new RegExp(`^\\d{1,15}(\\.\\d{1,${maxDecimals}})?$`), `${name} must be a decimal number with at most ${maxDecimals} decimals, e.g. ${example}`),
-    ),
-    def,
-  );
-
-/** A secret: never echoed back in an error (see SECRETS). */
-const secret = (name: string, minLength: number) =>
-  v.optional(v.pipe(v.string(), v.trim(), v.minLength(minLength, `${name} must be at least ${minLength} characters`)));
-
-const flag = (name: string) =>
-  v.pipe(v.optional(v.picklist(['true', 'false'], `${name} must be true or false`), 'false'), v.transform((s) => s === 'true'));
-
 /** Variables whose value must not appear in a start-up error. */
-const SECRETS = new Set(['MIDTRANS_SERVER_KEY', 'QRIS_NOTIFY_SECRET', 'EPUSDT_TOKEN', 'METRICS_TOKEN', 'PROVIDER_KEY_SECRET']);
+const SECRETS = new Set(['METRICS_TOKEN', 'PROVIDER_KEY_SECRET', ...Object.keys(PAYMENT_ENV).filter((name) => PAYMENT_ENV[name].secret)]);
 
 /** A comma-separated list; each item must match `item`. */
 const list = (name: string, def: string, item: RegExp, what: string) =>
@@ -78,7 +36,10 @@ const DEFAULT_WEB_DIR = path.join(ROOT, 'web', 'dist');
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** name → [schema, one-line documentation]. The README table is written from the same list. */
+/**
+ * name → schema, and ENV_DOCS its one-line documentation (the table in docs/api.md). The
+ * payment providers declare their own variables (PAYMENT_ENV); they follow these.
+ */
 const ENV = {
   PORT: int('PORT', 8080, 0, 65535),
   HOST: v.optional(v.pipe(v.string(), v.trim(), v.nonEmpty('HOST must not be empty')), '0.0.0.0'),
@@ -165,31 +126,9 @@ const ENV = {
   ALERT_ROUTE_COOLDOWN_S: int('ALERT_ROUTE_COOLDOWN_S', 600, 1, 7 * 86_400),
   DEPOSIT_EXPIRY_S: int('DEPOSIT_EXPIRY_S', 900, 1, 7 * 86_400),
   DEPOSIT_MAX_OPEN: int('DEPOSIT_MAX_OPEN', 5, 1, 1000),
-  QRIS_MODE: v.optional(v.picklist(['midtrans', 'merchant'], 'QRIS_MODE must be midtrans or merchant')),
-  IDR_PER_USD: decimal('IDR_PER_USD', undefined, 9, '16250'),
-  QRIS_FEE_PCT: decimal('QRIS_FEE_PCT', '0', 9, '0.7'),
-  QRIS_MIN_IDR: int('QRIS_MIN_IDR', 10_000, 1, 1_000_000_000_000),
-  QRIS_MAX_IDR: int('QRIS_MAX_IDR', 10_000_000, 1, 1_000_000_000_000),
-  MIDTRANS_URL: url('MIDTRANS_URL', ['http:', 'https:']),
-  MIDTRANS_SERVER_KEY: secret('MIDTRANS_SERVER_KEY', 8),
-  QRIS_STATIC_PAYLOAD: v.optional(v.pipe(v.string(), v.trim())),
-  QRIS_NOTIFY_SECRET: secret('QRIS_NOTIFY_SECRET', 16),
-  EPUSDT_URL: url('EPUSDT_URL', ['http:', 'https:']),
-  EPUSDT_TOKEN: secret('EPUSDT_TOKEN', 8),
-  EPUSDT_MIN_USD: decimal('EPUSDT_MIN_USD', '1', 2, '5'),
-  EPUSDT_MAX_USD: decimal('EPUSDT_MAX_USD', '10000', 2, '1000'),
-  EPUSDT_FIAT_USD: flag('EPUSDT_FIAT_USD'),
-  USDT_PER_USD: decimal('USDT_PER_USD', '1', 9, '1.002'),
-  EPUSDT_TRADE_TYPES: v.optional(
-    v.pipe(
-      v.string(),
-      v.trim(),
-      v.regex(/^[a-z0-9]+\.[a-z0-9]+(,[a-z0-9]+\.[a-z0-9]+)*$/, 'EPUSDT_TRADE_TYPES must be a comma-separated list such as usdt.trc20,usdc.solana'),
-    ),
-  ),
 };
 
-export const ENV_DOCS: Record<keyof typeof ENV, string> = {
+const CORE_DOCS: Record<keyof typeof ENV, string> = {
   PORT: 'HTTP port (default 8080; 0 picks a free one).',
   HOST: 'Address to listen on (default 0.0.0.0).',
   TRUST_PROXY: 'Reverse proxies whose X-Forwarded-For is believed: comma-separated IPv4/IPv6 addresses or CIDR blocks (default none). A request from one of them is counted (login and signup limits, logs, payment notifications) as coming from the rightmost X-Forwarded-For address that is not itself listed; from any other peer the header is ignored.',
@@ -254,26 +193,17 @@ export const ENV_DOCS: Record<keyof typeof ENV, string> = {
   ALERT_ROUTE_COOLDOWN_S: 'A route that has failed every attempt and kept cooling down for this many seconds is mailed to the admins (default 600).',
   DEPOSIT_EXPIRY_S: 'How long a deposit invoice can be paid, in seconds (default 900); then the sweeper marks it expired.',
   DEPOSIT_MAX_OPEN: 'Unpaid, unexpired deposits a user may have open at once (default 5); past it, 429.',
-  QRIS_MODE: 'QRIS deposits: "midtrans" (Midtrans Core API charge) or "merchant" (own static QRIS made dynamic). Unset: QRIS off.',
-  IDR_PER_USD: 'Rupiah per USD of credit, fixed on each QRIS deposit at creation (required for QRIS), e.g. 16250.',
-  QRIS_FEE_PCT: 'Percent of a QRIS deposit kept as a fee, taken off the credit (default 0).',
-  QRIS_MIN_IDR: 'Smallest QRIS deposit in rupiah (default 10000).',
-  QRIS_MAX_IDR: 'Largest QRIS deposit in rupiah (default 10000000).',
-  MIDTRANS_URL: 'Midtrans API base (default https://api.midtrans.com; sandbox: https://api.sandbox.midtrans.com).',
-  MIDTRANS_SERVER_KEY: 'Midtrans server key: authenticates charges and verifies notification signatures (required for QRIS_MODE=midtrans).',
-  QRIS_STATIC_PAYLOAD: 'The merchant\'s static QRIS text (required for QRIS_MODE=merchant); checked at start (TLV, static, IDR, CRC).',
-  QRIS_NOTIFY_SECRET: 'HMAC-SHA256 secret of /api/payments/qris/notify (16+ characters). Unset: only `airouter deposit confirm` confirms.',
-  EPUSDT_URL: 'epusdt server base; the gateway appends /api/v1/order/create-transaction. With EPUSDT_TOKEN, enables USDT/USDC deposits.',
-  EPUSDT_TOKEN: 'epusdt merchant API token: signs orders and verifies notifications.',
-  EPUSDT_MIN_USD: 'Smallest epusdt deposit in USD (default 1).',
-  EPUSDT_MAX_USD: 'Largest epusdt deposit in USD (default 10000).',
-  EPUSDT_FIAT_USD: 'true when the epusdt server takes fiat=USD and converts itself; else amounts are sent as USDT at USDT_PER_USD (default false).',
-  USDT_PER_USD: 'USDT asked per USD of credit when EPUSDT_FIAT_USD is false (default 1), rounded up to the cent.',
-  EPUSDT_TRADE_TYPES: 'Coins/networks a user may pick (sent as trade_type), e.g. usdt.trc20,usdc.solana; the first is the default. Unset: no trade_type sent.',
+};
+
+export const ENV_DOCS: Readonly<Record<string, string>> = {
+  ...CORE_DOCS,
+  ...Object.fromEntries(Object.entries(PAYMENT_ENV).map(([name, x]) => [name, x.doc])),
 };
 
 const EnvSchema = v.object(ENV);
 export type Env = v.InferOutput<typeof EnvSchema>;
+/** Checked in one pass, so the first wrong variable in the documented order is the one named. */
+const AllEnvSchema = v.object({ ...EnvSchema.entries, ...Object.fromEntries(Object.entries(PAYMENT_ENV).map(([name, x]) => [name, x.schema])) });
 
 export interface Config extends Env {
   /** Resolved absolute DATA_DIR. */
@@ -291,13 +221,13 @@ export interface Config extends Env {
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const picked: Record<string, string | undefined> = {};
-  for (const name of Object.keys(ENV)) {
+  for (const name of Object.keys(AllEnvSchema.entries)) {
     // An empty variable means "unset", as shells and compose files commonly produce them.
     const value = env[name];
     picked[name] = value === '' ? undefined : value;
   }
   picked.FREE_CONCURRENCY ??= env.COUNT_TOKENS_CONCURRENCY || undefined;
-  const result = v.safeParse(EnvSchema, picked);
+  const result = v.safeParse(AllEnvSchema, picked);
   if (!result.success) {
     const issue = result.issues[0];
     const name = String(issue.path?.[0]?.key ?? 'environment');
@@ -306,7 +236,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const echo = got === undefined || SECRETS.has(name) ? '' : ` (got ${JSON.stringify(got)})`;
     throw new ConfigError(`Invalid environment: ${message}${echo}`);
   }
-  const e = result.output;
+  const e = result.output as Env & Record<string, unknown>;
   const embeddedSql = !e.DATABASE_URL;
   if (e.REDIS_URL && e.REDIS_CLUSTER_NODES) throw new ConfigError('Invalid environment: set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both');
   const embeddedHot = !e.REDIS_URL && !e.REDIS_CLUSTER_NODES;

@@ -1,3 +1,4 @@
+import { DEPOSIT_METHODS } from '../payments/service.js';
 import type { Gateway } from '../services.js';
 import type { Router } from '../server/router.js';
 import { accountHandlers } from './account.js';
@@ -57,8 +58,11 @@ export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = 
   route('get', '/deposits', 'deposits', account.deposits);
   route('get', '/deposits/*', 'deposit', deposits.one);
   route('get', '/deposit/info', 'deposit_info', deposits.info);
-  route('post', '/topup/qris', 'topup_qris', deposits.topupQris);
-  route('post', '/deposit/epusdt/create', 'deposit_epusdt_create', deposits.epusdtCreate);
+  // POST /deposits/{method} for each registered method; the two older paths are aliases of it
+  // (the same handler), kept for clients written against them.
+  for (const method of DEPOSIT_METHODS) route('post', `/deposits/${method}`, `deposit_open_${method}`, deposits.open(method));
+  route('post', '/topup/qris', 'topup_qris', deposits.open('qris'));
+  route('post', '/deposit/epusdt/create', 'deposit_epusdt_create', deposits.open('epusdt'));
   if (self) registerPlayground(router, gw, self);
   route('get', '/openapi.json', 'openapi', async () => ({ status: 200, json: openapi, headers: { 'cache-control': 'public, max-age=300' } }));
 

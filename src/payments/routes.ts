@@ -1,14 +1,14 @@
 // POST /api/payments/{provider}/notify: provider notifications, authenticated by the provider's
 // signature over the raw body. Each refusal is logged with its reason; the acknowledgement is
-// what the provider expects (epusdt: the body `ok`; the others: any 2xx).
+// what the provider expects (its notifyAnswer: plain text `ok` for epusdt; JSON for the others).
 
 import type { Gateway } from '../services.js';
 import { GatewayError } from '../errors.js';
 import { isStoreOutage } from '../dashboard/errors.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Router } from '../server/router.js';
-import { PROVIDERS } from './service.js';
 import type { Provider } from './deposits.js';
+import { PROVIDERS } from './providers.js';
 
 const MAX_NOTIFICATION_BYTES = 64 * 1024;
 
@@ -16,13 +16,14 @@ const plain = (ex: Exchange, status: number, text: string) => ex.send(status, te
 const jsonError = (ex: Exchange, status: number, code: string, message: string) => ex.json(status, { error: { code, message } }, { 'cache-control': 'no-store' });
 
 export function registerPayments(router: Router, gw: Gateway): void {
-  for (const provider of PROVIDERS) {
+  for (const { id: provider, notifyAnswer } of PROVIDERS) {
+    const text = notifyAnswer === 'text';
     router.add({
       method: 'post',
       path: `/api/payments/${provider}/notify`,
       name: `payments_${provider}_notify`,
-      onError: (ex, err) => (provider === 'epusdt' ? plain(ex, err.status, err.message) : jsonError(ex, err.status, err.code ?? err.kind, err.message)),
-      handler: (ex) => notify(gw, provider, ex),
+      onError: (ex, err) => (text ? plain(ex, err.status, err.message) : jsonError(ex, err.status, err.code ?? err.kind, err.message)),
+      handler: (ex) => notify(gw, provider, text, ex),
     });
   }
   router.add({
@@ -36,7 +37,7 @@ export function registerPayments(router: Router, gw: Gateway): void {
   });
 }
 
-async function notify(gw: Gateway, provider: Provider, ex: Exchange): Promise<void> {
+async function notify(gw: Gateway, provider: Provider, text: boolean, ex: Exchange): Promise<void> {
   const raw = ex.readBody(MAX_NOTIFICATION_BYTES);
   const from = ex.remoteAddress;
   let body: Buffer;
@@ -56,11 +57,11 @@ async function notify(gw: Gateway, provider: Provider, ex: Exchange): Promise<vo
   }
   if (!result.ok) {
     gw.log.warn({ provider, from, deposit_id: result.depositId, reason: result.reason }, 'payment notification refused');
-    if (provider === 'epusdt') plain(ex, result.httpStatus, `refused: ${result.reason}`);
+    if (text) plain(ex, result.httpStatus, `refused: ${result.reason}`);
     else jsonError(ex, result.httpStatus, 'refused', result.reason);
     return;
   }
   gw.log.debug({ provider, deposit_id: result.depositId, status: result.status, note: result.note }, 'payment notification handled');
-  if (provider === 'epusdt') plain(ex, 200, 'ok');
+  if (text) plain(ex, 200, 'ok');
   else ex.json(200, { deposit_id: result.depositId, status: result.status }, { 'cache-control': 'no-store' });
 }

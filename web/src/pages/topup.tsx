@@ -3,7 +3,7 @@
 // USDT/USDC: an amount in USD, then the provider's hosted checkout page.
 
 import { useEffect, useState } from 'preact/hooks';
-import { api, type DepositDetail, type Method } from '../api.js';
+import { api, type DepositDetailT, type DepositMethodsT, type DepositMethodT } from '../api.js';
 import { countdown, idr, money, num, usd, usdAbout } from '../format.js';
 import { codeWord } from '../i18n.js';
 import { ErrorText, Field, Link, Money, Section, Select, StatusBadge, useApp, useLoad, useSubmit } from '../ui.js';
@@ -12,27 +12,28 @@ import { LowBalanceAlert, RedeemCode } from './redeem.js';
 const POLL_MS = 2000;
 
 /** Rough credit for an amount, shown while typing; the invoice states the exact one. */
-function estimate(m: Method, amount: string): number | null {
+function estimate(m: DepositMethodT, amount: string): number | null {
   const a = Number(amount);
   if (!amount.trim() || !Number.isFinite(a) || a <= 0) return null;
   return (a * (1 - Number(m.fee_pct) / 100)) / Number(m.rate);
 }
 
-function MethodForm({ m }: { m: Method }) {
+function MethodForm({ m }: { m: DepositMethodT }) {
   const { t, lang, navigate } = useApp();
   const [amount, setAmount] = useState('');
   const [token, setToken] = useState(m.tokens?.[0] ?? '');
   const qris = m.id === 'qris';
   const fmt = (x: string) => (qris ? idr(lang, x) : usd(lang, x));
   const submit = useSubmit(async () => {
-    if (qris) {
-      const d = await api.post<{ id: string }>('/topup/qris', { amount_idr: amount.trim() });
-      navigate(`/topup?deposit=${d.id}`);
-    } else {
-      const d = await api.post<{ id: string; payment_url: string }>('/deposit/epusdt/create', { amount_usd: amount.trim(), ...(token ? { token } : {}) });
+    const body = qris ? { amount_idr: amount.trim() } : { amount_usd: amount.trim(), ...(token ? { token } : {}) };
+    const d = await api.post<{ id: string; payment_url?: string }>(`/deposits/${encodeURIComponent(m.id)}`, body);
+    // A hosted checkout is paid on its own page; any other invoice is shown here.
+    if (d.payment_url) {
       // Back from the checkout page, the browser's back button lands on this deposit's status.
       history.replaceState(null, '', `/topup?deposit=${d.id}`);
       location.assign(d.payment_url);
+    } else {
+      navigate(`/topup?deposit=${d.id}`);
     }
   });
   const credit = estimate(m, amount);
@@ -61,7 +62,7 @@ function MethodForm({ m }: { m: Method }) {
 
 function DepositView({ id }: { id: string }) {
   const { t, lang, refreshBalance, balance } = useApp();
-  const [d, setD] = useState<DepositDetail | null>(null);
+  const [d, setD] = useState<DepositDetailT | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [now, setNow] = useState(Date.now());
 
@@ -71,7 +72,7 @@ function DepositView({ id }: { id: string }) {
     let timer: ReturnType<typeof setTimeout>;
     const poll = async () => {
       try {
-        const next = await api.get<DepositDetail>(`/deposits/${encodeURIComponent(id)}`);
+        const next = await api.get<DepositDetailT>(`/deposits/${encodeURIComponent(id)}`);
         // The new balance first, so that "paid" and the balance it made appear together.
         if (next.status === 'paid') await refreshBalance();
         if (!live) return;
@@ -112,7 +113,7 @@ function DepositView({ id }: { id: string }) {
       )}
       <dl class="figures">
         <div><dt>{t('topup.credit')}</dt><dd><Money value={d.credit_usd} /></dd></div>
-        {d.status === 'pending' && <div><dt>{t('topup.expiresIn')}</dt><dd data-testid="countdown">{countdown(d.expires_at, now)}</dd></div>}
+        {d.status === 'pending' && d.expires_at && <div><dt>{t('topup.expiresIn')}</dt><dd data-testid="countdown">{countdown(d.expires_at, now)}</dd></div>}
         <div><dt>{t('topup.status')}</dt><dd data-testid="deposit-status"><StatusBadge status={d.status} /></dd></div>
       </dl>
       <p aria-live="polite" class={d.status === 'paid' ? 'success' : d.status === 'pending' ? 'muted' : 'error'} data-testid="deposit-message">
@@ -132,7 +133,7 @@ export function TopUp() {
   // The form's own words say the currency (QRIS in rupiah); a method added later has its code word.
   const methodName = (id: string) => (id === 'qris' ? t('topup.qris') : id === 'epusdt' ? t('topup.epusdt') : codeWord(lang, 'method', id));
   const deposit = query.get('deposit');
-  const info = useLoad(() => api.get<{ methods: Method[] }>('/deposit/info'), []);
+  const info = useLoad(() => api.get<DepositMethodsT>('/deposit/info'), []);
   const [picked, setPicked] = useState<string | null>(null);
   const methods = info.data?.methods ?? [];
   const method = methods.find((m) => m.id === picked) ?? methods[0];
