@@ -3,7 +3,7 @@
 // (./shapes.ts), so the document cannot drift from what the handlers accept and send.
 
 import type * as v from 'valibot';
-import { toJsonSchema } from './json-schema.js';
+import { toJsonSchema } from '../server/json-schema.js';
 import * as S from './shapes.js';
 
 const json = (schema: v.GenericSchema) => ({ 'application/json': { schema: toJsonSchema(schema) } });

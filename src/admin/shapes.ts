@@ -1,5 +1,5 @@
 // Every shape of the admin API, once: valibot schemas that validate requests (and describe
-// answers), from which the OpenAPI document is derived (./json-schema.ts, ./openapi.ts) and the
+// answers), from which the OpenAPI document is derived (src/server/json-schema.ts, ./openapi.ts) and the
 // web client takes its types (`import type` from web/src/pages/admin/). Kept free of Node
 // imports for that reason.
 

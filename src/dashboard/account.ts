@@ -8,8 +8,9 @@ import type { Exchange } from '../server/exchange.js';
 import { CURSOR_AT_SQL, encodeCursor } from './cursor.js';
 import type { Reply } from './http.js';
 import { DepositsQuery, parseQuery } from './schemas.js';
-import { sweepExpired } from '../payments/deposits.js';
+import { sweepExpired, type DepositStatus } from '../payments/deposits.js';
 import { requireSession } from './sessions.js';
+import type { BalanceT, CatalogT, DepositPageT } from './shapes/money.js';
 import { and, rangeConditions, type Fragment } from './usage.js';
 
 /**
@@ -23,9 +24,9 @@ export function discountPct(m: Model): number {
   return Math.round((1 - Number(m.pricing.input) / Number(official)) * 100);
 }
 
-const catalogJson = new WeakMap<Catalogue, unknown>();
+const catalogJson = new WeakMap<Catalogue, CatalogT>();
 
-function catalog(c: Catalogue): unknown {
+function catalog(c: Catalogue): CatalogT {
   let json = catalogJson.get(c);
   if (!json) {
     json = {
@@ -50,7 +51,7 @@ function catalog(c: Catalogue): unknown {
 interface DepositRow {
   id: string;
   method: string;
-  status: string;
+  status: DepositStatus;
   amount: string;
   currency: string;
   credit_nano: bigint;
@@ -77,16 +78,14 @@ export function accountHandlers(gw: Gateway) {
     // The dashboard reads this on every page: it also says whether to offer the admin pages, so
     // that a user's page need not ask the admin API and be refused.
     const [b, [user]] = await Promise.all([gw.ledger.balance(userId), sql<{ is_admin: boolean }[]>`SELECT is_admin FROM users WHERE id = ${userId}`]);
-    return {
-      status: 200,
-      body: {
-        currency: 'USD',
-        balance_usd: nanoToUsd(b.balance),
-        reserved_usd: nanoToUsd(b.reserved),
-        available_usd: nanoToUsd(b.available < 0n ? 0n : b.available),
-        is_admin: user?.is_admin === true,
-      },
+    const body: BalanceT = {
+      currency: 'USD',
+      balance_usd: nanoToUsd(b.balance),
+      reserved_usd: nanoToUsd(b.reserved),
+      available_usd: nanoToUsd(b.available < 0n ? 0n : b.available),
+      is_admin: user?.is_admin === true,
     };
+    return { status: 200, body };
   }
 
   async function deposits(ex: Exchange): Promise<Reply> {
@@ -109,22 +108,20 @@ export function accountHandlers(gw: Gateway) {
       LIMIT ${q.limit + 1}`;
     const page = rows.slice(0, q.limit);
     const last = page.at(-1);
-    return {
-      status: 200,
-      body: {
-        data: page.map((d) => ({
-          id: d.id,
-          method: d.method,
-          status: d.status,
-          amount: d.amount,
-          currency: d.currency,
-          credit_usd: nanoToUsd(d.credit_nano),
-          created_at: d.created_at.toISOString(),
-          paid_at: d.paid_at?.toISOString() ?? null,
-        })),
-        next_cursor: rows.length > q.limit && last ? encodeCursor('deposits', { at: last.cursor_at, id: last.id }) : null,
-      },
+    const body: DepositPageT = {
+      data: page.map((d) => ({
+        id: d.id,
+        method: d.method,
+        status: d.status,
+        amount: d.amount,
+        currency: d.currency,
+        credit_usd: nanoToUsd(d.credit_nano),
+        created_at: d.created_at.toISOString(),
+        paid_at: d.paid_at?.toISOString() ?? null,
+      })),
+      next_cursor: rows.length > q.limit && last ? encodeCursor('deposits', { at: last.cursor_at, id: last.id }) : null,
     };
+    return { status: 200, body };
   }
 
   return { catalogue, publicCatalogue, balance, deposits };

@@ -16,6 +16,7 @@ import { linkBase } from './links.js';
 import { alreadyRegisteredMail, verificationMail, type Mailer } from './mail.js';
 import { LoginBody, parseBody, RegisterBody, VerifyBody } from './schemas.js';
 import { closeSession, openSession, randomToken, requireSession } from './sessions.js';
+import type { VerificationSentT } from './shapes/account.js';
 
 const EMAIL_TOKEN_TTL_S = 24 * 3600;
 
@@ -110,7 +111,8 @@ export function authHandlers(gw: Gateway, mailer: Mailer) {
     setImmediate(() => {
       completeSignup(email, base).catch((err: unknown) => gw.log.error({ err, email: emailTag(email) }, 'signup after the answer failed'));
     });
-    return { status: 202, body: { status: 'verification_sent' } };
+    const body: VerificationSentT = { status: 'verification_sent' };
+    return { status: 202, body };
   }
 
   async function verify(ex: Exchange): Promise<Reply> {

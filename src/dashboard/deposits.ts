@@ -1,5 +1,6 @@
-// Adding funds: the deposit methods on offer, opening a QRIS or USDT/USDC invoice, and one
-// deposit read back (to poll its status, or show its QR again).
+// Adding funds: the deposit methods on offer, opening an invoice of one of them (POST
+// /deposits/{method}, the body as the method's provider says), and one deposit read back (to
+// poll its status, or show its QR again).
 
 import * as v from 'valibot';
 import type { Gateway } from '../services.js';
@@ -7,8 +8,10 @@ import { DepositError } from '../payments/deposits.js';
 import type { Exchange } from '../server/exchange.js';
 import { DashboardError, notFound } from './errors.js';
 import { PREFIX, readJson, type Reply } from './http.js';
-import { EpusdtCreateBody, parseBody, TopupQrisBody, Uuid } from './schemas.js';
+import { methodBody } from '../payments/service.js';
+import { parseBody, Uuid } from './schemas.js';
 import { requireSession } from './sessions.js';
+import type { DepositDetailT } from './shapes/money.js';
 
 const DEPOSIT_PATH = `${PREFIX}/deposits/`;
 
@@ -28,18 +31,16 @@ export function depositHandlers(gw: Gateway) {
     return { status: 200, body: gw.payments.info() };
   }
 
-  async function topupQris(ex: Exchange): Promise<Reply> {
-    const raw = readJson(ex);
-    const { userId } = await requireSession(gw, ex);
-    const { amount_idr } = parseBody(TopupQrisBody, await raw);
-    return { status: 201, body: await asDashboard(gw.payments.createQris(userId, amount_idr)) };
-  }
-
-  async function epusdtCreate(ex: Exchange): Promise<Reply> {
-    const raw = readJson(ex);
-    const { userId } = await requireSession(gw, ex);
-    const { amount_usd, token } = parseBody(EpusdtCreateBody, await raw);
-    return { status: 201, body: await asDashboard(gw.payments.createEpusdt(userId, amount_usd, token)) };
+  /** The handler of POST /deposits/{method} (and of the method's older paths). */
+  function open(method: string) {
+    const body = methodBody(method);
+    if (!body) throw new Error(`no payment provider serves the deposit method ${method}`);
+    return async (ex: Exchange): Promise<Reply> => {
+      const raw = readJson(ex);
+      const { userId } = await requireSession(gw, ex);
+      const parsed = parseBody(body, await raw);
+      return { status: 201, body: await asDashboard(gw.payments.open(method, userId, parsed)) };
+    };
   }
 
   async function one(ex: Exchange): Promise<Reply> {
@@ -50,8 +51,9 @@ export function depositHandlers(gw: Gateway) {
     if (!v.is(Uuid, id)) throw notFound('No such deposit.');
     const d = await gw.payments.view(userId, id.toLowerCase());
     if (!d) throw notFound('No such deposit.');
-    return { status: 200, body: d };
+    const body: DepositDetailT = d;
+    return { status: 200, body };
   }
 
-  return { info, topupQris, epusdtCreate, one };
+  return { info, open, one };
 }

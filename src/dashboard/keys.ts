@@ -9,19 +9,20 @@ import { conflict, notFound } from './errors.js';
 import { PREFIX, readJson, type Reply } from './http.js';
 import { CreateKeyBody, parseBody, UpdateKeyBody, Uuid } from './schemas.js';
 import { requireSession } from './sessions.js';
+import type { KeyListT, KeyT, NewKeyT, RevokedKeyT } from './shapes/keys.js';
 
 const KEY_PATH = `${PREFIX}/keys/`;
 
 /** Live keys per account: generous for real use, a bound for a runaway script. */
 export const MAX_LIVE_KEYS = 100;
 
-const limitsJson = (k: KeyRow) => ({
+const limitsJson = (k: KeyRow): Pick<KeyT, 'rpm_limit' | 'spend_limit_usd' | 'spend_limit_period'> => ({
   rpm_limit: k.rpm_limit,
   spend_limit_usd: k.spend_limit_nano === null ? null : nanoToUsd(k.spend_limit_nano),
   spend_limit_period: k.spend_limit_nano === null ? null : k.spend_limit_period,
 });
 
-const keyJson = (k: KeyRow) => ({
+const keyJson = (k: KeyRow): KeyT => ({
   id: k.id,
   name: k.name,
   prefix: k.prefix,
@@ -46,7 +47,8 @@ export function keyHandlers(gw: Gateway) {
   async function list(ex: Exchange): Promise<Reply> {
     const { userId } = await requireSession(gw, ex);
     const keys = await listKeys(gw.sql, userId);
-    return { status: 200, body: { data: keys.map(keyJson) } };
+    const body: KeyListT = { data: keys.map(keyJson) };
+    return { status: 200, body };
   }
 
   async function create(ex: Exchange): Promise<Reply> {
@@ -59,7 +61,8 @@ export function keyHandlers(gw: Gateway) {
       throw conflict('too_many_keys', `An account can hold at most ${MAX_LIVE_KEYS} live keys; revoke one first.`);
     }
     const k = await createKey(gw.sql, userId, name, limits);
-    return { status: 201, body: { id: k.id, name: k.name, key: k.key, prefix: k.prefix, created_at: k.created_at.toISOString(), ...limitsJson(k) } };
+    const body: NewKeyT = { id: k.id, name: k.name, key: k.key, prefix: k.prefix, created_at: k.created_at.toISOString(), ...limitsJson(k) };
+    return { status: 201, body };
   }
 
   async function update(ex: Exchange): Promise<Reply> {
@@ -76,7 +79,8 @@ export function keyHandlers(gw: Gateway) {
     const { userId } = await requireSession(gw, ex);
     const revoked = await gw.keys.revoke(userId, keyIdOf(ex));
     if (!revoked) throw notFound('No such key.');
-    return { status: 200, body: { id: revoked.id, revoked_at: revoked.revoked_at.toISOString() } };
+    const body: RevokedKeyT = { id: revoked.id, revoked_at: revoked.revoked_at.toISOString() };
+    return { status: 200, body };
   }
 
   return { list, create, update, revoke };

@@ -1,15 +1,15 @@
 // OpenAPI 3.1 description of the dashboard API, served at GET /api/dashboard/openapi.json.
-// Written next to the handlers, one part per concern (./openapi/); shapes validated with
-// valibot (redemption codes, alerts) are described from those very schemas.
-// test/dashboard/openapi.test.ts checks that every registered route is described and that
-// answers carry the documented fields.
+// One part per concern (./openapi/): paths, summaries, parameters and errors written there, the
+// request and answer schemas derived from the valibot schemas that validate requests
+// (./schemas.ts) and type the answers (./shapes/). test/dashboard/openapi.test.ts checks that
+// every registered route is described and that answers fit their shapes.
 
 import { accountPaths } from './openapi/account.js';
-import { ok } from './openapi/common.js';
+import { namedSchemas } from './openapi/common.js';
 import { errorResponses, errorSchemas } from './openapi/errors.js';
-import { keyPaths, keySchemas } from './openapi/keys.js';
-import { moneyPaths, moneySchemas } from './openapi/money.js';
-import { usagePaths, usageSchemas } from './openapi/usage.js';
+import { keyPaths } from './openapi/keys.js';
+import { moneyPaths } from './openapi/money.js';
+import { usagePaths } from './openapi/usage.js';
 
 export function openApiDocument(publicUrl: string) {
   return {
@@ -29,12 +29,12 @@ export function openApiDocument(publicUrl: string) {
       ...usagePaths,
       ...moneyPaths,
       '/openapi.json': {
-        get: { summary: 'This document', security: [], responses: { '200': ok('OpenAPI 3.1', { type: 'object' }) } },
+        get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } } },
       },
     },
     components: {
       securitySchemes: { session: { type: 'http', scheme: 'bearer', description: 'Session token from /login or /verify' } },
-      schemas: { ...errorSchemas, ...keySchemas, ...usageSchemas, ...moneySchemas },
+      schemas: { ...errorSchemas, ...namedSchemas() },
       responses: errorResponses,
     },
   };

@@ -16,6 +16,7 @@ import { linkBase } from './links.js';
 import { resetMail, type Mailer } from './mail.js';
 import { ChangePasswordBody, parseBody, ResetConfirmBody, ResetRequestBody } from './schemas.js';
 import { openSession, randomToken, requireSession } from './sessions.js';
+import type { ResetSentT } from './shapes/account.js';
 
 /** Short: a reset link in a mailbox is a key to the account. */
 export const RESET_TTL_S = 3600;
@@ -70,7 +71,8 @@ export function passwordHandlers(gw: Gateway, mailer: Mailer) {
     setImmediate(() => {
       mailReset(email, base).catch((err: unknown) => gw.log.error({ err, email: emailTag(email) }, 'password reset after the answer failed'));
     });
-    return { status: 202, body: { status: 'reset_sent' } };
+    const body: ResetSentT = { status: 'reset_sent' };
+    return { status: 202, body };
   }
 
   async function confirmReset(ex: Exchange): Promise<Reply> {

@@ -27,9 +27,9 @@ export const PLAYGROUND_LIMITS = { prompt: 8000, maxTokens: 4096, defaultMaxToke
 const REMEMBERED = 10_000;
 
 export const PlaygroundBody = v.object({
-  model: v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(LIMITS.model, `must be at most ${LIMITS.model} characters`)),
+  model: v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(LIMITS.model, `must be at most ${LIMITS.model} characters`), v.description('A catalogue model id')),
   prompt: v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(PLAYGROUND_LIMITS.prompt, `must be at most ${PLAYGROUND_LIMITS.prompt} characters`)),
-  max_tokens: v.optional(v.pipe(v.number('must be a whole number'), v.safeInteger('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(PLAYGROUND_LIMITS.maxTokens, `must be at most ${PLAYGROUND_LIMITS.maxTokens}`))),
+  max_tokens: v.optional(v.pipe(v.number('must be a whole number'), v.safeInteger('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(PLAYGROUND_LIMITS.maxTokens, `must be at most ${PLAYGROUND_LIMITS.maxTokens}`), v.metadata({ jsonSchema: { default: PLAYGROUND_LIMITS.defaultMaxTokens } }))),
 }, 'must be a JSON object');
 
 /** Where this process listens, known once it does; loopback when it listens on every address. */

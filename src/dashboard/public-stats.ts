@@ -6,6 +6,7 @@
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Reply } from './http.js';
+import type { PublicStatsT } from './shapes/usage.js';
 
 export const PUBLIC_STATS_TTL_MS = 5_000;
 const CACHE_KEY = 'public-stats:v1';
@@ -54,13 +55,14 @@ export function publicStatsHandler(gw: Gateway) {
       figures = await compute(gw);
       await gw.hot.setCached(CACHE_KEY, JSON.stringify(figures), PUBLIC_STATS_TTL_MS);
     }
+    const body: PublicStatsT = {
+      models: gw.catalogue.current.list.length,
+      ...figures,
+      uptime_s: Math.floor((Date.now() - gw.startedAt) / 1000),
+    };
     return {
       status: 200,
-      body: {
-        models: gw.catalogue.current.list.length,
-        ...figures,
-        uptime_s: Math.floor((Date.now() - gw.startedAt) / 1000),
-      },
+      body,
       headers: { 'cache-control': `public, max-age=${PUBLIC_STATS_TTL_MS / 1000}` },
     };
   };

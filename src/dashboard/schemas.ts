@@ -5,7 +5,6 @@ import * as v from 'valibot';
 import { badRequest, type ErrorDetail } from './errors.js';
 import type { ErrorParams, FieldReason } from './error-codes.js';
 import { decodeCursor, type Cursor, type CursorKind } from './cursor.js';
-import { usdCents } from '../payments/amounts.js';
 import type { KeyChanges } from '../accounts/keys.js';
 import { SPEND_PERIODS, type SpendPeriod as SpendPeriodName } from '../billing/key-limits.js';
 import { NANO_PER_USD, usdToNano } from '../billing/money.js';
@@ -28,7 +27,7 @@ export const LIMITS = {
  * their message names the reason and figures a client words the refusal from.
  */
 const RULES = new Map<string, { reason: FieldReason; params?: ErrorParams }>();
-const rule = (reason: FieldReason, message: string, params?: ErrorParams) => {
+export const rule = (reason: FieldReason, message: string, params?: ErrorParams) => {
   RULES.set(message, { reason, params });
   return message;
 };
@@ -61,6 +60,7 @@ const EmailToken = v.pipe(
   v.nonEmpty('must not be empty'),
   v.maxLength(LIMITS.token, `must be at most ${LIMITS.token} characters`),
   v.regex(/^[A-Za-z0-9_-]+$/, 'is not a verification token'),
+  v.description('The token from the mailed link'),
 );
 
 const KeyName = v.pipe(
@@ -90,11 +90,15 @@ const RpmLimit = v.nullable(
     v.safeInteger('must be a whole number of requests per minute, or null'),
     v.minValue(1, 'must be at least 1 (null removes the limit)'),
     v.maxValue(MAX_RPM, `must be at most ${MAX_RPM}`),
+    v.description('Requests per minute; null removes the limit'),
   ),
 );
 const SpendLimitUsd = v.nullable(
   v.pipe(
     v.union([v.number(), v.pipe(v.string(), v.trim(), v.maxLength(32))], 'must be a USD amount, or null'),
+    v.description('Spend cap in USD (more than 0, at most 9 decimals); null removes the cap. Needs spend_limit_period.'),
+    // What the transform checks, stated for the OpenAPI document.
+    v.metadata({ jsonSchema: { oneOf: [{ type: 'string', pattern: '^\\d+(\\.\\d{1,9})?$' }, { type: 'number', exclusiveMinimum: 0 }] } }),
     v.rawTransform(({ dataset, addIssue, NEVER }) => {
       let nano: bigint;
       try {
@@ -115,7 +119,7 @@ const SpendPeriod = v.picklist(SPEND_PERIODS, rule('not_allowed', `must be one o
 const LimitEntries = {
   rpm_limit: v.optional(RpmLimit),
   spend_limit_usd: v.optional(SpendLimitUsd),
-  spend_limit_period: v.optional(SpendPeriod),
+  spend_limit_period: v.optional(v.pipe(SpendPeriod, v.description('Required with a spend_limit_usd amount, and only with one'))),
 };
 type LimitInput = { rpm_limit?: number | null; spend_limit_usd?: bigint | null; spend_limit_period?: SpendPeriodName };
 
@@ -147,27 +151,6 @@ export const UpdateKeyBody = v.pipe(
 );
 
 export const Uuid = v.pipe(v.string(), v.maxLength(36), v.uuid());
-
-// Deposit amounts: a JSON number or its decimal text, compared and converted exactly later.
-const WholeRupiah = v.pipe(
-  v.union([v.pipe(v.number(), v.safeInteger()), v.pipe(v.string(), v.trim(), v.regex(/^\d{1,15}$/))], rule('not_integer', 'must be a whole number of rupiah')),
-  v.transform((x) => BigInt(x)),
-);
-const UsdAmount = v.pipe(
-  v.union([v.number(), v.pipe(v.string(), v.trim(), v.maxLength(32))], 'must be a USD amount'),
-  v.rawTransform(({ dataset, addIssue, NEVER }) => {
-    const cents = usdCents(dataset.value);
-    if (cents === null) {
-      addIssue({ message: rule('invalid_amount', 'must be a USD amount with at most 2 decimals, e.g. 25 or "25.50"', { decimals: 2 }) });
-      return NEVER;
-    }
-    return cents;
-  }),
-);
-const TradeType = v.pipe(v.string('must be a string'), v.maxLength(64, 'must be at most 64 characters'));
-
-export const TopupQrisBody = v.object({ amount_idr: WholeRupiah }, 'must be a JSON object');
-export const EpusdtCreateBody = v.object({ amount_usd: UsdAmount, token: v.optional(TradeType) }, 'must be a JSON object');
 
 // ---- query strings ----------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ import type { Exchange } from '../server/exchange.js';
 import { bearer } from '../wire.js';
 import type { Sql } from '../store/sql.js';
 import { unauthorized } from './errors.js';
+import type { SessionT } from './shapes/account.js';
 
 const SESSION_PREFIX = 'ars_';
 const TOKEN_BYTES = 32;
@@ -22,16 +23,10 @@ export interface Session {
   tokenHash: string;
 }
 
-export interface OpenedSession {
-  user_id: string;
-  token: string;
-  expires_at: string;
-}
-
 /** 32 CSPRNG bytes, base64url: what verification links and sessions are made of. */
 export const randomToken = (): string => randomBytes(TOKEN_BYTES).toString('base64url');
 
-export async function openSession(sql: Queryable, userId: string, ttlS: number): Promise<OpenedSession> {
+export async function openSession(sql: Queryable, userId: string, ttlS: number): Promise<SessionT> {
   const token = SESSION_PREFIX + randomToken();
   // Sweeping this user's dead sessions here keeps the table from growing without a job.
   await sql`DELETE FROM sessions WHERE user_id = ${userId} AND expires_at <= now()`;

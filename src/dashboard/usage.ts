@@ -14,6 +14,7 @@ import { CURSOR_AT_SQL, encodeCursor } from './cursor.js';
 import type { Reply } from './http.js';
 import { parseQuery, StatsQuery, UsageQuery, type TimeRange, type UsageFilter } from './schemas.js';
 import { requireSession } from './sessions.js';
+import type { UsagePageT, UsageRecordT, UsageStatsT, UsageTotalsT } from './shapes/usage.js';
 
 export interface UsageRow {
   id: bigint;
@@ -107,7 +108,7 @@ function add(t: Totals, r: Totals): void {
 }
 
 /** Token counts are far below 2^53; money stays a decimal string. */
-function totalsJson(t: Totals) {
+function totalsJson(t: Totals): UsageTotalsT {
   return {
     requests: Number(t.requests),
     prompt_tokens: Number(t.prompt),
@@ -207,31 +208,30 @@ export function usageHandlers(gw: Gateway) {
     const rows = await readLog(sql, userId, q, q.cursor, q.limit + 1);
     const page = rows.slice(0, q.limit);
     const last = page.at(-1);
-    return {
-      status: 200,
-      body: {
-        data: page.map((r) => ({
-          id: r.id.toString(),
-          created_at: r.created_at.toISOString(),
-          request_id: r.request_id,
-          model: r.model,
-          key_id: r.key_id,
-          surface: r.surface,
-          stream: r.stream,
-          status: r.status,
-          prompt_tokens: r.prompt_tokens,
-          completion_tokens: r.completion_tokens,
-          cached_tokens: r.cached_tokens,
-          cost_usd: nanoToUsd(r.cost_nano),
-          official_cost_usd: nanoToUsd(r.official_cost_nano),
-          latency_ms: r.latency_ms,
-          ttft_ms: r.ttft_ms,
-          error_code: r.error_code,
-          requests: r.requests,
-        })),
-        next_cursor: rows.length > q.limit && last ? encodeCursor('usage', { at: last.cursor_at, id: last.id.toString() }) : null,
-      },
+    const body: UsagePageT = {
+      data: page.map((r) => ({
+        id: r.id.toString(),
+        created_at: r.created_at.toISOString(),
+        request_id: r.request_id,
+        model: r.model,
+        key_id: r.key_id,
+        // The column holds an inference surface's name: USAGE_SURFACES, which test/dashboard/openapi.test.ts holds equal to SURFACE_NAMES.
+        surface: r.surface as UsageRecordT['surface'],
+        stream: r.stream,
+        status: r.status,
+        prompt_tokens: r.prompt_tokens,
+        completion_tokens: r.completion_tokens,
+        cached_tokens: r.cached_tokens,
+        cost_usd: nanoToUsd(r.cost_nano),
+        official_cost_usd: nanoToUsd(r.official_cost_nano),
+        latency_ms: r.latency_ms,
+        ttft_ms: r.ttft_ms,
+        error_code: r.error_code,
+        requests: r.requests,
+      })),
+      next_cursor: rows.length > q.limit && last ? encodeCursor('usage', { at: last.cursor_at, id: last.id.toString() }) : null,
     };
+    return { status: 200, body };
   }
 
   async function stats(ex: Exchange): Promise<Reply> {
@@ -272,19 +272,17 @@ export function usageHandlers(gw: Gateway) {
       if (!byDay.has(g.day)) byDay.set(g.day, zero());
       add(byDay.get(g.day)!, t);
     }
-    return {
-      status: 200,
-      body: {
-        from: range.from?.toISOString() ?? null,
-        to: range.to?.toISOString() ?? null,
-        ...totalsJson(total),
-        // Dearest first: what a reader of the dashboard wants to see at the top.
-        by_model: [...byModel]
-          .sort((a, b) => (a[1].cost === b[1].cost ? a[0].localeCompare(b[0]) : a[1].cost > b[1].cost ? -1 : 1))
-          .map(([model, t]) => ({ model, ...totalsJson(t) })),
-        by_day: [...byDay].sort((a, b) => a[0].localeCompare(b[0])).map(([day, t]) => ({ day, ...totalsJson(t) })),
-      },
+    const body: UsageStatsT = {
+      from: range.from?.toISOString() ?? null,
+      to: range.to?.toISOString() ?? null,
+      ...totalsJson(total),
+      // Dearest first: what a reader of the dashboard wants to see at the top.
+      by_model: [...byModel]
+        .sort((a, b) => (a[1].cost === b[1].cost ? a[0].localeCompare(b[0]) : a[1].cost > b[1].cost ? -1 : 1))
+        .map(([model, t]) => ({ model, ...totalsJson(t) })),
+      by_day: [...byDay].sort((a, b) => a[0].localeCompare(b[0])).map(([day, t]) => ({ day, ...totalsJson(t) })),
     };
+    return { status: 200, body };
   }
 
   return { list, stats };

@@ -1,16 +1,43 @@
 // The OpenAPI document describes every dashboard route, and real answers fit its schemas
-// (test/helpers/openapi.ts checks them).
+// (test/helpers/openapi.ts checks them) and the valibot shapes the schemas are derived from.
 
 import t from 'tap';
+import * as v from 'valibot';
 import { creditUser } from '../../src/accounts/users.js';
 import { createCodes } from '../../src/admin/codes.js';
 import { registerAdmin } from '../../src/admin/routes.js';
+import * as A from '../../src/admin/shapes.js';
 import { PREFIX } from '../../src/dashboard/http.js';
 import { registerDashboard } from '../../src/dashboard/routes.js';
+import { ResetSent, Session, VerificationSent } from '../../src/dashboard/shapes/account.js';
+import { Key, KeyList, NewKey, RevokedKey } from '../../src/dashboard/shapes/keys.js';
+import { Balance, Catalog, DepositMethods, DepositPage } from '../../src/dashboard/shapes/money.js';
+import { USAGE_SURFACES, UsagePage, UsageStats } from '../../src/dashboard/shapes/usage.js';
+import { SURFACE_NAMES } from '../../src/dialects/index.js';
 import type { RouteDef, Router } from '../../src/server/router.js';
 import type { Gateway } from '../../src/services.js';
 import { isEnvelope, signUp, startDashboard } from '../helpers/dashboard.js';
 import { answerErrors } from '../helpers/openapi.js';
+
+/** The shape each successful answer below is typed by on the server, by "method path status". */
+const SHAPES: Record<string, v.GenericSchema> = {
+  'post /register 202': VerificationSent,
+  'post /login 200': Session,
+  'post /password-reset 202': ResetSent,
+  'post /keys 201': NewKey,
+  'delete /keys/{id} 200': RevokedKey,
+  'patch /keys/{id} 200': Key,
+  'get /keys 200': KeyList,
+  'get /usage 200': UsagePage,
+  'get /usage-stats 200': UsageStats,
+  'get /catalog 200': Catalog,
+  'get /balance 200': Balance,
+  'get /deposits 200': DepositPage,
+  'get /deposit/info 200': DepositMethods,
+  'post /redeem 200': A.RedeemAnswer,
+  'get /alerts 200': A.Alerts,
+  'post /alerts 200': A.Alerts,
+};
 
 /** Wildcard routes read their id from the path and dispatch on the method themselves. */
 const WILDCARDS: Record<string, string[]> = {
@@ -105,7 +132,14 @@ t.test('openapi document', async (t) => {
   for (const [p, m, r] of live) {
     t.same(answerErrors(doc, p, m, r), [], `${m} ${p} ${r.status} is documented and fits its schema`);
     if (r.status >= 400) t.ok(isEnvelope(r as any));
+    else {
+      const shape = SHAPES[`${m} ${p} ${r.status}`];
+      t.ok(shape, `${m} ${p} ${r.status} has its shape here`);
+      const fit = shape ? v.safeParse(shape, r.json) : undefined;
+      t.ok(fit?.success, `${m} ${p} ${r.status} fits its shape${fit && !fit.success ? `: ${fit.issues[0].message} at ${(fit.issues[0].path ?? []).map((x) => String(x.key)).join('.')}` : ''}`);
+    }
   }
+  t.same([...USAGE_SURFACES].sort(), [...SURFACE_NAMES].sort(), 'the usage shape names every inference surface');
   const usage = live[5][2].json;
   t.ok(usage.next_cursor, 'the usage page has a next cursor');
   t.equal(live[6][2].json.requests, 2);

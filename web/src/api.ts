@@ -3,7 +3,6 @@
 // at fault and the rule's figures (the page words them in its own language).
 
 import type { ErrorBody, ErrorParams, FieldReason } from '../../src/dashboard/error-codes.js';
-import type { MODEL_KINDS } from '../../src/catalogue/schema.js';
 
 const TOKEN_KEY = 'airouter.session';
 
@@ -127,42 +126,9 @@ export function qs(params: Record<string, string | number | undefined | null>): 
   return s ? `?${s}` : '';
 }
 
-// The answers' shapes (docs/api.md, Dashboard API).
-export interface Session { user_id: string; token: string; expires_at: string }
-export interface Balance {
-  currency: string; balance_usd: string; reserved_usd: string; available_usd: string;
-  /** The account may use the admin pages (the admin API checks on every call). */
-  is_admin?: boolean;
-}
-export interface Prices { input: number; output: number; cache_read?: number; cache_write?: number }
-export interface Model {
-  id: string; display_name: string; owned_by: string; context_window: number | null; max_output_tokens: number;
-  /** chat: the chat surfaces; embedding: POST /v1/embeddings, priced by input only. */
-  kind: (typeof MODEL_KINDS)[number]; dimensions: number | null;
-  pricing: Prices; official_pricing: Prices; discount_pct: number;
-}
-export interface KeyLimits { rpm_limit: number | null; spend_limit_usd: string | null; spend_limit_period: 'day' | 'week' | 'month' | 'total' | null }
-export interface Key extends KeyLimits { id: string; name: string | null; prefix: string; created_at: string; last_used_at: string | null; revoked_at: string | null }
-export interface NewKey extends KeyLimits { id: string; name: string | null; key: string; prefix: string; created_at: string }
-export interface UsageRow {
-  id: string; created_at: string; request_id: string; model: string; key_id: string | null; surface: string; stream: boolean; status: number;
-  prompt_tokens: number; completion_tokens: number; cached_tokens: number; cost_usd: string; official_cost_usd: string;
-  latency_ms: number; ttft_ms: number | null;
-  /** Set on requests refused (or failed) before any answer, at $0. */
-  error_code: string | null;
-  /** 1; on an aggregate refusal row (no request id), the refusals it counts. */
-  requests: number;
-}
-export interface Totals {
-  requests: number; prompt_tokens: number; completion_tokens: number; cached_tokens: number; total_tokens: number;
-  cost_usd: string; official_cost_usd: string; saved_usd: string;
-}
-export interface Stats extends Totals { by_model: (Totals & { model: string })[]; by_day: (Totals & { day: string })[] }
-export interface Page<T> { data: T[]; next_cursor: string | null }
-export interface Deposit {
-  id: string; method: string; status: 'pending' | 'paid' | 'expired' | 'failed'; amount: string; currency: string;
-  credit_usd: string; created_at: string; paid_at: string | null;
-}
-export interface DepositDetail extends Deposit { expires_at: string; qr_string: string | null; qr_png: string | null; payment_url: string | null }
-export interface Method { id: string; currency: string; min: string; max: string; rate: string; fee_pct: string; expiry_s: number; pay_currency?: string; tokens?: string[] }
-export interface PublicStats { models: number; requests_24h: number; tokens_24h: number; requests_total: number; tokens_total: number; uptime_s: number }
+// The answers' types come from the schemas that describe them on the server (its OpenAPI
+// document is derived from the same ones): src/dashboard/shapes/.
+export type * from '../../src/dashboard/shapes/account.js';
+export type * from '../../src/dashboard/shapes/keys.js';
+export type * from '../../src/dashboard/shapes/money.js';
+export type * from '../../src/dashboard/shapes/usage.js';

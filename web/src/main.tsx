@@ -3,7 +3,7 @@
 
 import { render } from 'preact';
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
-import { api, session, whenSessionLost, type Balance } from './api.js';
+import { api, session, whenSessionLost, type BalanceT } from './api.js';
 import { initialLang, LANGS, saveLang, translator, type Lang, type MessageKey } from './i18n.js';
 import { PAGES, PRIVATE, type Page } from './routes.js';
 import { App, Link, Money, useApp, type AppState } from './ui.js';
@@ -94,7 +94,7 @@ function Root() {
   const [lang, setLangState] = useState<Lang>(initialLang);
   const [loc, setLoc] = useState(() => ({ path: location.pathname, search: location.search }));
   const [loggedIn, setLoggedIn] = useState(() => session.get() !== null);
-  const [balance, setBalance] = useState<Balance | null>(null);
+  const [balance, setBalance] = useState<BalanceT | null>(null);
   const [notice, setNotice] = useState<MessageKey | null>(null);
 
   const navigate = useCallback((to: string, replace = false) => {
@@ -125,7 +125,7 @@ function Root() {
 
   const refreshBalance = useCallback(async () => {
     if (!session.get()) return null;
-    const b = await api.get<Balance>('/balance');
+    const b = await api.get<BalanceT>('/balance');
     setBalance(b);
     return b;
   }, []);

@@ -4,7 +4,7 @@
 import type { AnchorHTMLAttributes, ComponentChildren } from 'preact';
 import { createContext } from 'preact';
 import { useCallback, useContext, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, type Balance } from './api.js';
+import { ApiError, type BalanceT } from './api.js';
 import { money } from './format.js';
 import { readable, type Lang, type MessageKey, type Translate } from './i18n.js';
 import { errorWords } from './i18n-errors.js';
@@ -20,8 +20,8 @@ export interface AppState {
   /** Stores the session of a login or a verification and opens `next`. */
   signedIn(token: string, next?: string): void;
   logout(): void;
-  balance: Balance | null;
-  refreshBalance(): Promise<Balance | null>;
+  balance: BalanceT | null;
+  refreshBalance(): Promise<BalanceT | null>;
 }
 
 export const App = createContext<AppState>(null as unknown as AppState);

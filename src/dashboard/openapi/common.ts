@@ -1,18 +1,33 @@
-// Pieces shared by the parts of the dashboard's OpenAPI document (../openapi.ts).
+// Pieces shared by the parts of the dashboard's OpenAPI document (../openapi.ts). Request and
+// answer schemas are derived from the valibot schemas that validate the requests (../schemas.ts)
+// and type the answers (../shapes/), so the document cannot drift from what the handlers accept
+// and send; parameters of query strings are written here, as their schemas parse text.
 
 import type * as v from 'valibot';
-import { toJsonSchema } from '../../admin/json-schema.js';
+import { toJsonSchema } from '../../server/json-schema.js';
 import { LIMITS, RANGES } from '../schemas.js';
+import { Key } from '../shapes/keys.js';
+import { Deposit, DepositDetail, DepositMethod } from '../shapes/money.js';
+import { UsageRecord } from '../shapes/usage.js';
+
+/** Shapes documented once under components.schemas and referred to by name wherever they appear. */
+const NAMED = new Map<v.GenericSchema, string>([
+  [Key, 'Key'],
+  [UsageRecord, 'UsageRecord'],
+  [Deposit, 'Deposit'],
+  [DepositDetail, 'DepositDetail'],
+  [DepositMethod, 'DepositMethod'],
+]);
+
+export const namedSchemas = () => Object.fromEntries([...NAMED].map(([schema, name]) => [name, toJsonSchema(schema, NAMED)]));
+export const schemaOf = (schema: v.GenericSchema) => toJsonSchema(schema, NAMED);
 
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-export const money = (description: string) => ({ type: 'string', pattern: '^-?\\d+\\.\\d{9}$', description: `${description} (USD, decimal string, 9 decimals)`, examples: ['12.345678901'] });
-export const instant = (description: string) => ({ type: 'string', format: 'date-time', description });
-export const nullableInstant = (description: string) => ({ type: ['string', 'null'], format: 'date-time', description });
-export const int = (description: string) => ({ type: 'integer', minimum: 0, description });
 export const json = (schema: object) => ({ 'application/json': { schema } });
-export const ok = (description: string, schema: object) => ({ description, content: json(schema) });
-/** A shape validated by valibot (src/admin/shapes.ts), described from the same schema. */
-export const shape = (schema: v.GenericSchema) => toJsonSchema(schema);
+/** A request body validated by `schema`. */
+export const body = (schema: v.GenericSchema, required = true) => ({ required, content: json(schemaOf(schema)) });
+/** An answer of `schema`'s shape. */
+export const ok = (description: string, schema: v.GenericSchema) => ({ description, content: json(schemaOf(schema)) });
 
 export const errors = (...statuses: number[]) => ({
   ...Object.fromEntries(statuses.map((s) => [String(s), { $ref: `#/components/responses/E${s}` }])),
@@ -28,4 +43,3 @@ export const pageParams = [
   { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: LIMITS.pageMax, default: LIMITS.pageDefault } },
   { name: 'cursor', in: 'query', schema: { type: 'string', maxLength: LIMITS.cursor }, description: 'next_cursor of the previous page, unchanged.' },
 ];
-

@@ -2,7 +2,7 @@
 // signed in; signing out everywhere; and the page for paths the dashboard does not have.
 
 import { useState } from 'preact/hooks';
-import { api, type Session } from '../api.js';
+import { api, type SessionT } from '../api.js';
 import { ErrorText, Field, Link, LocalError, Section, useApp, useSubmit } from '../ui.js';
 
 export function Forgot() {
@@ -38,7 +38,7 @@ export function Reset() {
   const [confirm, setConfirm] = useState('');
   const submit = useSubmit(async () => {
     if (password !== confirm) throw new LocalError('confirm', 'err.mismatch');
-    const s = await api.post<Session>('/password-reset/confirm', { token, password });
+    const s = await api.post<SessionT>('/password-reset/confirm', { token, password });
     signedIn(s.token, '/overview');
   });
   return (

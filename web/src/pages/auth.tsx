@@ -3,7 +3,7 @@
 // one place, the API.
 
 import { useState } from 'preact/hooks';
-import { api, type Session } from '../api.js';
+import { api, type SessionT } from '../api.js';
 import { ErrorText, Field, Link, LocalError, useApp, useSubmit } from '../ui.js';
 
 export function Signup() {
@@ -38,7 +38,7 @@ export function Verify() {
   const [confirm, setConfirm] = useState('');
   const submit = useSubmit(async () => {
     if (password !== confirm) throw new LocalError('confirm', 'err.mismatch');
-    const s = await api.post<Session>('/verify', { token, password });
+    const s = await api.post<SessionT>('/verify', { token, password });
     signedIn(s.token, '/overview');
   });
   return (
@@ -63,7 +63,7 @@ export function Login() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const submit = useSubmit(async () => {
-    const s = await api.post<Session>('/login', { email, password });
+    const s = await api.post<SessionT>('/login', { email, password });
     signedIn(s.token, query.get('next') ?? undefined);
   });
   return (

@@ -1,7 +1,7 @@
 // Deposit history, newest first; an open invoice links back to its QR code and status.
 
 import { useState } from 'preact/hooks';
-import { api, qs, type Deposit, type Page } from '../api.js';
+import { api, qs, type DepositPageT, type DepositT } from '../api.js';
 import { dateTime } from '../format.js';
 import { codeWord } from '../i18n.js';
 import { ErrorText, Link, Money, Scroll, Section, StatusBadge, useApp, useLoad } from '../ui.js';
@@ -9,8 +9,8 @@ import { ErrorText, Link, Money, Scroll, Section, StatusBadge, useApp, useLoad }
 export function Deposits() {
   const { t, lang } = useApp();
   const [cursor, setCursor] = useState<string | null>(null);
-  const [earlier, setEarlier] = useState<Deposit[]>([]);
-  const page = useLoad(() => api.get<Page<Deposit>>(`/deposits${qs({ limit: 50, cursor })}`), [cursor]);
+  const [earlier, setEarlier] = useState<DepositT[]>([]);
+  const page = useLoad(() => api.get<DepositPageT>(`/deposits${qs({ limit: 50, cursor })}`), [cursor]);
   const rows = [...earlier, ...(page.data?.data ?? [])];
   const more = () => {
     setEarlier(rows);

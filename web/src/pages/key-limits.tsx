@@ -3,7 +3,7 @@
 // only with one, amounts above 0 with at most 9 decimals) come back worded next to the field.
 
 import { useState } from 'preact/hooks';
-import type { Key } from '../api.js';
+import type { KeyT } from '../api.js';
 import { usd } from '../format.js';
 import type { Translate } from '../i18n.js';
 import { Field, Select, useApp, type useSubmit } from '../ui.js';
@@ -17,7 +17,7 @@ export interface LimitsDraft {
   period: '' | Period;
 }
 
-export const draftOf = (k?: Key): LimitsDraft => ({
+export const draftOf = (k?: KeyT): LimitsDraft => ({
   rpm: k?.rpm_limit != null ? String(k.rpm_limit) : '',
   // The 9-decimal string, trailing zeros dropped: "5.000000000" is edited as "5".
   spend: k?.spend_limit_usd != null ? k.spend_limit_usd.replace(/\.?0+$/, '') : '',
@@ -65,7 +65,7 @@ export function LimitFields({ draft, set, submit, idPrefix }: {
 }
 
 /** "60/min · $5 a day", or "no limits". */
-export function limitsText(t: Translate, lang: Parameters<typeof usd>[0], k: Key): string {
+export function limitsText(t: Translate, lang: Parameters<typeof usd>[0], k: KeyT): string {
   const parts: string[] = [];
   if (k.rpm_limit != null) parts.push(t('keys.rpmShort', { n: k.rpm_limit }));
   if (k.spend_limit_usd != null && k.spend_limit_period) parts.push(t(`keys.spendShort.${k.spend_limit_period}`, { amount: usd(lang, k.spend_limit_usd) }));
@@ -73,6 +73,6 @@ export function limitsText(t: Translate, lang: Parameters<typeof usd>[0], k: Key
 }
 
 /** The edit form of one key: its name and limits, saved with PATCH. */
-export function useLimitsDraft(k?: Key) {
+export function useLimitsDraft(k?: KeyT) {
   return useState<LimitsDraft>(() => draftOf(k));
 }

@@ -2,7 +2,7 @@
 // edit a key's name and limits, revoke one after a confirmation dialog.
 
 import { useState } from 'preact/hooks';
-import { api, type Key, type Model, type NewKey } from '../api.js';
+import { api, type CatalogT, type KeyListT, type KeyT, type NewKeyT } from '../api.js';
 import { ConfirmDialog } from '../dialog.js';
 import { dateTime } from '../format.js';
 import { ErrorText, Field, Scroll, Section, useApp, useLoad, useSubmit } from '../ui.js';
@@ -12,7 +12,7 @@ import { Snippets } from './snippets.js';
 /** The API's bound on a key's name (src/dashboard/schemas.ts LIMITS.name). */
 const NAME_MAX = 100;
 
-function NewKeyBox({ created, model }: { created: NewKey; model: string }) {
+function NewKeyBox({ created, model }: { created: NewKeyT; model: string }) {
   const { t } = useApp();
   const [copied, setCopied] = useState(false);
   const copy = async () => {
@@ -39,12 +39,12 @@ function NewKeyBox({ created, model }: { created: NewKey; model: string }) {
   );
 }
 
-function CreateForm({ onCreated }: { onCreated(k: NewKey): void }) {
+function CreateForm({ onCreated }: { onCreated(k: NewKeyT): void }) {
   const { t } = useApp();
   const [name, setName] = useState('');
   const [draft, setDraft] = useState(draftOf());
   const create = useSubmit(async () => {
-    const k = await api.post<NewKey>('/keys', { ...(name.trim() ? { name } : {}), ...limitsBody(draft, false) });
+    const k = await api.post<NewKeyT>('/keys', { ...(name.trim() ? { name } : {}), ...limitsBody(draft, false) });
     setName('');
     setDraft(draftOf());
     onCreated(k);
@@ -59,7 +59,7 @@ function CreateForm({ onCreated }: { onCreated(k: NewKey): void }) {
   );
 }
 
-function EditForm({ k, onDone }: { k: Key; onDone(saved: boolean): void }) {
+function EditForm({ k, onDone }: { k: KeyT; onDone(saved: boolean): void }) {
   const { t } = useApp();
   const [name, setName] = useState(k.name ?? '');
   const [draft, setDraft] = useState(draftOf(k));
@@ -81,7 +81,7 @@ function EditForm({ k, onDone }: { k: Key; onDone(saved: boolean): void }) {
   );
 }
 
-function KeyRow({ k, onEdit, onRevoke }: { k: Key; onEdit(): void; onRevoke(): void }) {
+function KeyRow({ k, onEdit, onRevoke }: { k: KeyT; onEdit(): void; onRevoke(): void }) {
   const { t, lang } = useApp();
   return (
     <tr data-id={k.id}>
@@ -107,13 +107,13 @@ function KeyRow({ k, onEdit, onRevoke }: { k: Key; onEdit(): void; onRevoke(): v
 
 export function Keys() {
   const { t } = useApp();
-  const keys = useLoad(() => api.get<{ data: Key[] }>('/keys'), []);
-  const models = useLoad(() => api.get<{ data: Model[] }>('/catalog'), []);
+  const keys = useLoad(() => api.get<KeyListT>('/keys'), []);
+  const models = useLoad(() => api.get<CatalogT>('/catalog'), []);
   // The snippets call chat completions: a chat model's id.
   const model = models.data?.data.find((m) => m.kind === 'chat')?.id ?? 'MODEL';
-  const [created, setCreated] = useState<NewKey | null>(null);
-  const [editing, setEditing] = useState<Key | null>(null);
-  const [revoking, setRevoking] = useState<Key | null>(null);
+  const [created, setCreated] = useState<NewKeyT | null>(null);
+  const [editing, setEditing] = useState<KeyT | null>(null);
+  const [revoking, setRevoking] = useState<KeyT | null>(null);
   const revoke = useSubmit(async () => {
     await api.del(`/keys/${encodeURIComponent(revoking!.id)}`);
     setRevoking(null);

@@ -1,14 +1,14 @@
 // The public front page: what this is, a few live figures, and the models with their prices.
 
-import { api, type Model, type PublicStats } from '../api.js';
+import { api, type CatalogT, type PublicStatsT } from '../api.js';
 import { num } from '../format.js';
 import { ErrorText, Link, Section, useApp, useLoad } from '../ui.js';
 import { ModelTable } from './models.js';
 
 export function Landing() {
   const { t, lang, loggedIn } = useApp();
-  const stats = useLoad(() => api.pub<PublicStats>('/stats'), []);
-  const models = useLoad(() => api.pub<{ data: Model[] }>('/models'), []);
+  const stats = useLoad(() => api.pub<PublicStatsT>('/stats'), []);
+  const models = useLoad(() => api.pub<CatalogT>('/models'), []);
   const s = stats.data;
   return (
     <>

@@ -1,10 +1,10 @@
 // The model table, shared by the landing page (public list) and the catalogue page.
 
-import type { Model } from '../api.js';
+import type { CatalogueModelT } from '../api.js';
 import { num, price } from '../format.js';
 import { Scroll, useApp } from '../ui.js';
 
-export function ModelTable({ models }: { models: Model[] }) {
+export function ModelTable({ models }: { models: CatalogueModelT[] }) {
   const { t, lang } = useApp();
   return (
     <Scroll label={t('models.title')}>

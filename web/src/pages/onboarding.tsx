@@ -2,13 +2,13 @@
 // been made: add credit (top up, or ask the operator when this gateway takes no payments),
 // make a key, send a first request.
 
-import { api, type Balance, type Method } from '../api.js';
+import { api, type BalanceT, type DepositMethodsT } from '../api.js';
 import { Link, Section, useApp, useLoad } from '../ui.js';
 
-export function Onboarding({ balance, requests }: { balance: Balance; requests: number }) {
+export function Onboarding({ balance, requests }: { balance: BalanceT; requests: number }) {
   const { t } = useApp();
   const empty = !/[1-9]/.test(balance.available_usd) || balance.available_usd.startsWith('-');
-  const info = useLoad(() => api.get<{ methods: Method[] }>('/deposit/info'), []);
+  const info = useLoad(() => api.get<DepositMethodsT>('/deposit/info'), []);
   if (!empty && requests > 0) return null;
   const canPay = (info.data?.methods.length ?? 0) > 0;
   return (

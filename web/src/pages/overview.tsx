@@ -3,7 +3,7 @@
 
 import type { FunctionComponent } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { api, type Balance, type Stats } from '../api.js';
+import { api, type BalanceT, type UsageStatsT } from '../api.js';
 import type { DayPoint } from '../chart.js';
 import type { Lang } from '../i18n.js';
 import { num } from '../format.js';
@@ -15,7 +15,7 @@ type Chart = FunctionComponent<{ points: DayPoint[]; labels: { spend: string; to
 const DAY_S = 86_400;
 
 /** One point per UTC day of the range, days without usage at zero. */
-function dayPoints(stats: Stats & { from?: string | null; to?: string | null }): DayPoint[] {
+function dayPoints(stats: UsageStatsT & { from?: string | null; to?: string | null }): DayPoint[] {
   const byDay = new Map(stats.by_day.map((d) => [Date.parse(`${d.day}T00:00:00Z`) / 1000, d]));
   const known = [...byDay.keys()];
   const floorDay = (ms: number) => Math.floor(ms / 1000 / DAY_S) * DAY_S;
@@ -32,8 +32,8 @@ function dayPoints(stats: Stats & { from?: string | null; to?: string | null }):
 export function Overview() {
   const { t, lang, balance, refreshBalance } = useApp();
   const [range, setRange] = useState<Range>(DEFAULT_RANGE);
-  const bal = useLoad<Balance | null>(() => refreshBalance(), []);
-  const stats = useLoad(() => api.get<Stats>(`/usage-stats?range=${range}`), [range]);
+  const bal = useLoad<BalanceT | null>(() => refreshBalance(), []);
+  const stats = useLoad(() => api.get<UsageStatsT>(`/usage-stats?range=${range}`), [range]);
   const [Chart, setChart] = useState<Chart | null>(null);
   useEffect(() => {
     import('../chart.js').then((m) => setChart(() => m.default));

@@ -4,7 +4,7 @@
 // server, and never reaches the page.
 
 import { useRef, useState } from 'preact/hooks';
-import { api, postStream, qs, type Model, type Page, type UsageRow } from '../api.js';
+import { api, postStream, qs, type CatalogT, type UsagePageT, type UsageRecordT } from '../api.js';
 import { num, usd } from '../format.js';
 import { ErrorText, Section, Select, useApp, useLoad, useSubmit } from '../ui.js';
 
@@ -35,9 +35,9 @@ function sseReader(onDelta: (s: string) => void, onUsage: (u: { prompt_tokens: n
 }
 
 /** The usage record of a request, once the gateway has written it (a second or so). */
-async function recordOf(requestId: string): Promise<UsageRow | undefined> {
+async function recordOf(requestId: string): Promise<UsageRecordT | undefined> {
   for (let i = 0; i < 40; i++) {
-    const page = await api.get<Page<UsageRow>>(`/usage${qs({ range: '24h', limit: 20 })}`);
+    const page = await api.get<UsagePageT>(`/usage${qs({ range: '24h', limit: 20 })}`);
     const found = page.data.find((r) => r.request_id === requestId);
     if (found) return found;
     await new Promise((r) => setTimeout(r, 250));
@@ -47,12 +47,12 @@ async function recordOf(requestId: string): Promise<UsageRow | undefined> {
 
 export function Playground() {
   const { t, lang, refreshBalance } = useApp();
-  const models = useLoad(() => api.get<{ data: Model[] }>('/catalog'), []);
+  const models = useLoad(() => api.get<CatalogT>('/catalog'), []);
   const [model, setModel] = useState('');
   const [prompt, setPrompt] = useState('');
   const [answer, setAnswer] = useState('');
   const [usage, setUsage] = useState<{ prompt_tokens: number; completion_tokens: number } | null>(null);
-  const [record, setRecord] = useState<UsageRow | null | undefined>(undefined);
+  const [record, setRecord] = useState<UsageRecordT | null | undefined>(undefined);
   const stop = useRef<AbortController | null>(null);
   // The playground chats: embedding models have nothing to say.
   const list = (models.data?.data ?? []).filter((m) => m.kind === 'chat');

@@ -5,7 +5,7 @@
 // gateway's cap a key's refusals in a minute are one row that counts them.
 
 import { useState } from 'preact/hooks';
-import { api, qs, type Key, type Model, type Page, type UsageRow } from '../api.js';
+import { api, qs, type CatalogT, type KeyListT, type UsagePageT } from '../api.js';
 import { dateTime, num } from '../format.js';
 import { codeWord, surfaceWord } from '../i18n.js';
 import { DEFAULT_RANGE, ErrorText, Money, RangeSelect, Scroll, Section, Select, useApp, useLoad, useSubmit, type Range } from '../ui.js';
@@ -26,9 +26,9 @@ export function Usage() {
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const cursor = cursors[cursors.length - 1];
   const filters = { range, model, key_id: keyId, status };
-  const rows = useLoad(() => api.get<Page<UsageRow>>(`/usage${qs({ ...filters, limit, cursor })}`), [range, model, keyId, status, limit, cursor]);
-  const models = useLoad(() => api.get<{ data: Model[] }>('/catalog'), []);
-  const keys = useLoad(() => api.get<{ data: Key[] }>('/keys'), []);
+  const rows = useLoad(() => api.get<UsagePageT>(`/usage${qs({ ...filters, limit, cursor })}`), [range, model, keyId, status, limit, cursor]);
+  const models = useLoad(() => api.get<CatalogT>('/catalog'), []);
+  const keys = useLoad(() => api.get<KeyListT>('/keys'), []);
   const keyName = (id: string | null) => {
     const k = keys.data?.data.find((x) => x.id === id);
     if (k) return k.name || `${k.prefix}…`;
