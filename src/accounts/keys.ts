@@ -7,7 +7,7 @@ import type { KeyLimits, SpendPeriod } from '../billing/key-limits.js';
 import type { Sql } from '../store/sql.js';
 import { Batcher, Coalesced } from '../store/batch.js';
 import { base62Of, randomBase62 } from '../wire.js';
-import type { HotStore } from '../store/hot.js';
+import type { AccountStore, Bus, SharedCache } from '../store/hot.js';
 
 export const KEY_PREFIX = 'ar-';
 const KEY_CHARS = 40;
@@ -143,7 +143,7 @@ export class KeyResolver {
 
   constructor(
     private readonly sql: Sql,
-    private readonly hot: HotStore,
+    private readonly hot: SharedCache & Bus & Pick<AccountStore, 'forgetBalance'>,
     private readonly ttlMs: number,
     /** Keys (and unknown keys) remembered in this process, each: KEY_CACHE_MAX. */
     private readonly max = 100_000,
@@ -262,7 +262,7 @@ export class KeyResolver {
  * publishes the revocation, which drops every process's own copy; unblocking removes the
  * marker, and the next lookup reads Postgres.
  */
-export async function setUserKeysBlocked(sql: Sql, hot: HotStore, userId: string, blocked: boolean): Promise<void> {
+export async function setUserKeysBlocked(sql: Sql, hot: SharedCache & Bus, userId: string, blocked: boolean): Promise<void> {
   const rows = await sql<{ key_hash: string }[]>`SELECT key_hash FROM api_keys WHERE user_id = ${userId} AND revoked_at IS NULL`;
   for (const { key_hash } of rows) {
     if (blocked) {

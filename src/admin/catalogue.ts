@@ -4,7 +4,7 @@
 // gateway process at once (src/catalogue/stored.ts).
 
 import { CatalogueError, type CatalogueHolder } from '../catalogue/index.js';
-import type { HotStore } from '../store/hot.js';
+import type { Bus } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
 import { CATALOGUE_CHANNEL, compileStored, fileDocument, latestVersion } from '../catalogue/stored.js';
 import { existsSync } from 'node:fs';
@@ -148,7 +148,7 @@ export function catalogueHandlers(gw: Gateway) {
  */
 export async function saveCatalogue(
   sql: Sql,
-  hot: HotStore,
+  hot: Bus,
   actor: Actor,
   doc: unknown,
   o: { action: string; target: string | null; configPath: string | undefined; holder?: CatalogueHolder },

@@ -19,7 +19,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { systemClock, type Clock } from '../clock.js';
-import type { HotStore, LeaseResult, SettleResult } from '../store/hot.js';
+import type { AccountStore, LeaseResult, SettleResult } from '../store/hot.js';
 
 export interface LeaseOptions {
   /** How long a lease may be drawn from after the store call that last renewed it. */
@@ -84,7 +84,7 @@ export class Leases {
   private readonly clock: Clock;
 
   constructor(
-    private readonly hot: HotStore,
+    private readonly hot: AccountStore,
     private readonly opts: LeaseOptions,
   ) {
     this.clock = opts.clock ?? systemClock;

@@ -9,7 +9,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { AckItem, HotStore, OutboxEntry } from '../store/hot.js';
+import type { AckItem, OutboxEntry, OutboxStore } from '../store/hot.js';
 import type { Sql, Tx } from '../store/sql.js';
 
 const USAGE_COLUMNS_TYPED = [
@@ -158,7 +158,7 @@ async function commitBatch(tx: Tx, batch: { entries: OutboxEntry[]; items: AckIt
 /** The writer with the gateway's settings. */
 export function gatewayWriter(
   sql: Sql,
-  hot: HotStore,
+  hot: OutboxStore,
   log: Logger,
   config: { USAGE_BATCH_MAX: number; USAGE_FLUSH_MS: number; USAGE_FLUSH_MAX_MS: number },
   observer?: WriterObserver,
@@ -213,7 +213,7 @@ export class OutboxWriter {
 
   constructor(
     private readonly sql: Sql,
-    private readonly hot: HotStore,
+    private readonly hot: OutboxStore,
     private readonly log: Logger,
     private readonly opts: { batchMax: number; pauseMs: number; maxPauseMs?: number; observer?: WriterObserver },
   ) {

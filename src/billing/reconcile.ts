@@ -11,7 +11,7 @@
 // (RECORDS_LOCK): every batch holds it shared until it commits, so no record below that id can
 // still appear, and none is ever counted twice or missed however the writers' commits interleave.
 
-import type { HotStore } from '../store/hot.js';
+import type { OutboxStore } from '../store/hot.js';
 import type { Sql, Tx } from '../store/sql.js';
 import { RECORDS_LOCK } from './outbox-writer.js';
 
@@ -45,7 +45,7 @@ export interface ReconcileReport {
   ok: boolean;
 }
 
-export async function reconcile(sql: Sql, hot?: HotStore, { full = false } = {}): Promise<ReconcileReport> {
+export async function reconcile(sql: Sql, hot?: OutboxStore, { full = false } = {}): Promise<ReconcileReport> {
   const rows = await checkPostgres(sql, full);
   const mismatches = rows.filter((r) => !r.ok).map(({ ok: _ok, ...r }) => r);
   const report: ReconcileReport = { users: rows.length, mismatches, hotAccounts: 0, hotMismatches: [], outbox: 0, ok: mismatches.length === 0 };

@@ -4,7 +4,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
-import { EMBEDDING_DIALECT_NAMES, type DialectName } from '../dialects/names.js';
+import { EMBEDDING_DIALECT_NAMES, REASONING_MODEL_PATTERNS, type DialectName } from '../dialects/names.js';
 import { CatalogueError } from './error.js';
 import { EXAMPLE_CATALOGUE } from './example.js';
 import { CatalogueFileSchema, issuePath, MODEL_KINDS, type ModelEntry, type ProviderEntry } from './schema.js';
@@ -67,8 +67,13 @@ export interface Route {
   weight: number;
 }
 
-/** Models known to take reasoning controls, when the catalogue does not say: OpenAI's o-series and gpt-5, Claude 3.7 and 4+, Gemini 2.5 and 3+. */
-export const REASONING_MODEL = /(?:^|\/)(?:o\d|gpt-5|claude-(?:3-7-|(?:opus|sonnet|haiku)-4|[4-9])|gemini-(?:2\.5|[3-9]))/i;
+/**
+ * Models known to take reasoning controls, when the catalogue does not say: each vendor's pattern
+ * (its dialect's meta.ts: OpenAI's o-series and gpt-5, Claude 3.7 and 4+, Gemini 2.5 and 3+), at
+ * the start of the upstream model name or after a `/` (aggregators' `vendor/model`). Any route's
+ * model is matched against all of them: an aggregator speaking one dialect serves every vendor's.
+ */
+export const REASONING_MODEL = new RegExp(`(?:^|\\/)(?:${REASONING_MODEL_PATTERNS.map((p) => p.source).join('|')})`, 'i');
 
 export type ModelKind = (typeof MODEL_KINDS)[number];
 

@@ -47,7 +47,7 @@ export const ProviderSchema = v.object({
    * OpenAI dialect: which field carries the output cap the gateway reserved for, on forwarded
    * and translated requests alike. OpenAI's own API takes `max_completion_tokens` (and refuses
    * both at once); most compatible vendors honour only `max_tokens`; `both` sends the same value
-   * in both fields, for vendors that accept that. Unset: the dialect's rule (openai-chat/upstream.ts).
+   * in both fields, for vendors that accept that. Unset: the dialect's rule (openai/upstream.ts).
    */
   max_tokens_field: v.optional(v.picklist(MAX_TOKENS_FIELDS, `must be one of ${MAX_TOKENS_FIELDS.join(', ')}`)),
 });

@@ -6,7 +6,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import * as v from 'valibot';
 import type { Logger } from 'pino';
-import type { HotStore } from '../store/hot.js';
+import type { Bus } from '../store/hot.js';
 import type { Sql, Tx } from '../store/sql.js';
 import { EXAMPLE_CATALOGUE } from './example.js';
 import { CatalogueError, compileCatalogue, type Catalogue, type CatalogueHolder } from './index.js';
@@ -83,7 +83,7 @@ export function fileDocument(configPath: string | undefined, cwd = process.cwd()
  * A saved document that no longer compiles (it did when saved) is logged and the catalogue in
  * force stays.
  */
-export async function startCatalogueSync(sql: Sql, hot: HotStore, holder: CatalogueHolder, log: Logger): Promise<void> {
+export async function startCatalogueSync(sql: Sql, hot: Bus, holder: CatalogueHolder, log: Logger): Promise<void> {
   let applied = 0n;
   const apply = async () => {
     const latest = await latestVersion(sql);

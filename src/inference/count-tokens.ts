@@ -13,7 +13,7 @@ import type { Exchange } from '../server/exchange.js';
 import { DIALECTS, dialectName } from '../dialects/index.js';
 import type { SurfaceCall } from '../dialects/dialect.js';
 import type { Admitted } from './admission.js';
-import { authenticatedBody, declaredBodyBytes, findModel } from './handle.js';
+import { authenticatedBody, declaredBodyBytes, findModel } from './pipeline.js';
 import { MESSAGES, type Surface } from './surfaces.js';
 
 /** Messages' count_tokens, or the count of a surface that has one in its URL (Gemini's countTokens). */
@@ -76,13 +76,16 @@ async function vendorCount(gw: Gateway, ex: Exchange, model: ReturnType<typeof f
     if (DIALECTS[p.dialect] !== MESSAGES.dialect || !upstream.countTokensEndpoint || isNoKey(picked)) continue;
     const key = picked.value;
     // `rest` is the body's object without `model`: the route's name goes first.
-    const head = Buffer.from(`{"model":${JSON.stringify(route.model)}${rest.length > 2 ? ',' : ''}`);
-    const body = Buffer.concat([head, rest.subarray(rest.length > 2 ? 1 : rest.length - 1)]);
+    const tail = Buffer.from(rest.buffer, rest.byteOffset, rest.byteLength).subarray(rest.length > 2 ? 1 : rest.length - 1);
+    const body = `{"model":${JSON.stringify(route.model)}${rest.length > 2 ? ',' : ''}${tail.toString('utf8')}`;
     const headers = { 'content-type': 'application/json', ...upstream.headers(key, forwarded, gw.config) };
     try {
-      const res = await fetch(upstream.countTokensEndpoint(p.baseUrl), { method: 'POST', headers, body, signal: AbortSignal.timeout(gw.config.UPSTREAM_FIRST_BYTE_TIMEOUT_MS) });
-      if (res.ok) {
-        const json = (await res.json()) as { input_tokens?: unknown };
+      // Through the gateway's pool, as every upstream call: its keep-alive connections and its
+      // time-outs (UPSTREAM_FIRST_BYTE_TIMEOUT_MS to the answer's head).
+      const res = await gw.routes.client.post(upstream.countTokensEndpoint(p.baseUrl), headers, body);
+      const text = await res.body.text();
+      if (res.status < 300) {
+        const json = JSON.parse(text) as { input_tokens?: unknown };
         if (typeof json.input_tokens === 'number') return json.input_tokens;
       }
     } catch (err) {

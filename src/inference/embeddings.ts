@@ -11,7 +11,6 @@
 // never more than the hold.
 
 import * as v from 'valibot';
-import type { Reservation } from '../billing/ledger.js';
 import { worstCase } from '../billing/money.js';
 import { countTokens } from '../billing/tokens.js';
 import type { Model, Route } from '../catalogue/index.js';
@@ -23,10 +22,11 @@ import type { Exchange } from '../server/exchange.js';
 import type { Gateway } from '../services.js';
 import { BodyTooLargeError } from '../upstream/client.js';
 import type { UpstreamCall } from '../upstream/router.js';
-import { authenticatedJson, clientErrorFromUpstream, findModelOfKind } from './handle.js';
+import { clientErrorFromUpstream } from './handle.js';
+import { billed, findModelOfKind, fundedJson, reserveHold } from './pipeline.js';
 import { resolveSecret } from '../upstream/provider-keys.js';
 import { settleBeforeAnswer, type Billable } from './job.js';
-import { logRequest, RequestLine } from './request-log.js';
+import type { RequestLine } from './request-log.js';
 import { CHAT, MESSAGES, type Surface } from './surfaces.js';
 import type { Terms } from './terms.js';
 
@@ -183,29 +183,12 @@ interface EmbeddingJob extends Billable {
   terms: Terms;
 }
 
-export async function handleEmbeddings(gw: Gateway, ex: Exchange): Promise<void> {
-  const line = new RequestLine();
-  try {
-    const job = await admit(gw, ex, line);
-    try {
-      await run(job);
-    } finally {
-      // Refused or failed before an answer: nothing was used.
-      if (!job.reservation.settled) await gw.ledger.release(job.reservation);
-    }
-  } catch (err) {
-    logRequest(gw, ex, EMBEDDINGS.name, line, err);
-    throw err;
-  }
-  logRequest(gw, ex, EMBEDDINGS.name, line);
+export function handleEmbeddings(gw: Gateway, ex: Exchange): Promise<void> {
+  return billed(gw, ex, EMBEDDINGS.name, (line) => admit(gw, ex, line), run);
 }
 
 async function admit(gw: Gateway, ex: Exchange, line: RequestLine): Promise<EmbeddingJob> {
-  const { identity, body } = await authenticatedJson(gw, ex, EMBEDDINGS, (id) => {
-    line.userId = id.userId;
-    line.keyId = id.keyId;
-    return gw.ledger.precheck(id);
-  });
+  const { identity, body } = await fundedJson(gw, ex, EMBEDDINGS, line);
   const { model: modelId, request } = parseEmbeddingsRequest(body);
   line.model = modelId;
   const model = findModelOfKind(gw, modelId, 'embedding');
@@ -214,13 +197,7 @@ async function admit(gw: Gateway, ex: Exchange, line: RequestLine): Promise<Embe
   }
   const hold = worstCase(embeddingTokenBound(request.inputs), 0, model.pricing.input, 0n);
   const terms: Terms = { pricing: model.pricing, officialPricing: model.officialPricing, outputCap: 0, n: 1, feeNano: 0n, hostedFee: 0n, hosted: [], dropped: [], hold };
-  let reservation: Reservation;
-  try {
-    reservation = await gw.ledger.reserve(identity, hold);
-  } catch (err) {
-    if (err instanceof GatewayError && err.kind === 'insufficient_balance') gw.metrics.reservationRefusals.inc();
-    throw err;
-  }
+  const reservation = await reserveHold(gw, identity, hold);
   return { gw, ex, identity, model, reservation, line, terms, request, surface: EMBEDDINGS, ir: { stream: false } };
 }
 

@@ -1,13 +1,12 @@
-// One inference request, end to end (docs/architecture.md, "One request"):
-// auth → balance check → body (shape limits, parse) → validate → catalogue → terms (prices,
-// caps, paid options, hold) → reserve → upstream (with fallback) → answer or stream
-// (pass-through or translated) → settle (charge and usage record) → final bytes.
+// One inference request of a chat surface, end to end (docs/architecture.md, "One request"):
+// the shared stages (./pipeline.ts: auth, balance, body, catalogue, reserve), then this
+// surface's own: validate → terms (prices, caps, paid options, hold) → upstream (with fallback,
+// through the pool) → answer or stream (pass-through or translated) → settle (charge and usage
+// record) → final bytes.
 
-import type { KeyIdentity } from '../accounts/keys.js';
-import type { Reservation } from '../billing/ledger.js';
 import { countTextTokens } from '../billing/tokens.js';
-import { forwardedTokens, sizeOf, type BodySize } from '../billing/prompt-size.js';
-import type { Model, ModelKind, Route } from '../catalogue/index.js';
+import { forwardedTokens, sizeOf } from '../billing/prompt-size.js';
+import type { Route } from '../catalogue/index.js';
 import type { Dialect, DialectLimits, SurfaceCall } from '../dialects/dialect.js';
 import { DIALECTS } from '../dialects/index.js';
 import { ZERO_USAGE, type IRRequest, type IRUsage } from '../dialects/ir.js';
@@ -23,106 +22,18 @@ import { BodyTooLargeError, type UpstreamBody } from '../upstream/client.js';
 import type { Answer, UpstreamCall } from '../upstream/router.js';
 import { resolveSecret } from '../upstream/provider-keys.js';
 import { errorMessageOf, modelUnavailable } from '../upstream/router.js';
-import { checkBodyShape, parseJsonBody } from './body-guard.js';
+import { billed, findModelOfKind, fundedJson, reserveHold } from './pipeline.js';
 import { meterIR, StreamMeter } from './meter.js';
-import { logRequest, RequestLine } from './request-log.js';
+import type { RequestLine } from './request-log.js';
 import { AnswerContext, keepAnswer, passesThrough, settleBeforeAnswer, usageRecord, type Job } from './job.js';
 import type { Surface } from './surfaces.js';
 import { requestTerms, type Terms } from './terms.js';
 
 const MAX_UPSTREAM_BODY = 64 * 1024 * 1024;
 
-export async function authenticate(gw: Gateway, ex: Exchange, surface: Surface): Promise<KeyIdentity> {
-  const key = surface.key(ex);
-  if (!key) throw new GatewayError('authentication', surface.missingKey, { code: 'invalid_api_key' });
-  const identity = await gw.keys.resolve(key).catch((err) => {
-    gw.log.error({ err }, 'key lookup failed');
-    throw new GatewayError('unavailable', 'The gateway cannot check keys right now; try again shortly.');
-  });
-  if (!identity) throw new GatewayError('authentication', 'Invalid API key: it is unknown or has been revoked.', { code: 'invalid_api_key' });
-  return identity;
-}
-
-/** Bodies larger than this wait for the cheap checks before they are read. */
-const HELD_BODY_BYTES = 64 * 1024;
-
-/** The body's length as its request declares it (0 without a Content-Length). */
-export function declaredBodyBytes(ex: Exchange): number {
-  const n = Number(ex.headers['content-length']);
-  return Number.isSafeInteger(n) && n > 0 ? n : 0;
-}
-
-/**
- * The cheap checks first: the key, then (for calls that need money) the balance, while the
- * body arrives (uWS wants its reader attached synchronously); only then is the body's shape
- * checked and the body parsed. A zero-balance key costs a cached lookup, not a parse.
- */
-export async function authenticatedJson(
-  gw: Gateway,
-  ex: Exchange,
-  surface: Surface,
-  needsFunds: (identity: KeyIdentity) => Promise<void>,
-): Promise<{ identity: KeyIdentity; body: unknown; size: BodySize }> {
-  const { identity, raw, size } = await authenticatedBody(gw, ex, surface, needsFunds);
-  let body: unknown;
-  try {
-    body = await parseJsonBody(raw);
-  } catch {
-    throw new GatewayError('invalid_request', 'The request body is not valid JSON.', { code: 'invalid_json' });
-  }
-  return { identity, body, size };
-}
-
-/** The same checks, with the body's bytes left unparsed (count_tokens parses them in the tokenizer's thread). */
-export async function authenticatedBody(
-  gw: Gateway,
-  ex: Exchange,
-  surface: Surface,
-  needsFunds: (identity: KeyIdentity) => Promise<void>,
-): Promise<{ identity: KeyIdentity; raw: Buffer; size: BodySize }> {
-  const bodyPromise = ex.readBody(gw.config.MAX_BODY_BYTES);
-  bodyPromise.catch(() => {});
-  // A large body waits in the socket while the checks run: refused, it is never read.
-  if (declaredBodyBytes(ex) > HELD_BODY_BYTES) ex.pauseBody();
-  const identity = await authenticate(gw, ex, surface);
-  try {
-    await needsFunds(identity);
-  } catch (err) {
-    // A key refused for its balance or its rate and asking again at once is tarpitted.
-    if (err instanceof GatewayError) await gw.admission.refused(identity.keyId, err);
-    throw err;
-  }
-  ex.resumeBody();
-  const raw = await bodyPromise;
-  const containers = await checkBodyShape(raw, { maxDepth: gw.config.MAX_JSON_DEPTH, maxContainers: gw.config.MAX_JSON_CONTAINERS });
-  return { identity, raw, size: { bytes: raw.length, containers } };
-}
 
 const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
 
-export function findModel(gw: Gateway, id: string): Model {
-  const model = gw.catalogue.current.models.get(id);
-  if (!model) {
-    throw new GatewayError('not_found', `The model "${id}" does not exist. GET /v1/models lists the available models.`, {
-      param: 'model',
-      code: 'model_not_found',
-    });
-  }
-  return model;
-}
-
-/**
- * A model of the kind the route serves. The other kind is the client's mistake, worded with the
- * route that serves it: a chat model has no vectors to give, an embedding model no text.
- */
-export function findModelOfKind(gw: Gateway, id: string, kind: ModelKind): Model {
-  const model = findModel(gw, id);
-  if (model.kind === kind) return model;
-  const message = model.kind === 'embedding'
-    ? `The model "${id}" is an embedding model: call POST /v1/embeddings with it. GET /v1/models lists each model's kind.`
-    : `The model "${id}" is a chat model, not an embedding model: POST /v1/embeddings takes models of kind "embedding" (GET /v1/models lists each model's kind).`;
-  throw new GatewayError('invalid_request', message, { param: 'model', code: 'model_not_supported' });
-}
 
 /** The upstream request for one route: pass-through when dialects match, translated otherwise. */
 function upstreamCall(route: Route, key: string | undefined, surface: Surface, ir: IRRequest, clientBody: Record<string, unknown>, terms: Terms, query: string, limits: DialectLimits): UpstreamCall {
@@ -169,24 +80,10 @@ export function clientErrorFromUpstream(status: number, text: string): GatewayEr
 
 // The request's parts live on `job`, not in this function's locals: a suspended async function
 // keeps every local it had, dead or not, and a stream suspends here for minutes.
-export async function handleInference(gw: Gateway, ex: Exchange, surface: Surface, call?: SurfaceCall): Promise<void> {
-  const line = new RequestLine();
-  try {
-    const job = await admit(gw, ex, surface, line, call);
-    try {
-      // The answer goes straight to `respond`, so that no async frame holds it (and with it the
-      // upstream's headers) for as long as a stream lasts.
-      await sendUpstream(job).then((answer) => answer && respond(job, answer));
-    } finally {
-      // Refused or failed before any answer: nothing was used. If the store is down the release
-      // is retried (and the hold would expire by itself after RESERVATION_TTL_MS).
-      if (!job.reservation.settled) await gw.ledger.release(job.reservation);
-    }
-  } catch (err) {
-    logRequest(gw, ex, surface.name, line, err);
-    throw err;
-  }
-  logRequest(gw, ex, surface.name, line);
+export function handleInference(gw: Gateway, ex: Exchange, surface: Surface, call?: SurfaceCall): Promise<void> {
+  // The answer goes straight to `respond`, so that no async frame holds it (and with it the
+  // upstream's headers) for as long as a stream lasts.
+  return billed(gw, ex, surface.name, (line) => admit(gw, ex, surface, line, call), (job) => sendUpstream(job).then((answer) => answer && respond(job, answer)));
 }
 
 /** The upstream's answer, whole or streamed, to the client; its error status as the client's error. */
@@ -211,11 +108,7 @@ function respond(job: Job, { route, response, key }: Answer): Promise<void> {
 
 /** Key, balance, body, model and terms checked; the hold reserved. */
 async function admit(gw: Gateway, ex: Exchange, surface: Surface, line: RequestLine, call: SurfaceCall | undefined): Promise<Job> {
-  const read = await authenticatedJson(gw, ex, surface, (id) => {
-    line.userId = id.userId;
-    line.keyId = id.keyId;
-    return gw.ledger.precheck(id);
-  });
+  const read = await fundedJson(gw, ex, surface, line);
   const { identity } = read;
   let { body, size } = read;
   // A continuation stands for its whole history: that is what is parsed, held for and sent.
@@ -227,13 +120,7 @@ async function admit(gw: Gateway, ex: Exchange, surface: Surface, line: RequestL
   const model = findModelOfKind(gw, ir.model, 'chat');
   if (ir.sameDialectOnly && !model.routes.some((r) => DIALECTS[r.provider.dialect] === surface.dialect)) throw untranslatable(ir);
   const terms = requestTerms(surface, body as Record<string, unknown>, size, model, ex.headers, gw.config);
-  let reservation: Reservation;
-  try {
-    reservation = await gw.ledger.reserve(identity, terms.hold);
-  } catch (err) {
-    if (err instanceof GatewayError && err.kind === 'insufficient_balance') gw.metrics.reservationRefusals.inc();
-    throw err;
-  }
+  const reservation = await reserveHold(gw, identity, terms.hold);
   const job: Job = {
     gw, ex, surface, identity, model, ir, terms, reservation, sent: false, conversation, line,
     body: body as Record<string, unknown>,

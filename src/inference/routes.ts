@@ -5,7 +5,8 @@ import type { RouteDef, Router } from '../server/router.js';
 import { handleCountTokens } from './count-tokens.js';
 import { EMBEDDINGS, handleEmbeddings } from './embeddings.js';
 import { decodeSegment } from '../wire.js';
-import { authenticate, authenticatedJson, handleInference } from './handle.js';
+import { handleInference } from './handle.js';
+import { authenticate, authenticatedJson } from './pipeline.js';
 import { modelsJson } from './models.js';
 import { CHAT, MESSAGES, SURFACES, type Surface } from './surfaces.js';
 

@@ -186,8 +186,12 @@ export interface HotAccountSnapshot {
   pendingUnaccounted: bigint;
 }
 
-export interface HotStore {
-  readonly kind: 'redis' | 'memory';
+// The hot store by concern. Each caller takes the narrowest of these it needs (the outbox writer
+// an OutboxStore, the key cache a SharedCache and a Bus, …); the two stores (hot-redis.ts,
+// hot-memory.ts) implement them all as HotStore.
+
+/** The money: balances, holds, leases and charges, each step atomic. */
+export interface AccountStore {
   /**
    * True when a settle is durable once it returns (Redis with AOF). False for the in-process
    * store, whose outbox lives in memory: callers wait for the writer's commit (`whenCommitted`).
@@ -218,8 +222,11 @@ export interface HotStore {
   forgetBalance(userId: string): Promise<void>;
   /** count_tokens and other unbilled calls: counts against the key's rpm, needs a positive balance. */
   gate(userId: string, keyId: string, rpmLimit: number): Promise<'ok' | 'unknown' | 'insufficient' | { retryAfterMs: number }>;
+}
 
-  // ---- the outbox, drained by src/billing/outbox-writer.ts ----
+/** The usage records on their way to Postgres, drained by src/billing/outbox-writer.ts. */
+export interface OutboxStore {
+  readonly durableSettle: boolean;
   /** Entries for `consumer`: its own unacknowledged ones first, then new ones (waiting up to blockMs). */
   readOutbox(consumer: string, count: number, blockMs: number): Promise<OutboxEntry[]>;
   /** Acknowledge committed entries and apply each one's balance correction, once per entry. */
@@ -232,21 +239,33 @@ export interface HotStore {
   outboxLength(): Promise<number>;
   /** Every loaded account with its outbox sums, read atomically. */
   snapshotAccounts(): Promise<HotAccountSnapshot[]>;
+}
 
+/** Values every process sees (the key cache), with a time to live. */
+export interface SharedCache {
   getCached(key: string): Promise<string | null>;
   /** With onlyIfAbsent, an existing live value wins (SET NX), so a tombstone cannot be overwritten. */
   setCached(key: string, value: string, ttlMs: number, opts?: { onlyIfAbsent?: boolean }): Promise<void>;
   deleteCached(key: string): Promise<void>;
+}
 
+/** Fixed-window counters (login and signup limits, refusal tarpits). */
+export interface Counters {
   /** Count one event in a fixed window; returns the count so far and the seconds left. */
   hit(bucket: string, windowS: number): Promise<{ count: number; ttlS: number }>;
   resetHits(bucket: string): Promise<void>;
   /** Takes back one event counted by hit(), if its window is still open; never below zero. */
   releaseHit(bucket: string): Promise<void>;
+}
 
+/** Messages to every gateway process (a revoked key, a saved catalogue, a credit). */
+export interface Bus {
   publish(channel: string, message: string): Promise<void>;
   subscribe(channel: string, onMessage: (message: string) => void): Promise<void>;
+}
 
+export interface HotStore extends AccountStore, OutboxStore, SharedCache, Counters, Bus {
+  readonly kind: 'redis' | 'memory';
   ping(): Promise<void>;
   close(): Promise<void>;
 }

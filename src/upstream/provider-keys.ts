@@ -9,7 +9,7 @@
 
 import type { Logger } from 'pino';
 import type { Provider } from '../catalogue/index.js';
-import type { HotStore } from '../store/hot.js';
+import type { Bus } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
 import { VaultError, type KeyVault } from './key-vault.js';
 
@@ -61,7 +61,7 @@ export class ProviderKeys {
   ) {}
 
   /** Reads the keys now and whenever an admin saves one. */
-  async start(hot: HotStore): Promise<void> {
+  async start(hot: Bus): Promise<void> {
     await hot.subscribe(PROVIDER_KEYS_CHANNEL, () => {
       this.load().catch((err: unknown) => this.log.error({ err }, 'could not read the provider keys'));
     });
