@@ -10,7 +10,6 @@
 
 import type { OperatorFunction } from 'rxjs';
 import type { Prices, Model } from '../catalogue/index.js';
-import type { Config } from '../config.js';
 import type { GatewayError } from '../errors.js';
 import type { Exchange } from '../server/exchange.js';
 import type { TextSink } from '../stream/envelope.js';
@@ -86,7 +85,12 @@ export interface PromptParts {
 }
 
 /** The configuration the dialects read (the client's headers, choices, and their defaults). */
-export type DialectLimits = Pick<Config, 'MAX_N' | 'ANTHROPIC_VERSIONS' | 'ANTHROPIC_PRICED_BETAS'>;
+/** The settings a dialect reads, by their names in src/config.ts (which sits above the dialects). */
+export interface DialectLimits {
+  MAX_N: number;
+  ANTHROPIC_VERSIONS: readonly string[];
+  ANTHROPIC_PRICED_BETAS: readonly string[];
+}
 
 export type { MaxTokensField } from '../catalogue/index.js';
 import type { MaxTokensField } from '../catalogue/index.js';

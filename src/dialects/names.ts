@@ -7,20 +7,9 @@ import { meta as openai } from './openai/meta.js';
 import { meta as anthropic } from './anthropic/meta.js';
 import { meta as responses } from './responses/meta.js';
 import { meta as gemini } from './gemini/meta.js';
+import type { DialectMeta } from './meta.js';
 
-/** A dialect's light half, in its folder's `meta.ts`. */
-export interface DialectMeta {
-  /** The catalogue's `dialect` value: the dialect's one name (registry key, folder, `Dialect.name`). */
-  name: string;
-  /** Its providers serve POST /v1/embeddings: the dialect's `index.ts` has an `embeddings` adapter. */
-  embeddings: boolean;
-  /**
-   * The vendor's models that take reasoning controls, for a route whose catalogue entry does not
-   * say (catalogue/index.ts REASONING_MODEL). Matched case-insensitively at the start of the
-   * upstream model name or after a `/` (`vendor/model` on aggregators); no flags, no anchors.
-   */
-  reasoningModels?: RegExp;
-}
+export type { DialectMeta };
 
 /** In the order error messages and the admin API list them. */
 export const DIALECT_METAS = [openai, anthropic, responses, gemini] as const;

@@ -59,9 +59,12 @@ export interface LiveProvider<B> {
   notify: ((ctx: NotifyContext, raw: Buffer, headers: Record<string, string>) => Promise<NotifyResult>) | null;
 }
 
-// Methods, not function properties: a provider of its own settings and body types stands in the
-// registry's list of providers of unknown ones.
-export interface PaymentProvider<M extends string = string, S = unknown, B = unknown> {
+/**
+ * A provider's light half, its folder's settings.ts: what src/config.ts reads at start (the
+ * variables and the settings they make), without the provider's clients, bodies and invoices,
+ * so that the command line and the cluster primary load none of those.
+ */
+export interface ProviderConfig<M extends string = string, S = unknown> {
   /** {provider} of /api/payments/{provider}/notify; stored in deposits.provider. */
   readonly id: string;
   /** {method} of POST /api/dashboard/deposits/{method}; stored in deposits.method. */
@@ -72,6 +75,11 @@ export interface PaymentProvider<M extends string = string, S = unknown, B = unk
   readonly env: Readonly<Record<string, EnvVar>>;
   /** The method's settings from the variables; throws PaymentConfigError on a value that is wrong. Shared by a method's providers. */
   settings(env: EnvValues): Configured<S>;
+}
+
+// Methods, not function properties: a provider of its own settings and body types stands in the
+// registry's list of providers of unknown ones.
+export interface PaymentProvider<M extends string = string, S = unknown, B = unknown> extends ProviderConfig<M, S> {
   /** Whether this provider is the one serving its method under these settings. */
   enabled(settings: S): boolean;
   /** Its entry in GET /api/dashboard/deposit/info: public parameters only, never a key, a URL or a merchant string. */

@@ -1,5 +1,6 @@
 // The payment providers, one line each, in the order their variables are documented and their
-// methods listed in GET /deposit/info. Adding one: docs/architecture.md, "Adding a payment provider".
+// methods listed in GET /deposit/info; configs.ts lists their light halves in the same order.
+// Adding one: docs/architecture.md, "Adding a payment provider".
 
 import { epusdt } from './epusdt/index.js';
 import { midtrans } from './midtrans/index.js';
@@ -10,3 +11,4 @@ export const PROVIDERS = [
   qris,
   epusdt,
 ] as const;
+

@@ -1,4 +1,3 @@
-import type { Config } from '../config.js';
 import type { HotStore } from './hot.js';
 import { MemoryHotStore } from './hot-memory.js';
 import { RedisHotStore } from './hot-redis.js';
@@ -50,7 +49,8 @@ async function firstPing(hot: HotStore): Promise<void> {
 
 /** Opens both stores and brings the schema up to date. */
 export async function openStores(
-  config: Pick<Config, 'DATABASE_URL' | 'REDIS_URL' | 'dataDir'> & { redis?: RedisTarget; REDIS_PREFIX?: string; REDIS_TIMEOUT_MS?: number; DATABASE_POOL_SIZE?: number },
+  // The settings it reads, by their names in src/config.ts (which sits above the stores).
+  config: { DATABASE_URL?: string; REDIS_URL?: string; dataDir: string; redis?: RedisTarget; REDIS_PREFIX?: string; REDIS_TIMEOUT_MS?: number; DATABASE_POOL_SIZE?: number },
 ): Promise<Stores> {
   const sqlStore = await openSql({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir, max: config.DATABASE_POOL_SIZE });
   try {

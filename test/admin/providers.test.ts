@@ -55,7 +55,12 @@ function fits(t: Test, schema: v.GenericSchema, value: unknown, what: string) {
 
 function capturedLog() {
   let text = '';
-  const sink = new Writable({ write(chunk: Buffer, _e, cb) { text += chunk.toString(); cb(); } });
+  const sink = new Writable({
+    write(chunk: Buffer, _e, cb) {
+      text += chunk.toString();
+      cb();
+    },
+  });
   return { log: pino({ level: 'debug' }, sink), text: () => text };
 }
 

@@ -22,7 +22,10 @@ t.test('health and revenue', async (t) => {
   t.equal(priced.status, 200, priced.text);
   const chat = (model: string) =>
     fetch(`${s.gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hello there' }] }) })
-      .then(async (r) => { await r.arrayBuffer(); return r.status; });
+      .then(async (r) => {
+        await r.arrayBuffer();
+        return r.status;
+      });
   for (let i = 0; i < 3; i++) t.equal(await chat('oa-model'), 200);
   t.equal(await chat('fallback-model'), 200, 'the dead first route fails over');
 

@@ -22,7 +22,10 @@ const chat = (url: string, key: string, model: string, content = 'hello there', 
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model, stream, messages: [{ role: 'user', content }] }),
-  }).then(async (r) => { await r.arrayBuffer(); return r.status; });
+  }).then(async (r) => {
+    await r.arrayBuffer();
+    return r.status;
+  });
 
 t.test('the request log across users', async (t) => {
   const s = await startDashboard(t);

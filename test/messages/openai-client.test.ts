@@ -163,7 +163,9 @@ t.test('a tool round trip: the tool message reaches Anthropic as a tool_result b
 t.test('no max_tokens from a chat client: the Anthropic upstream gets the model\'s max output', async (t) => {
   await client.chat.completions.create({ model: MODEL, messages: say('hi') });
   t.equal(lastUpstream().body.max_tokens, 1000, 'max_output_tokens of an-model');
-  await client.chat.completions.create({ model: MODEL, stream: true, messages: say('hi') }).then(async (s) => { for await (const _ of s); });
+  await client.chat.completions.create({ model: MODEL, stream: true, messages: say('hi') }).then(async (s) => {
+    for await (const _ of s);
+  });
   t.equal(lastUpstream().body.max_tokens, 1000, 'streamed too');
   await client.chat.completions.create({ model: MODEL, max_completion_tokens: 77, messages: say('hi') });
   t.equal(lastUpstream().body.max_tokens, 77, 'max_completion_tokens → max_tokens');

@@ -11,6 +11,7 @@ import { PREFIX } from '../../src/dashboard/http.js';
 import { registerDashboard } from '../../src/dashboard/routes.js';
 import type { PaymentProvider } from '../../src/payments/provider.js';
 import { PROVIDERS } from '../../src/payments/providers.js';
+import { PROVIDER_CONFIGS } from '../../src/payments/configs.js';
 import { registerPayments } from '../../src/payments/routes.js';
 import { DEPOSIT_METHODS } from '../../src/payments/service.js';
 import type { RouteDef, Router } from '../../src/server/router.js';
@@ -55,7 +56,13 @@ t.test('every registered provider provides what a provider must', async (t) => {
     t.ok(existsSync(path.join(folder, 'index.ts')), `${p.id}: its folder has an index.ts`);
     const mod = (await import(path.join(folder, 'index.js'))) as Record<string, unknown>;
     t.ok(Object.values(mod).includes(p), `${p.id}: index.ts exports the registered object`);
+    // Its light half, which src/config.ts reads without loading the provider's clients.
+    const light = (await import(path.join(folder, 'settings.js'))) as Record<string, unknown>;
+    const config = PROVIDER_CONFIGS.find((c) => c.id === p.id);
+    t.ok(config && Object.values(light).includes(config), `${p.id}: settings.ts exports its light half, listed in configs.ts`);
+    for (const k of ['id', 'method', 'methodName', 'env', 'settings'] as const) t.equal(p[k], config?.[k], `${p.id}: ${k} is its light half's`);
   }
+  t.same(PROVIDER_CONFIGS.map((c) => c.id), registered.map((p) => p.id), 'configs.ts lists the same providers in the same order');
   // Providers of one method share what belongs to the method.
   for (const method of DEPOSIT_METHODS) {
     const serving = registered.filter((p) => p.method === method);

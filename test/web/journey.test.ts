@@ -313,7 +313,10 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   await page.waitForTimeout(150);
   const overflowing = await page.evaluate(() =>
     [...document.querySelectorAll('.figures dd')]
-      .filter((e) => { const d = e as unknown as { scrollWidth: number; clientWidth: number }; return d.scrollWidth > d.clientWidth + 1; })
+      .filter((e) => {
+        const d = e as unknown as { scrollWidth: number; clientWidth: number };
+        return d.scrollWidth > d.clientWidth + 1;
+      })
       .map((e) => e.outerHTML),
   );
   t.same(overflowing, [], 'no figure overflows its card on a phone');

@@ -3,6 +3,7 @@
 
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
+import { prevented } from './ui.js';
 
 export function ConfirmDialog({ title, children, confirm, cancel, busy, onConfirm, onClose }: {
   title: string;
@@ -27,7 +28,7 @@ export function ConfirmDialog({ title, children, confirm, cancel, busy, onConfir
     };
   }, []);
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby="dialog-title" aria-describedby="dialog-body" onCancel={(e) => { e.preventDefault(); onClose(); }}>
+    <dialog ref={ref} class="dialog" aria-labelledby="dialog-title" aria-describedby="dialog-body" onCancel={prevented(() => onClose())}>
       <h2 id="dialog-title">{title}</h2>
       <div id="dialog-body">{children}</div>
       <div class="dialog-actions">

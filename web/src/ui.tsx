@@ -242,3 +242,11 @@ export function Money({ value, currency = 'USD' }: { value: string; currency?: s
   const { lang } = useApp();
   return <span class="money" title={currency === 'USD' ? value : undefined}>{money(lang, value, currency)}</span>;
 }
+
+/** A handler that stops the browser's own action (a form's submit, a dialog's cancel), then does `then`. */
+export function prevented(then: () => unknown) {
+  return (e: Event) => {
+    e.preventDefault();
+    void then();
+  };
+}

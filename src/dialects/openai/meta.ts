@@ -1,7 +1,7 @@
 // What the rest of the gateway knows of this dialect without loading it: the catalogue reads it
 // through the leaf registry (../names.ts) to check a provider's `dialect` and a route's model.
 
-import type { DialectMeta } from '../names.js';
+import type { DialectMeta } from '../meta.js';
 
 export const meta = {
   name: 'openai',

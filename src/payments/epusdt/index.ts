@@ -9,7 +9,7 @@ import { DepositError } from '../deposits.js';
 import type { PaymentProvider } from '../provider.js';
 import { EpusdtClient } from './client.js';
 import { epusdtNotification } from './notification.js';
-import { EPUSDT_ENV, epusdtSettings, type EpusdtSettings } from './settings.js';
+import { epusdtConfig, type EpusdtSettings } from './settings.js';
 
 const UsdAmount = v.pipe(
   v.union([v.number(), v.pipe(v.string(), v.trim(), v.maxLength(32))], 'must be a USD amount'),
@@ -52,11 +52,7 @@ function checkBody(e: EpusdtSettings, cents: bigint, token: string | undefined):
 }
 
 export const epusdt: PaymentProvider<'epusdt', EpusdtSettings, EpusdtBody> = {
-  id: 'epusdt',
-  method: 'epusdt',
-  methodName: 'USDT/USDC',
-  env: EPUSDT_ENV,
-  settings: epusdtSettings,
+  ...epusdtConfig,
   enabled: () => true,
   info: (e, expiryS) => ({
     id: 'epusdt', currency: 'USD', min: usdText(e.minCents), max: usdText(e.maxCents),

@@ -4,7 +4,7 @@
 import * as v from 'valibot';
 import { decimal, flag, secret, url, type EnvVar } from '../../env-schemas.js';
 import { compareDecimal, parseDecimal, usdCents, usdToPayCents, type Decimal } from '../amounts.js';
-import { configFail, missingVars, type Configured, type EnvValues } from '../provider.js';
+import { configFail, missingVars, type Configured, type EnvValues, type ProviderConfig } from '../provider.js';
 
 export const EPUSDT_ENV = {
   EPUSDT_URL: {
@@ -78,3 +78,12 @@ export function epusdtSettings(env: EnvValues): Configured<EpusdtSettings> {
     },
   };
 }
+
+/** epusdt's light half (src/payments/provider.ts, ProviderConfig). */
+export const epusdtConfig: ProviderConfig<'epusdt', EpusdtSettings> = {
+  id: 'epusdt',
+  method: 'epusdt',
+  methodName: 'USDT/USDC',
+  env: EPUSDT_ENV,
+  settings: epusdtSettings,
+};

@@ -1,27 +1,16 @@
 // QRIS through Midtrans (QRIS_MODE=midtrans): the invoice is a Midtrans Core API charge, and
 // Midtrans' notifications, read back from its status API, confirm it.
 
-import { secret, url } from '../../env-schemas.js';
 import type { PaymentProvider } from '../provider.js';
-import { checkQrisAmount, QRIS_METHOD_ENV, qrisInfo, qrisInvoice, qrisRate, qrisSettings, QrisBody, type QrisSettings } from '../qris/method.js';
+import { checkQrisAmount, qrisInfo, qrisInvoice, qrisRate, QrisBody } from '../qris/method.js';
+import type { QrisSettings } from '../qris/settings.js';
+import { midtransConfig } from './settings.js';
 import { idrCreditNano } from '../amounts.js';
 import { MidtransClient } from './client.js';
 import { midtransNotification } from './notification.js';
 
 export const midtrans: PaymentProvider<'qris', QrisSettings, QrisBody> = {
-  id: 'midtrans',
-  method: 'qris',
-  methodName: 'QRIS',
-  env: {
-    ...QRIS_METHOD_ENV,
-    MIDTRANS_URL: { schema: url('MIDTRANS_URL', ['http:', 'https:']), doc: 'Midtrans API base (default https://api.midtrans.com; sandbox: https://api.sandbox.midtrans.com).' },
-    MIDTRANS_SERVER_KEY: {
-      schema: secret('MIDTRANS_SERVER_KEY', 8),
-      doc: 'Midtrans server key: authenticates charges and verifies notification signatures (required for QRIS_MODE=midtrans).',
-      secret: true,
-    },
-  },
-  settings: qrisSettings,
+  ...midtransConfig,
   enabled: (q) => q.mode === 'midtrans',
   info: qrisInfo,
   body: QrisBody,

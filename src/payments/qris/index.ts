@@ -2,31 +2,15 @@
 // with a unique amount in it, confirmed by a signed notification from whatever watches the
 // merchant account (QRIS_NOTIFY_SECRET) or by the operator's `airouter deposit confirm`.
 
-import * as v from 'valibot';
-import { secret } from '../../env-schemas.js';
 import { idrCreditNano } from '../amounts.js';
 import type { PaymentProvider } from '../provider.js';
 import { merchantQr, uniqueAmount } from './invoice.js';
-import { checkQrisAmount, QRIS_METHOD_ENV, qrisInfo, qrisInvoice, qrisRate, qrisSettings, QrisBody, type QrisSettings } from './method.js';
+import { checkQrisAmount, qrisInfo, qrisInvoice, qrisRate, QrisBody } from './method.js';
+import { qrisConfig, type QrisSettings } from './settings.js';
 import { qrisNotification } from './notification.js';
 
 export const qris: PaymentProvider<'qris', QrisSettings, QrisBody> = {
-  id: 'qris',
-  method: 'qris',
-  methodName: 'QRIS',
-  env: {
-    ...QRIS_METHOD_ENV,
-    QRIS_STATIC_PAYLOAD: {
-      schema: v.optional(v.pipe(v.string(), v.trim())),
-      doc: 'The merchant\'s static QRIS text (required for QRIS_MODE=merchant); checked at start (TLV, static, IDR, CRC).',
-    },
-    QRIS_NOTIFY_SECRET: {
-      schema: secret('QRIS_NOTIFY_SECRET', 16),
-      doc: 'HMAC-SHA256 secret of /api/payments/qris/notify (16+ characters). Unset: only `airouter deposit confirm` confirms.',
-      secret: true,
-    },
-  },
-  settings: qrisSettings,
+  ...qrisConfig,
   enabled: (q) => q.mode === 'merchant',
   info: qrisInfo,
   body: QrisBody,

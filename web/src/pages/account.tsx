@@ -3,7 +3,7 @@
 
 import { useState } from 'preact/hooks';
 import { api, type SessionT } from '../api.js';
-import { ErrorText, Field, Link, LocalError, Section, useApp, useSubmit } from '../ui.js';
+import { ErrorText, Field, Link, LocalError, prevented, Section, useApp, useSubmit } from '../ui.js';
 
 export function Forgot() {
   const { t } = useApp();
@@ -19,7 +19,7 @@ export function Forgot() {
       {sentTo ? (
         <p class="success" role="status">{t('forgot.sent', { email: sentTo })}</p>
       ) : (
-        <form noValidate onSubmit={(e) => { e.preventDefault(); submit.run(); }}>
+        <form noValidate onSubmit={prevented(() => submit.run())}>
           <p class="muted">{t('forgot.intro')}</p>
           <Field label={t('login.email')} id="email" type="email" autocomplete="email" value={email} onInput={submit.edit(setEmail)} error={submit.at('email')} />
           <ErrorText error={submit.rest('email')} />
@@ -47,7 +47,7 @@ export function Reset() {
       {!token ? (
         <p class="error" role="alert">{t('err.notoken')}</p>
       ) : (
-        <form noValidate onSubmit={(e) => { e.preventDefault(); submit.run(); }}>
+        <form noValidate onSubmit={prevented(() => submit.run())}>
           <Field label={t('verify.password')} id="password" type="password" autocomplete="new-password" hint={t('verify.hint')} value={password} onInput={submit.edit(setPassword)} error={submit.at('password')} />
           <Field label={t('verify.confirm')} id="confirm" type="password" autocomplete="new-password" value={confirm} onInput={submit.edit(setConfirm)} error={submit.at('confirm')} />
           <ErrorText error={submit.rest('password', 'confirm')} />
@@ -76,7 +76,7 @@ function ChangePassword() {
   });
   return (
     <Section title={t('account.change')}>
-      <form noValidate onSubmit={(e) => { e.preventDefault(); submit.run(); }}>
+      <form noValidate onSubmit={prevented(() => submit.run())}>
         <Field label={t('account.current')} id="current_password" type="password" autocomplete="current-password" value={current} onInput={submit.edit(setCurrent)} error={submit.at('current_password')} />
         <Field label={t('verify.password')} id="new_password" type="password" autocomplete="new-password" hint={t('verify.hint')} value={next} onInput={submit.edit(setNext)} error={submit.at('new_password')} />
         <Field label={t('verify.confirm')} id="confirm" type="password" autocomplete="new-password" value={confirm} onInput={submit.edit(setConfirm)} error={submit.at('confirm')} />

@@ -4,7 +4,7 @@
 
 import { useState } from 'preact/hooks';
 import { api, type SessionT } from '../api.js';
-import { ErrorText, Field, Link, LocalError, useApp, useSubmit } from '../ui.js';
+import { ErrorText, Field, Link, LocalError, prevented, useApp, useSubmit } from '../ui.js';
 
 export function Signup() {
   const { t } = useApp();
@@ -20,7 +20,7 @@ export function Signup() {
       {sentTo ? (
         <p class="success" role="status">{t('signup.sent', { email: sentTo })}</p>
       ) : (
-        <form noValidate onSubmit={(e) => { e.preventDefault(); submit.run(); }}>
+        <form noValidate onSubmit={prevented(() => submit.run())}>
           <Field label={t('signup.email')} id="email" type="email" autocomplete="email" value={email} onInput={submit.edit(setEmail)} error={submit.at('email')} />
           <ErrorText error={submit.rest('email')} />
           <button type="submit" disabled={submit.busy}>{t('signup.submit')}</button>
@@ -47,7 +47,7 @@ export function Verify() {
       {!token ? (
         <p class="error" role="alert">{t('err.notoken')}</p>
       ) : (
-        <form noValidate onSubmit={(e) => { e.preventDefault(); submit.run(); }}>
+        <form noValidate onSubmit={prevented(() => submit.run())}>
           <Field label={t('verify.password')} id="password" type="password" autocomplete="new-password" hint={t('verify.hint')} value={password} onInput={submit.edit(setPassword)} error={submit.at('password')} />
           <Field label={t('verify.confirm')} id="confirm" type="password" autocomplete="new-password" value={confirm} onInput={submit.edit(setConfirm)} error={submit.at('confirm')} />
           <ErrorText error={submit.rest('password', 'confirm')} />
@@ -69,7 +69,7 @@ export function Login() {
   return (
     <section class="card narrow">
       <h1>{t('login.title')}</h1>
-      <form noValidate onSubmit={(e) => { e.preventDefault(); submit.run(); }}>
+      <form noValidate onSubmit={prevented(() => submit.run())}>
         <Field label={t('login.email')} id="email" type="email" autocomplete="email" value={email} onInput={submit.edit(setEmail)} error={submit.at('email')} />
         <Field label={t('login.password')} id="password" type="password" autocomplete="current-password" value={password} onInput={submit.edit(setPassword)} error={submit.at('password')} />
         <ErrorText error={submit.rest('email', 'password')} />

@@ -58,7 +58,10 @@ export function LimitFields({ draft, set, submit, idPrefix }: {
       <Field label={t('keys.spend')} id={`${idPrefix}spend`} inputMode="decimal" value={draft.spend} hint={t('keys.spendHint')}
         onInput={submit.edit((v) => set({ ...draft, spend: v }))} error={submit.at('spend_limit_usd')} />
       <Select label={t('keys.period')} id={`${idPrefix}period`} value={draft.period} error={submit.at('spend_limit_period')}
-        onChange={(v) => { set({ ...draft, period: v as LimitsDraft['period'] }); submit.setError(null); }}
+        onChange={(v) => {
+          set({ ...draft, period: v as LimitsDraft['period'] });
+          submit.setError(null);
+        }}
         options={[['', t('keys.periodNone')], ...PERIODS.map((p): [string, string] => [p, t(`keys.period.${p}`)])]} />
     </fieldset>
   );

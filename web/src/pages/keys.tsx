@@ -5,7 +5,7 @@ import { useState } from 'preact/hooks';
 import { api, type CatalogT, type KeyListT, type KeyT, type NewKeyT } from '../api.js';
 import { ConfirmDialog } from '../dialog.js';
 import { dateTime } from '../format.js';
-import { ErrorText, Field, Scroll, Section, useApp, useLoad, useSubmit } from '../ui.js';
+import { ErrorText, Field, prevented, Scroll, Section, useApp, useLoad, useSubmit } from '../ui.js';
 import { draftOf, LIMIT_PARAMS, LimitFields, limitsBody, limitsText } from './key-limits.js';
 import { Snippets } from './snippets.js';
 
@@ -50,7 +50,7 @@ function CreateForm({ onCreated }: { onCreated(k: NewKeyT): void }) {
     onCreated(k);
   });
   return (
-    <form noValidate onSubmit={(e) => { e.preventDefault(); create.run(); }}>
+    <form noValidate onSubmit={prevented(() => create.run())}>
       <Field label={t('keys.name')} id="key-name" maxLength={NAME_MAX} value={name} onInput={create.edit(setName)} error={create.at('name')} hint={t('keys.nameHint', { max: NAME_MAX })} />
       <LimitFields draft={draft} set={setDraft} submit={create} idPrefix="new-" />
       <ErrorText error={create.rest('name', ...LIMIT_PARAMS)} />
@@ -68,7 +68,7 @@ function EditForm({ k, onDone }: { k: KeyT; onDone(saved: boolean): void }) {
     onDone(true);
   });
   return (
-    <form class="edit" noValidate aria-label={t('keys.editTitle', { name: k.name || k.prefix })} onSubmit={(e) => { e.preventDefault(); save.run(); }}>
+    <form class="edit" noValidate aria-label={t('keys.editTitle', { name: k.name || k.prefix })} onSubmit={prevented(() => save.run())}>
       <h3>{t('keys.editTitle', { name: k.name || `${k.prefix}…` })}</h3>
       <Field label={t('keys.nameEdit')} id="edit-name" maxLength={NAME_MAX} value={name} onInput={save.edit(setName)} error={save.at('name')} />
       <LimitFields draft={draft} set={setDraft} submit={save} idPrefix="edit-" />
@@ -123,7 +123,12 @@ export function Keys() {
   return (
     <>
       <Section title={t('keys.title')} wide page>
-        <CreateForm onCreated={(k) => { setCreated(k); keys.reload(); }} />
+        <CreateForm
+          onCreated={(k) => {
+            setCreated(k);
+            keys.reload();
+          }}
+        />
         {created && <NewKeyBox created={created} model={model} />}
         <ErrorText error={keys.error} />
         {keys.data && list.length === 0 && <p class="muted">{t('common.none')}</p>}
@@ -141,12 +146,31 @@ export function Keys() {
                 </tr>
               </thead>
               <tbody>
-                {list.map((k) => <KeyRow key={k.id} k={k} onEdit={() => setEditing(k)} onRevoke={() => { revoke.setError(null); setRevoking(k); }} />)}
+                {list.map((k) => (
+                  <KeyRow
+                    key={k.id}
+                    k={k}
+                    onEdit={() => setEditing(k)}
+                    onRevoke={() => {
+                      revoke.setError(null);
+                      setRevoking(k);
+                    }}
+                  />
+                ))}
               </tbody>
             </table>
           </Scroll>
         )}
-        {editing && <EditForm key={editing.id} k={editing} onDone={(saved) => { setEditing(null); if (saved) keys.reload(); }} />}
+        {editing && (
+          <EditForm
+            key={editing.id}
+            k={editing}
+            onDone={(saved) => {
+              setEditing(null);
+              if (saved) keys.reload();
+            }}
+          />
+        )}
       </Section>
       <Section title={t('keys.howTo')} wide>
         <Snippets model={model} />

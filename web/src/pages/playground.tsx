@@ -6,7 +6,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { api, postStream, qs, type CatalogT, type UsagePageT, type UsageRecordT } from '../api.js';
 import { num, usd } from '../format.js';
-import { ErrorText, Section, Select, useApp, useLoad, useSubmit } from '../ui.js';
+import { ErrorText, prevented, Section, Select, useApp, useLoad, useSubmit } from '../ui.js';
 
 const PROMPT_MAX = 8000;
 
@@ -75,9 +75,13 @@ export function Playground() {
   return (
     <Section title={t('play.title')} wide page>
       <p class="muted">{t('play.intro')}</p>
-      <form noValidate onSubmit={(e) => { e.preventDefault(); send.run(); }}>
+      <form noValidate onSubmit={prevented(() => send.run())}>
         <Select label={t('usage.model')} id="play-model" value={picked} error={send.at('model')}
-          onChange={(m) => { setModel(m); send.setError(null); }} options={list.map((m): [string, string] => [m.id, m.display_name && m.display_name !== m.id ? `${m.id} — ${m.display_name}` : m.id])} />
+          onChange={(m) => {
+            setModel(m);
+            send.setError(null);
+          }}
+          options={list.map((m): [string, string] => [m.id, m.display_name && m.display_name !== m.id ? `${m.id} — ${m.display_name}` : m.id])} />
         <div class="field">
           <label for="prompt">{t('play.prompt')}</label>
           <textarea id="prompt" name="prompt" rows={4} maxLength={PROMPT_MAX} value={prompt} aria-invalid={send.at('prompt') ? true : undefined} aria-describedby={send.at('prompt') ? 'prompt-error' : undefined}

@@ -3,7 +3,7 @@
 
 import { useState } from 'preact/hooks';
 import { usd } from '../format.js';
-import { ErrorText, Field, Section, useApp, useLoad, useSubmit } from '../ui.js';
+import { ErrorText, Field, prevented, Section, useApp, useLoad, useSubmit } from '../ui.js';
 import { admin, type AlertsT, type RedeemAnswerT } from './admin/client.js';
 import { useAdminT } from './admin/i18n.js';
 
@@ -21,7 +21,7 @@ export function RedeemCode() {
   });
   return (
     <Section title={t('redeem.title')}>
-      <form onSubmit={(e) => { e.preventDefault(); void redeem.run(); }}>
+      <form onSubmit={prevented(() => redeem.run())}>
         <Field label={t('redeem.code')} id="redeem-code" value={code} maxLength={64} autocomplete="off" onInput={(e) => setCode((e.target as HTMLInputElement).value)} />
         <button type="submit" disabled={redeem.busy || code.trim() === ''}>{t('redeem.submit')}</button>
       </form>
@@ -43,7 +43,7 @@ export function LowBalanceAlert() {
   const shown = value ?? state.data?.low_balance_usd?.replace(/\.?0+$/, '') ?? '';
   return (
     <Section title={t('alert.title')}>
-      <form onSubmit={(e) => { e.preventDefault(); void save.run(shown || null); }}>
+      <form onSubmit={prevented(() => save.run(shown || null))}>
         <Field label={t('alert.threshold')} id="alert-threshold" inputMode="decimal" value={shown} onInput={(e) => setValue((e.target as HTMLInputElement).value)} />
         <button type="submit" disabled={save.busy}>{t('alert.save')}</button>{' '}
         {state.data?.low_balance_usd && <button type="button" class="secondary" disabled={save.busy} onClick={() => save.run(null)}>{t('alert.off')}</button>}

@@ -66,7 +66,10 @@ export function Snippets({ apiKey, model }: { apiKey?: string; model: string }) 
       <div role="tablist" aria-label={t('keys.snippets')} class="tabs">
         {TABS.map((x) => (
           <button key={x} type="button" role="tab" id={`tab-${x}`} aria-selected={tab === x} aria-controls="snippet" class={tab === x ? 'tab on' : 'tab'}
-            onClick={() => { setTab(x); setCopied(false); }}>
+            onClick={() => {
+              setTab(x);
+              setCopied(false);
+            }}>
             {t(`keys.tab.${x}`)}
           </button>
         ))}

@@ -6,7 +6,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type DepositDetailT, type DepositMethodsT, type DepositMethodT } from '../api.js';
 import { countdown, idr, money, num, usd, usdAbout } from '../format.js';
 import { codeWord } from '../i18n.js';
-import { ErrorText, Field, Link, Money, Section, Select, StatusBadge, useApp, useLoad, useSubmit } from '../ui.js';
+import { ErrorText, Field, Link, Money, prevented, Section, Select, StatusBadge, useApp, useLoad, useSubmit } from '../ui.js';
 import { LowBalanceAlert, RedeemCode } from './redeem.js';
 
 const POLL_MS = 2000;
@@ -38,7 +38,7 @@ function MethodForm({ m }: { m: DepositMethodT }) {
   });
   const credit = estimate(m, amount);
   return (
-    <form noValidate onSubmit={(e) => { e.preventDefault(); submit.run(); }}>
+    <form noValidate onSubmit={prevented(() => submit.run())}>
       <Field
         label={qris ? t('topup.amountIdr') : t('topup.amountUsd')}
         id="amount"

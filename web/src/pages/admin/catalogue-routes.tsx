@@ -4,6 +4,7 @@
 
 import { useState } from 'preact/hooks';
 import { useAdminT } from './i18n.js';
+import { prevented } from '../../ui.js';
 
 export interface RouteDraft {
   provider: string;
@@ -50,7 +51,7 @@ export function RoutesEditor({ idBase, routes, providers, busy, submitLabel, onS
   const set = (i: number, patch: Partial<Row>) => setRows(rows.map((r, j) => (j === i ? { ...r, ...patch } : r)));
   const known = (p: string) => (providers.includes(p) || p === '' ? providers : [p, ...providers]);
   return (
-    <form class="routes-editor" onSubmit={(e) => { e.preventDefault(); onSubmit(rows.map(fromRow)); }}>
+    <form class="routes-editor" onSubmit={prevented(() => onSubmit(rows.map(fromRow)))}>
       {rows.map((r, i) => {
         const id = `${idBase}-${i}`;
         const input = (k: 'model' | 'weight' | 'upIn' | 'upOut', label: string, decimal = false) => (

@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import { saveFile } from '../../api.js';
 import { dateTime, price } from '../../format.js';
-import { Field, Scroll, Section, useApp, useLoad, useSubmit } from '../../ui.js';
+import { Field, prevented, Scroll, Section, useApp, useLoad, useSubmit } from '../../ui.js';
 import { admin, type AdminProviderListT, type CatalogueStateT } from './client.js';
 import { RoutesEditor, type RouteDraft } from './catalogue-routes.js';
 import { AdminError } from './errors.js';
@@ -182,7 +182,7 @@ function Prices({ model, busy, save }: { model: Model; busy: boolean; save(body:
   return (
     <details>
       <summary>{t('admin.prices')}</summary>
-      <form onSubmit={(e) => { e.preventDefault(); save({ pricing: { ...model.pricing, input: Number(v.input), output: Number(v.output) } }); }}>
+      <form onSubmit={prevented(() => save({ pricing: { ...model.pricing, input: Number(v.input), output: Number(v.output) } }))}>
         {field('input', t('admin.priceIn'))}
         {field('output', t('admin.priceOut'))}
         <button type="submit" disabled={busy}>{t('admin.savePrices')}</button>

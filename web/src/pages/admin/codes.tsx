@@ -2,7 +2,7 @@
 
 import { useState } from 'preact/hooks';
 import { dateTime } from '../../format.js';
-import { ErrorText, Field, Money, Scroll, Section, useApp, useLoad, useSubmit } from '../../ui.js';
+import { ErrorText, Field, Money, prevented, Scroll, Section, useApp, useLoad, useSubmit } from '../../ui.js';
 import { admin, type CodeListT, type NewCodesT } from './client.js';
 import { useAdminT, useAdminWord } from './i18n.js';
 import { AdminShell } from './shell.js';
@@ -31,7 +31,7 @@ function Codes() {
   });
   return (
     <Section title={t('admin.codes')} wide page>
-      <form onSubmit={(e) => { e.preventDefault(); void make.run(); }}>
+      <form onSubmit={prevented(() => make.run())}>
         <Field label={t('admin.count')} id="codes-count" inputMode="numeric" value={count} onInput={(e) => setCount((e.target as HTMLInputElement).value)} />
         <Field label={t('admin.amount')} id="codes-amount" inputMode="decimal" value={amount} onInput={(e) => setAmount((e.target as HTMLInputElement).value)} />
         <Field label={t('admin.expires')} id="codes-expires" value={expires} onInput={(e) => setExpires((e.target as HTMLInputElement).value)} />

@@ -4,7 +4,7 @@
 
 import { useState } from 'preact/hooks';
 import { dateTime } from '../../format.js';
-import { Field, Scroll, Section, Select, useApp, useLoad, useSubmit } from '../../ui.js';
+import { Field, prevented, Scroll, Section, Select, useApp, useLoad, useSubmit } from '../../ui.js';
 import { admin, type AdminProviderListT, type AdminProviderT, type ProviderTestAnswerT } from './client.js';
 import { AdminError } from './errors.js';
 import { useAdminT, type AdminKey } from './i18n.js';
@@ -51,7 +51,10 @@ function Providers() {
       {data && data.data.map((p) => <Provider key={p.id} p={p} canSave={data.can_save_keys} dialects={data.dialects} reload={list.reload} />)}
       <details open={data?.data.length === 0} data-testid="new-provider">
         <summary>{t('prov.add')}</summary>
-        <form onSubmit={(e) => { e.preventDefault(); setAdded(null); void add.run(); }}>
+        <form onSubmit={prevented(() => {
+          setAdded(null);
+          return add.run();
+        })}>
           <Field label={t('prov.id')} id="prov-new-id" value={draft.id} hint={t('prov.idHint')} onInput={(e) => setDraft({ ...draft, id: (e.target as HTMLInputElement).value })} />
           <Select label={t('prov.dialect')} id="prov-new-dialect" value={draft.dialect} onChange={(d) => setDraft({ ...draft, dialect: d })} options={(data?.dialects ?? ['openai']).map((d) => [d, dialectWord(d)])} />
           <Field label={t('prov.baseUrl')} id="prov-new-url" value={draft.base_url} hint="https://api.example.com/v1" onInput={(e) => setDraft({ ...draft, base_url: (e.target as HTMLInputElement).value })} />
@@ -136,7 +139,7 @@ function Provider({ p, canSave, dialects, reload }: { p: AdminProviderT; canSave
       {canSave && (
         <details>
           <summary>{t('prov.addKey')}</summary>
-          <form onSubmit={(e) => { e.preventDefault(); void saveKey.run(); }}>
+          <form onSubmit={prevented(() => saveKey.run())}>
             <Field label={t('prov.key')} id={`prov-${slug}-key`} type="password" autocomplete="off" value={key.key} hint={t('prov.keyHint')} onInput={(e) => setKey({ ...key, key: (e.target as HTMLInputElement).value })} />
             <Field label={t('prov.label')} id={`prov-${slug}-label`} value={key.label} onInput={(e) => setKey({ ...key, label: (e.target as HTMLInputElement).value })} />
             <Field label={t('prov.weight')} id={`prov-${slug}-weight`} inputMode="numeric" value={key.weight} hint={t('prov.weightHint')} onInput={(e) => setKey({ ...key, weight: (e.target as HTMLInputElement).value })} />
@@ -147,7 +150,7 @@ function Provider({ p, canSave, dialects, reload }: { p: AdminProviderT; canSave
       )}
       <details>
         <summary>{t('prov.edit')}</summary>
-        <form onSubmit={(e) => { e.preventDefault(); void act.run('POST', base, { base_url: edit.base_url.trim(), dialect: edit.dialect }); }}>
+        <form onSubmit={prevented(() => act.run('POST', base, { base_url: edit.base_url.trim(), dialect: edit.dialect }))}>
           <Select label={t('prov.dialect')} id={`prov-${slug}-dialect`} value={edit.dialect} onChange={(d) => setEdit({ ...edit, dialect: d })} options={dialects.map((d) => [d, dialectWord(d)])} />
           <Field label={t('prov.baseUrl')} id={`prov-${slug}-url`} value={edit.base_url} onInput={(e) => setEdit({ ...edit, base_url: (e.target as HTMLInputElement).value })} />
           <button type="submit" disabled={act.busy}>{t('admin.save')}</button>

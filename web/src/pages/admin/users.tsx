@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { qs } from '../../api.js';
 import { dateTime, num, usd } from '../../format.js';
-import { ErrorText, Field, Money, Scroll, Section, useApp, useLoad, useSubmit } from '../../ui.js';
+import { ErrorText, Field, Money, prevented, Scroll, Section, useApp, useLoad, useSubmit } from '../../ui.js';
 import { admin, type AdjustAnswerT, type AdminUserDetailT, type AdminUserListT } from './client.js';
 import { useAdminT } from './i18n.js';
 import { AdminShell } from './shell.js';
@@ -26,7 +26,7 @@ function UserList() {
   return (
     <>
       <Section title={t('admin.users')} wide page>
-        <form role="search" onSubmit={(e) => { e.preventDefault(); navigate(`/admin${qs({ q })}`); }}>
+        <form role="search" onSubmit={prevented(() => navigate(`/admin${qs({ q })}`))}>
           <Field label={t('admin.search')} id="admin-q" value={q} onInput={(e) => setQ((e.target as HTMLInputElement).value)} />
         </form>
         <ErrorText error={list.error} />
@@ -37,7 +37,7 @@ function UserList() {
               <tbody>
                 {list.data.data.map((u) => (
                   <tr key={u.id}>
-                    <td><a href={`/admin${qs({ q: query.get('q'), user: u.id })}`} onClick={(e) => { e.preventDefault(); navigate(`/admin${qs({ q: query.get('q'), user: u.id })}`); }}>{u.email}</a></td>
+                    <td><a href={`/admin${qs({ q: query.get('q'), user: u.id })}`} onClick={prevented(() => navigate(`/admin${qs({ q: query.get('q'), user: u.id })}`))}>{u.email}</a></td>
                     <td class="num"><Money value={u.balance_usd} /></td>
                     <td>{u.is_admin ? t('admin.roleAdmin') : t('admin.roleUser')}</td>
                     <td>{u.disabled ? t('admin.disabled') : t('admin.enabled')}</td>
