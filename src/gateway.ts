@@ -42,7 +42,8 @@ const OPS_HOST = '127.0.0.1';
 
 
 export interface RunningGateway {
-  gw: Gateway;
+  /** What every handler is given (src/services.ts). */
+  services: Gateway;
   port: number;
   stores: Stores;
   /** Stop accepting, let in-flight requests finish (up to SHUTDOWN_TIMEOUT_MS), flush, close. */
@@ -171,7 +172,7 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
 
   let stopped: Promise<void> | undefined;
   return {
-    gw,
+    services: gw,
     port,
     stores,
     reloadCatalogue() {

@@ -30,7 +30,7 @@ const FIRST_START_CREDIT = usdToNano('10');
  * screens: an admin with a credit, a password and a key, the secrets printed once.
  */
 async function firstStart(running: RunningGateway): Promise<void> {
-  const { sql, hot } = running.gw;
+  const { sql, hot } = running.services;
   const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM users`;
   if (n > 0) return;
   const password = randomBase62(20);
@@ -41,7 +41,7 @@ async function firstStart(running: RunningGateway): Promise<void> {
   const key = await createKey(sql, user.id, 'first start');
   process.stdout.write(
     `\nFirst start on the embedded store: created the admin ${FIRST_START_EMAIL} with $${nanoToUsd(FIRST_START_CREDIT)} of credit.\n` +
-      `Dashboard sign-in at ${running.gw.config.publicUrl}/login, password (shown once): ${password}\n` +
+      `Dashboard sign-in at ${running.services.config.publicUrl}/login, password (shown once): ${password}\n` +
       `Its API key (shown once):\n${key.key}\n\n`,
   );
 }
@@ -59,7 +59,7 @@ export async function serve(config: Config): Promise<void> {
   if (running.stores.embeddedSql) await firstStart(running);
   // Only a real Postgres can have another process crediting (the embedded one is ours alone,
   // see claimDataDir), and PGlite's socket server takes one connection, so LISTEN would hang.
-  else await watchCredits(running.gw.sql, running.gw.hot);
+  else await watchCredits(running.services.sql, running.services.hot);
   // A cluster's workers leave the command line to their primary, which owns no server to stop.
   const control = cluster.isWorker ? null : await openControl(config, running.stores, log);
   if (cluster.isWorker) process.send?.({ type: 'listening', port: running.port });

@@ -14,7 +14,7 @@ t.test('alerts', async (t) => {
   const clock = new ManualClock();
   const round = () => clock.advance(100);
   const s = await startDashboard(t, { ALERT_CHECK_MS: '100', ALERT_DEPOSIT_UNPAID_S: '25', ALERT_ROUTE_COOLDOWN_S: '1', ROUTE_COOLDOWN_MS: '60000' }, { clock });
-  const sql = s.gw.gw.sql;
+  const sql = s.gw.services.sql;
   const admin = await signUp(s);
   await setAdmin(sql, { id: null, label: 'test setup' }, admin.userId, true);
   const user = await signUp(s);

@@ -20,7 +20,7 @@ function fits(t: Tap.Test, schema: v.GenericSchema, value: unknown, what: string
 t.test('admin API', async (t) => {
   const s = await startDashboard(t);
   const { gw } = s;
-  const sql = gw.gw.sql;
+  const sql = gw.services.sql;
   const admin = await signUp(s);
   const other = await signUp(s);
   const user = await signUp(s);
@@ -66,7 +66,7 @@ t.test('admin API', async (t) => {
     t.equal(r.status, 403, `${method} ${path} with a user's session: 403`);
     t.ok(isEnvelope(r) && r.json.error.code === 'forbidden', 'in the dashboard\'s envelope');
   }
-  t.equal((await gw.gw.ledger.balance(user.userId)).balance, 0n, 'no refused call moved money');
+  t.equal((await gw.services.ledger.balance(user.userId)).balance, 0n, 'no refused call moved money');
   const [{ n: noAudit }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM admin_audit WHERE action NOT IN ('user.promote')`;
   t.equal(noAudit, 0, 'nor changed anything');
 
@@ -104,7 +104,7 @@ t.test('admin API', async (t) => {
   }
   const mine = await s.api('GET', '/balance', { token: user.session });
   t.equal(mine.json.balance_usd, '3.000000005', 'the user sees it at once (the hot balance moved too)');
-  const rec = await reconcile(sql, gw.gw.hot);
+  const rec = await reconcile(sql, gw.services.hot);
   t.ok(rec.ok, `reconcile: exact (${JSON.stringify(rec.mismatches.concat(rec.hotMismatches as never[]), (_k, v) => (typeof v === 'bigint' ? v.toString() : v))})`);
   t.ok(rec.hotAccounts >= 1, 'the hot account was compared too');
 

@@ -13,7 +13,7 @@ import { CodeList, NewCodes, RedeemAnswer } from '../../src/admin/shapes.js';
 
 t.test('redemption codes', async (t) => {
   const s = await startDashboard(t);
-  const sql = s.gw.gw.sql;
+  const sql = s.gw.services.sql;
   const admin = await signUp(s);
   await setAdmin(sql, { id: null, label: 'test setup' }, admin.userId, true);
   const user = await signUp(s);
@@ -72,7 +72,7 @@ t.test('redemption codes', async (t) => {
     FROM users WHERE id = ANY(${sessions.map((u) => u.id)}::uuid[])`;
   t.equal(credited, 2_500_000_001n, 'one credit among the 50');
   t.equal(deposits, 1, 'one deposit');
-  t.ok((await reconcile(sql, s.gw.gw.hot)).ok, 'the ledger reconciles');
+  t.ok((await reconcile(sql, s.gw.services.hot)).ok, 'the ledger reconciles');
 
   const list = await adminCall('GET', '/codes');
   t.ok(v.safeParse(CodeList, list.json).success, 'GET /codes fits its documented shape');

@@ -10,7 +10,7 @@ import { AdminDeposit, AdminDepositList } from '../../src/admin/shapes.js';
 
 t.test('deposits by hand', async (t) => {
   const s = await startDashboard(t);
-  const sql = s.gw.gw.sql;
+  const sql = s.gw.services.sql;
   const admin = await signUp(s);
   await setAdmin(sql, { id: null, label: 'test setup' }, admin.userId, true);
   const user = await signUp(s);
@@ -75,7 +75,7 @@ t.test('deposits by hand', async (t) => {
   t.equal((await call('POST', '/deposits/00000000-0000-4000-8000-000000000000/confirm', { reason: 'x' })).status, 404);
 
   t.equal((await s.api('GET', '/balance', { token: user.session })).json.balance_usd, '3.500000003', 'the user sees the credits');
-  t.ok((await reconcile(sql, s.gw.gw.hot)).ok, 'and the ledger reconciles');
+  t.ok((await reconcile(sql, s.gw.services.hot)).ok, 'and the ledger reconciles');
   const audit = await call('GET', '/audit');
   t.same(audit.json.data.slice(0, 3).map((e: { action: string; target: string; reason: string }) => [e.action, e.target, e.reason]), [
     ['deposit.fail', stale, 'customer cancelled'],

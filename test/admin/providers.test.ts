@@ -20,7 +20,7 @@ const OTHER = 'sk-console-saved-key-2222BBBB';
 
 async function adminOf(gw: TestGateway) {
   const u = await gw.user('10');
-  await setAdmin(gw.gw.sql, { id: null, label: 'test setup' }, u.userId, true);
+  await setAdmin(gw.services.sql, { id: null, label: 'test setup' }, u.userId, true);
   const login = await fetch(`${gw.url}/api/dashboard/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: u.email, password: 'correct horse battery staple' }) });
   const { token } = (await login.json()) as { token: string };
   return async (method: string, path: string, body?: unknown): Promise<{ status: number; json: any; text: string }> => {
@@ -110,7 +110,7 @@ t.test('a provider added in the console, its keys sealed, tested, weighted and d
   t.notMatch(k1.text, GOOD, 'the answer does not carry the key');
   const k2 = await admin('POST', '/providers/console-oa/keys', { key: OTHER, weight: 1 });
   t.equal(k2.status, 201);
-  const [row] = await gw.gw.sql<{ sealed: Buffer }[]>`SELECT sealed FROM provider_keys WHERE id = ${k1.json.id}`;
+  const [row] = await gw.services.sql<{ sealed: Buffer }[]>`SELECT sealed FROM provider_keys WHERE id = ${k1.json.id}`;
   t.notOk(row!.sealed.includes(Buffer.from(GOOD)), 'Postgres holds the key sealed, not in the clear');
   t.notOk(row!.sealed.includes(Buffer.from(GOOD.slice(0, 12))), 'not even its start');
   const listed = await admin('GET', '/providers');
@@ -215,7 +215,7 @@ t.test('without PROVIDER_KEY_SECRET on a shared Postgres, keys are refused in wo
   const sealer = await adminOf(sealedGw);
   t.equal((await sealer('POST', '/providers/fake-openai/keys', { key: GOOD })).status, 201);
 
-  const plain = await startTestGateway(t, { upstream: up.url, env: { DATABASE_URL: sealedGw.gw.config.DATABASE_URL!, REDIS_PREFIX: `${sealedGw.gw.config.REDIS_PREFIX}other:` } });
+  const plain = await startTestGateway(t, { upstream: up.url, env: { DATABASE_URL: sealedGw.services.config.DATABASE_URL!, REDIS_PREFIX: `${sealedGw.services.config.REDIS_PREFIX}other:` } });
   const admin = await adminOf(plain);
   const refused = await admin('POST', '/providers/fake-openai/keys', { key: OTHER });
   t.equal(refused.status, 409);

@@ -10,7 +10,7 @@ import { Health, Revenue } from '../../src/admin/shapes.js';
 
 t.test('health and revenue', async (t) => {
   const s = await startDashboard(t, { ROUTE_COOLDOWN_MS: '60000' });
-  const sql = s.gw.gw.sql;
+  const sql = s.gw.services.sql;
   const admin = await signUp(s);
   await setAdmin(sql, { id: null, label: 'test setup' }, admin.userId, true);
   const api = dashboardClient(s.gw, t);

@@ -29,7 +29,7 @@ const chat = (url: string, key: string, model: string, content = 'hello there', 
 
 t.test('the request log across users', async (t) => {
   const s = await startDashboard(t);
-  const sql = s.gw.gw.sql;
+  const sql = s.gw.services.sql;
   const admin = await signUp(s);
   await setAdmin(sql, { id: null, label: 'test setup' }, admin.userId, true);
   const api = dashboardClient(s.gw, t);
@@ -191,11 +191,11 @@ t.test('the in-process hot store carries the route to the record', async (t) => 
   const up = await startFakeUpstream();
   t.teardown(() => up.close());
   const gw = await startTestGateway(t, { upstream: up.url, env: { REDIS_URL: '' } });
-  t.equal(gw.gw.hot.kind, 'memory', 'no Redis here');
+  t.equal(gw.services.hot.kind, 'memory', 'no Redis here');
   const u = await gw.user('10');
   t.equal(await chat(gw.url, u.key, 'fallback-model'), 200);
   const routes = await waitFor(async () => {
-    const rows = await gw.gw.sql<{ route: string | null }[]>`SELECT route FROM usage_records WHERE user_id = ${u.userId}`;
+    const rows = await gw.services.sql<{ route: string | null }[]>`SELECT route FROM usage_records WHERE user_id = ${u.userId}`;
     return rows.length ? rows.map((r) => r.route) : undefined;
   }, 10_000, 50);
   t.same(routes, ['fake-openai/upstream-oa']);

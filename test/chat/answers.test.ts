@@ -18,7 +18,7 @@ function expectedCost(u: { prompt_tokens: number; completion_tokens: number; cac
   const total = BigInt(u.prompt_tokens - cached) * nanoPerM(PRICES.pricing.input) + BigInt(cached) * nanoPerM(PRICES.pricing.cache_read) + BigInt(u.completion_tokens) * nanoPerM(PRICES.pricing.output);
   return (total + 999_999n) / 1_000_000n;
 }
-const hotBalance = async () => (await gw.gw.ledger.balance(user.userId)).balance;
+const hotBalance = async () => (await gw.services.ledger.balance(user.userId)).balance;
 
 t.test('non-stream answer: content, chatcmpl id, usage with cached_tokens at top level', async (t) => {
   const r = await client.chat.completions.create({ model: 'oa-model', messages: [{ role: 'user', content: 'Say hello' }] });
@@ -40,12 +40,12 @@ t.test('the balance drops by exactly the computed cost; cached tokens at the cac
   t.equal(usage.prompt_tokens_details.cached_tokens, usage.cached_tokens);
   const cost = expectedCost(usage);
   t.equal(before - (await hotBalance()), cost, 'hot balance charged the exact cost');
-  await gw.gw.outbox.drained();
-  const [row] = await gw.gw.sql<{ cost_nano: bigint; cached_tokens: number; status: number }[]>`
+  await gw.services.outbox.drained();
+  const [row] = await gw.services.sql<{ cost_nano: bigint; cached_tokens: number; status: number }[]>`
     SELECT cost_nano, cached_tokens, status FROM usage_records WHERE user_id = ${user.userId} ORDER BY id DESC LIMIT 1`;
   t.equal(row.cost_nano, cost, 'usage record carries the same cost');
   t.equal(row.cached_tokens, usage.cached_tokens);
-  t.equal((await gw.gw.ledger.balance(user.userId)).reserved, 0n, 'nothing left reserved');
+  t.equal((await gw.services.ledger.balance(user.userId)).reserved, 0n, 'nothing left reserved');
 });
 
 t.test('stream without include_usage: no usage chunk, ends with [DONE]', async (t) => {
@@ -121,7 +121,7 @@ t.test('unknown fields reach the upstream unchanged; the upstream sees its own k
 
 t.test('usage records reach Postgres with the surface, stream flag and status', async (t) => {
   const rows = await eventually(async () => {
-    const r = await gw.gw.sql<{ surface: string; stream: boolean; status: number }[]>`SELECT surface, stream, status FROM usage_records WHERE user_id = ${user.userId}`;
+    const r = await gw.services.sql<{ surface: string; stream: boolean; status: number }[]>`SELECT surface, stream, status FROM usage_records WHERE user_id = ${user.userId}`;
     return r.length >= 8 ? r : undefined;
   });
   t.ok(rows && rows.every((r) => r.surface === 'chat' && r.status === 200));

@@ -38,7 +38,7 @@ t.test('balance that cannot cover the reservation → 402 insufficient_balance, 
   t.equal(err.code, 'insufficient_balance');
   t.equal(err.type, 'insufficient_quota');
   t.equal(fake.requests.length, 0, 'the upstream never saw it');
-  t.equal((await gw.gw.ledger.balance(poor.userId)).reserved, 0n);
+  t.equal((await gw.services.ledger.balance(poor.userId)).reserved, 0n);
 });
 
 t.test('upstream 429 on every route → RateLimitError with retry-after', async (t) => {

@@ -89,8 +89,8 @@ t.test('a large body still reaches the second route when the first is down', asy
   const last = fake.requests.at(-1)!;
   t.equal(last.body.messages[0].content, prompt, 'the whole prompt, from the second route');
   await eventually(async () => {
-    await gw.gw.outbox.drained();
-    const [row] = await gw.gw.sql<{ status: number }[]>`SELECT status FROM usage_records WHERE user_id = ${user.userId} ORDER BY id DESC LIMIT 1`;
+    await gw.services.outbox.drained();
+    const [row] = await gw.services.sql<{ status: number }[]>`SELECT status FROM usage_records WHERE user_id = ${user.userId} ORDER BY id DESC LIMIT 1`;
     return row?.status === 200 ? row : undefined;
   });
 });

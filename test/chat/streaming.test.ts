@@ -30,20 +30,20 @@ const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: user.key, maxRetrie
 
 async function lastRecord(status?: number) {
   return eventually(async () => {
-    await gw.gw.outbox.drained();
+    await gw.services.outbox.drained();
     const row = await latest();
     return status === undefined || row?.status === status ? row : undefined;
   });
 }
 async function latest() {
-  const [row] = await gw.gw.sql<{ status: number; completion_tokens: number; cost_nano: bigint; prompt_tokens: number }[]>`
+  const [row] = await gw.services.sql<{ status: number; completion_tokens: number; cost_nano: bigint; prompt_tokens: number }[]>`
     SELECT status, completion_tokens, cost_nano, prompt_tokens FROM usage_records WHERE user_id = ${user.userId} ORDER BY id DESC LIMIT 1`;
   return row;
 }
 
 t.test('a client that aborts mid-stream releases its reservation and pays for what was produced', async (t) => {
   fake.reset();
-  const before = await gw.gw.ledger.balance(user.userId);
+  const before = await gw.services.ledger.balance(user.userId);
   const stream = await client.chat.completions.create({ model: 'oa-model', stream: true, messages: [{ role: 'user', content: 'count [[paced:50:20]]' }] });
   let received = 0;
   for await (const chunk of stream) {
@@ -56,7 +56,7 @@ t.test('a client that aborts mid-stream releases its reservation and pays for wh
   // No usage came, so the produced text is counted, by the tokenizer's worker thread: the first
   // count of a process starts it, which under ts-node on two busy cores has taken over 3 s.
   const after = await eventually(async () => {
-    const b = await gw.gw.ledger.balance(user.userId);
+    const b = await gw.services.ledger.balance(user.userId);
     return b.reserved === 0n && b.balance < before.balance ? b : undefined;
   }, 20_000);
   t.ok(after, 'reservation released and something charged');
@@ -94,7 +94,7 @@ t.test('a slow reader keeps the gateway buffer bounded while the upstream is pau
   t.ok(buffered > 0 && buffered <= 256 * 1024, `gateway held at most ${buffered} bytes for the slow client`);
   t.comment(`slow reader: client read ${read} B, upstream wrote ${stats.bytesWritten} B, gateway buffered max ${buffered} B`);
   res.destroy();
-  await eventually(async () => (await gw.gw.ledger.balance(user.userId)).reserved === 0n);
+  await eventually(async () => (await gw.services.ledger.balance(user.userId)).reserved === 0n);
 });
 
 t.test('fallback: 5xx and connection refused hand over to the next route', async (t) => {
@@ -108,8 +108,8 @@ t.test('fallback: 5xx and connection refused hand over to the next route', async
   t.equal(none.status, 502);
   // Released before the 502 goes out, or by the ledger's retry a second later when the store
   // call failed. Read at once, one .ci/run on Node 24 found a hold still there (2,207,500 nano).
-  await eventually(async () => (await gw.gw.ledger.balance(user.userId)).reserved === 0n, 5000);
-  t.equal((await gw.gw.ledger.balance(user.userId)).reserved, 0n, 'no hold is left by the three requests');
+  await eventually(async () => (await gw.services.ledger.balance(user.userId)).reserved === 0n, 5000);
+  t.equal((await gw.services.ledger.balance(user.userId)).reserved, 0n, 'no hold is left by the three requests');
 });
 
 t.test('no retry after the first byte: a stream dropped mid-way ends with an error event', async (t) => {

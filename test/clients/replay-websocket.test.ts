@@ -82,8 +82,8 @@ t.test('the capture is what the replay assumes', async (t) => {
 for (const target of ['ws-an', 'ws-oa', 'ws-rs']) {
   t.test(`Codex's session over a WebSocket, to ${target}`, async (t) => {
     const c = await connect();
-    const records = () => gw.gw.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM usage_records WHERE user_id = ${user.userId}`.then((r) => r[0]!.n);
-    await gw.gw.outbox.drained();
+    const records = () => gw.services.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM usage_records WHERE user_id = ${user.userId}`.then((r) => r[0]!.n);
+    await gw.services.outbox.drained();
     const recordsBefore = await records();
     const upstreamBefore = fake.requests.length;
 
@@ -110,7 +110,7 @@ for (const target of ['ws-an', 'ws-oa', 'ws-rs']) {
     t.match(up2, /list the markdown files here/, 'the upstream saw the conversation so far');
     t.match(up2, new RegExp(String(result.output).slice(0, 12).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'and the tool\'s result');
     t.equal(fake.requests.length, upstreamBefore + 2, 'two upstream calls in all');
-    await gw.gw.outbox.drained();
+    await gw.services.outbox.drained();
     t.equal(await records(), recordsBefore + 2, 'two records: the turns, not the warm-up');
     c.ws.close();
   });

@@ -251,7 +251,7 @@ const RUNNERS: Record<Cli, (model: string, prompt: string, websocket?: boolean) 
 /** Codex runs over HTTP and over its WebSocket mode; the others speak HTTP only. */
 const TRANSPORTS: Record<Cli, readonly ('http' | 'websocket')[]> = { claude: ['http'], opencode: ['http'], codex: ['http', 'websocket'], gemini: ['http'] };
 const results: { name: string; ok: boolean; why: string }[] = [];
-const socketsOpened = async () => (await gateway.gw.metrics.socketsOpened.get()).values[0]?.value ?? 0;
+const socketsOpened = async () => (await gateway.services.metrics.socketsOpened.get()).values[0]?.value ?? 0;
 
 for (const cli of CLIS) {
   for (const transport of TRANSPORTS[cli]) for (const dialect of DIALECTS[cli]) {

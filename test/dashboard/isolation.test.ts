@@ -21,7 +21,7 @@ t.test('user B cannot see or touch user A', async (t) => {
   const a = await signUp(s);
   const b = await signUp(s);
   const { creditUser } = await import('../../src/accounts/users.js');
-  await creditUser(gw.gw.sql, gw.gw.hot, a.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, a.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
 
   const keyA = (await api('POST', '/keys', { token: a.session, body: { name: 'A' } })).json;
   t.equal((await chat(gw.url, keyA.key)).status, 200);
@@ -69,7 +69,7 @@ t.test('a revoked key gets 401 on the inference surface', async (t) => {
   const { api, gw } = s;
   const a = await signUp(s);
   const { creditUser } = await import('../../src/accounts/users.js');
-  await creditUser(gw.gw.sql, gw.gw.hot, a.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, a.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
   const k1 = (await api('POST', '/keys', { token: a.session, body: {} })).json;
   const k2 = (await api('POST', '/keys', { token: a.session })).json;
   t.equal(k1.name, '');
@@ -94,7 +94,7 @@ t.test('a revoked key gets 401 on the inference surface', async (t) => {
   t.equal(list.find((k: any) => k.id === k2.id).revoked_at, null);
 
   // A bound on live keys; revoked ones do not count.
-  await gw.gw.sql`
+  await gw.services.sql`
     INSERT INTO api_keys (user_id, name, key_hash, prefix)
     SELECT ${a.userId}, 'bulk', md5(random()::text || i), 'ar-bulk' FROM generate_series(1, 99) AS i`;
   const full = await api('POST', '/keys', { token: a.session });

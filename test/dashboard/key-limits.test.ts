@@ -28,7 +28,7 @@ t.test('limits are validated, stored and listed', async (t) => {
   t.match(created.json, { name: 'capped', rpm_limit: 60, spend_limit_usd: '2.500000000', spend_limit_period: 'month' });
   const plain = await api('POST', '/keys', { token, body: { name: 'plain' } });
   t.match(plain.json, { rpm_limit: null, spend_limit_usd: null, spend_limit_period: null });
-  const [row] = await s.gw.gw.sql<{ rpm_limit: number; spend_limit_nano: bigint; spend_limit_period: string }[]>`
+  const [row] = await s.gw.services.sql<{ rpm_limit: number; spend_limit_nano: bigint; spend_limit_period: string }[]>`
     SELECT rpm_limit, spend_limit_nano, spend_limit_period FROM api_keys WHERE id = ${created.json.id}`;
   t.same(row, { rpm_limit: 60, spend_limit_nano: 2_500_000_000n, spend_limit_period: 'month' }, 'stored in nano-USD');
 

@@ -73,21 +73,21 @@ t.test('openapi document', async (t) => {
   t.equal(doc.openapi, '3.1.0');
   t.equal(doc.servers[0].url, 'https://dash.example.test/api/dashboard');
 
-  const routes = registeredRoutes(gw.gw);
+  const routes = registeredRoutes(gw.services);
   for (const r of ['post /redeem', 'get /alerts', 'post /alerts', 'post /playground', 'get /usage.csv']) t.ok(routes.includes(r), `${r} is registered`);
   const documented = Object.entries(doc.paths).flatMap(([p, ops]: [string, any]) => Object.keys(ops).map((m) => `${m} ${p}`));
   t.same(documented.sort(), [...routes].sort(), 'exactly the routes that exist');
 
   // Live answers against their documented schemas.
   const u = await signUp(s);
-  await creditUser(gw.gw.sql, gw.gw.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
   const key = (await api('POST', '/keys', { token: u.session, body: { name: 'k' } }));
   const limited = await api('POST', '/keys', { token: u.session, body: { rpm_limit: 5, spend_limit_usd: '1.5', spend_limit_period: 'week' } });
   const patched = await api('PATCH', `/keys/${limited.json.id}`, { token: u.session, body: { rpm_limit: null, spend_limit_usd: 2, spend_limit_period: 'day' } });
-  await gw.gw.sql`INSERT INTO usage_records (user_id, key_id, request_id, model, surface, stream, status, prompt_tokens, completion_tokens, cost_nano, official_cost_nano, ttft_ms)
+  await gw.services.sql`INSERT INTO usage_records (user_id, key_id, request_id, model, surface, stream, status, prompt_tokens, completion_tokens, cost_nano, official_cost_nano, ttft_ms)
                   VALUES (${u.userId}, ${key.json.id}, 'r1', 'oa-model', 'chat', true, 200, 10, 5, 123, 456, 42),
                          (${u.userId}, NULL, 'r2', 'an-model', 'messages', false, 499, 0, 0, 0, 0, NULL)`;
-  const code = await createCodes(gw.gw.sql, { id: null, label: 'test' }, { count: 1, creditNano: 2_000_000_000n, expiresAt: new Date(Date.now() + 3_600_000), note: '' });
+  const code = await createCodes(gw.services.sql, { id: null, label: 'test' }, { count: 1, creditNano: 2_000_000_000n, expiresAt: new Date(Date.now() + 3_600_000), note: '' });
   const revoked = await api('DELETE', `/keys/${key.json.id}`, { token: u.session });
   const login = await api('POST', '/login', { body: { email: u.email, password: u.password } });
   const register = await api('POST', '/register', { body: { email: 'someone@example.test' } });

@@ -79,7 +79,7 @@ t.test('reset by a mailed link: same answer for unknown emails, single use, expi
 
   await api('POST', '/password-reset', { body: { email: u.email } });
   const late = resetToken((await s.sink.take(u.email)).raw).token;
-  await gw.gw.sql`UPDATE email_tokens SET expires_at = now() - interval '1 second' WHERE used_at IS NULL`;
+  await gw.services.sql`UPDATE email_tokens SET expires_at = now() - interval '1 second' WHERE used_at IS NULL`;
   t.equal((await api('POST', '/password-reset/confirm', { body: { token: late, password: 'yet another password' } })).json.error.code, 'token_expired', 'expires');
   const bogus = await api('POST', '/password-reset/confirm', { body: { token: 'A'.repeat(43), password: 'yet another password' } });
   t.equal(bogus.json.error.code, 'invalid_token');

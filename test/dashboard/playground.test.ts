@@ -29,7 +29,7 @@ t.test('a playground prompt streams, is billed and logged, with the one key the 
   t.equal(broke.statusCode, 402, 'at $0: refused');
   t.equal(((await broke.body.json()) as any).error.code, 'insufficient_balance', 'in the dashboard envelope');
 
-  await creditUser(gw.gw.sql, gw.gw.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
   const before = usdToNano((await api('GET', '/balance', { token })).json.balance_usd);
   const res = await play({ model: 'oa-model', prompt: 'Hello there', max_tokens: 20 });
   t.equal(res.statusCode, 200);
@@ -55,7 +55,7 @@ t.test('a playground prompt streams, is billed and logged, with the one key the 
 
   const keys = (await api('GET', '/keys', { token })).json.data;
   t.same(keys, [], 'the playground key is not listed');
-  const [k] = await gw.gw.sql<{ revoked: boolean; ephemeral: boolean }[]>`SELECT revoked_at IS NOT NULL AS revoked, ephemeral FROM api_keys WHERE id = ${record.key_id}`;
+  const [k] = await gw.services.sql<{ revoked: boolean; ephemeral: boolean }[]>`SELECT revoked_at IS NOT NULL AS revoked, ephemeral FROM api_keys WHERE id = ${record.key_id}`;
   t.same(k, { revoked: false, ephemeral: true }, 'its key is ephemeral, and kept');
 
   const missing = await play({ model: 'no-such-model', prompt: 'Hello' });
@@ -66,15 +66,15 @@ t.test('a playground prompt streams, is billed and logged, with the one key the 
   const anon = await request(`${gw.url}/api/dashboard/playground`, { method: 'POST', body: '{}' });
   t.equal(anon.statusCode, 401);
   await anon.body.text();
-  const rows = await gw.gw.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE user_id = ${u.userId}`;
+  const rows = await gw.services.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE user_id = ${u.userId}`;
   t.same(rows.map((r) => r.id), [record.key_id], 'one key row for every playground request the user made');
 
   // Revoked with the user's keys (an admin's doing): the next request makes another.
-  await gw.gw.keys.revoke(u.userId, record.key_id);
+  await gw.services.keys.revoke(u.userId, record.key_id);
   const again = await play({ model: 'oa-model', prompt: 'Hello again', max_tokens: 5 });
   t.equal(again.statusCode, 200, 'served with a new key');
   await again.body.text();
-  const live = await gw.gw.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE user_id = ${u.userId} AND revoked_at IS NULL`;
+  const live = await gw.services.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE user_id = ${u.userId} AND revoked_at IS NULL`;
   t.equal(live.length, 1);
   t.not(live[0]!.id, record.key_id);
 });
@@ -97,12 +97,12 @@ t.test('the playground limit holds however many requests come at once, and a bro
   // PER_MINUTE_LOGGED and one folded row: unfolded, 80 rows would pass that bound.
   const broke = await Promise.all(Array.from({ length: 80 }, play));
   t.ok(broke.every((st) => st === 402 || st === 429), `refused (${[...new Set(broke)].join(', ')})`);
-  t.equal((await gw.gw.sql`SELECT 1 FROM api_keys WHERE user_id = ${u.userId}`).length, 1, 'one key');
-  await gw.gw.refusals.flush();
-  const [{ n }] = await gw.gw.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM refused_requests WHERE user_id = ${u.userId}`;
+  t.equal((await gw.services.sql`SELECT 1 FROM api_keys WHERE user_id = ${u.userId}`).length, 1, 'one key');
+  await gw.services.refusals.flush();
+  const [{ n }] = await gw.services.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM refused_requests WHERE user_id = ${u.userId}`;
   t.ok(n <= 2 * (PER_MINUTE_LOGGED + 1), `its refusals folded: ${n} rows for 80 refusals`);
 
-  await creditUser(gw.gw.sql, gw.gw.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
   const funded = await Promise.all(Array.from({ length: 40 }, play));
   const served = funded.filter((st) => st === 200).length;
   t.ok(served <= PLAYGROUND_LIMITS.rpm, `at most ${PLAYGROUND_LIMITS.rpm} a minute served (${served})`);

@@ -14,7 +14,7 @@ async function stats(url: string) {
 t.test('public stats', async (t) => {
   const s = await startDashboard(t);
   const { gw } = s;
-  const sql = gw.gw.sql;
+  const sql = gw.services.sql;
 
   const empty = await stats(gw.url);
   t.equal(empty.status, 200, 'no session needed');
@@ -39,7 +39,7 @@ t.test('public stats', async (t) => {
   const cached = await stats(gw.url);
   t.equal(cached.json.requests_total, 0, 'cached for a few seconds');
 
-  await gw.gw.hot.deleteCached('public-stats:v1');
+  await gw.services.hot.deleteCached('public-stats:v1');
   const fresh = await stats(gw.url);
   t.match(fresh.json, { requests_24h: 2, tokens_24h: 165, requests_total: 4, tokens_total: 1675 });
   t.ok(fresh.json.uptime_s >= empty.json.uptime_s);

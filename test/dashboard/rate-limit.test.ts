@@ -51,7 +51,7 @@ t.test(`per email: ${EMAIL_FACTOR}× the threshold, over every address together`
   t.equal((await next('POST', '/login', { body: { email: v.email, password: 'another good password' } })).status, 200);
 
   // The window ends (simulated by clearing the counter): the owner gets in, and that clears it.
-  await s.gw.gw.hot.resetHits(`login:e:${emailTag(u.email)}`);
+  await s.gw.services.hot.resetHits(`login:e:${emailTag(u.email)}`);
   const owner = dashboardClient(s.gw, t, '127.0.2.2');
   t.equal((await owner('POST', '/login', { body: { email: u.email, password: 'the right password' } })).status, 200);
 });

@@ -29,13 +29,13 @@ const hello = (model = 'oa-model') => ({ model, max_tokens: 20, messages: [{ rol
 t.test('refused requests in the usage log, at $0', async (t) => {
   const s = await startDashboard(t, { REFUSALS_LOGGED_PER_MINUTE: String(PER_MINUTE) });
   const { api, gw } = s;
-  const { sql } = gw.gw;
+  const { sql } = gw.services;
   const base = gw.url;
   // The cap is per minute: start well inside one, so that a burst does not straddle two.
   if (Date.now() % 60_000 > 45_000) await sleep(60_000 - (Date.now() % 60_000) + 50);
 
   const rich = await signUp(s);
-  await creditUser(sql, gw.gw.hot, rich.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(sql, gw.services.hot, rich.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
   const key = (await api('POST', '/keys', { token: rich.session, body: { name: 'main' } })).json;
   const limited = (await api('POST', '/keys', { token: rich.session, body: { name: 'limited', rpm_limit: 1 } })).json;
   const poor = await signUp(s);
@@ -44,8 +44,8 @@ t.test('refused requests in the usage log, at $0', async (t) => {
   // One answered request each, then the refusals.
   t.equal((await chat(base, key.key, hello())).status, 200);
   t.equal((await chat(base, limited.key, hello())).status, 200);
-  await gw.gw.outbox.drained();
-  const balanceBefore = await gw.gw.ledger.balance(rich.userId);
+  await gw.services.outbox.drained();
+  const balanceBefore = await gw.services.ledger.balance(rich.userId);
   const statsBefore = (await api('GET', '/usage-stats?range=24h', { token: rich.session })).json;
   t.equal(statsBefore.requests, 2);
 
@@ -61,7 +61,7 @@ t.test('refused requests in the usage log, at $0', async (t) => {
   t.equal(broke.status, 402);
   const unknown = await chat(base, 'ar-' + 'x'.repeat(40), hello());
   t.equal(unknown.status, 401);
-  await gw.gw.refusals.flush();
+  await gw.services.refusals.flush();
 
   const log = (await api('GET', '/usage?range=24h', { token: rich.session })).json.data;
   const refused = log.filter((r: any) => r.error_code !== null);
@@ -106,22 +106,22 @@ t.test('refused requests in the usage log, at $0', async (t) => {
   t.ok(csv.some((l) => l.includes(limitedOut.requestId) && l.endsWith(',key_rate_limit,1') && l.includes(',0.000000000,')), 'with code, count and $0');
 
   // Money: nothing moved.
-  await gw.gw.outbox.drained();
-  const balanceAfter = await gw.gw.ledger.balance(rich.userId);
+  await gw.services.outbox.drained();
+  const balanceAfter = await gw.services.ledger.balance(rich.userId);
   t.equal(balanceAfter.balance, balanceBefore.balance, 'the balance is untouched');
-  t.equal((await gw.gw.ledger.balance(poor.userId)).balance, 0n);
+  t.equal((await gw.services.ledger.balance(poor.userId)).balance, 0n);
   const statsAfter = (await api('GET', '/usage-stats?range=24h', { token: rich.session })).json;
   t.same({ ...statsAfter, from: null, to: null }, { ...statsBefore, from: null, to: null }, 'the totals count answered requests only');
-  const report = await reconcile(sql, gw.gw.hot);
+  const report = await reconcile(sql, gw.services.hot);
   t.same(report.mismatches, [], 'reconcile is exact');
 
   // A flood: past the cap, counted on one row per key, minute and status.
   const flood = await Promise.all(Array.from({ length: 3 * PER_MINUTE }, () => chat(base, poorKey.key, hello())));
   t.ok(flood.every((r) => r.status === 402));
-  await gw.gw.refusals.flush();
+  await gw.services.refusals.flush();
   // A second process's refusals (a second log on the same database) count against the same cap.
   const { RefusalLog } = await import('../../src/inference/refusal-log.js');
-  const other = new RefusalLog(sql, gw.gw.log, PER_MINUTE);
+  const other = new RefusalLog(sql, gw.services.log, PER_MINUTE);
   for (let i = 0; i < 3; i++) other.add({ userId: poor.userId, keyId: poorKey.id, requestId: `other-${i}`, model: '', surface: 'chat', stream: false, status: 402, code: 'insufficient_balance', latencyMs: 1, at: Date.now() });
   await other.flush();
   const rows = (await api('GET', '/usage?status=402', { token: poor.session })).json.data;
@@ -132,7 +132,7 @@ t.test('refused requests in the usage log, at $0', async (t) => {
   t.equal(aggregate[0].requests, 1 + 3 * PER_MINUTE + 3 - PER_MINUTE, 'counting the rest, from both processes');
   t.match(aggregate[0], { status: 402, error_code: 'insufficient_balance', cost_usd: '0.000000000', key_id: poorKey.id });
   t.equal((await ids('status=refused')).length, 4, "another user's refusals are not in this log");
-  t.same(await reconcile(sql, gw.gw.hot).then((r) => r.mismatches), [], 'reconcile is still exact');
+  t.same(await reconcile(sql, gw.services.hot).then((r) => r.mismatches), [], 'reconcile is still exact');
 });
 
 t.test('REFUSALS_LOGGED_PER_MINUTE=0 logs none', async (t) => {
@@ -140,7 +140,7 @@ t.test('REFUSALS_LOGGED_PER_MINUTE=0 logs none', async (t) => {
   const u = await signUp(s);
   const k = (await s.api('POST', '/keys', { token: u.session, body: {} })).json;
   t.equal((await chat(s.gw.url, k.key, hello())).status, 402);
-  await s.gw.gw.refusals.flush();
+  await s.gw.services.refusals.flush();
   t.same((await s.api('GET', '/usage', { token: u.session })).json.data, []);
 });
 
@@ -153,7 +153,7 @@ t.test('on the embedded stores (PGlite) too', async (t) => {
   const u = await gw.user('0');
   const r = await chat(gw.url, u.key, hello());
   t.equal(r.status, 402);
-  await gw.gw.refusals.flush();
-  const rows = await gw.gw.sql<{ request_id: string; status: number; error_code: string }[]>`SELECT request_id, status, error_code FROM refused_requests`;
+  await gw.services.refusals.flush();
+  const rows = await gw.services.sql<{ request_id: string; status: number; error_code: string }[]>`SELECT request_id, status, error_code FROM refused_requests`;
   t.same(rows, [{ request_id: r.requestId, status: 402, error_code: 'insufficient_balance' }]);
 });

@@ -34,7 +34,7 @@ t.test('signup, login, key, inference, usage', async (t) => {
   const { link, token } = verifyLinkToken(mail.raw);
   t.ok(link.startsWith('https://dash.example.test/verify?token='), 'link built on PUBLIC_URL');
   t.ok(Buffer.from(token, 'base64url').length >= 32, 'token carries at least 32 random bytes');
-  const stored = await gw.gw.sql<{ token_hash: string; ttl_h: number }[]>`
+  const stored = await gw.services.sql<{ token_hash: string; ttl_h: number }[]>`
     SELECT token_hash, extract(epoch FROM expires_at - created_at) / 3600 AS ttl_h FROM email_tokens`;
   t.equal(stored.length, 1);
   t.not(stored[0].token_hash, token, 'only a hash is stored');
@@ -48,7 +48,7 @@ t.test('signup, login, key, inference, usage', async (t) => {
   const ver = await api('POST', '/verify', { body: { token, password } });
   t.equal(ver.status, 200);
   t.match(ver.json, { user_id: String, token: /^ars_/, expires_at: String });
-  const [user] = await gw.gw.sql<{ email_verified_at: Date | null; password_hash: string }[]>`SELECT email_verified_at, password_hash FROM users WHERE id = ${ver.json.user_id}`;
+  const [user] = await gw.services.sql<{ email_verified_at: Date | null; password_hash: string }[]>`SELECT email_verified_at, password_hash FROM users WHERE id = ${ver.json.user_id}`;
   t.ok(user.email_verified_at, 'email verified');
   t.match(user.password_hash, /^scrypt\$/);
 
@@ -56,13 +56,13 @@ t.test('signup, login, key, inference, usage', async (t) => {
   t.equal(login.status, 200);
   t.equal(login.json.user_id, ver.json.user_id);
   const ttl = (Date.parse(login.json.expires_at) - Date.now()) / 1000;
-  t.ok(Math.abs(ttl - gw.gw.config.SESSION_TTL_S) < 60, 'session lasts SESSION_TTL_S');
+  t.ok(Math.abs(ttl - gw.services.config.SESSION_TTL_S) < 60, 'session lasts SESSION_TTL_S');
   const session = login.json.token as string;
   t.not(session, ver.json.token, 'a new session per login');
 
   // New accounts start empty; give this one some credit as a deposit would.
   const { creditUser } = await import('../../src/accounts/users.js');
-  await creditUser(gw.gw.sql, gw.gw.hot, login.json.user_id, 5_000_000_000n, { method: 'operator', amount: '5', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, login.json.user_id, 5_000_000_000n, { method: 'operator', amount: '5', currency: 'USD' });
   const bal = await api('GET', '/balance', { token: session });
   t.same(bal.json, { currency: 'USD', balance_usd: '5.000000000', reserved_usd: '0.000000000', available_usd: '5.000000000', is_admin: false });
 
@@ -185,7 +185,7 @@ t.test('signup, login, key, inference, usage', async (t) => {
 t.test('register for an existing account changes nothing and tells the owner', async (t) => {
   const s = await sharedDashboard();
   const u = await s.gw.user('1');
-  const [before] = await s.gw.gw.sql<{ password_hash: string }[]>`SELECT password_hash FROM users WHERE id = ${u.userId}`;
+  const [before] = await s.gw.services.sql<{ password_hash: string }[]>`SELECT password_hash FROM users WHERE id = ${u.userId}`;
   const fresh = newEmail();
   const known = await s.api('POST', '/register', { body: { email: u.email } });
   const unknown = await s.api('POST', '/register', { body: { email: fresh } });
@@ -194,8 +194,8 @@ t.test('register for an existing account changes nothing and tells the owner', a
   const mail = await s.sink.take(u.email);
   t.match(mailText(mail.raw), /already has one/);
   t.notMatch(mail.raw, /verify\?token=/, 'no link that could change the account');
-  t.equal((await s.gw.gw.sql`SELECT 1 FROM email_tokens WHERE user_id = ${u.userId}`).length, 0);
-  const [after] = await s.gw.gw.sql<{ password_hash: string }[]>`SELECT password_hash FROM users WHERE id = ${u.userId}`;
+  t.equal((await s.gw.services.sql`SELECT 1 FROM email_tokens WHERE user_id = ${u.userId}`).length, 0);
+  const [after] = await s.gw.services.sql<{ password_hash: string }[]>`SELECT password_hash FROM users WHERE id = ${u.userId}`;
   t.equal(after.password_hash, before.password_hash);
   t.equal((await s.api('POST', '/login', { body: { email: u.email, password: 'correct horse battery staple' } })).status, 200);
   await s.sink.take(fresh);
@@ -219,8 +219,8 @@ t.test('register answers before any database work: known and unknown emails alik
   t.ok(verifyLinkToken((await s.sink.take(fresh)).raw).token, 'the newcomer gets a link');
 
   // With Postgres failing, the answer is the same 202: nothing was looked up before it.
-  const original = s.gw.gw.sql;
-  s.gw.gw.sql = new Proxy(original, {
+  const original = s.gw.services.sql;
+  s.gw.services.sql = new Proxy(original, {
     apply() {
       const err: any = new Error('write CONNECTION_CLOSED');
       err.code = 'CONNECTION_CLOSED';
@@ -228,12 +228,12 @@ t.test('register answers before any database work: known and unknown emails alik
     },
   });
   t.teardown(() => {
-    s.gw.gw.sql = original;
+    s.gw.services.sql = original;
   });
   const during = await s.api('POST', '/register', { body: { email: newEmail() } });
   t.same(same(during), same(unknown), 'answered alike while the database is away');
   const logged = await eventually(() => logs.lines.find((l) => l.msg === 'signup after the answer failed'), 3000);
-  s.gw.gw.sql = original;
+  s.gw.services.sql = original;
   t.ok(logged, 'the failure after the answer is logged');
   t.equal(logged?.level, 50, 'as an error');
 });
@@ -242,7 +242,7 @@ t.test('an operator-made account without a password can set one by signing up', 
   const s = await sharedDashboard();
   const { createVerifiedUser } = await import('../../src/accounts/users.js');
   const email = newEmail();
-  const u = await createVerifiedUser(s.gw.gw.sql, email);
+  const u = await createVerifiedUser(s.gw.services.sql, email);
   t.equal((await s.api('POST', '/register', { body: { email } })).status, 202);
   const { token } = verifyLinkToken((await s.sink.take(email)).raw);
   const ver = await s.api('POST', '/verify', { body: { token, password: 'new password here' } });

@@ -45,7 +45,7 @@ t.test('verification tokens', async (t) => {
     const email = newEmail();
     await api('POST', '/register', { body: { email } });
     const { token } = verifyLinkToken((await sink.take(email)).raw);
-    await gw.gw.sql`UPDATE email_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = ${hashSecret(token)}`;
+    await gw.services.sql`UPDATE email_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = ${hashSecret(token)}`;
     const r = await api('POST', '/verify', { body: { token, password: 'some password' } });
     t.equal(r.status, 400);
     t.equal(r.json.error.code, 'token_expired');
@@ -76,16 +76,16 @@ t.test('login and sessions', async (t) => {
   t.equal(ok.status, 200);
   const session = ok.json.token as string;
   t.equal((await api('GET', '/balance', { token: session })).status, 200);
-  const [row] = await gw.gw.sql<{ n: bigint }[]>`SELECT count(*) AS n FROM sessions WHERE token_hash = ${hashSecret(session)}`;
+  const [row] = await gw.services.sql<{ n: bigint }[]>`SELECT count(*) AS n FROM sessions WHERE token_hash = ${hashSecret(session)}`;
   t.equal(row.n, 1n, 'stored hashed');
 
-  await gw.gw.sql`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE token_hash = ${hashSecret(session)}`;
+  await gw.services.sql`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE token_hash = ${hashSecret(session)}`;
   const expired = await api('GET', '/balance', { token: session });
   t.equal(expired.status, 401);
   t.equal(expired.json.error.code, 'invalid_session');
 
   const again = (await api('POST', '/login', { body: { email: u.email, password: 'the right password' } })).json.token as string;
-  t.equal((await gw.gw.sql`SELECT 1 FROM sessions WHERE token_hash = ${hashSecret(session)}`).length, 0, 'expired sessions are swept at the next login');
+  t.equal((await gw.services.sql`SELECT 1 FROM sessions WHERE token_hash = ${hashSecret(session)}`).length, 0, 'expired sessions are swept at the next login');
   t.equal((await api('POST', '/logout', { token: again })).status, 204);
   const out = await api('GET', '/keys', { token: again });
   t.equal(out.status, 401);

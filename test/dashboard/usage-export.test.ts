@@ -24,9 +24,9 @@ t.test('status filter, request ids and the CSV export', async (t) => {
   const { api, gw } = s;
   const u = await signUp(s);
   const token = u.session;
-  await creditUser(gw.gw.sql, gw.gw.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
   const k = (await api('POST', '/keys', { token, body: { name: '=HYPERLINK("http://x")' } })).json;
-  const [{ id: keyRow }] = await gw.gw.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE id = ${k.id}`;
+  const [{ id: keyRow }] = await gw.services.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE id = ${k.id}`;
   t.ok(keyRow);
   // Two records through the gateway, and one with an error status written as the writer would
   // (refusals through the gateway: refusals.test.ts).
@@ -39,7 +39,7 @@ t.test('status filter, request ids and the CSV export', async (t) => {
     await r.body.text();
     t.equal(r.statusCode, 200);
   }
-  await gw.gw.sql`INSERT INTO usage_records (user_id, key_id, request_id, model, surface, stream, status, latency_ms)
+  await gw.services.sql`INSERT INTO usage_records (user_id, key_id, request_id, model, surface, stream, status, latency_ms)
     VALUES (${u.userId}, ${k.id}, 'req-refused', 'oa-model', 'messages', false, 429, 3)`;
   let all: any[] = [];
   for (let i = 0; i < 50 && all.length < 3; i++) {
@@ -82,7 +82,7 @@ t.test('a large export streams, every row once, in order, past the batches it is
   const u = await signUp(s);
   // 12,345 records (two whole batches of 5,000 and a part), a second apart, at no cost.
   const n = 12_345;
-  await gw.gw.sql`INSERT INTO usage_records (user_id, request_id, model, surface, stream, status, latency_ms, created_at)
+  await gw.services.sql`INSERT INTO usage_records (user_id, request_id, model, surface, stream, status, latency_ms, created_at)
     SELECT ${u.userId}, 'req-big-' || i, 'oa-model', 'chat', false, 200, 1, now() - make_interval(secs => i)
     FROM generate_series(1, ${n}::int) i`;
   const res = await request(`${gw.url}/api/dashboard/usage.csv?range=24h`, { headers: { authorization: `Bearer ${u.session}` } });

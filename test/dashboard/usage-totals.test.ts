@@ -82,7 +82,7 @@ t.test('splitRange', async (t) => {
 t.test('usage-stats equals the plain aggregate for any range', async (t) => {
   const s = await sharedDashboard();
   const { api, gw } = s;
-  const sql = gw.gw.sql;
+  const sql = gw.services.sql;
   const u = await signUp(s);
   const other = await signUp(s);
   await insertUsage(sql, u.userId, 3000, 40, 1);
@@ -126,7 +126,7 @@ t.test('usage-stats equals the plain aggregate for any range', async (t) => {
 t.test('keyset pagination visits every row once, ties included', async (t) => {
   const s = await sharedDashboard();
   const { api, gw } = s;
-  const sql = gw.gw.sql;
+  const sql = gw.services.sql;
   const u = await signUp(s);
   // 60 rows sharing one microsecond, 60 more spread out.
   const at = new Date(Date.now() - 3_600_000);
@@ -163,9 +163,9 @@ t.test('keyset pagination visits every row once, ties included', async (t) => {
   t.same(seen, bOnly.map((r) => r.id.toString()));
 
   // Deposits, with ties too.
-  for (let i = 0; i < 5; i++) await creditUser(sql, gw.gw.hot, u.userId, BigInt(i + 1) * 1_000_000n, { method: 'operator', amount: String(i + 1), currency: 'USD' });
+  for (let i = 0; i < 5; i++) await creditUser(sql, gw.services.hot, u.userId, BigInt(i + 1) * 1_000_000n, { method: 'operator', amount: String(i + 1), currency: 'USD' });
   await sql`UPDATE deposits SET created_at = ${at} WHERE user_id = ${u.userId}`;
-  await creditUser(sql, gw.gw.hot, u.userId, 9_000_000n, { method: 'operator', amount: '9', currency: 'USD' });
+  await creditUser(sql, gw.services.hot, u.userId, 9_000_000n, { method: 'operator', amount: '9', currency: 'USD' });
   const deposits: string[] = [];
   cursor = null;
   do {

@@ -10,8 +10,8 @@ t.test('bad input anywhere is a 4xx with the envelope', async (t) => {
   const { api, gw } = s;
   const u = await signUp(s);
   const token = u.session;
-  await creditUser(gw.gw.sql, gw.gw.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
-  await creditUser(gw.gw.sql, gw.gw.hot, u.userId, 2_000_000_000n, { method: 'operator', amount: '2', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, u.userId, 2_000_000_000n, { method: 'operator', amount: '2', currency: 'USD' });
   const depositCursor = (await api('GET', '/deposits?limit=1', { token })).json.next_cursor as string;
   t.ok(depositCursor, 'a deposits cursor to misuse');
 
@@ -139,8 +139,8 @@ t.test('NUL and invalid Unicode in any query parameter or body string: 400 inval
 t.test('a store outage is a 503 in the envelope, not a 500', async (t) => {
   const s = await startDashboard(t);
   const u = await signUp(s);
-  const sql = s.gw.gw.sql as any;
-  const original = s.gw.gw.sql;
+  const sql = s.gw.services.sql as any;
+  const original = s.gw.services.sql;
   // A client whose every query fails the way a lost connection does.
   const failing: any = new Proxy(original, {
     apply() {
@@ -149,12 +149,12 @@ t.test('a store outage is a 503 in the envelope, not a 500', async (t) => {
       return Promise.reject(err);
     },
   });
-  s.gw.gw.sql = failing;
+  s.gw.services.sql = failing;
   t.teardown(() => {
-    s.gw.gw.sql = sql;
+    s.gw.services.sql = sql;
   });
   const r = await s.api('GET', '/keys', { token: u.session });
-  s.gw.gw.sql = original;
+  s.gw.services.sql = original;
   t.equal(r.status, 503);
   t.ok(isEnvelope(r));
   t.equal(r.json.error.code, 'unavailable');

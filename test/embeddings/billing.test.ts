@@ -23,17 +23,17 @@ type Row = {
   prompt_tokens: number; completion_tokens: number; cached_tokens: number; cost_nano: bigint; official_cost_nano: bigint; overrun: boolean;
 };
 const rowsOf = async (userId: string) => {
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   return sql<Row[]>`SELECT request_id, model, key_id, surface, stream, status, prompt_tokens, completion_tokens, cached_tokens, cost_nano, official_cost_nano, overrun
                     FROM usage_records WHERE user_id = ${userId} ORDER BY id`;
 };
 const balanceOf = async (userId: string) => {
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const [row] = await sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE id = ${userId}`;
   return row!.balance_nano;
 };
 async function booksReconcile(t: Test) {
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const report = await reconcile(sql, gw.stores.hot);
   t.same(report.mismatches, [], 'Postgres reconciles');
   t.same(report.hotMismatches, [], 'Redis agrees');
@@ -195,7 +195,7 @@ t.test('failures charge nothing: every route failing, an upstream 400, a refused
   t.equal(invalid.status, 400);
   t.same(await rowsOf(u.userId), [], 'no usage record');
   t.equal(await balanceOf(u.userId), before, 'the balance untouched');
-  const b = await gw.gw.ledger.balance(u.userId);
+  const b = await gw.services.ledger.balance(u.userId);
   t.equal(b.reserved, 0n, 'no hold left behind');
   await booksReconcile(t);
 });

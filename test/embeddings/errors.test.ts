@@ -119,7 +119,7 @@ t.test('the dashboard: the catalogue with kinds, usage records of the embeddings
     if (path === '/api/dashboard/catalog') t.same(answerErrors(doc, '/catalog', 'get', { status: 200, json }), [], 'fits its schema');
   }
   t.equal((await embed(gw, user.key, { model: 'emb-model', input: 'for the usage page' }, { 'x-request-id': 'embed-usage-row' })).status, 200);
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const usage = await fetch(`${gw.url}/api/dashboard/usage?limit=500`, { headers: auth });
   const json = (await usage.json()) as any;
   t.match(json.data.find((r: any) => r.request_id === 'embed-usage-row'), { surface: 'embeddings', model: 'emb-model', stream: false, completion_tokens: 0 });

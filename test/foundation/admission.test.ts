@@ -208,9 +208,9 @@ t.test('stored responses: bounded per answer and per user, read back as kept, ea
   const del = await fetch(`${gw.url}/v1/responses/${first.json.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${u.key}` } });
   t.equal(del.status, 200);
   t.equal((await create(schema(600 * 1024))).status, 200, 'room again after a delete');
-  await gw.gw.sql`UPDATE responses SET expires_at = now() - interval '1 second' WHERE user_id = ${u.userId}`;
+  await gw.services.sql`UPDATE responses SET expires_at = now() - interval '1 second' WHERE user_id = ${u.userId}`;
   const { sweepResponses } = await import('../../src/responses/store.js');
-  t.ok((await sweepResponses(gw.gw.sql)) >= 2, 'the sweep deletes the expired');
-  const [{ n }] = await gw.gw.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM responses WHERE user_id = ${u.userId}`;
+  t.ok((await sweepResponses(gw.services.sql)) >= 2, 'the sweep deletes the expired');
+  const [{ n }] = await gw.services.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM responses WHERE user_id = ${u.userId}`;
   t.equal(n, 0, 'nothing of the user is left stored');
 });

@@ -50,7 +50,7 @@ function operations(doc: any): Op[] {
 
 const s = await startDashboard(t, { LOGIN_MAX_ATTEMPTS: '10000' });
 const admin = await signUp(s);
-await setAdmin(s.gw.gw.sql, { id: null, label: 'test setup' }, admin.userId, true);
+await setAdmin(s.gw.services.sql, { id: null, label: 'test setup' }, admin.userId, true);
 const api = dashboardClient(s.gw, t);
 
 /** Every variant of `op`: one hostile value at a time in one parameter or body field. */
@@ -130,7 +130,7 @@ t.test('a balance holds at most $1,000,000,000: the credit that would pass it is
   t.equal(over.status, 400, 'one more dollar and a half would pass it');
   t.equal(over.json.error.code, 'amount_out_of_range');
   t.equal((await credit('1')).status, 200, 'exactly the most is allowed');
-  const [{ balance_nano }] = await s.gw.gw.sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE id = ${user.userId}`;
+  const [{ balance_nano }] = await s.gw.services.sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE id = ${user.userId}`;
   t.equal(balance_nano, 1_000_000_000n * 1_000_000_000n, 'the balance is what the accepted credits made it');
-  t.equal((await s.gw.gw.ledger.balance(user.userId)).balance, balance_nano, 'and the hot balance with it');
+  t.equal((await s.gw.services.ledger.balance(user.userId)).balance, balance_nano, 'and the hot balance with it');
 });

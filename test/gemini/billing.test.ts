@@ -18,7 +18,7 @@ const sql = gw.stores.sql;
 type Row = { status: number; prompt_tokens: number; completion_tokens: number; cached_tokens: number; cost_nano: bigint };
 async function recordOf(requestId: string): Promise<Row> {
   return waitFor(async () => {
-    await gw.gw.outbox.drained();
+    await gw.services.outbox.drained();
     const [row] = await sql<Row[]>`SELECT status, prompt_tokens, completion_tokens, cached_tokens, cost_nano FROM usage_records WHERE request_id = ${requestId}`;
     return row;
   }, 10_000);
@@ -107,7 +107,7 @@ t.test('the hold bounds the worst case, and a small balance is never overdrawn',
     body: JSON.stringify({ contents: [{ parts: [{ text: '[[fill]]' }] }], generationConfig: { maxOutputTokens: 1000 } }),
   }).then((r) => r.status)));
   t.ok(results.includes(402), `the hold refuses what the balance cannot cover (${results})`);
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const [{ balance_nano }] = await sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE id = ${u.userId}`;
   t.ok(balance_nano >= 0n, `never below zero (${balance_nano})`);
   const held = await fetch(`${gw.url}/v1beta/models/gm-model:generateContent`, {

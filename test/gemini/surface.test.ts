@@ -103,7 +103,7 @@ t.test('an upstream failing mid-stream ends the stream with an error chunk', asy
     t.ok(chunks.length > 1 && chunks[0].candidates, `${model}: the answer began`);
     t.match(chunks.at(-1), { error: { status: /UNAVAILABLE|INTERNAL/ } }, `${model}: and ended in the error envelope`);
   }
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const rows = await gw.stores.sql<{ status: number }[]>`SELECT status FROM usage_records WHERE user_id = ${u.userId} ORDER BY id DESC LIMIT 2`;
   t.same(rows.map((r) => r.status), [502, 502], 'recorded as failed');
 });

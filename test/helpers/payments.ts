@@ -78,7 +78,7 @@ export async function startPayments(t: Test, env: Record<string, string> = {}): 
     },
     { log: logs.log },
   );
-  const sql = s.gw.gw.sql;
+  const sql = s.gw.services.sql;
   return {
     ...s,
     midtrans,
@@ -104,16 +104,16 @@ export async function startPayments(t: Test, env: Record<string, string> = {}): 
     },
     depositRows: (userId) => sql`SELECT id, status, credit_nano, external_id FROM deposits WHERE user_id = ${userId} ORDER BY created_at` as any,
     // Postgres (balance = credits − charges) and every loaded hot account against it.
-    reconciles: async () => (await reconcile(sql, s.gw.gw.hot)).ok,
+    reconciles: async () => (await reconcile(sql, s.gw.services.hot)).ok,
   };
 }
 
 /** `airouter serve` in its own process on the same Postgres and Redis, serving chat. */
 export async function spendingGateway(t: Test, s: PaymentsSetup): Promise<ServeChild> {
   const env = childEnv({
-    DATABASE_URL: s.gw.gw.config.DATABASE_URL,
-    REDIS_URL: s.gw.gw.config.REDIS_URL ?? REDIS_URL,
-    REDIS_PREFIX: s.gw.gw.config.REDIS_PREFIX,
+    DATABASE_URL: s.gw.services.config.DATABASE_URL,
+    REDIS_URL: s.gw.services.config.REDIS_URL ?? REDIS_URL,
+    REDIS_PREFIX: s.gw.services.config.REDIS_PREFIX,
     GATEWAY_CONFIG: s.gw.configPath,
     FAKE_OPENAI_KEY: process.env.FAKE_OPENAI_KEY,
     FAKE_ANTHROPIC_KEY: process.env.FAKE_ANTHROPIC_KEY,

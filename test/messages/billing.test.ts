@@ -22,7 +22,7 @@ const user = await gw.user('10');
 const anthropic = new Anthropic({ baseURL: gw.url, apiKey: user.key, maxRetries: 0 });
 const openai = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: user.key, maxRetries: 0 });
 
-const balance = async () => (await gw.gw.ledger.balance(user.userId)).balance;
+const balance = async () => (await gw.services.ledger.balance(user.userId)).balance;
 const snapshot = async () => ({ balance: await balance(), rows: await rowCount() });
 interface Row {
   request_id: string;
@@ -38,8 +38,8 @@ interface Row {
   official_cost_nano: bigint;
 }
 async function rows(): Promise<Row[]> {
-  await gw.gw.outbox.drained();
-  return gw.gw.sql<Row[]>`
+  await gw.services.outbox.drained();
+  return gw.services.sql<Row[]>`
     SELECT request_id, model, surface, stream, status, prompt_tokens, completion_tokens, cached_tokens, cache_write_tokens, cost_nano, official_cost_nano
     FROM usage_records WHERE user_id = ${user.userId} ORDER BY id`;
 }
@@ -71,7 +71,7 @@ async function expectCharged(t: Test, before: { balance: bigint; rows: number },
   );
   t.equal(row?.cost_nano, cost, 'usage record carries the same cost');
   t.equal(row?.official_cost_nano, expectedCostNano(usage, PRICES.official_pricing), 'official cost at the official prices');
-  t.equal((await gw.gw.ledger.balance(user.userId)).reserved, 0n, 'nothing left reserved');
+  t.equal((await gw.services.ledger.balance(user.userId)).reserved, 0n, 'nothing left reserved');
 }
 
 t.test('Anthropic client, OpenAI upstream, stream with cached tokens: charged the upstream usage', async (t) => {
@@ -148,7 +148,7 @@ for (const model of ['an-model', 'oa-model']) {
     // Three words came before the failure; message_start's output_tokens (1) is a placeholder.
     t.ok(row!.completion_tokens >= 3, `the words produced before the failure are counted (${row!.completion_tokens})`);
     t.equal(before.balance - (await balance()), row!.cost_nano, 'charged exactly the recorded cost');
-    t.equal((await gw.gw.ledger.balance(user.userId)).reserved, 0n);
+    t.equal((await gw.services.ledger.balance(user.userId)).reserved, 0n);
   });
 }
 
@@ -204,7 +204,7 @@ t.test('count_tokens: exact from an Anthropic upstream, estimated otherwise, nev
 
   t.equal(await balance(), before.balance, 'balance unchanged');
   t.equal(await rowCount(), before.rows, 'no usage record');
-  t.equal((await gw.gw.ledger.balance(user.userId)).reserved, 0n);
+  t.equal((await gw.services.ledger.balance(user.userId)).reserved, 0n);
 });
 
 t.test('count_tokens errors use the Anthropic envelope', async (t) => {

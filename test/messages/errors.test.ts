@@ -73,7 +73,7 @@ t.test('unfunded user → 402 billing_error, nothing forwarded, nothing reserved
     envelope(t, await raw({ model, max_tokens: 100, messages: msg('hi') }, { 'x-api-key': poor.key }), 402, 'billing_error');
   }
   t.equal(fake.requests.length, 0);
-  t.equal((await gw.gw.ledger.balance(poor.userId)).reserved, 0n);
+  t.equal((await gw.services.ledger.balance(poor.userId)).reserved, 0n);
 });
 
 for (const model of MODELS) {

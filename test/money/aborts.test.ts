@@ -16,7 +16,7 @@ const sql = gw.stores.sql;
 type Row = { status: number; prompt_tokens: number; completion_tokens: number; cost_nano: bigint };
 async function recordOf(requestId: string): Promise<Row> {
   return waitFor(async () => {
-    await gw.gw.outbox.drained();
+    await gw.services.outbox.drained();
     const [row] = await sql<Row[]>`SELECT status, prompt_tokens, completion_tokens, cost_nano FROM usage_records WHERE request_id = ${requestId}`;
     return row;
   }, 10_000);
@@ -92,6 +92,6 @@ t.test('an aborted stream with n = 3 counts every choice', async (t) => {
   const seen = perChoice.reduce((a, b) => a + b, 0);
   t.ok(row.completion_tokens >= seen, `billed ${row.completion_tokens} output tokens for at least the ${seen} the client saw across the choices`);
   t.ok(row.prompt_tokens > 0, 'and the input');
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   t.equal((await reconcile(sql, gw.stores.hot)).ok, true, 'the ledger reconciles');
 });

@@ -169,7 +169,7 @@ t.test('count_tokens needs a positive balance and counts against the key\'s rpm'
 
   const limited = await gw.user('1');
   await gw.stores.sql`UPDATE api_keys SET rpm_limit = 2 WHERE id = ${limited.keyId}`;
-  await gw.gw.keys.changed(hashSecret(limited.key), limited.userId);
+  await gw.services.keys.changed(hashSecret(limited.key), limited.userId);
   const statuses: number[] = [];
   for (let i = 0; i < 4; i++) {
     const r = await post('/v1/messages/count_tokens', limited.key, body);
@@ -182,6 +182,6 @@ t.test('count_tokens needs a positive balance and counts against the key\'s rpm'
   const chat = await post('/v1/chat/completions', limited.key, { model: 'oa-model', messages: [{ role: 'user', content: 'hi' }] });
   t.ok([200, 429].includes(chat.status), 'the same count applies to completions');
   await chat.arrayBuffer();
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   t.equal((await reconcile(gw.stores.sql, gw.stores.hot)).ok, true, 'the ledger reconciles');
 });

@@ -40,7 +40,7 @@ const dense = (groups: number) => ('\u{10000}'.repeat(8) + ' ').repeat(groups);
 type Row = { cost_nano: bigint; prompt_tokens: number; completion_tokens: number; overrun: boolean; status: number };
 
 async function books(t: Test, userId: string) {
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const report = await reconcile(sql, gw.stores.hot);
   t.same(report.mismatches, [], 'Postgres reconciles');
   t.same(report.hotMismatches, [], 'Redis agrees');
@@ -150,7 +150,7 @@ const SCHEMA = { type: 'json_schema', json_schema: { name: 'answer', schema: { t
 
 async function recordOf(requestId: string): Promise<Row> {
   return waitFor(async () => {
-    await gw.gw.outbox.drained();
+    await gw.services.outbox.drained();
     const [row] = await sql<Row[]>`SELECT cost_nano, prompt_tokens, completion_tokens, overrun, status FROM usage_records WHERE request_id = ${requestId}`;
     return row;
   }, 10_000);

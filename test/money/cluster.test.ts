@@ -62,7 +62,7 @@ t.test('two gateways on a Redis Cluster keep the books exact through a master fa
 
   // Both watches have had a round since the failover; then the writers drain the outbox.
   await sleep(2500);
-  await a.gw.outbox.drained(20_000);
+  await a.services.outbox.drained(20_000);
   const [row] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM usage_records WHERE status = 200 AND user_id = ANY(${users.map((u) => u.userId)}::uuid[])`;
   t.equal(row!.n, outcomes['200'], `every answer has its record, once (${row!.n} records for ${outcomes['200']} answers)`);
   const balances = await sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE id = ANY(${users.map((u) => u.userId)}::uuid[])`;
@@ -122,7 +122,7 @@ t.test('across gateways on a Redis Cluster a key keeps its requests a minute and
     else refused = s;
   }
   t.equal(refused, 429, `refused once the cap is near, after ${served} served`);
-  await gateways[0]!.gw.outbox.drained(10_000);
+  await gateways[0]!.services.outbox.drained(10_000);
   const [spent] = await sql<{ s: bigint }[]>`SELECT coalesce(sum(cost_nano), 0)::bigint AS s FROM usage_records WHERE key_id = ${capped.id}`;
   t.ok(spent!.s <= 500_000n && spent!.s > 200_000n, `the key spent up to its cap across both gateways, not past it (${spent!.s} of 500000)`);
   const report = await reconcile(sql, gateways[0]!.stores.hot);

@@ -56,7 +56,7 @@ const anthropic = new Anthropic({ baseURL: gw.url, apiKey: u.key, maxRetries: 0 
 const hi = [{ role: 'user' as const, content: 'hi' }];
 
 async function lastRecord() {
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const [row] = await gw.stores.sql<{ cost_nano: bigint; prompt_tokens: number; completion_tokens: number }[]>`
     SELECT cost_nano, prompt_tokens, completion_tokens FROM usage_records WHERE user_id = ${u.userId} ORDER BY id DESC LIMIT 1`;
   return row;
@@ -290,7 +290,7 @@ t.test('unknown free fields still pass through', async (t) => {
   fake.reset();
   await openai.chat.completions.create({ model: 'oa-model', messages: hi, store: false, metadata: { a: 'b' }, seed: 7, some_future_field: { x: 1 } } as any);
   t.match(fake.requests.at(-1)!.body, { store: false, metadata: { a: 'b' }, seed: 7, some_future_field: { x: 1 } });
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const report = await reconcile(gw.stores.sql, gw.stores.hot);
   t.equal(report.ok, true, 'the ledger reconciles after all of the above');
 });

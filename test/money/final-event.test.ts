@@ -85,7 +85,7 @@ async function check(t: Test, { path, model }: (typeof cases)[number]) {
   // only Redis call is its settle.
   const warm = await stream(path, { model, stream: true, max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }, () => {}, async () => {});
   t.ok(warm.some((a) => isFinal(a.event)), 'a stream ends with its final event');
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const before = (await direct.balance(user.userId))!.balance;
 
   let silencedAt = 0;
@@ -119,7 +119,7 @@ async function check(t: Test, { path, model }: (typeof cases)[number]) {
   t.ok(arrivals[final].at - silencedAt >= PAUSE_MS, 'no earlier than the pause');
   t.ok(balanceAtFinal !== undefined && balanceAtFinal < before, `the charge was in Redis when the final event arrived (${before} → ${balanceAtFinal})`);
 
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const [row] = await gw.stores.sql<{ cost_nano: bigint; status: number; stream: boolean }[]>`
     SELECT cost_nano, status, stream FROM usage_records WHERE user_id = ${user.userId} ORDER BY id DESC LIMIT 1`;
   t.match(row, { status: 200, stream: true }, 'recorded');

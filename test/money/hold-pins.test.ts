@@ -140,7 +140,7 @@ t.test('the context window bounds the input; the model\'s own image maximum', as
 });
 
 t.test('the books', async (t) => {
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const report = await reconcile(gw.stores.sql, gw.stores.hot);
   t.same(report.mismatches, [], 'Postgres reconciles');
   t.same(report.hotMismatches, [], 'Redis agrees');

@@ -15,7 +15,7 @@ const gw = await startTestGateway(t, { upstream: fake.url, env: { MAX_N: '8' } }
 const sql = gw.stores.sql;
 
 async function settledBooks(t: Test) {
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const report = await reconcile(sql, gw.stores.hot);
   t.same(report.mismatches, [], 'Postgres reconciles');
   t.same(report.hotMismatches, [], 'Redis agrees');

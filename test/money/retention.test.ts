@@ -30,7 +30,7 @@ t.test('records older than the setting go, their charges and the totals stay', a
   const u = await gw.user('10');
   for (let i = 0; i < 6; i++) t.equal(await chat(gw.url, u.key), 200);
   for (let i = 0; i < 3; i++) t.equal(await chat(gw.url, u.key, 'no-such-model'), 404);
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   let refusals = 0;
   for (let i = 0; i < 50 && refusals < 3; i++) {
     [{ n: refusals }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM refused_requests WHERE user_id = ${u.userId}`;
@@ -65,7 +65,7 @@ t.test('records older than the setting go, their charges and the totals stay', a
 
   // Money keeps moving after a round: new charges and another round still reconcile.
   t.equal(await chat(gw.url, u.key), 200);
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   await sql`UPDATE usage_records SET created_at = now() - interval '31 days' WHERE user_id = ${u.userId}`;
   const second = await retire(sql, 30);
   t.equal(second.records, 3, 'a second round takes the rest once they are old');
@@ -83,7 +83,7 @@ t.test('kept for ever by default', async (t) => {
   const sql = gw.stores.sql;
   const u = await gw.user('10');
   t.equal(await chat(gw.url, u.key), 200);
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   await sql`UPDATE usage_records SET created_at = now() - interval '3000 days' WHERE user_id = ${u.userId}`;
   await clock.advance(24 * HOUR);
   const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM usage_records WHERE user_id = ${u.userId}`;

@@ -84,5 +84,5 @@ t.test('a method asked for but incomplete is off, with a warning at start', asyn
   const logs = captureLog();
   const gw = await startTestGateway(t, { upstream: up.url, env: { QRIS_MODE: 'midtrans', IDR_PER_USD: '16000' }, log: logs.log });
   t.ok(logs.lines.some((l) => l.level === 40 && l.msg === 'deposits: QRIS (QRIS_MODE=midtrans) is off: MIDTRANS_SERVER_KEY not set'));
-  t.same(gw.gw.payments.info(), { methods: [] });
+  t.same(gw.services.payments.info(), { methods: [] });
 });

@@ -66,7 +66,7 @@ t.test('own-merchant QRIS: unique amounts, signed notifications, operator confir
   t.equal(await s.balance(ben.session), '0.000000000', 'none of them credited ben');
 
   // The operator confirms ben's invoice from the command line (another process).
-  const cfg = s.gw.gw.config;
+  const cfg = s.gw.services.config;
   const env = childEnv({ DATABASE_URL: cfg.DATABASE_URL, REDIS_URL: cfg.REDIS_URL, REDIS_PREFIX: cfg.REDIS_PREFIX });
   const [confirmed, bad, none] = await Promise.all([
     runCli(['deposit', 'confirm', benInv.id, '--reference', 'RRN-777'], env),
@@ -109,7 +109,7 @@ t.test('own-merchant QRIS without a notify secret: the CLI only', async (t) => {
   // Expired, then confirmed by the operator: the money arrived late, it still counts.
   await sleep(1100);
   t.equal((await s.api('GET', '/deposits', { token: u.session })).json.data[0].status, 'expired', 'the owner sees the expiry at once');
-  const cfg = s.gw.gw.config;
+  const cfg = s.gw.services.config;
   const ok = await runCli(['deposit', 'confirm', inv.id], childEnv({ DATABASE_URL: cfg.DATABASE_URL, REDIS_URL: cfg.REDIS_URL, REDIS_PREFIX: cfg.REDIS_PREFIX }));
   t.equal(ok.code, 0, ok.stderr);
   t.match(ok.stdout, /after it had expired/);

@@ -244,7 +244,7 @@ t.test('a payment after the local expiry still credits, and the CLI reconciles',
   t.ok(d.acknowledged);
   t.equal(await s.balance(u.session), inv.credit_usd, 'the money arrived, so it is credited');
   t.ok(s.logs.lines.some((l) => /paid after it had expired/.test(l.msg) && l.deposit_id === inv.id), 'and logged');
-  const cfg = s.gw.gw.config;
+  const cfg = s.gw.services.config;
   const r = await runCli(['reconcile'], childEnv({ DATABASE_URL: cfg.DATABASE_URL, REDIS_URL: cfg.REDIS_URL, REDIS_PREFIX: cfg.REDIS_PREFIX }));
   t.equal(r.code, 0, r.stderr);
   t.match(r.stdout, /users checked, 0 mismatches/);

@@ -105,9 +105,9 @@ t.test('every provider variable is documented, once', async (t) => {
 
 t.test('every notification path and every method\'s deposit route is routed', async (t) => {
   const s = await startDashboard(t);
-  const payments = routesOf((r) => registerPayments(r, s.gw.gw as Gateway));
+  const payments = routesOf((r) => registerPayments(r, s.gw.services as Gateway));
   for (const p of registered) t.ok(payments.includes(`post /api/payments/${p.id}/notify`), `${p.id}: notify routed`);
-  const dashboard = routesOf((r) => registerDashboard(r, s.gw.gw as Gateway));
+  const dashboard = routesOf((r) => registerDashboard(r, s.gw.services as Gateway));
   for (const method of DEPOSIT_METHODS) t.ok(dashboard.includes(`post ${PREFIX}/deposits/${method}`), `${method}: POST /deposits/${method}`);
   for (const alias of ['/topup/qris', '/deposit/epusdt/create']) t.ok(dashboard.includes(`post ${PREFIX}${alias}`), `alias ${alias}`);
   // Routed though nothing is configured: a session first, then the method is off.
@@ -149,7 +149,7 @@ t.test('POST /deposits/{method} answers as its aliases: QRIS by Midtrans, epusdt
   for (const body of [{ amount_usd: '0.5' }, { amount_usd: 3, token: 'doge.moon' }, { amount_usd: 'ten' }]) await same(t, send, usdt, body, `epusdt ${JSON.stringify(body)}`);
 
   // The deposits the generic route opened belong to the method's provider, and pay as any other.
-  const rows = await s.gw.gw.sql<{ id: string; method: string; provider: string }[]>`SELECT id, method, provider FROM deposits WHERE user_id = ${u.userId}`;
+  const rows = await s.gw.services.sql<{ id: string; method: string; provider: string }[]>`SELECT id, method, provider FROM deposits WHERE user_id = ${u.userId}`;
   t.same(rows.find((r) => r.id === viaNew.json.id), { id: viaNew.json.id, method: 'qris', provider: 'midtrans' });
   t.same(rows.find((r) => r.id === usdNew.json.id), { id: usdNew.json.id, method: 'epusdt', provider: 'epusdt' });
   const [paid] = await s.midtrans.pay(viaNew.json.id);
@@ -171,7 +171,7 @@ t.test('POST /deposits/qris on the merchant\'s own code, and a method that is of
   const [off] = await same(t, send, ['/deposits/epusdt', '/deposit/epusdt/create'], { amount_usd: 5 }, 'epusdt off');
   t.equal(off.status, 404);
   t.equal(off.json.error.code, 'method_disabled');
-  const rows = await s.gw.gw.sql<{ provider: string }[]>`SELECT DISTINCT provider FROM deposits WHERE user_id = ${u.userId}`;
+  const rows = await s.gw.services.sql<{ provider: string }[]>`SELECT DISTINCT provider FROM deposits WHERE user_id = ${u.userId}`;
   t.same(rows, [{ provider: 'qris' }]);
   t.equal((await send('/deposits/paypal', { amount: 1 })).status, 404, 'no such method: no such endpoint');
 });

@@ -31,7 +31,7 @@ const history = [
 ];
 
 async function lastRecord() {
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const [r] = await sql<{ prompt_tokens: number; completion_tokens: number; cost_nano: bigint; surface: string }[]>`
     SELECT prompt_tokens, completion_tokens, cost_nano, surface FROM usage_records WHERE user_id = ${u.userId} ORDER BY id DESC LIMIT 1`;
   return r!;
@@ -156,7 +156,7 @@ t.test('the hold covers what the gateway adds: the compaction instruction and ea
 });
 
 t.test('the books', async (t) => {
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const report = await reconcile(sql, gw.stores.hot);
   t.same(report.mismatches, []);
   t.same(report.hotMismatches, []);

@@ -24,7 +24,7 @@ const PRICE_IN = 1000n;
 const PRICE_OUT = 2000n;
 /** The key's latest usage record, once the outbox has written it. */
 async function lastCost() {
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const [r] = await sql<{ id: string; prompt_tokens: number; completion_tokens: number; cost_nano: bigint }[]>`SELECT id::text, prompt_tokens, completion_tokens, cost_nano FROM usage_records WHERE user_id = ${u.userId} ORDER BY created_at DESC, id DESC LIMIT 1`;
   return r!;
 }
@@ -44,7 +44,7 @@ t.test('a whole answer on every upstream dialect, billed from its usage', async 
     const cap = model === 'oa-model' ? fake.requests[0]!.body.max_tokens : model === 'an-model' ? fake.requests[0]!.body.max_tokens : fake.requests[0]!.body.max_output_tokens;
     t.equal(cap, 50, `${model}: the cap reserved for, in the upstream's field`);
   }
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const rows = await sql<{ surface: string; prompt_tokens: number; completion_tokens: number; cost_nano: bigint }[]>`SELECT surface, prompt_tokens, completion_tokens, cost_nano FROM usage_records WHERE user_id = ${u.userId}`;
   t.equal(rows.length, 3);
   t.ok(rows.every((r) => r.surface === 'responses'), 'recorded on the responses surface');
@@ -171,13 +171,13 @@ t.test('the hold covers the replayed history: a continuation a small balance can
   t.equal(alone.status, 'completed', 'the new input alone is held and answered');
   const continued = await c.responses.create({ model: 'oa-model', input: small, previous_response_id: first.id }).catch((e: unknown) => e);
   t.equal((continued as { status?: number }).status, 402, 'with its history it is more than the balance covers');
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const [{ balance_nano }] = await sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE id = ${poor.userId}`;
   t.ok(balance_nano >= 0n, 'never below zero');
 });
 
 t.test('the books', async (t) => {
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const report = await reconcile(sql, gw.stores.hot);
   t.same(report.mismatches, []);
   t.same(report.hotMismatches, []);

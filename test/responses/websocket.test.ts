@@ -65,14 +65,14 @@ t.test('a turn: the events of the SSE stream, one message each, billed as the HT
 
 /** The key's records, oldest first, once the outbox has written them. */
 async function records() {
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   return sql<{ surface: string; status: number; prompt_tokens: number; completion_tokens: number; cost_nano: bigint }[]>`
     SELECT surface, status, prompt_tokens, completion_tokens, cost_nano FROM usage_records WHERE user_id = ${u.userId} ORDER BY id`;
 }
 
 t.test('each turn is charged its usage and recorded, as over HTTP', async (t) => {
   const before = await records();
-  const balance = await gw.gw.ledger.balance(u.userId);
+  const balance = await gw.services.ledger.balance(u.userId);
   const c = await connect();
   const events = await c.turn({ model: 'oa-model', input: 'hello there', store: false });
   c.ws.close();
@@ -81,7 +81,7 @@ t.test('each turn is charged its usage and recorded, as over HTTP', async (t) =>
   t.equal(rows.length, 1, 'one record');
   t.match(rows[0], { surface: 'responses', status: 200, prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens });
   t.equal(rows[0]!.cost_nano, BigInt(usage.input_tokens) * 1000n + BigInt(usage.output_tokens) * 2000n, 'its usage at the catalogue prices');
-  const after = await gw.gw.ledger.balance(u.userId);
+  const after = await gw.services.ledger.balance(u.userId);
   t.equal(balance.balance - after.balance, rows[0]!.cost_nano, 'the balance paid exactly that');
   t.equal(after.reserved, 0n, 'nothing left held');
 });
@@ -185,7 +185,7 @@ t.test('a balance that cannot pay: 402 as an error message, nothing sent upstrea
 t.test('a socket closed mid-turn aborts the turn: the upstream is cut and what was produced is charged, as an HTTP abort', async (t) => {
   const c = await connect();
   fake.reset();
-  const before = await gw.gw.ledger.balance(u.userId);
+  const before = await gw.services.ledger.balance(u.userId);
   const earlier = (await records()).length;
   const from = c.received.length;
   c.ws.send(JSON.stringify({ type: 'response.create', model: 'oa-model', input: 'count [[paced:50:20]]', store: false }));
@@ -195,7 +195,7 @@ t.test('a socket closed mid-turn aborts the turn: the upstream is cut and what w
   t.ok(row, 'recorded as a client abort');
   t.ok(row!.completion_tokens >= 5 && row!.completion_tokens < 50, `billed the ${row!.completion_tokens} tokens produced`);
   const after = await eventually(async () => {
-    const b = await gw.gw.ledger.balance(u.userId);
+    const b = await gw.services.ledger.balance(u.userId);
     return b.reserved === 0n ? b : undefined;
   }, 20_000);
   t.equal(before.balance - after!.balance, row!.cost_nano, 'charged exactly the recorded cost, the hold released');
@@ -222,7 +222,7 @@ t.test('the upgrade checks the key: a bad one is an HTTP 401 in OpenAI\'s envelo
 });
 
 t.test('the books', async (t) => {
-  await gw.gw.outbox.drained();
+  await gw.services.outbox.drained();
   const report = await reconcile(sql, gw.stores.hot);
   t.same(report.mismatches, []);
   t.same(report.hotMismatches, []);

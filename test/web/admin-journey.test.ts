@@ -65,7 +65,7 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
   const webDir = path.join(mkdtempSync(path.join(tmpdir(), 'airouter-web-')), 'dist');
   await buildWeb(webDir);
   const s = await startDashboard(t, { WEB_DIR: webDir, ALERT_CHECK_MS: '200', PROVIDER_KEY_SECRET: 'the journey test provider key secret, 32+ chars' });
-  const sql = s.gw.gw.sql;
+  const sql = s.gw.services.sql;
   mkdirSync(SHOTS, { recursive: true });
   const root = await signUp(s, 'admin password 123');
   await setAdmin(sql, { id: null, label: 'test setup' }, root.userId, true);

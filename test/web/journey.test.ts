@@ -159,8 +159,8 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   await shoot('keys-long-name');
 
   // Some credit from the operator (as `airouter user credit` gives), then requests with the key.
-  const [{ id: userId }] = await gw.gw.sql<{ id: string }[]>`SELECT id FROM users WHERE email = ${email}`;
-  await creditUser(gw.gw.sql, gw.gw.hot, userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  const [{ id: userId }] = await gw.services.sql<{ id: string }[]>`SELECT id FROM users WHERE email = ${email}`;
+  await creditUser(gw.services.sql, gw.services.hot, userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
   t.equal(await chat(gw.url, key), 200, 'a chat completion with the new key');
   t.equal(await chat(gw.url, key), 200, 'and another');
   const logged: { id: string; prompt_tokens: number; completion_tokens: number }[] = await eventually(async () => {
@@ -263,7 +263,7 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   });
   await refusedRes.body.text();
   t.equal(refusedRes.statusCode, 404);
-  await gw.gw.refusals.flush();
+  await gw.services.refusals.flush();
   await page.locator('#status').selectOption('refused');
   const refusedRow = page.getByTestId('usage-table').locator('tr', { hasText: String(refusedRes.headers['x-request-id']) });
   await refusedRow.waitFor();

@@ -172,7 +172,7 @@ t.test('every page, both languages, phone and laptop: no raw code, no broken amo
   await buildWeb(webDir);
   const s = await startPayments(t, { QRIS_MODE: 'merchant', QRIS_STATIC_PAYLOAD: STATIC_QRIS, QRIS_NOTIFY_SECRET, EPUSDT_MIN_USD: '1', WEB_DIR: webDir });
   const { api, gw } = s;
-  const sql = gw.gw.sql;
+  const sql = gw.services.sql;
   const admin = await signUp(s, 'admin password 123');
   await setAdmin(sql, { id: null, label: 'test setup' }, admin.userId, true);
   const adminApi = async (method: string, p: string, body?: unknown) => {
@@ -185,7 +185,7 @@ t.test('every page, both languages, phone and laptop: no raw code, no broken amo
   // method, a code redeemed, requests answered, refused and failed upstream, an alert above the
   // balance (the banner on every page).
   const user = await s.customer();
-  await creditUser(sql, gw.gw.hot, user.userId, usdToNano('23.4999958'), { method: 'operator', amount: '23.4999958', currency: 'USD' });
+  await creditUser(sql, gw.services.hot, user.userId, usdToNano('23.4999958'), { method: 'operator', amount: '23.4999958', currency: 'USD' });
   for (const [method, status, amount, currency, credit] of [
     ['qris', 'pending', 32500, 'IDR', 2_000_000_000], ['qris', 'expired', 1_625_000, 'IDR', 100_000_000_000], ['qris', 'failed', 16250, 'IDR', 1_000_000_000],
     ['epusdt', 'paid', 12.5, 'USD', 12_500_000_000],
