@@ -13,6 +13,7 @@ import { epusdtConfig, type EpusdtSettings } from './settings.js';
 
 const UsdAmount = v.pipe(
   v.union([v.number(), v.pipe(v.string(), v.trim(), v.maxLength(32))], 'must be a USD amount'),
+  v.description('USD of credit, at most 2 decimals'),
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     const cents = usdCents(dataset.value);
     if (cents === null) {
@@ -22,7 +23,7 @@ const UsdAmount = v.pipe(
     return cents;
   }),
 );
-const TradeType = v.pipe(v.string('must be a string'), v.maxLength(64, 'must be at most 64 characters'));
+const TradeType = v.pipe(v.string('must be a string'), v.description('One of deposit/info\'s tokens (e.g. usdt.trc20); default the first'), v.maxLength(64, 'must be at most 64 characters'));
 
 export const EpusdtBody = v.object({ amount_usd: UsdAmount, token: v.optional(TradeType) }, 'must be a JSON object');
 export type EpusdtBody = v.InferOutput<typeof EpusdtBody>;

@@ -14,6 +14,7 @@ import { qrPngDataUrl } from '../qr-image.js';
 // A JSON number or its decimal text, compared and converted exactly later.
 const WholeRupiah = v.pipe(
   v.union([v.pipe(v.number(), v.safeInteger()), v.pipe(v.string(), v.trim(), v.regex(/^\d{1,15}$/))], rule('not_integer', 'must be a whole number of rupiah')),
+  v.description('Whole rupiah'),
   v.transform((x) => BigInt(x)),
 );
 
