@@ -3,12 +3,10 @@
 // upstream's cost per route). Every save is a new version in Postgres, in force in every
 // gateway process at once (src/catalogue/stored.ts).
 
-import { CatalogueError, type CatalogueHolder } from '../catalogue/index.js';
+import { catalogueFile, CatalogueError, type CatalogueHolder } from '../catalogue/index.js';
 import type { Bus } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
 import { CATALOGUE_CHANNEL, compileStored, fileDocument, latestVersion } from '../catalogue/stored.js';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { badRequest, conflict, notFound } from '../dashboard/errors.js';
 import type { Reply } from '../dashboard/http.js';
@@ -60,7 +58,7 @@ export function catalogueDocs(gw: Gateway) {
 
 /** Which file the gateway reads, and whether it says something else than the saved version in force. */
 function fileState(gw: Gateway, saved: unknown): CatalogueStateT['file'] {
-  const name = gw.catalogue.configPath ?? (existsSync(path.resolve('gateway.config.json')) ? 'gateway.config.json' : null);
+  const name = gw.catalogue.configPath ?? (catalogueFile(undefined) ? 'gateway.config.json' : null);
   let doc: unknown;
   try {
     doc = fileDocument(gw.catalogue.configPath);

@@ -13,7 +13,7 @@ import type { Reply } from '../dashboard/http.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Gateway } from '../services.js';
 import { keyHint, NO_SECRET } from '../upstream/key-vault.js';
-import { isNoKey, PROVIDER_KEYS_CHANNEL } from '../upstream/provider-keys.js';
+import { isNoKey, keyLabel, PROVIDER_KEYS_CHANNEL } from '../upstream/provider-keys.js';
 import { probeProvider } from '../upstream/probe.js';
 import { recordAudit } from './audit.js';
 import { catalogueDocs } from './catalogue.js';
@@ -213,7 +213,7 @@ export function providerHandlers(gw: Gateway) {
       SELECT id, label, hint, sealed FROM provider_keys WHERE provider_id = ${providerId} AND enabled ORDER BY created_at, id`;
     const tries: { label: string; value: string | undefined }[] = [];
     for (const r of rows) {
-      const label = r.label ? `${r.label} (${r.hint})` : r.hint;
+      const label = keyLabel(r.label, r.hint);
       try {
         if (!keys.vault) throw new Error('no PROVIDER_KEY_SECRET');
         tries.push({ label, value: keys.vault.open(r.sealed, r.id) });

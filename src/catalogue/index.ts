@@ -215,10 +215,17 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
   return { models, list: [...models.values()], source };
 }
 
+/** The catalogue file: GATEWAY_CONFIG, else ./gateway.config.json when present; undefined: the built-in example. */
+export function catalogueFile(configPath: string | undefined, cwd = process.cwd()): string | undefined {
+  if (configPath) return path.resolve(cwd, configPath);
+  const file = path.resolve(cwd, 'gateway.config.json');
+  return existsSync(file) ? file : undefined;
+}
+
 /** GATEWAY_CONFIG, else ./gateway.config.json when present, else the built-in example. */
 export function loadCatalogue(configPath: string | undefined, cwd = process.cwd()): Catalogue {
-  const file = configPath ? path.resolve(cwd, configPath) : path.resolve(cwd, 'gateway.config.json');
-  if (!configPath && !existsSync(file)) return compileCatalogue(EXAMPLE_CATALOGUE, 'built-in example catalogue');
+  const file = catalogueFile(configPath, cwd);
+  if (!file) return compileCatalogue(EXAMPLE_CATALOGUE, 'built-in example catalogue');
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

@@ -2,14 +2,13 @@
 // in force in every gateway process at once (a hot-store message names the new version, which
 // each process reads and swaps in), and at start.
 
-import { readFileSync, existsSync } from 'node:fs';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import * as v from 'valibot';
 import type { Logger } from 'pino';
 import type { Bus } from '../store/hot.js';
 import type { Sql, Tx } from '../store/sql.js';
 import { EXAMPLE_CATALOGUE } from './example.js';
-import { CatalogueError, compileCatalogue, type Catalogue, type CatalogueHolder } from './index.js';
+import { catalogueFile, CatalogueError, compileCatalogue, type Catalogue, type CatalogueHolder } from './index.js';
 import { issuePath } from './schema.js';
 
 export const CATALOGUE_CHANNEL = 'catalogue-saved';
@@ -73,9 +72,8 @@ export async function latestVersion(sql: Sql | Tx): Promise<StoredVersion | unde
 
 /** The file's document as written (GATEWAY_CONFIG, ./gateway.config.json, else the example). */
 export function fileDocument(configPath: string | undefined, cwd = process.cwd()): unknown {
-  const file = configPath ? path.resolve(cwd, configPath) : path.resolve(cwd, 'gateway.config.json');
-  if (!configPath && !existsSync(file)) return EXAMPLE_CATALOGUE;
-  return JSON.parse(readFileSync(file, 'utf8'));
+  const file = catalogueFile(configPath, cwd);
+  return file ? JSON.parse(readFileSync(file, 'utf8')) : EXAMPLE_CATALOGUE;
 }
 
 /**

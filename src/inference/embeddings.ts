@@ -24,7 +24,7 @@ import { BodyTooLargeError } from '../upstream/client.js';
 import type { UpstreamCall } from '../upstream/router.js';
 import { clientErrorFromUpstream } from './handle.js';
 import { billed, findModelOfKind, fundedJson, reserveHold } from './pipeline.js';
-import { resolveSecret } from '../upstream/provider-keys.js';
+import { addProviderHeaders } from '../upstream/provider-keys.js';
 import { settleBeforeAnswer, type Billable } from './job.js';
 import type { RequestLine } from './request-log.js';
 import { CHAT, MESSAGES, type Surface } from './surfaces.js';
@@ -174,7 +174,7 @@ function servingRoutes(model: Model, req: EmbeddingsRequest): Route[] {
 function upstreamCall(route: Route, key: string | undefined, req: EmbeddingsRequest, adapter: EmbeddingsUpstream): UpstreamCall {
   const provider = route.provider;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...adapter.headers(key) };
-  for (const [k, value] of Object.entries(provider.headers)) headers[k.toLowerCase()] = resolveSecret(value);
+  addProviderHeaders(headers, provider);
   return { url: adapter.endpoint(provider.baseUrl, route.model), headers, body: JSON.stringify(adapter.body(req, route.model)) };
 }
 

@@ -20,7 +20,7 @@ import { passThroughToClient } from '../stream/pass-through.js';
 import { Cancel } from '../upstream/cancel.js';
 import { BodyTooLargeError, type UpstreamBody } from '../upstream/client.js';
 import type { Answer, UpstreamCall } from '../upstream/router.js';
-import { resolveSecret } from '../upstream/provider-keys.js';
+import { addProviderHeaders } from '../upstream/provider-keys.js';
 import { errorMessageOf, modelUnavailable } from '../upstream/router.js';
 import { billed, findModelOfKind, fundedJson, reserveHold } from './pipeline.js';
 import { meterIR, StreamMeter } from './meter.js';
@@ -63,7 +63,7 @@ function upstreamCall(route: Route, key: string | undefined, surface: Surface, i
     // The client's own headers (Anthropic's version and betas) only reach its own dialect.
     ...dialect.upstream.headers(key, same ? terms.forwardHeaders : undefined, limits),
   };
-  for (const [k, v] of Object.entries(provider.headers)) headers[k.toLowerCase()] = resolveSecret(v);
+  addProviderHeaders(headers, provider);
   return { url, headers, body: JSON.stringify(body) };
 }
 

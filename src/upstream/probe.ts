@@ -6,7 +6,7 @@ import { DIALECTS } from '../dialects/index.js';
 import { embeddingsUpstream } from '../dialects/embeddings.js';
 import type { DialectLimits } from '../dialects/dialect.js';
 import type { Provider } from '../catalogue/index.js';
-import { resolveSecret } from './provider-keys.js';
+import { addProviderHeaders } from './provider-keys.js';
 import { errorMessageOf } from './router.js';
 import type { UpstreamClient } from './client.js';
 
@@ -30,7 +30,7 @@ export async function probeProvider(
   limits: DialectLimits,
 ): Promise<ProbeResult> {
   const { url, headers, body }: { url: string; headers: Record<string, string>; body: string } = embedding ? embeddingCall(provider, upstreamModel, key) : chatCall(provider, upstreamModel, key, limits);
-  for (const [k, value] of Object.entries(provider.headers)) headers[k.toLowerCase()] = resolveSecret(value);
+  addProviderHeaders(headers, provider);
   const started = performance.now();
   try {
     const res = await client.post(url, headers, body);

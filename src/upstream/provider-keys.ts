@@ -84,7 +84,7 @@ export class ProviderKeys {
         continue;
       }
       const list = next.get(r.provider_id) ?? [];
-      list.push({ id: r.id, value, weight: r.weight, label: r.label ? `${r.label} (${r.hint})` : r.hint });
+      list.push({ id: r.id, value, weight: r.weight, label: keyLabel(r.label, r.hint) });
       next.set(r.provider_id, list);
     }
     for (const [provider, n] of away) {
@@ -132,9 +132,18 @@ export class ProviderKeys {
   }
 }
 
+/** How a saved key is named to the operator: its label and hint, or the hint alone. */
+export const keyLabel = (label: string, hint: string) => (label ? `${label} (${hint})` : hint);
+
 export const isNoKey = (k: PickedKey | NoKey): k is NoKey => 'missing' in k;
 
 /** A provider header's value: as written, or from the environment variable it names. */
-export function resolveSecret(v: string | { env: string }): string {
+function resolveSecret(v: string | { env: string }): string {
   return typeof v === 'string' ? v : process.env[v.env] ?? '';
+}
+
+/** Adds the provider's own headers (the catalogue's `headers`, e.g. an org id) to a call's. */
+export function addProviderHeaders(headers: Record<string, string>, provider: Pick<Provider, 'headers'>): Record<string, string> {
+  for (const [k, v] of Object.entries(provider.headers)) headers[k.toLowerCase()] = resolveSecret(v);
+  return headers;
 }
