@@ -12,7 +12,10 @@ export default tseslint.config(
     rules: {
       // A leading underscore says "deliberately unused": a parameter a signature requires, a
       // field taken out of an object by destructuring.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
       // The layout rule the code keeps by hand: one statement a line, so that no line hides a
       // second one behind the first (a guard's `if (x) return;` is one).
       'max-statements-per-line': ['error', { max: 1 }],

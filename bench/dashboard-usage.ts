@@ -26,7 +26,10 @@ const opt = (name: string, def: number) => {
 const ROWS = opt('rows', 100_000);
 const RUNS = opt('runs', 20);
 const EXPLAIN = args.includes('--explain');
-const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const ADMIN_URL =
+  process.env.BENCH_DATABASE_ADMIN_URL ??
+  process.env.TEST_DATABASE_ADMIN_URL ??
+  'postgres://postgres@127.0.0.1:5432/postgres';
 
 const MODELS = ['gpt-4o-mini', 'claude-sonnet-4', 'gpt-4o', 'claude-haiku-3.5'];
 
@@ -71,7 +74,11 @@ async function main() {
              100 + i % 900, 20 + i % 300, (i % 5) * 10, 1000 + (i % 7919) * 13, 1300 + (i % 7919) * 17, 200 + i % 3000, 50 + i % 400,
              now() - (i * interval '89 days' / ${n})
       FROM generate_series(1, ${n}) AS i`;
-    await insert(user.id, ROWS, keys.map((k) => k.id));
+    await insert(
+      user.id,
+      ROWS,
+      keys.map((k) => k.id),
+    );
     await insert(other.id, Math.floor(ROWS / 4), [null]);
     await stores.sql`ANALYZE`;
     const insertMs = performance.now() - t0;
@@ -79,7 +86,11 @@ async function main() {
     const running = await startGateway(config, log, stores);
     stop = () => running.stop();
     const base = `http://127.0.0.1:${running.port}/api/dashboard`;
-    const login = await fetch(`${base}/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: user.email, password }) });
+    const login = await fetch(`${base}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: user.email, password }),
+    });
     if (login.status !== 200) throw new Error(`login failed: ${login.status} ${await login.text()}`);
     const { token } = (await login.json()) as { token: string };
     const auth = { authorization: `Bearer ${token}` };
@@ -87,7 +98,9 @@ async function main() {
     // A cursor deep into the log, to show that page N costs what page 1 does.
     let cursor: string | null = null;
     for (let i = 0; i < 100; i++) {
-      const page = (await (await fetch(`${base}/usage?limit=500${cursor ? `&cursor=${cursor}` : ''}`, { headers: auth })).json()) as { next_cursor: string | null };
+      const page = (await (
+        await fetch(`${base}/usage?limit=500${cursor ? `&cursor=${cursor}` : ''}`, { headers: auth })
+      ).json()) as { next_cursor: string | null };
       cursor = page.next_cursor;
     }
 
@@ -101,9 +114,19 @@ async function main() {
       ['GET /usage-stats?range=7d', '/usage-stats?range=7d'],
       ['GET /usage-stats?range=24h', '/usage-stats?range=24h'],
     ];
-    console.log(`\n${ROWS.toLocaleString('en')} usage records for one user (+${Math.floor(ROWS / 4).toLocaleString('en')} for another), spread over 89 days; inserted in ${insertMs.toFixed(0)} ms`);
-    console.log(`Postgres: ${(await stores.sql<{ v: string }[]>`SELECT version() AS v`)[0].v.split(' on ')[0]}; hot store: ${stores.hot.kind}; ${RUNS} timed runs after 3 warm-ups\n`);
-    console.log('endpoint'.padEnd(36), 'median ms'.padStart(10), 'min ms'.padStart(8), 'max ms'.padStart(8), '  rows / requests');
+    console.log(
+      `\n${ROWS.toLocaleString('en')} usage records for one user (+${Math.floor(ROWS / 4).toLocaleString('en')} for another), spread over 89 days; inserted in ${insertMs.toFixed(0)} ms`,
+    );
+    console.log(
+      `Postgres: ${(await stores.sql<{ v: string }[]>`SELECT version() AS v`)[0].v.split(' on ')[0]}; hot store: ${stores.hot.kind}; ${RUNS} timed runs after 3 warm-ups\n`,
+    );
+    console.log(
+      'endpoint'.padEnd(36),
+      'median ms'.padStart(10),
+      'min ms'.padStart(8),
+      'max ms'.padStart(8),
+      '  rows / requests',
+    );
     for (const [label, p] of cases) {
       const times: number[] = [];
       let summary = '';
@@ -116,7 +139,18 @@ async function main() {
         if (i >= 3) times.push(ms);
         summary = body.data ? `${body.data.length} rows` : `${body.requests} requests`;
       }
-      console.log(label.padEnd(36), median(times).toFixed(1).padStart(10), Math.min(...times).toFixed(1).padStart(8), Math.max(...times).toFixed(1).padStart(8), ' ', summary);
+      console.log(
+        label.padEnd(36),
+        median(times).toFixed(1).padStart(10),
+        Math.min(...times)
+          .toFixed(1)
+          .padStart(8),
+        Math.max(...times)
+          .toFixed(1)
+          .padStart(8),
+        ' ',
+        summary,
+      );
     }
 
     // For comparison: the same 90-day totals as one grouped scan of the raw log, which is what
@@ -130,7 +164,9 @@ async function main() {
         FROM usage_records WHERE user_id = ${user.id} AND created_at >= ${new Date(Date.now() - 90 * 86_400_000)} GROUP BY 1, 2`;
       if (i >= 3) rawTimes.push(performance.now() - start);
     }
-    console.log(`\n(for comparison) 90-day totals as one grouped scan of usage_records, SQL only: median ${median(rawTimes).toFixed(1)} ms`);
+    console.log(
+      `\n(for comparison) 90-day totals as one grouped scan of usage_records, SQL only: median ${median(rawTimes).toFixed(1)} ms`,
+    );
 
     if (EXPLAIN) {
       const from = new Date(Date.now() - 90 * 86_400_000);

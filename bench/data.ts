@@ -79,7 +79,8 @@ const WARMUP_KEYS = 20;
 const DAY_MS = 86_400_000;
 
 const t0 = performance.now();
-const progress = (line: string) => process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(5)} s] ${line}\n`);
+const progress = (line: string) =>
+  process.stderr.write(`[${((performance.now() - t0) / 1000).toFixed(0).padStart(5)} s] ${line}\n`);
 const ms = (since: number) => Math.round((performance.now() - since) * 1000) / 1000;
 
 /** Nearest-rank percentile, as bench/lib/stats.ts takes them. */
@@ -98,12 +99,20 @@ function withDatabase(url: string, db: string): string {
 }
 
 function catalogue(upstream: string) {
-  const price = (m: (typeof MODELS)[number], f: number) => ({ input: m.input * f, output: m.output * f, cache_read: (m.input * f) / 10 });
+  const price = (m: (typeof MODELS)[number], f: number) => ({
+    input: m.input * f,
+    output: m.output * f,
+    cache_read: (m.input * f) / 10,
+  });
   return {
     providers: [{ id: 'fake-openai', dialect: 'openai', base_url: `${upstream}/v1` }],
     models: MODELS.map((m) => ({
-      id: m.id, owned_by: 'bench', context_window: 200_000, max_output_tokens: 8192,
-      pricing: price(m, 1), official_pricing: price(m, 1.25),
+      id: m.id,
+      owned_by: 'bench',
+      context_window: 200_000,
+      max_output_tokens: 8192,
+      pricing: price(m, 1),
+      official_pricing: price(m, 1.25),
       // The revenue report prices margins from the first route's upstream_pricing.
       routes: [{ provider: 'fake-openai', model: `upstream-${m.id}`, upstream_pricing: price(m, 0.7) }],
     })),
@@ -111,7 +120,9 @@ function catalogue(upstream: string) {
 }
 
 async function readFixture(dbName: string, admin: postgres.Sql): Promise<Fixture> {
-  const [r] = await admin<{ c: string | null }[]>`SELECT shobj_description(oid, 'pg_database') AS c FROM pg_database WHERE datname = ${dbName}`;
+  const [r] = await admin<
+    { c: string | null }[]
+  >`SELECT shobj_description(oid, 'pg_database') AS c FROM pg_database WHERE datname = ${dbName}`;
   if (!r) throw new Error(`no database ${dbName}`);
   try {
     return JSON.parse(r.c ?? '') as Fixture;
@@ -130,7 +141,8 @@ function pickUsers(f: Fixture): { warm: number[]; cold: number[]; capped: number
   const cold = picks.filter((_, i) => i % 11 !== 0);
   // The heaviest user first; then the heaviest others whose last key has a total cap.
   const capped = [1];
-  for (let n = 2; n <= f.users && capped.length < CAPPED_KEYS; n++) if (capOf(n, f.keysPerUser - 1, f.keysPerUser) === 'total') capped.push(n);
+  for (let n = 2; n <= f.users && capped.length < CAPPED_KEYS; n++)
+    if (capOf(n, f.keysPerUser - 1, f.keysPerUser) === 'total') capped.push(n);
   return { warm, cold, capped };
 }
 
@@ -151,7 +163,9 @@ async function main() {
     if (opts.reuse) {
       fixture = await readFixture(dbName, admin);
       reused = true;
-      progress(`reusing ${dbName}: ${fixture.users.toLocaleString('en')} users, ${fixture.records.toLocaleString('en')} records, filled ${fixture.filledAt}`);
+      progress(
+        `reusing ${dbName}: ${fixture.users.toLocaleString('en')} users, ${fixture.records.toLocaleString('en')} records, filled ${fixture.filledAt}`,
+      );
     } else {
       await admin.unsafe(`CREATE DATABASE ${dbName}`);
       created = true;
@@ -161,7 +175,11 @@ async function main() {
         const t = performance.now();
         await migrate(own.sql);
         progress(`migrations: ${ms(t).toFixed(0)} ms`);
-        fixture = await fill(own.sql, { users: opts.users, keysPerUser: opts.keysPerUser, records: opts.records, days: opts.days, seed: dbName }, progress);
+        fixture = await fill(
+          own.sql,
+          { users: opts.users, keysPerUser: opts.keysPerUser, records: opts.records, days: opts.days, seed: dbName },
+          progress,
+        );
       } finally {
         await own.close();
       }
@@ -169,20 +187,32 @@ async function main() {
       await admin.unsafe(`COMMENT ON DATABASE ${dbName} IS '${JSON.stringify(fixture).replace(/'/g, "''")}'`);
     }
     const sizes = await fixtureSizes(dbUrl, fixture);
-    progress(`heaviest user: ${sizes.heavy_records.toLocaleString('en')} records (${(sizes.heavy_share * 100).toFixed(2)} %); next: ${sizes.next_heaviest_records.toLocaleString('en')}`);
+    progress(
+      `heaviest user: ${sizes.heavy_records.toLocaleString('en')} records (${(sizes.heavy_share * 100).toFixed(2)} %); next: ${sizes.next_heaviest_records.toLocaleString('en')}`,
+    );
 
     upstream = await startFakeUpstream({ record: false });
     const configPath = path.join(dir, 'gateway.config.json');
     writeFileSync(configPath, JSON.stringify(catalogue(upstream.url)));
     const config = loadConfig({
-      PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: dbUrl, REDIS_URL: process.env.REDIS_URL ?? '',
-      REDIS_PREFIX: redisPrefix, DATA_DIR: path.join(dir, 'data'), GATEWAY_CONFIG: configPath,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: dbUrl,
+      REDIS_URL: process.env.REDIS_URL ?? '',
+      REDIS_PREFIX: redisPrefix,
+      DATA_DIR: path.join(dir, 'data'),
+      GATEWAY_CONFIG: configPath,
     });
     const stores = await openStores(config);
     // The heaviest account (its capped key, and the keys phase's one key) is topped up by a paid
     // deposit, so reconcile stays exact: runs over a kept database spend it, and a 402 is not
     // what is timed.
-    await creditUser(stores.sql, stores.hot, userIdOf(1), 1_000n * 1_000_000_000n, { method: 'operator', amount: '1000', currency: 'USD' });
+    await creditUser(stores.sql, stores.hot, userIdOf(1), 1_000n * 1_000_000_000n, {
+      method: 'operator',
+      amount: '1000',
+      currency: 'USD',
+    });
     running = await startGateway(config, createLogger(config.LOG_LEVEL), stores).catch(async (err: unknown) => {
       await stores.close();
       throw err;
@@ -198,7 +228,11 @@ async function main() {
       const res = await fetch(`${url}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: MODELS[0].id, messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 16 }),
+        body: JSON.stringify({
+          model: MODELS[0].id,
+          messages: [{ role: 'user', content: 'Say hello.' }],
+          max_tokens: 16,
+        }),
       });
       const text = await res.text();
       if (res.status !== 200) throw new Error(`chat as user ${n} key ${j}: ${res.status} ${text.slice(0, 300)}`);
@@ -216,12 +250,17 @@ async function main() {
     const capped: number[] = [];
     for (const n of users.capped) capped.push(await chat(n, K - 1));
     rows.push(row('POST /v1/chat/completions, cold key with a total cap, heaviest user', capped.slice(0, 1)));
-    if (capped.length > 1) rows.push(row(`POST /v1/chat/completions, cold key with a total cap (${capped.length} users)`, capped));
+    if (capped.length > 1)
+      rows.push(row(`POST /v1/chat/completions, cold key with a total cap (${capped.length} users)`, capped));
     progress('inference timed');
 
     // ---- the dashboard and admin calls, each timed over --runs after two warm-ups
     const login = async (email: string) => {
-      const res = await fetch(`${url}/api/dashboard/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password: fixture.password }) });
+      const res = await fetch(`${url}/api/dashboard/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password: fixture.password }),
+      });
       if (res.status !== 200) throw new Error(`login ${email}: ${res.status} ${await res.text()}`);
       return ((await res.json()) as { token: string }).token;
     };
@@ -260,7 +299,9 @@ async function main() {
     // A cursor 10,000 rows back: a deep page must cost what the first does.
     let cursor: string | null = null;
     for (let i = 0; i < 20; i++) {
-      const page = JSON.parse(await get(`/api/dashboard/usage?limit=500${cursor ? `&cursor=${cursor}` : ''}`, userToken)) as { next_cursor: string | null };
+      const page = JSON.parse(
+        await get(`/api/dashboard/usage?limit=500${cursor ? `&cursor=${cursor}` : ''}`, userToken),
+      ) as { next_cursor: string | null };
       if (!page.next_cursor) break;
       cursor = page.next_cursor;
     }
@@ -271,11 +312,20 @@ async function main() {
     await time('GET /usage?status=502', `${D}/usage?status=502`, userToken);
     await time(`GET /usage?model=${rareModel}`, `${D}/usage?model=${rareModel}`, userToken);
     await time('GET /usage?key_id=… (third key)', `${D}/usage?key_id=${keyIdOf(1, Math.min(2, K - 1), K)}`, userToken);
-    await time('GET /usage?from=…&to=… (one day, mid-span)', `${D}/usage?from=${iso(mid)}&to=${iso(mid + DAY_MS)}`, userToken);
+    await time(
+      'GET /usage?from=…&to=… (one day, mid-span)',
+      `${D}/usage?from=${iso(mid)}&to=${iso(mid + DAY_MS)}`,
+      userToken,
+    );
     await time('GET /usage-stats?range=30d', `${D}/usage-stats?range=30d`, userToken);
     await time('GET /usage-stats?from=… (365 days)', `${D}/usage-stats?from=${iso(now - 365 * DAY_MS)}`, userToken);
     await time('GET /usage.csv?range=24h', `${D}/usage.csv?range=24h`, userToken);
-    await time('GET /usage.csv (everything: at most 100,000 rows)', `${D}/usage.csv`, userToken, Math.min(opts.runs, 3));
+    await time(
+      'GET /usage.csv (everything: at most 100,000 rows)',
+      `${D}/usage.csv`,
+      userToken,
+      Math.min(opts.runs, 3),
+    );
     await time('GET /balance', `${D}/balance`, userToken);
     await time('GET /keys', `${D}/keys`, userToken);
     await time('GET /deposits', `${D}/deposits`, userToken);
@@ -296,25 +346,49 @@ async function main() {
     const R = `${A}/requests`;
     let rcursor: string | null = null;
     for (let i = 0; i < 50; i++) {
-      const page = JSON.parse(await get(`${R}?limit=200${rcursor ? `&cursor=${rcursor}` : ''}`, adminToken)) as { next_cursor: string | null };
+      const page = JSON.parse(await get(`${R}?limit=200${rcursor ? `&cursor=${rcursor}` : ''}`, adminToken)) as {
+        next_cursor: string | null;
+      };
       if (!page.next_cursor) break;
       rcursor = page.next_cursor;
     }
     await time('GET /admin/requests', R, adminToken);
-    if (rcursor) await time('GET /admin/requests, a page 10,000 rows back (cursor)', `${R}?cursor=${rcursor}`, adminToken);
+    if (rcursor)
+      await time('GET /admin/requests, a page 10,000 rows back (cursor)', `${R}?cursor=${rcursor}`, adminToken);
     await time('GET /admin/requests?user={heaviest user}', `${R}?user=${fixture.heavyUserId}`, adminToken);
-    await time('GET /admin/requests?key=… (a light user\'s key)', `${R}?key=${keyIdOf(Math.max(2, fixture.users - 1), 0, K)}`, adminToken);
+    await time(
+      "GET /admin/requests?key=… (a light user's key)",
+      `${R}?key=${keyIdOf(Math.max(2, fixture.users - 1), 0, K)}`,
+      adminToken,
+    );
     await time(`GET /admin/requests?model=${rareModel}`, `${R}?model=${rareModel}`, adminToken);
     await time('GET /admin/requests?model=… (no such rows)', `${R}?model=retired-model`, adminToken);
-    await time(`GET /admin/requests?route=fake-openai/upstream-${rareModel}`, `${R}?route=fake-openai/upstream-${rareModel}`, adminToken);
+    await time(
+      `GET /admin/requests?route=fake-openai/upstream-${rareModel}`,
+      `${R}?route=fake-openai/upstream-${rareModel}`,
+      adminToken,
+    );
     await time('GET /admin/requests?route=… (no such rows)', `${R}?route=gone/route`, adminToken);
     await time('GET /admin/requests?status=error', `${R}?status=error`, adminToken);
     await time('GET /admin/requests?status=502', `${R}?status=502`, adminToken);
     await time('GET /admin/requests?status=402 (refusals only)', `${R}?status=402`, adminToken);
     await time('GET /admin/requests?status=200', `${R}?status=200`, adminToken);
-    await time('GET /admin/requests?from=…&to=… (one day, mid-span)', `${R}?from=${iso(mid)}&to=${iso(mid + DAY_MS)}`, adminToken);
-    await time(`GET /admin/requests?model=${rareModel}&from=…&to=… (one day)`, `${R}?model=${rareModel}&from=${iso(mid)}&to=${iso(mid + DAY_MS)}`, adminToken);
-    await time('GET /admin/requests/export?from=… (the last hour)', `${R}/export?from=${iso(now - 3_600_000)}`, adminToken, Math.min(opts.runs, 5));
+    await time(
+      'GET /admin/requests?from=…&to=… (one day, mid-span)',
+      `${R}?from=${iso(mid)}&to=${iso(mid + DAY_MS)}`,
+      adminToken,
+    );
+    await time(
+      `GET /admin/requests?model=${rareModel}&from=…&to=… (one day)`,
+      `${R}?model=${rareModel}&from=${iso(mid)}&to=${iso(mid + DAY_MS)}`,
+      adminToken,
+    );
+    await time(
+      'GET /admin/requests/export?from=… (the last hour)',
+      `${R}/export?from=${iso(now - 3_600_000)}`,
+      adminToken,
+      Math.min(opts.runs, 5),
+    );
     progress('admin timed');
 
     // Stopping flushes the usage writer, so reconcile sees every charge the timed requests made.
@@ -323,20 +397,40 @@ async function main() {
 
     // ---- keys: a process that has never seen them, on a hot-store prefix nothing has filled
     const used = new Set([1, ...users.warm, ...users.cold, ...users.capped]);
-    const fresh = unusedKeys(fixture.users, K, used, (n, j) => capOf(n, j, K)).map(([n, j]) => keySecretOf(fixture.seed, keyIdOf(n, j, K)));
+    const fresh = unusedKeys(fixture.users, K, used, (n, j) => capOf(n, j, K)).map(([n, j]) =>
+      keySecretOf(fixture.seed, keyIdOf(n, j, K)),
+    );
     const keyEnv = {
-      DATABASE_URL: dbUrl, REDIS_URL: process.env.REDIS_URL ?? '', REDIS_PREFIX: `${redisPrefix}keys:`, DATA_DIR: path.join(dir, 'keys-data'),
+      DATABASE_URL: dbUrl,
+      REDIS_URL: process.env.REDIS_URL ?? '',
+      REDIS_PREFIX: `${redisPrefix}keys:`,
+      DATA_DIR: path.join(dir, 'keys-data'),
     };
     progress(`keys: ${fresh.length.toLocaleString('en')} unused keys on hand; a gateway process of its own`);
-    const keys = await withGatewayProcess({ dir, env: keyEnv, catalogue, profileDir: opts.profile && path.resolve(opts.profile), progress }, (gatewayUrl) =>
-      timeKeys({ url: gatewayUrl, model: MODELS[0].id, fresh, oneKey: keySecretOf(fixture.seed, keyIdOf(1, 0, K)), seconds: opts.keySeconds, progress }),
+    const keys = await withGatewayProcess(
+      { dir, env: keyEnv, catalogue, profileDir: opts.profile && path.resolve(opts.profile), progress },
+      (gatewayUrl) =>
+        timeKeys({
+          url: gatewayUrl,
+          model: MODELS[0].id,
+          fresh,
+          oneKey: keySecretOf(fixture.seed, keyIdOf(1, 0, K)),
+          seconds: opts.keySeconds,
+          progress,
+        }),
     );
     const own = await openSql({ databaseUrl: dbUrl, dataDir: dir, max: 1 });
     let rec;
     try {
       const start = performance.now();
       rec = await reconcile(own.sql);
-      rows.push(row('reconcile --full (src/billing/reconcile.ts: every record summed again)', [ms(start)], `${rec.users.toLocaleString('en')} users, ${rec.mismatches.length} mismatches`));
+      rows.push(
+        row(
+          'reconcile --full (src/billing/reconcile.ts: every record summed again)',
+          [ms(start)],
+          `${rec.users.toLocaleString('en')} users, ${rec.mismatches.length} mismatches`,
+        ),
+      );
       // An operator's routine run: the records since the checkpoint (none here, so this is its
       // floor: every user's balance checked against the kept sums and the deposits).
       const incremental: number[] = [];
@@ -346,13 +440,21 @@ async function main() {
         incremental.push(ms(t));
         if (!r.ok) rec = r;
       }
-      rows.push(row('reconcile (incremental: since its checkpoint)', incremental, `${rec.users.toLocaleString('en')} users, ${rec.mismatches.length} mismatches`));
+      rows.push(
+        row(
+          'reconcile (incremental: since its checkpoint)',
+          incremental,
+          `${rec.users.toLocaleString('en')} users, ${rec.mismatches.length} mismatches`,
+        ),
+      );
     } finally {
       await own.close();
     }
     load.after = loadavg()[0]!;
 
-    const [pg] = await admin<{ v: string; autovacuum: string }[]>`SELECT split_part(version(), ' on ', 1) AS v, current_setting('autovacuum') AS autovacuum`;
+    const [pg] = await admin<
+      { v: string; autovacuum: string }[]
+    >`SELECT split_part(version(), ' on ', 1) AS v, current_setting('autovacuum') AS autovacuum`;
     const files = writeReport({
       command: `npm run bench:data -- ${args.join(' ')}`.trim(),
       date: new Date().toISOString(),
@@ -368,7 +470,10 @@ async function main() {
       keys,
     });
     progress(`report: ${files.join(', ')}`);
-    if (!rec.ok) throw new Error(`reconcile found ${rec.mismatches.length} mismatches, e.g. ${JSON.stringify(rec.mismatches[0], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`);
+    if (!rec.ok)
+      throw new Error(
+        `reconcile found ${rec.mismatches.length} mismatches, e.g. ${JSON.stringify(rec.mismatches[0], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`,
+      );
   } finally {
     if (running) await running.stop().catch(() => {});
     if (upstream) await upstream.close();
@@ -376,7 +481,9 @@ async function main() {
     if (created && !opts.keep) {
       await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
     } else if (created || reused) {
-      console.log(`\ndatabase kept: ${dbUrl}\n  time it again: npm run bench:data -- --reuse ${dbName} --runs ${opts.runs}\n  drop it: psql ${ADMIN_URL} -c 'DROP DATABASE ${dbName}'`);
+      console.log(
+        `\ndatabase kept: ${dbUrl}\n  time it again: npm run bench:data -- --reuse ${dbName} --runs ${opts.runs}\n  drop it: psql ${ADMIN_URL} -c 'DROP DATABASE ${dbName}'`,
+      );
     }
     await admin.end();
     rmSync(dir, { recursive: true, force: true });

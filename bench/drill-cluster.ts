@@ -43,24 +43,32 @@ const CONCURRENCY = 96;
 const KINDS = ['chat', 'chat-stream', 'messages-stream'] as const;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const log = (line: string) => process.stderr.write(`[drill ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}\n`);
+const log = (line: string) =>
+  process.stderr.write(`[drill ${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s] ${line}\n`);
 const t0 = Date.now();
-const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+const sh = (cmd: string, ...args: string[]) =>
+  execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
 const quietly = (cmd: string, ...args: string[]) => spawnSync(cmd, args, { stdio: 'ignore' });
 
 function preflight(): void {
   const missing: string[] = [];
   if (process.getuid?.() !== 0) missing.push('root (network namespaces)');
-  for (const cmd of ['ip', 'haproxy', 'redis-server', 'redis-cli', 'pg_ctlcluster']) if (quietly('which', cmd).status !== 0) missing.push(cmd);
+  for (const cmd of ['ip', 'haproxy', 'redis-server', 'redis-cli', 'pg_ctlcluster'])
+    if (quietly('which', cmd).status !== 0) missing.push(cmd);
   if (missing.length > 0) {
-    process.stderr.write(`drill:cluster needs ${missing.join(', ')} (apt-get install iproute2 haproxy redis-server postgresql)\n`);
+    process.stderr.write(
+      `drill:cluster needs ${missing.join(', ')} (apt-get install iproute2 haproxy redis-server postgresql)\n`,
+    );
     process.exit(2);
   }
 }
 
 const cleanups: (() => unknown)[] = [];
 async function cleanUp(): Promise<void> {
-  for (const fn of cleanups.reverse()) await Promise.resolve().then(fn).catch(() => {});
+  for (const fn of cleanups.reverse())
+    await Promise.resolve()
+      .then(fn)
+      .catch(() => {});
 }
 
 /** The bridge, and a namespace per gateway host with its end of a veth on it. */
@@ -115,14 +123,30 @@ function startLoad(url: string, keys: string[]) {
       try {
         const res = await fetch(`${url}${messages ? '/v1/messages' : '/v1/chat/completions'}`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-request-id': o.id, ...(messages ? { 'x-api-key': keys[user]! } : { authorization: `Bearer ${keys[user]}` }) },
-          body: JSON.stringify({ model: messages ? 'an-model' : 'oa-model', max_tokens: 100, stream: kind !== 'chat', messages: [{ role: 'user', content: `drill ${o.id} [[paced:12:5]]` }] }),
+          headers: {
+            'content-type': 'application/json',
+            'x-request-id': o.id,
+            ...(messages ? { 'x-api-key': keys[user]! } : { authorization: `Bearer ${keys[user]}` }),
+          },
+          body: JSON.stringify({
+            model: messages ? 'an-model' : 'oa-model',
+            max_tokens: 100,
+            stream: kind !== 'chat',
+            messages: [{ role: 'user', content: `drill ${o.id} [[paced:12:5]]` }],
+          }),
           signal: AbortSignal.timeout(30_000),
         });
         o.status = res.status;
         const text = await res.text();
-        if (res.status !== 200 && res.status !== 402 && samples.length < 5) samples.push(`${res.status} ${text.slice(0, 200)}`);
-        if (res.status === 200) o.complete = kind === 'chat' ? text.includes('"choices"') : kind === 'chat-stream' ? text.includes('data: [DONE]') : text.includes('event: message_stop');
+        if (res.status !== 200 && res.status !== 402 && samples.length < 5)
+          samples.push(`${res.status} ${text.slice(0, 200)}`);
+        if (res.status === 200)
+          o.complete =
+            kind === 'chat'
+              ? text.includes('"choices"')
+              : kind === 'chat-stream'
+                ? text.includes('data: [DONE]')
+                : text.includes('event: message_stop');
       } catch {
         o.status = -1;
       }
@@ -144,7 +168,10 @@ function startLoad(url: string, keys: string[]) {
 async function waitReady(url: string, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const ok = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) }).then((r) => r.ok, () => false);
+    const ok = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(1000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) return;
     if (Date.now() > until) throw new Error(`${url} was not ready within ${timeoutMs} ms`);
     await sleep(200);
@@ -160,7 +187,13 @@ async function main(): Promise<number> {
   const ns = buildNetwork();
   log(`network: bridge ${BRIDGE} ${HOST_IP}, hosts ${ns.map((n, i) => `${n} ${hostIp(i)}`).join(', ')}`);
 
-  const cluster = await startRedisCluster({ masters: 3, replicasPerMaster: 1, bind: HOST_IP, nodeTimeoutMs: 2000, dir: path.join(dir, 'redis') });
+  const cluster = await startRedisCluster({
+    masters: 3,
+    replicasPerMaster: 1,
+    bind: HOST_IP,
+    nodeTimeoutMs: 2000,
+    dir: path.join(dir, 'redis'),
+  });
   cleanups.push(() => cluster.stop());
   const seeds = cluster.seeds.split(',');
   log(`Redis Cluster: ${cluster.nodes.map((n) => `${n.port} ${n.role}`).join(', ')}`);
@@ -174,7 +207,11 @@ async function main(): Promise<number> {
   });
   const direct = new URL(ADMIN_URL);
   direct.pathname = `/${dbName}`;
-  const sql = postgres(direct.toString(), { max: 4, onnotice: () => {}, types: { bigint: postgres.BigInt } }) as unknown as Sql;
+  const sql = postgres(direct.toString(), {
+    max: 4,
+    onnotice: () => {},
+    types: { bigint: postgres.BigInt },
+  }) as unknown as Sql;
   cleanups.push(() => sql.end({ timeout: 1 }));
   await migrate(sql);
   // The hosts reach Postgres and the upstream on the bridge's address.
@@ -215,10 +252,22 @@ async function main(): Promise<number> {
       cwd: REPO_ROOT,
       stdio: ['ignore', out, out],
       env: childEnv({
-        PORT: '8080', HOST: '0.0.0.0', WORKERS: '2', LOG_LEVEL: 'warn', DATA_DIR: path.join(dir, `data-${i}`),
-        DATABASE_URL: viaBridge.toString(), REDIS_CLUSTER_NODES: seeds.join(','), REDIS_PREFIX: prefix,
-        GATEWAY_CONFIG: configPath, FAKE_OPENAI_KEY: 'sk-fake', FAKE_ANTHROPIC_KEY: 'sk-ant-fake',
-        USAGE_FLUSH_MS: '20', USAGE_FLUSH_MAX_MS: '50', REDIS_TIMEOUT_MS: '1000', SETTLE_WAIT_MS: '8000', SHUTDOWN_TIMEOUT_MS: '5000',
+        PORT: '8080',
+        HOST: '0.0.0.0',
+        WORKERS: '2',
+        LOG_LEVEL: 'warn',
+        DATA_DIR: path.join(dir, `data-${i}`),
+        DATABASE_URL: viaBridge.toString(),
+        REDIS_CLUSTER_NODES: seeds.join(','),
+        REDIS_PREFIX: prefix,
+        GATEWAY_CONFIG: configPath,
+        FAKE_OPENAI_KEY: 'sk-fake',
+        FAKE_ANTHROPIC_KEY: 'sk-ant-fake',
+        USAGE_FLUSH_MS: '20',
+        USAGE_FLUSH_MAX_MS: '50',
+        REDIS_TIMEOUT_MS: '1000',
+        SETTLE_WAIT_MS: '8000',
+        SHUTDOWN_TIMEOUT_MS: '5000',
       }),
     });
     gateways[i] = child;
@@ -241,22 +290,44 @@ async function main(): Promise<number> {
 
   const lbPort = 18000 + Math.floor(Math.random() * 1000);
   const haproxyCfg = path.join(dir, 'haproxy.cfg');
-  writeFileSync(haproxyCfg, [
-    'global', '  maxconn 4096',
-    'defaults', '  mode http', '  timeout connect 1s', '  timeout client 60s', '  timeout server 60s',
-    // Only a request that never reached a host is sent to another: one that did may be charged.
-    '  retries 2', '  option redispatch', '  retry-on conn-failure',
-    'frontend gateways', `  bind 127.0.0.1:${lbPort}`, '  default_backend hosts',
-    'backend hosts', '  balance roundrobin', '  option httpchk', '  http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host gateway', '  default-server inter 500ms fall 2 rise 2',
-    ...ns.map((n, i) => `  server ${n} ${hostIp(i)}:8080 check`), '',
-  ].join('\n'));
-  const lb = spawn('haproxy', ['-f', haproxyCfg, '-db'], { stdio: ['ignore', openSync(path.join(dir, 'haproxy.log'), 'a'), openSync(path.join(dir, 'haproxy.log'), 'a')] });
+  writeFileSync(
+    haproxyCfg,
+    [
+      'global',
+      '  maxconn 4096',
+      'defaults',
+      '  mode http',
+      '  timeout connect 1s',
+      '  timeout client 60s',
+      '  timeout server 60s',
+      // Only a request that never reached a host is sent to another: one that did may be charged.
+      '  retries 2',
+      '  option redispatch',
+      '  retry-on conn-failure',
+      'frontend gateways',
+      `  bind 127.0.0.1:${lbPort}`,
+      '  default_backend hosts',
+      'backend hosts',
+      '  balance roundrobin',
+      '  option httpchk',
+      '  http-check send meth GET uri /readyz ver HTTP/1.1 hdr Host gateway',
+      '  default-server inter 500ms fall 2 rise 2',
+      ...ns.map((n, i) => `  server ${n} ${hostIp(i)}:8080 check`),
+      '',
+    ].join('\n'),
+  );
+  const lb = spawn('haproxy', ['-f', haproxyCfg, '-db'], {
+    stdio: ['ignore', openSync(path.join(dir, 'haproxy.log'), 'a'), openSync(path.join(dir, 'haproxy.log'), 'a')],
+  });
   cleanups.push(() => lb.kill('SIGKILL'));
   const lbUrl = `http://127.0.0.1:${lbPort}`;
   await waitReady(lbUrl, 10_000);
   log(`HAProxy on ${lbUrl}`);
 
-  const load = startLoad(lbUrl, users.map((u) => u.key));
+  const load = startLoad(
+    lbUrl,
+    users.map((u) => u.key),
+  );
   const events: Record<string, number | string> = {};
   await sleep(5000);
 
@@ -297,15 +368,25 @@ async function main(): Promise<number> {
   const answered = outcomes.filter((o) => o.status === 200 && o.complete);
   const begun = outcomes.filter((o) => o.status === 200 && !o.complete);
   const count = async () =>
-    new Map((await sql<{ request_id: string; n: number }[]>`SELECT request_id, count(*)::int AS n FROM usage_records WHERE request_id LIKE 'drill-%' GROUP BY request_id`).map((r) => [r.request_id, r.n]));
+    new Map(
+      (
+        await sql<
+          { request_id: string; n: number }[]
+        >`SELECT request_id, count(*)::int AS n FROM usage_records WHERE request_id LIKE 'drill-%' GROUP BY request_id`
+      ).map((r) => [r.request_id, r.n]),
+    );
   let recorded = await count();
   for (const until = Date.now() + 60_000; Date.now() < until; await sleep(500)) {
     recorded = await count();
     if (answered.every((o) => recorded.has(o.id)) && (await hot.outboxLength()) === 0) break;
   }
   const report = await reconcile(sql, hot);
-  const balances = await sql<{ id: string; balance_nano: bigint }[]>`SELECT id, balance_nano FROM users WHERE id = ANY(${users.map((u) => u.id)}::uuid[])`;
-  const spent = await sql<{ user_id: string; s: bigint }[]>`SELECT user_id, sum(cost_nano)::bigint AS s FROM usage_records WHERE user_id = ANY(${users.map((u) => u.id)}::uuid[]) GROUP BY user_id`;
+  const balances = await sql<
+    { id: string; balance_nano: bigint }[]
+  >`SELECT id, balance_nano FROM users WHERE id = ANY(${users.map((u) => u.id)}::uuid[])`;
+  const spent = await sql<
+    { user_id: string; s: bigint }[]
+  >`SELECT user_id, sum(cost_nano)::bigint AS s FROM usage_records WHERE user_id = ANY(${users.map((u) => u.id)}::uuid[]) GROUP BY user_id`;
   const overspent = spent.filter((r) => r.s > credits[users.findIndex((u) => u.id === r.user_id)]!).length;
   const statuses: Record<string, number> = {};
   for (const o of outcomes) statuses[o.status] = (statuses[o.status] ?? 0) + 1;
@@ -321,16 +402,31 @@ async function main(): Promise<number> {
     'balances below zero': balances.filter((b) => b.balance_nano < 0n).length,
     'users charged past their credit': overspent,
     'answers for the revoked key after 1 s': afterRevoke,
-    'reconcile': report.ok ? 'exact' : `${report.mismatches.length} + ${report.hotMismatches.length} mismatches`,
+    reconcile: report.ok ? 'exact' : `${report.mismatches.length} + ${report.hotMismatches.length} mismatches`,
     'failover (ms)': events.failoverMs!,
     'Postgres restart (ms)': events.postgresRestartMs!,
     'gateway processes restarted by their supervisor': restarts.length === 0 ? 'none' : restarts.join(', '),
-    statuses: Object.entries(statuses).map(([s, n]) => `${s === '-1' ? 'no answer' : s}: ${n}`).join(', '),
+    statuses: Object.entries(statuses)
+      .map(([s, n]) => `${s === '-1' ? 'no answer' : s}: ${n}`)
+      .join(', '),
   };
-  process.stdout.write(`| figure | value |\n|---|---|\n${Object.entries(figures).map(([k, v]) => `| ${k} | ${typeof v === 'number' ? v.toLocaleString('en') : v} |`).join('\n')}\n`);
+  process.stdout.write(
+    `| figure | value |\n|---|---|\n${Object.entries(figures)
+      .map(([k, v]) => `| ${k} | ${typeof v === 'number' ? v.toLocaleString('en') : v} |`)
+      .join('\n')}\n`,
+  );
   const failed =
-    figures['served beyond charged'] > 0 || figures['charged twice'] > 0 || figures['balances below zero'] > 0 || overspent > 0 || afterRevoke > 0 || !report.ok || answered.length === 0;
-  if (failed) process.stderr.write(`drill failed${process.env.DRILL_KEEP ? `; logs in ${dir}` : ' (DRILL_KEEP=1 keeps its logs)'}\n`);
+    figures['served beyond charged'] > 0 ||
+    figures['charged twice'] > 0 ||
+    figures['balances below zero'] > 0 ||
+    overspent > 0 ||
+    afterRevoke > 0 ||
+    !report.ok ||
+    answered.length === 0;
+  if (failed)
+    process.stderr.write(
+      `drill failed${process.env.DRILL_KEEP ? `; logs in ${dir}` : ' (DRILL_KEEP=1 keeps its logs)'}\n`,
+    );
   return failed ? 1 : 0;
 }
 

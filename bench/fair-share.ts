@@ -42,7 +42,8 @@ function option(name: string): string | undefined {
 const SECONDS = Number(option('seconds') ?? 10);
 const WORKERS = Number(option('workers') ?? 2);
 const CHOSEN = (option('attacks')?.split(',') ?? ATTACKS) as Attack[];
-for (const a of CHOSEN) if (!ATTACKS.includes(a)) throw new Error(`unknown attack "${a}": one of ${ATTACKS.join(', ')}`);
+for (const a of CHOSEN)
+  if (!ATTACKS.includes(a)) throw new Error(`unknown attack "${a}": one of ${ATTACKS.join(', ')}`);
 
 const say = (line: string) => process.stderr.write(`[fair-share] ${line}\n`);
 
@@ -56,7 +57,11 @@ interface Outcome {
 }
 
 /** The probe: /healthz on a fresh connection every 20 ms, a small chat on a keep-alive client every 100 ms. */
-async function probe(url: string, key: string, until: number): Promise<{ healthz: Samples; chat: Samples; errors: number }> {
+async function probe(
+  url: string,
+  key: string,
+  until: number,
+): Promise<{ healthz: Samples; chat: Samples; errors: number }> {
   const healthz = new Samples();
   const chat = new Samples();
   let errors = 0;
@@ -75,7 +80,12 @@ async function probe(url: string, key: string, until: number): Promise<{ healthz
     while (Date.now() < until) {
       const next = sleep(20);
       await timed(healthz, async () => {
-        const res = await request(`${url}/healthz`, { headers: { connection: 'close' }, reset: true, headersTimeout: 30_000, bodyTimeout: 30_000 });
+        const res = await request(`${url}/healthz`, {
+          headers: { connection: 'close' },
+          reset: true,
+          headersTimeout: 30_000,
+          bodyTimeout: 30_000,
+        });
         await res.body.dump();
         return res.statusCode;
       });
@@ -88,7 +98,11 @@ async function probe(url: string, key: string, until: number): Promise<{ healthz
       const next = sleep(100);
       await timed(chat, async () => {
         const res = await request(`${url}/v1/chat/completions`, {
-          method: 'POST', dispatcher: agent, body, headersTimeout: 30_000, bodyTimeout: 30_000,
+          method: 'POST',
+          dispatcher: agent,
+          body,
+          headersTimeout: 30_000,
+          bodyTimeout: 30_000,
           headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         });
         await res.body.dump();
@@ -103,8 +117,14 @@ async function probe(url: string, key: string, until: number): Promise<{ healthz
 }
 
 /** The probe in a child process: its samples' summaries, printed as JSON. */
-async function probeChild(url: string, key: string, until: number): Promise<{ healthz: Summary; chat: Summary; errors: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--probe', url, key, String(until)], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function probeChild(
+  url: string,
+  key: string,
+  until: number,
+): Promise<{ healthz: Summary; chat: Summary; errors: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--probe', url, key, String(until)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -127,7 +147,11 @@ interface AttackTarget {
  * this is about the gateway's share, as if the attacker were elsewhere. The statuses it got, as JSON.
  */
 async function attackChild(attack: Attack, target: AttackTarget): Promise<Record<string, number>> {
-  const child = spawn('nice', ['-n', '19', process.execPath, '--import', 'tsx', import.meta.filename, '--attack', attack, JSON.stringify(target)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    'nice',
+    ['-n', '19', process.execPath, '--import', 'tsx', import.meta.filename, '--attack', attack, JSON.stringify(target)],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -136,27 +160,68 @@ async function attackChild(attack: Attack, target: AttackTarget): Promise<Record
 }
 
 /** The attacker's side: `attack` on `target` until its time is up. */
-async function attack(kind: Attack, { url, key, brokeKey, session, until }: AttackTarget): Promise<Record<string, number>> {
+async function attack(
+  kind: Attack,
+  { url, key, brokeKey, session, until }: AttackTarget,
+): Promise<Record<string, number>> {
   if (kind === 'count-tokens') {
-    const body = Buffer.from(JSON.stringify({ model: STATIC_MODEL, messages: [{ role: 'user', content: 'word '.repeat(3_000_000) }] }));
-    return flood(16, until, async () => (await post(`${url}/v1/messages/count_tokens`, body, { 'x-api-key': key, 'anthropic-version': '2023-06-01' })).status);
+    const body = Buffer.from(
+      JSON.stringify({ model: STATIC_MODEL, messages: [{ role: 'user', content: 'word '.repeat(3_000_000) }] }),
+    );
+    return flood(
+      16,
+      until,
+      async () =>
+        (await post(`${url}/v1/messages/count_tokens`, body, { 'x-api-key': key, 'anthropic-version': '2023-06-01' }))
+          .status,
+    );
   }
   if (kind === 'responses-get') {
     const schema = { type: 'object', description: 'd'.repeat(8_000_000), properties: { a: { type: 'string' } } };
-    const made = await post(`${url}/v1/responses`, JSON.stringify({ model: STATIC_MODEL, input: 'hi', max_output_tokens: 1, text: { format: { type: 'json_schema', name: 'big', schema } } }), { authorization: `Bearer ${key}` });
+    const made = await post(
+      `${url}/v1/responses`,
+      JSON.stringify({
+        model: STATIC_MODEL,
+        input: 'hi',
+        max_output_tokens: 1,
+        text: { format: { type: 'json_schema', name: 'big', schema } },
+      }),
+      { authorization: `Bearer ${key}` },
+    );
     const id = (JSON.parse(made.text) as { id?: string }).id;
-    say(`responses-get: the 8 MB response was answered ${made.status}${id ? `, ${id}` : `: ${made.text.slice(0, 200)}`}`);
+    say(
+      `responses-get: the 8 MB response was answered ${made.status}${id ? `, ${id}` : `: ${made.text.slice(0, 200)}`}`,
+    );
     return flood(16, until, async () => {
-      const res = await request(`${url}/v1/responses/${id}`, { headers: { authorization: `Bearer ${key}` }, headersTimeout: 120_000, bodyTimeout: 120_000 });
+      const res = await request(`${url}/v1/responses/${id}`, {
+        headers: { authorization: `Bearer ${key}` },
+        headersTimeout: 120_000,
+        bodyTimeout: 120_000,
+      });
       await res.body.dump();
       return res.statusCode;
     });
   }
   if (kind === 'playground') {
-    return flood(20, until, async () => (await post(`${url}/api/dashboard/playground`, JSON.stringify({ model: STATIC_MODEL, prompt: 'hi' }), { authorization: `Bearer ${session}` })).status);
+    return flood(
+      20,
+      until,
+      async () =>
+        (
+          await post(`${url}/api/dashboard/playground`, JSON.stringify({ model: STATIC_MODEL, prompt: 'hi' }), {
+            authorization: `Bearer ${session}`,
+          })
+        ).status,
+    );
   }
-  const body = Buffer.from(JSON.stringify({ model: STATIC_MODEL, messages: [{ role: 'user', content: 'x'.repeat(14_000_000) }] }));
-  return flood(16, until, async () => (await post(`${url}/v1/chat/completions`, body, { authorization: `Bearer ${brokeKey}` })).status);
+  const body = Buffer.from(
+    JSON.stringify({ model: STATIC_MODEL, messages: [{ role: 'user', content: 'x'.repeat(14_000_000) }] }),
+  );
+  return flood(
+    16,
+    until,
+    async () => (await post(`${url}/v1/chat/completions`, body, { authorization: `Bearer ${brokeKey}` })).status,
+  );
 }
 
 /** `clients` loops of `send` until `until`, counting the statuses (or error names) they got. */
@@ -178,22 +243,47 @@ async function flood(clients: number, until: number, send: () => Promise<number>
   return seen;
 }
 
-async function post(url: string, body: string | Buffer, headers: Record<string, string>): Promise<{ status: number; text: string }> {
-  const res = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers }, headersTimeout: 120_000, bodyTimeout: 120_000 });
+async function post(
+  url: string,
+  body: string | Buffer,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string }> {
+  const res = await request(url, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', ...headers },
+    headersTimeout: 120_000,
+    bodyTimeout: 120_000,
+  });
   return { status: res.statusCode, text: await res.body.text() };
 }
 
 const ms = (x: number | null) => (x === null ? '–' : x < 10 ? x.toFixed(1) : Math.round(x).toLocaleString('en-US'));
-const statuses = (o: Record<string, number>) => Object.entries(o).sort().map(([k, n]) => `${k}×${n}`).join(' ') || '–';
+const statuses = (o: Record<string, number>) =>
+  Object.entries(o)
+    .sort()
+    .map(([k, n]) => `${k}×${n}`)
+    .join(' ') || '–';
 
 async function main(): Promise<void> {
   const tmp = mkdtempSync(path.join(tmpdir(), 'airouter-fair-'));
-  const stores = await prepareStores({ databaseUrl: process.env.DATABASE_URL || undefined, redisUrl: process.env.REDIS_URL || undefined, adminUrl: process.env.BENCH_DATABASE_ADMIN_URL, dataDir: path.join(tmp, 'data') });
+  const stores = await prepareStores({
+    databaseUrl: process.env.DATABASE_URL || undefined,
+    redisUrl: process.env.REDIS_URL || undefined,
+    adminUrl: process.env.BENCH_DATABASE_ADMIN_URL,
+    dataDir: path.join(tmp, 'data'),
+  });
   const embedded = stores.kind.sql === 'embedded';
   const workers = embedded || stores.kind.hot === 'embedded' ? 1 : WORKERS;
   say(`gateway on ${stores.description}, ${workers} worker(s), ${SECONDS} s an attack`);
   try {
-    const staticChild = startChild({ name: 'static upstream', command: process.execPath, args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/static.ts'), '--port', '0'], cwd: REPO_ROOT, logFile: path.join(tmp, 'static.log') });
+    const staticChild = startChild({
+      name: 'static upstream',
+      command: process.execPath,
+      args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/static.ts'), '--port', '0'],
+      cwd: REPO_ROOT,
+      logFile: path.join(tmp, 'static.log'),
+    });
     const stat = (await staticChild.waitForLine(/^listening (\S+)/, 60_000))[1]!;
     const catalogue = path.join(tmp, 'gateway.config.json');
     writeCatalogue(catalogue, { fake: stat, static: stat });
@@ -206,13 +296,20 @@ async function main(): Promise<void> {
     // A zero-balance account: its key, and a dashboard password for the playground.
     const broke = `broke-${stamp}@bench.invalid`;
     const password = 'bench password 123';
-    const cli = (args: string[]) => runCommand(process.execPath, [entry.file, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env } });
+    const cli = (args: string[]) =>
+      runCommand(process.execPath, [entry.file, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env } });
     await cli(['user', 'create', '--email', broke, '--password', password]);
-    const brokeKey = (await cli(['key', 'create', '--email', broke, '--name', 'bench'])).stdout.trim().split('\n').pop()!.trim();
+    const brokeKey = (await cli(['key', 'create', '--email', broke, '--name', 'bench'])).stdout
+      .trim()
+      .split('\n')
+      .pop()!
+      .trim();
     const gateway = new GatewayProcess(gwOpts, await freePort());
     await gateway.start();
     const url = gateway.url;
-    const session = JSON.parse((await post(`${url}/api/dashboard/login`, JSON.stringify({ email: broke, password }), {})).text).token as string;
+    const session = JSON.parse(
+      (await post(`${url}/api/dashboard/login`, JSON.stringify({ email: broke, password }), {})).text,
+    ).token as string;
     const sql = embedded ? undefined : postgres(stores.env.DATABASE_URL!, { max: 1, onnotice: () => {} });
     const rows = async () => {
       if (!sql) return {};
@@ -228,15 +325,29 @@ async function main(): Promise<void> {
     for (const attack of CHOSEN) {
       const before = await rows();
       const until = Date.now() + SECONDS * 1000;
-      const attacker = attack === 'idle' ? Promise.resolve({}) : attackChild(attack, { url, key: attackerKey, brokeKey, session, until });
+      const attacker =
+        attack === 'idle'
+          ? Promise.resolve({})
+          : attackChild(attack, { url, key: attackerKey, brokeKey, session, until });
       // The probe starts once the attack is under way.
       await sleep(attack === 'idle' ? 0 : 500);
       const seen = await probeChild(url, victimKey, until);
       const after = await rows();
-      const left = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, Math.round((v - (before[k] ?? 0)) * 100) / 100]));
-      const outcome: Outcome = { attack, healthz: seen.healthz, chat: seen.chat, probeErrors: seen.errors, attacker: await attacker, left };
+      const left = Object.fromEntries(
+        Object.entries(after).map(([k, v]) => [k, Math.round((v - (before[k] ?? 0)) * 100) / 100]),
+      );
+      const outcome: Outcome = {
+        attack,
+        healthz: seen.healthz,
+        chat: seen.chat,
+        probeErrors: seen.errors,
+        attacker: await attacker,
+        left,
+      };
       outcomes.push(outcome);
-      say(`${attack}: /healthz p99 ${ms(outcome.healthz.p99)} ms, chat p99 ${ms(outcome.chat.p99)} ms; attacker ${statuses(outcome.attacker)}`);
+      say(
+        `${attack}: /healthz p99 ${ms(outcome.healthz.p99)} ms, chat p99 ${ms(outcome.chat.p99)} ms; attacker ${statuses(outcome.attacker)}`,
+      );
       await sleep(1000);
     }
     await sql?.end();
@@ -248,13 +359,19 @@ async function main(): Promise<void> {
       '',
       '| attack | /healthz p50 / p99 / max, ms | chat p50 / p99 / max, ms | probe errors | attacker answered | left in Postgres |',
       '|---|---|---|---|---|---|',
-      ...outcomes.map((o) => `| ${o.attack} | ${ms(o.healthz.p50)} / ${ms(o.healthz.p99)} / ${ms(o.healthz.max)} | ${ms(o.chat.p50)} / ${ms(o.chat.p99)} / ${ms(o.chat.max)} | ${o.probeErrors} | ${statuses(o.attacker)} | ${statuses(o.left)} |`),
+      ...outcomes.map(
+        (o) =>
+          `| ${o.attack} | ${ms(o.healthz.p50)} / ${ms(o.healthz.p99)} / ${ms(o.healthz.max)} | ${ms(o.chat.p50)} / ${ms(o.chat.p99)} / ${ms(o.chat.max)} | ${o.probeErrors} | ${statuses(o.attacker)} | ${statuses(o.left)} |`,
+      ),
     ];
     process.stdout.write(`${lines.join('\n')}\n`);
     const dir = path.join(REPO_ROOT, 'bench', 'reports');
     mkdirSync(dir, { recursive: true });
     const base = path.join(dir, `fair-share-${new Date().toISOString().replace(/[:.]/g, '-')}`);
-    writeFileSync(`${base}.json`, `${JSON.stringify({ schema: 'airouter-fair-share/1', seconds: SECONDS, workers, stores: stores.description, outcomes }, null, 2)}\n`);
+    writeFileSync(
+      `${base}.json`,
+      `${JSON.stringify({ schema: 'airouter-fair-share/1', seconds: SECONDS, workers, stores: stores.description, outcomes }, null, 2)}\n`,
+    );
     writeFileSync(`${base}.md`, `${lines.join('\n')}\n`);
     say(`report: ${path.relative(process.cwd(), base)}.{json,md}`);
     await gateway.stop();
@@ -265,11 +382,15 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === '--attack') {
-  process.stdout.write(JSON.stringify(await attack(process.argv[3] as Attack, JSON.parse(process.argv[4]!) as AttackTarget)));
+  process.stdout.write(
+    JSON.stringify(await attack(process.argv[3] as Attack, JSON.parse(process.argv[4]!) as AttackTarget)),
+  );
 } else if (process.argv[2] === '--probe') {
   const [url, key, until] = process.argv.slice(3) as [string, string, string];
   const seen = await probe(url, key, Number(until));
-  process.stdout.write(JSON.stringify({ healthz: seen.healthz.summary(), chat: seen.chat.summary(), errors: seen.errors }));
+  process.stdout.write(
+    JSON.stringify({ healthz: seen.healthz.summary(), chat: seen.chat.summary(), errors: seen.errors }),
+  );
 } else {
   await main();
 }

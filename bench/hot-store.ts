@@ -49,9 +49,24 @@ async function run(where: string, target: RedisTarget): Promise<Figures> {
     return sum;
   };
   const record = (userId: string, settleId: string): OutboxRecord => ({
-    settleId, userId, keyId: 'k1', requestId: `req_${settleId.slice(0, 12)}`, model: 'bench-model', surface: 'chat', stream: false,
-    status: 200, promptTokens: 12, completionTokens: 30, cachedTokens: 0, cacheWriteTokens: 0, costNano: 1234n, officialCostNano: 1500n,
-    latencyMs: 3, ttftMs: null, overrun: false, createdAt: new Date(),
+    settleId,
+    userId,
+    keyId: 'k1',
+    requestId: `req_${settleId.slice(0, 12)}`,
+    model: 'bench-model',
+    surface: 'chat',
+    stream: false,
+    status: 200,
+    promptTokens: 12,
+    completionTokens: 30,
+    cachedTokens: 0,
+    cacheWriteTokens: 0,
+    costNano: 1234n,
+    officialCostNano: 1500n,
+    latencyMs: 3,
+    ttftMs: null,
+    overrun: false,
+    createdAt: new Date(),
   });
   let started = 0;
   let acknowledged = 0;
@@ -59,7 +74,15 @@ async function run(where: string, target: RedisTarget): Promise<Figures> {
     while (started < requests) {
       const userId = users[started++ % users.length]!;
       const id = randomUUID();
-      const r = await store.reserve({ userId, reservationId: id, amount: 5000n, ttlMs: 60_000, keyId: 'k1', rpmLimit: 0, outboxMax: 100_000 });
+      const r = await store.reserve({
+        userId,
+        reservationId: id,
+        amount: 5000n,
+        ttlMs: 60_000,
+        keyId: 'k1',
+        rpmLimit: 0,
+        outboxMax: 100_000,
+      });
       if (r.status !== 'ok') throw new Error(`reserve: ${r.status}`);
       await store.settle({ userId, reservationId: id, cost: 1234n, keyId: 'k1', record: record(userId, id) });
     }
@@ -67,7 +90,8 @@ async function run(where: string, target: RedisTarget): Promise<Figures> {
   const writer = async () => {
     while (acknowledged < requests) {
       const entries = await store.readOutbox('bench-writer', 1000, 50);
-      if (entries.length > 0) await store.ackOutbox(entries.map((entry) => ({ entry, kind: 'inserted' as const, chargedAfter: 0n })));
+      if (entries.length > 0)
+        await store.ackOutbox(entries.map((entry) => ({ entry, kind: 'inserted' as const, chargedAfter: 0n })));
       acknowledged += entries.length;
     }
   };
@@ -80,8 +104,15 @@ async function run(where: string, target: RedisTarget): Promise<Figures> {
   const cpu = (await redisCpuSeconds()) - cpuBefore;
   await dropPrefixOn(masters(client), prefix);
   await store.close();
-  const f = { where, rps: Math.round(requests / wall), redisUs: (cpu / requests) * 1e6, clientUs: (clientCpu.user + clientCpu.system) / requests };
-  console.log(`${where}: ${requests} requests of ${userCount} users (reserve, settle, read, acknowledge), ${concurrency} at a time, in ${wall.toFixed(2)} s = ${f.rps} req/s`);
+  const f = {
+    where,
+    rps: Math.round(requests / wall),
+    redisUs: (cpu / requests) * 1e6,
+    clientUs: (clientCpu.user + clientCpu.system) / requests,
+  };
+  console.log(
+    `${where}: ${requests} requests of ${userCount} users (reserve, settle, read, acknowledge), ${concurrency} at a time, in ${wall.toFixed(2)} s = ${f.rps} req/s`,
+  );
   console.log(`  Redis CPU ${f.redisUs.toFixed(1)} µs per request; client CPU ${f.clientUs.toFixed(1)} µs per request`);
   return f;
 }
@@ -92,7 +123,9 @@ if (flag('--cluster')) {
   try {
     const c = await run('Redis Cluster, 3 masters', cluster.seeds.split(','));
     const r = (a: number, b: number) => (a / b).toFixed(2);
-    console.log(`cluster ÷ one Redis: throughput ${r(c.rps, single.rps)}, Redis CPU per request ${r(c.redisUs, single.redisUs)}, client CPU per request ${r(c.clientUs, single.clientUs)}`);
+    console.log(
+      `cluster ÷ one Redis: throughput ${r(c.rps, single.rps)}, Redis CPU per request ${r(c.redisUs, single.redisUs)}, client CPU per request ${r(c.clientUs, single.clientUs)}`,
+    );
   } finally {
     await cluster.stop();
   }

@@ -52,7 +52,19 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { gateways: [], ledger: true, cross: false, streams: 1000, tokens: 40, intervalMs: 100, rampPerS: 500, rounds: 5, warmup: 2000, nodeArgs: [], keepTemp: false };
+  const a: Args = {
+    gateways: [],
+    ledger: true,
+    cross: false,
+    streams: 1000,
+    tokens: 40,
+    intervalMs: 100,
+    rampPerS: 500,
+    rounds: 5,
+    warmup: 2000,
+    nodeArgs: [],
+    keepTemp: false,
+  };
   const num = (v: string | undefined, flag: string) => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} needs a whole number`);
@@ -66,14 +78,12 @@ function parseArgs(argv: string[]): Args {
       const last = a.gateways.at(-1);
       if (!last) throw new Error('--node-arg follows the --gateway it applies to');
       last.nodeArgs.push(v() ?? '');
-    }
-    else if (f === '--env') {
+    } else if (f === '--env') {
       const [k, ...rest] = (v() ?? '').split('=');
       const last = a.gateways.at(-1);
       if (!last || !k) throw new Error('--env K=V follows the --gateway it applies to');
       last.env[k] = rest.join('=');
-    }
-    else if (f === '--no-ledger') a.ledger = false;
+    } else if (f === '--no-ledger') a.ledger = false;
     else if (f === '--cross') a.cross = true;
     else if (f === '--streams') a.streams = num(v(), f);
     else if (f === '--tokens') a.tokens = num(v(), f);
@@ -124,38 +134,107 @@ async function main(): Promise<void> {
   process.on('exit', killAllNow);
   try {
     const nofile = 65536;
-    const fakeChild = startChild({ name: 'fake upstream', command: process.execPath, args: ['--import', 'tsx', path.join(REPO_ROOT, 'test/fake-upstream/main.ts'), '--port', '0', '--no-record'], cwd: REPO_ROOT, logFile: path.join(tmp, 'fake-upstream.log'), nofile });
+    const fakeChild = startChild({
+      name: 'fake upstream',
+      command: process.execPath,
+      args: ['--import', 'tsx', path.join(REPO_ROOT, 'test/fake-upstream/main.ts'), '--port', '0', '--no-record'],
+      cwd: REPO_ROOT,
+      logFile: path.join(tmp, 'fake-upstream.log'),
+      nofile,
+    });
     const fake = (await fakeChild.waitForLine(/^listening (\S+)/, 60_000))[1]!;
     const catalogue = path.join(tmp, 'gateway.config.json');
     writeCatalogue(catalogue, { fake, static: fake });
     const directive = `Count for me. [[paced:${args.tokens}:${args.intervalMs}]]`;
-    const chat = (model: string) => JSON.stringify({ model, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: directive }] });
-    const messages = (model: string) => JSON.stringify({ model, max_tokens: 1024, stream: true, messages: [{ role: 'user', content: directive }] });
+    const chat = (model: string) =>
+      JSON.stringify({
+        model,
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: directive }],
+      });
+    const messages = (model: string) =>
+      JSON.stringify({ model, max_tokens: 1024, stream: true, messages: [{ role: 'user', content: directive }] });
     const connections = String(Math.max(args.streams, args.warmup, 1024) * 2);
     const targets: Target[] = [];
     const cores = availableParallelism();
 
     if (args.ledger) {
-      const stores = await prepareStores({ databaseUrl: process.env.DATABASE_URL || undefined, redisUrl: process.env.REDIS_URL || undefined, dataDir: path.join(tmp, 'ledger-data') });
+      const stores = await prepareStores({
+        databaseUrl: process.env.DATABASE_URL || undefined,
+        redisUrl: process.env.REDIS_URL || undefined,
+        dataDir: path.join(tmp, 'ledger-data'),
+      });
       cleanups.push(() => stores.cleanup());
-      const store = stores.env.REDIS_URL ? ['--ledger', stores.env.REDIS_URL, '--ledger-prefix', `${stores.env.REDIS_PREFIX}ledger:`] : ['--ledger', 'memory'];
+      const store = stores.env.REDIS_URL
+        ? ['--ledger', stores.env.REDIS_URL, '--ledger-prefix', `${stores.env.REDIS_PREFIX}ledger:`]
+        : ['--ledger', 'memory'];
       const workers = stores.env.REDIS_URL ? cores : 1;
       const port = await freePort();
-      const child = startChild({ name: 'ledger proxy', command: process.execPath, args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'), '--port', String(port), '--processes', String(workers), '--route', `/f=${fake}`, '--connections', connections, ...store], cwd: REPO_ROOT, logFile: path.join(tmp, 'ledger.log'), nofile });
+      const child = startChild({
+        name: 'ledger proxy',
+        command: process.execPath,
+        args: [
+          '--import',
+          'tsx',
+          path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'),
+          '--port',
+          String(port),
+          '--processes',
+          String(workers),
+          '--route',
+          `/f=${fake}`,
+          '--connections',
+          connections,
+          ...store,
+        ],
+        cwd: REPO_ROOT,
+        logFile: path.join(tmp, 'ledger.log'),
+        nofile,
+      });
       cleanups.unshift(() => child.stop());
       await child.waitForLine(/^listening /, 60_000);
-      targets.push({ name: 'ledger', request: { origin: `http://127.0.0.1:${port}`, path: '/f/v1/chat/completions', headers: {}, body: chat('bench-upstream'), marker: '"content":"tok' }, sampler: new TreeSampler(child.pid) });
+      targets.push({
+        name: 'ledger',
+        request: {
+          origin: `http://127.0.0.1:${port}`,
+          path: '/f/v1/chat/completions',
+          headers: {},
+          body: chat('bench-upstream'),
+          marker: '"content":"tok',
+        },
+        sampler: new TreeSampler(child.pid),
+      });
     }
 
     for (const [i, { root, env: extra, nodeArgs }] of args.gateways.entries()) {
       const dir = path.join(tmp, `gateway-${i}`);
-      const stores = await prepareStores({ databaseUrl: process.env.DATABASE_URL || undefined, redisUrl: process.env.REDIS_URL || undefined, dataDir: path.join(dir, 'data') });
+      const stores = await prepareStores({
+        databaseUrl: process.env.DATABASE_URL || undefined,
+        redisUrl: process.env.REDIS_URL || undefined,
+        dataDir: path.join(dir, 'data'),
+      });
       cleanups.push(() => stores.cleanup());
       const embedded = stores.kind.sql === 'embedded' || stores.kind.hot === 'embedded';
       const entry = await gatewayEntry(root);
-      const env = { ...stores.env, GATEWAY_CONFIG: catalogue, LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '3000', UPSTREAM_CONNECTIONS: connections, ...extra };
+      const env = {
+        ...stores.env,
+        GATEWAY_CONFIG: catalogue,
+        LOG_LEVEL: 'warn',
+        SHUTDOWN_TIMEOUT_MS: '3000',
+        UPSTREAM_CONNECTIONS: connections,
+        ...extra,
+      };
       mkdirSync(dir, { recursive: true });
-      const opts = { dir, root, entry: entry.file, env, workers: embedded ? 1 : cores, nodeArgs: [...args.nodeArgs, ...nodeArgs], log: say };
+      const opts = {
+        dir,
+        root,
+        entry: entry.file,
+        env,
+        workers: embedded ? 1 : cores,
+        nodeArgs: [...args.nodeArgs, ...nodeArgs],
+        log: say,
+      };
       const key = await createAccount(opts, `pair-${i}-${Date.now().toString(36)}@bench.invalid`);
       const gateway = new GatewayProcess(opts, await freePort());
       cleanups.unshift(() => gateway.stop());
@@ -163,8 +242,20 @@ async function main(): Promise<void> {
       const settings = [...Object.entries(extra).map(([k, v]) => `${k}=${v}`), ...nodeArgs].join(' ');
       const name = `gateway ${i + 1} (${path.basename(root)}${settings ? ` ${settings}` : ''})`;
       const request: StreamRequest = args.cross
-        ? { origin: gateway.url, path: '/v1/messages', headers: { 'anthropic-version': '2023-06-01', 'x-api-key': key }, body: messages(BENCH_MODEL), marker: '"text":"tok' }
-        : { origin: gateway.url, path: '/v1/chat/completions', headers: { authorization: `Bearer ${key}` }, body: chat(BENCH_MODEL), marker: '"content":"tok' };
+        ? {
+            origin: gateway.url,
+            path: '/v1/messages',
+            headers: { 'anthropic-version': '2023-06-01', 'x-api-key': key },
+            body: messages(BENCH_MODEL),
+            marker: '"text":"tok',
+          }
+        : {
+            origin: gateway.url,
+            path: '/v1/chat/completions',
+            headers: { authorization: `Bearer ${key}` },
+            body: chat(BENCH_MODEL),
+            marker: '"content":"tok',
+          };
       targets.push({ name, request, sampler: gateway.sampler });
       say(`${name}: ${entry.command} in ${root}, ${opts.workers} worker(s), ${stores.description}`);
     }
@@ -174,7 +265,9 @@ async function main(): Promise<void> {
       const deadlineMs = rampMs + args.tokens * args.intervalMs * 3 + 60_000;
       await fakeIdle(fake);
       const before = targets.map((t) => t.sampler.sample(true));
-      const results = await Promise.all(targets.map((t) => runStreams({ request: t.request, count, rampMs, tokensPerStream: args.tokens, deadlineMs })));
+      const results = await Promise.all(
+        targets.map((t) => runStreams({ request: t.request, count, rampMs, tokensPerStream: args.tokens, deadlineMs })),
+      );
       // Settles and usage writes trail the last byte: let them land in this round's figure.
       await sleep(1000);
       return targets.map((t, i): RoundFigure => {
@@ -182,7 +275,14 @@ async function main(): Promise<void> {
         const cpu = after.cpuSeconds - before[i]!.cpuSeconds;
         const root = after.rootCpuSeconds - before[i]!.rootCpuSeconds;
         const r = results[i]!;
-        return { cpuSPerMTokens: r.tokens ? Math.round((cpu / (r.tokens / 1e6)) * 10) / 10 : null, firstProcessShare: cpu > 0 ? Math.round((root / cpu) * 1000) / 1000 : 0, ttftP50: r.ttftMs.p50 ?? NaN, ttftP99: r.ttftMs.p99 ?? NaN, completed: r.completed, tokens: r.tokens };
+        return {
+          cpuSPerMTokens: r.tokens ? Math.round((cpu / (r.tokens / 1e6)) * 10) / 10 : null,
+          firstProcessShare: cpu > 0 ? Math.round((root / cpu) * 1000) / 1000 : 0,
+          ttftP50: r.ttftMs.p50 ?? NaN,
+          ttftP99: r.ttftMs.p99 ?? NaN,
+          completed: r.completed,
+          tokens: r.tokens,
+        };
       });
     };
 
@@ -195,12 +295,16 @@ async function main(): Promise<void> {
     for (let r = 1; r <= args.rounds; r++) {
       // Recorded over the rounds the medians count.
       if (args.perf && !recordings && (r === 2 || args.rounds <= 2)) {
-        recordings = targets.map((t, i) => new PerfRecording(t.sampler.sample(true).pids, path.join(args.perf!, `target-${i}.perf.data`)));
+        recordings = targets.map(
+          (t, i) => new PerfRecording(t.sampler.sample(true).pids, path.join(args.perf!, `target-${i}.perf.data`)),
+        );
       }
       const figures = await round(args.streams);
       rounds.push(figures);
       const base = figures[0]!.cpuSPerMTokens;
-      say(`round ${r}: ${targets.map((t, i) => `${t.name} ${figures[i]!.cpuSPerMTokens} s/Mtok (×${ratioOf(figures[i]!.cpuSPerMTokens, base)}), TTFT ${figures[i]!.ttftP50}/${figures[i]!.ttftP99} ms, ${figures[i]!.completed}/${args.streams}`).join('; ')}`);
+      say(
+        `round ${r}: ${targets.map((t, i) => `${t.name} ${figures[i]!.cpuSPerMTokens} s/Mtok (×${ratioOf(figures[i]!.cpuSPerMTokens, base)}), TTFT ${figures[i]!.ttftP50}/${figures[i]!.ttftP99} ms, ${figures[i]!.completed}/${args.streams}`).join('; ')}`,
+      );
     }
     // The first round still finishes the JIT's work on code the warm-up reached late.
     const counted = rounds.length > 2 ? rounds.slice(1) : rounds;
@@ -215,7 +319,10 @@ async function main(): Promise<void> {
     const lines = [
       `${args.streams} streams × ${args.tokens} tokens every ${args.intervalMs} ms to each of ${targets.length} targets at once, opened at ${args.rampPerS}/s; ${args.cross ? 'gateways: Anthropic clients translated to the OpenAI-dialect fake' : 'chat, passed through'}; medians of rounds ${rounds.length > 2 ? `2–${rounds.length}` : `1–${rounds.length}`} (Node ${process.version}, ${cores} cores)`,
       `${'target'.padEnd(40)} ${'CPU s/Mtok'.padStart(10)} ${'× first'.padStart(8)} ${'1st proc'.padStart(8)} ${'TTFT p50'.padStart(9)} ${'TTFT p99'.padStart(9)}`,
-      ...summary.map((s) => `${s.target.padEnd(40)} ${s.cpu_s_per_million_tokens.toFixed(1).padStart(10)} ${s.ratio_to_first.toFixed(3).padStart(8)} ${(s.first_process_share * 100).toFixed(1).padStart(7)}% ${s.ttft_p50_ms.toFixed(0).padStart(9)} ${s.ttft_p99_ms.toFixed(0).padStart(9)}`),
+      ...summary.map(
+        (s) =>
+          `${s.target.padEnd(40)} ${s.cpu_s_per_million_tokens.toFixed(1).padStart(10)} ${s.ratio_to_first.toFixed(3).padStart(8)} ${(s.first_process_share * 100).toFixed(1).padStart(7)}% ${s.ttft_p50_ms.toFixed(0).padStart(9)} ${s.ttft_p99_ms.toFixed(0).padStart(9)}`,
+      ),
     ];
     let where: { target: string; s_per_million_tokens: Breakdown }[] | undefined;
     if (recordings) {
@@ -223,7 +330,9 @@ async function main(): Promise<void> {
       const tokens = targets.map((_, i) => counted.reduce((n, f) => n + f[i]!.tokens, 0));
       where = targets.map((t, i) => ({
         target: t.name,
-        s_per_million_tokens: Object.fromEntries(CATEGORIES.map((c) => [c, tokens[i] ? breakdowns[i]![c] / (tokens[i]! / 1e6) : NaN])) as Breakdown,
+        s_per_million_tokens: Object.fromEntries(
+          CATEGORIES.map((c) => [c, tokens[i] ? breakdowns[i]![c] / (tokens[i]! / 1e6) : NaN]),
+        ) as Breakdown,
       }));
       lines.push(
         '',
@@ -236,7 +345,11 @@ async function main(): Promise<void> {
       );
     }
     process.stdout.write(lines.join('\n') + '\n');
-    if (args.out) writeFileSync(args.out, JSON.stringify({ args, targets: targets.map((t) => t.name), rounds, summary, where }, null, 2) + '\n');
+    if (args.out)
+      writeFileSync(
+        args.out,
+        JSON.stringify({ args, targets: targets.map((t) => t.name), rounds, summary, where }, null, 2) + '\n',
+      );
   } finally {
     for (const c of cleanups) await c().catch((err: Error) => say(`cleanup: ${err.message}`));
     await stopAll();
@@ -245,7 +358,8 @@ async function main(): Promise<void> {
   }
 }
 
-const ratioOf = (x: number | null, base: number | null) => (x === null || base === null || base === 0 ? '–' : (x / base).toFixed(3));
+const ratioOf = (x: number | null, base: number | null) =>
+  x === null || base === null || base === 0 ? '–' : (x / base).toFixed(3);
 
 /** Waits until the fake upstream has no stream in progress, so rounds do not overlap. */
 async function fakeIdle(fake: string): Promise<void> {

@@ -28,7 +28,13 @@ if (inputs.length === 0) {
   process.stderr.write('usage: node --import tsx bench/profile-summary.ts DIR|FILE… [--top N]\n');
   process.exit(2);
 }
-const files = inputs.flatMap((p) => (statSync(p).isDirectory() ? readdirSync(p).filter((f) => f.endsWith('.cpuprofile')).map((f) => path.join(p, f)) : [p]));
+const files = inputs.flatMap((p) =>
+  statSync(p).isDirectory()
+    ? readdirSync(p)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .map((f) => path.join(p, f))
+    : [p],
+);
 
 const byFn = new Map<string, number>();
 const byFile = new Map<string, number>();
@@ -48,7 +54,8 @@ const short = (url: string) => {
 const pkg = (url: string) => {
   const s = short(url);
   if (s.startsWith('src/')) return 'gateway src/';
-  if (s.startsWith('node:') || s === '(native)' || !s.includes('/')) return s.startsWith('node:') ? 'node internals' : s;
+  if (s.startsWith('node:') || s === '(native)' || !s.includes('/'))
+    return s.startsWith('node:') ? 'node internals' : s;
   const parts = s.split('/');
   return parts[0]!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
 };
@@ -62,7 +69,8 @@ for (const file of files) {
   const self = new Map<number, number>();
   const samples = prof.samples ?? [];
   const deltas = prof.timeDeltas ?? [];
-  for (let i = 0; i < samples.length; i++) self.set(samples[i]!, (self.get(samples[i]!) ?? 0) + Math.max(0, deltas[i + 1] ?? deltas[i] ?? 0));
+  for (let i = 0; i < samples.length; i++)
+    self.set(samples[i]!, (self.get(samples[i]!) ?? 0) + Math.max(0, deltas[i + 1] ?? deltas[i] ?? 0));
   for (const [id, us] of self) {
     const n = byId.get(id)!;
     const name = n.callFrame.functionName || '(anonymous)';
@@ -93,10 +101,14 @@ for (const file of files) {
 const print = (title: string, m: Map<string, number>, n: number) => {
   process.stdout.write(`\n${title}\n`);
   for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, n)) {
-    process.stdout.write(`${((us / total) * 100).toFixed(1).padStart(6)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}\n`);
+    process.stdout.write(
+      `${((us / total) * 100).toFixed(1).padStart(6)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}\n`,
+    );
   }
 };
-process.stdout.write(`${files.length} profile(s); busy ${(total / 1000).toFixed(0)} ms, idle ${(idle / 1000).toFixed(0)} ms\n`);
+process.stdout.write(
+  `${files.length} profile(s); busy ${(total / 1000).toFixed(0)} ms, idle ${(idle / 1000).toFixed(0)} ms\n`,
+);
 print('By package (self time)', byPkg, 15);
 print('By file (self time)', byFile, 20);
 print(`By function (self time), top ${top}`, byFn, top);

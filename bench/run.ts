@@ -13,13 +13,37 @@ import { availableParallelism, cpus, loadavg, release, tmpdir, totalmem } from '
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fdLimitPrefix, killAllNow, runCommand, startChild, stopAll, type Child } from './lib/children.js';
-import { BENCH_MODEL, createAccount, GatewayProcess, gatewayEntry, STATIC_MODEL, writeCatalogue } from './lib/gateway.js';
+import {
+  BENCH_MODEL,
+  createAccount,
+  GatewayProcess,
+  gatewayEntry,
+  STATIC_MODEL,
+  writeCatalogue,
+} from './lib/gateway.js';
 import { fetchText, freePort, getJson, scrapeMax, sleep } from './lib/http.js';
-import { autocannonClosedLoop, autocannonVersion, findWrk, openLoop, wrkClosedLoop, type ClosedLoopResult, type HttpTarget } from './lib/loadgen.js';
+import {
+  autocannonClosedLoop,
+  autocannonVersion,
+  findWrk,
+  openLoop,
+  wrkClosedLoop,
+  type ClosedLoopResult,
+  type HttpTarget,
+} from './lib/loadgen.js';
 import { findNginx, startNginx, type NginxInfo, type NginxProxy } from './lib/nginx.js';
 import { HELP, intervalFor, parseOptions, UsageError, type Options, type ScenarioId } from './lib/options.js';
 import { mb, procAvailable, rssByProcess, TreeSampler, UsageWindow, waitQuiet } from './lib/proc.js';
-import { REPORT_SCHEMA, renderMarkdown, renderText, validateReport, type Report, type ScenarioReport, type Table, type TargetCheck } from './lib/report.js';
+import {
+  REPORT_SCHEMA,
+  renderMarkdown,
+  renderText,
+  validateReport,
+  type Report,
+  type ScenarioReport,
+  type Table,
+  type TargetCheck,
+} from './lib/report.js';
 import { slowRead, type SlowReadProgress } from './lib/slow-reader.js';
 import { minus, ratio } from './lib/stats.js';
 import { prepareStores, type BenchStores } from './lib/stores.js';
@@ -110,7 +134,11 @@ function ownFdLimit(): number {
 async function raiseOwnFdLimit(need: number): Promise<string> {
   const have = ownFdLimit();
   if (have >= need) return `bench process: ${have} (enough)`;
-  const r = await runCommand('prlimit', ['--pid', String(process.pid), `--nofile=${Math.max(need, 65536)}:${Math.max(need, 65536)}`]).catch(() => null);
+  const r = await runCommand('prlimit', [
+    '--pid',
+    String(process.pid),
+    `--nofile=${Math.max(need, 65536)}:${Math.max(need, 65536)}`,
+  ]).catch(() => null);
   const now = ownFdLimit();
   if (r?.code === 0 && now >= need) return `bench process: raised ${have} → ${now}`;
   return `bench process: ${have}, below the ${need} the largest stream level needs (raise with ulimit -n)`;
@@ -118,51 +146,147 @@ async function raiseOwnFdLimit(need: number): Promise<string> {
 
 // ---------------------------------------------------------------- targets
 
-const chatBody = (model: string) => JSON.stringify({ model, max_tokens: 64, messages: [{ role: 'user', content: 'Say hello in one sentence.' }] });
+const chatBody = (model: string) =>
+  JSON.stringify({ model, max_tokens: 64, messages: [{ role: 'user', content: 'Say hello in one sentence.' }] });
 
-function nonStreamTargets(b: Bench): { name: string; target: HttpTarget | null; sampler: TreeSampler | null; skipped?: string }[] {
+function nonStreamTargets(
+  b: Bench,
+): { name: string; target: HttpTarget | null; sampler: TreeSampler | null; skipped?: string }[] {
   return [
-    { name: 'direct', target: { url: `${b.static}/v1/chat/completions`, headers: {}, body: chatBody('bench-upstream') }, sampler: null },
+    {
+      name: 'direct',
+      target: { url: `${b.static}/v1/chat/completions`, headers: {}, body: chatBody('bench-upstream') },
+      sampler: null,
+    },
     {
       name: 'nginx',
-      target: b.nginx ? { url: `${b.nginx.urls.static_up}/v1/chat/completions`, headers: {}, body: chatBody('bench-upstream') } : null,
+      target: b.nginx
+        ? { url: `${b.nginx.urls.static_up}/v1/chat/completions`, headers: {}, body: chatBody('bench-upstream') }
+        : null,
       sampler: b.nginxSampler,
       skipped: b.nginxSkipped ?? undefined,
     },
-    { name: 'bare', target: { url: `${b.bare}/s/v1/chat/completions`, headers: {}, body: chatBody('bench-upstream') }, sampler: b.bareSampler },
-    { name: 'ledger', target: { url: `${b.ledger}/s/v1/chat/completions`, headers: {}, body: chatBody('bench-upstream') }, sampler: b.ledgerSampler },
-    { name: 'gateway', target: { url: `${b.gateway.url}/v1/chat/completions`, headers: { authorization: `Bearer ${b.key}` }, body: chatBody(STATIC_MODEL) }, sampler: b.gateway.sampler },
+    {
+      name: 'bare',
+      target: { url: `${b.bare}/s/v1/chat/completions`, headers: {}, body: chatBody('bench-upstream') },
+      sampler: b.bareSampler,
+    },
+    {
+      name: 'ledger',
+      target: { url: `${b.ledger}/s/v1/chat/completions`, headers: {}, body: chatBody('bench-upstream') },
+      sampler: b.ledgerSampler,
+    },
+    {
+      name: 'gateway',
+      target: {
+        url: `${b.gateway.url}/v1/chat/completions`,
+        headers: { authorization: `Bearer ${b.key}` },
+        body: chatBody(STATIC_MODEL),
+      },
+      sampler: b.gateway.sampler,
+    },
   ];
 }
 
-function streamTargets(b: Bench, kind: 'same' | 'cross', tokens: number, intervalMs: number): { name: string; request: StreamRequest | null; sampler: TreeSampler | null; skipped?: string }[] {
+function streamTargets(
+  b: Bench,
+  kind: 'same' | 'cross',
+  tokens: number,
+  intervalMs: number,
+): { name: string; request: StreamRequest | null; sampler: TreeSampler | null; skipped?: string }[] {
   // A coding agent's prompt is tens to hundreds of KB; `--prompt-kb` makes the streams carry one.
-  const filler = b.opts.promptKb > 0 ? 'Context. '.repeat(Math.ceil((b.opts.promptKb * 1024) / 9)).slice(0, b.opts.promptKb * 1024) + '\n' : '';
+  const filler =
+    b.opts.promptKb > 0
+      ? 'Context. '.repeat(Math.ceil((b.opts.promptKb * 1024) / 9)).slice(0, b.opts.promptKb * 1024) + '\n'
+      : '';
   const directive = `${filler}Count for me. [[paced:${tokens}:${intervalMs}]]`;
   if (kind === 'same') {
-    const body = (model: string) => JSON.stringify({ model, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: directive }] });
+    const body = (model: string) =>
+      JSON.stringify({
+        model,
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: directive }],
+      });
     const marker = '"content":"tok';
     return [
-      { name: 'direct', request: { origin: b.fake, path: '/v1/chat/completions', headers: {}, body: body('bench-upstream'), marker }, sampler: null },
+      {
+        name: 'direct',
+        request: { origin: b.fake, path: '/v1/chat/completions', headers: {}, body: body('bench-upstream'), marker },
+        sampler: null,
+      },
       {
         name: 'nginx',
-        request: b.nginx ? { origin: b.nginx.urls.fake_up!, path: '/v1/chat/completions', headers: {}, body: body('bench-upstream'), marker } : null,
+        request: b.nginx
+          ? {
+              origin: b.nginx.urls.fake_up!,
+              path: '/v1/chat/completions',
+              headers: {},
+              body: body('bench-upstream'),
+              marker,
+            }
+          : null,
         sampler: b.nginxSampler,
         skipped: b.nginxSkipped ?? undefined,
       },
-      { name: 'bare', request: { origin: b.bare, path: '/f/v1/chat/completions', headers: {}, body: body('bench-upstream'), marker }, sampler: b.bareSampler },
-      { name: 'ledger', request: { origin: b.ledger, path: '/f/v1/chat/completions', headers: {}, body: body('bench-upstream'), marker }, sampler: b.ledgerSampler },
-      { name: 'gateway', request: { origin: b.gateway.url, path: '/v1/chat/completions', headers: { authorization: `Bearer ${b.key}` }, body: body(BENCH_MODEL), marker }, sampler: b.gateway.sampler },
+      {
+        name: 'bare',
+        request: { origin: b.bare, path: '/f/v1/chat/completions', headers: {}, body: body('bench-upstream'), marker },
+        sampler: b.bareSampler,
+      },
+      {
+        name: 'ledger',
+        request: {
+          origin: b.ledger,
+          path: '/f/v1/chat/completions',
+          headers: {},
+          body: body('bench-upstream'),
+          marker,
+        },
+        sampler: b.ledgerSampler,
+      },
+      {
+        name: 'gateway',
+        request: {
+          origin: b.gateway.url,
+          path: '/v1/chat/completions',
+          headers: { authorization: `Bearer ${b.key}` },
+          body: body(BENCH_MODEL),
+          marker,
+        },
+        sampler: b.gateway.sampler,
+      },
     ];
   }
   // Anthropic Messages client. Direct: the fake answering in Anthropic's dialect itself (what
   // such a client sees without a gateway). Gateway: translated to the OpenAI-dialect fake and back.
-  const body = (model: string) => JSON.stringify({ model, max_tokens: 1024, stream: true, messages: [{ role: 'user', content: directive }] });
+  const body = (model: string) =>
+    JSON.stringify({ model, max_tokens: 1024, stream: true, messages: [{ role: 'user', content: directive }] });
   const marker = '"text":"tok';
   const headers = { 'anthropic-version': '2023-06-01' };
   return [
-    { name: 'direct', request: { origin: b.fake, path: '/v1/messages', headers: { ...headers, 'x-api-key': 'direct' }, body: body('bench-upstream'), marker }, sampler: null },
-    { name: 'gateway', request: { origin: b.gateway.url, path: '/v1/messages', headers: { ...headers, 'x-api-key': b.key }, body: body(BENCH_MODEL), marker }, sampler: b.gateway.sampler },
+    {
+      name: 'direct',
+      request: {
+        origin: b.fake,
+        path: '/v1/messages',
+        headers: { ...headers, 'x-api-key': 'direct' },
+        body: body('bench-upstream'),
+        marker,
+      },
+      sampler: null,
+    },
+    {
+      name: 'gateway',
+      request: {
+        origin: b.gateway.url,
+        path: '/v1/messages',
+        headers: { ...headers, 'x-api-key': b.key },
+        body: body(BENCH_MODEL),
+        marker,
+      },
+      sampler: b.gateway.sampler,
+    },
   ];
 }
 
@@ -184,7 +308,15 @@ async function targetOf<T extends { name: string }>(b: Bench, name: string, all:
 }
 
 async function closedLoop(b: Bench, target: HttpTarget, durationS: number): Promise<ClosedLoopResult> {
-  if (b.wrk) return wrkClosedLoop({ ...b.wrk, dir: b.tmp, target, connections: b.opts.concurrency, durationS: Math.max(1, Math.round(durationS)), threads: b.opts.wrkThreads });
+  if (b.wrk)
+    return wrkClosedLoop({
+      ...b.wrk,
+      dir: b.tmp,
+      target,
+      connections: b.opts.concurrency,
+      durationS: Math.max(1, Math.round(durationS)),
+      threads: b.opts.wrkThreads,
+    });
   return autocannonClosedLoop({ target, connections: b.opts.concurrency, durationS });
 }
 
@@ -219,7 +351,9 @@ async function scenarioThroughput(b: Bench): Promise<ScenarioOutcome> {
     }
     // The gateway is JavaScript that has to warm up (JIT, pools); --quick warms only it.
     const warm = opts.warmupS > 0 && (!opts.quick || t.name === 'gateway') ? Math.max(1, Math.ceil(opts.warmupS)) : 0;
-    say(`throughput → ${t.name}: ${warm ? `${warm}s warm-up, then ` : ''}${opts.durationS}s at ${opts.concurrency} connections`);
+    say(
+      `throughput → ${t.name}: ${warm ? `${warm}s warm-up, then ` : ''}${opts.durationS}s at ${opts.concurrency} connections`,
+    );
     if (warm) await closedLoop(b, t.target, warm);
     const win = t.sampler ? new UsageWindow(t.sampler) : null;
     const r = await closedLoop(b, t.target, opts.durationS);
@@ -240,9 +374,18 @@ async function scenarioThroughput(b: Bench): Promise<ScenarioOutcome> {
       latency_resolution_ms: r.latencyResolutionMs,
       errors: r.errors,
       non2xx: r.non2xx,
-      proxy: u ? { cpu_s: u.cpuSeconds, cpu_ms_per_request: r.requests ? Math.round((u.cpuSeconds / r.requests) * 1e6) / 1e3 : null, rss_peak_mb: u.rssPeakMb, processes: u.processes } : null,
+      proxy: u
+        ? {
+            cpu_s: u.cpuSeconds,
+            cpu_ms_per_request: r.requests ? Math.round((u.cpuSeconds / r.requests) * 1e6) / 1e3 : null,
+            rss_peak_mb: u.rssPeakMb,
+            processes: u.processes,
+          }
+        : null,
     };
-    say(`throughput → ${t.name}: ${r.rps.toLocaleString('en-US')} req/s, p99 ${r.latency.p99} ms${bad ? `, ${bad} failed` : ''}`);
+    say(
+      `throughput → ${t.name}: ${r.rps.toLocaleString('en-US')} req/s, p99 ${r.latency.p99} ms${bad ? `, ${bad} failed` : ''}`,
+    );
   }
   const gw = targets.gateway as { rps?: number; status?: string; latency_ms?: { p99: number | null } } | undefined;
   const ng = targets.nginx as typeof gw;
@@ -307,7 +450,9 @@ async function scenarioLatency(b: Bench): Promise<ScenarioOutcome> {
       targets[t.name] = { status: 'skipped', reason: t.skipped ?? 'not available' };
       continue;
     }
-    say(`latency → ${t.name}: ${rate.toLocaleString('en-US')} req/s offered after ${opts.warmupS}s of warm-up rising to it, for ${opts.durationS}s`);
+    say(
+      `latency → ${t.name}: ${rate.toLocaleString('en-US')} req/s offered after ${opts.warmupS}s of warm-up rising to it, for ${opts.durationS}s`,
+    );
     const win = t.sampler ? new UsageWindow(t.sampler) : null;
     const r = await openLoop({ target: t.target, rate, durationS: opts.durationS, warmupS: opts.warmupS, connections });
     const u = win?.finish();
@@ -317,8 +462,12 @@ async function scenarioLatency(b: Bench): Promise<ScenarioOutcome> {
       status = 'failed';
       failures.push(`${t.name}: ${bad} of ${r.sent} requests failed (${r.firstError ?? 'no detail'})`);
     }
-    if (r.achievedRps < rate * 0.9) notes.push(`${t.name}: the client offered only ${r.achievedRps} of ${rate} req/s (client starved of CPU)`);
-    if (r.maxQueuedInClient > 0) notes.push(`${t.name}: up to ${r.maxQueuedInClient} requests waited for a free client connection (${connections} in the pool): its latency includes that wait, i.e. the target could not keep up with the offered rate.`);
+    if (r.achievedRps < rate * 0.9)
+      notes.push(`${t.name}: the client offered only ${r.achievedRps} of ${rate} req/s (client starved of CPU)`);
+    if (r.maxQueuedInClient > 0)
+      notes.push(
+        `${t.name}: up to ${r.maxQueuedInClient} requests waited for a free client connection (${connections} in the pool): its latency includes that wait, i.e. the target could not keep up with the offered rate.`,
+      );
     targets[t.name] = {
       status,
       offered_rps: rate,
@@ -333,39 +482,57 @@ async function scenarioLatency(b: Bench): Promise<ScenarioOutcome> {
       max_queued_in_client: r.maxQueuedInClient,
       // Per request offered over the whole run: at a fixed rate this is what each request costs
       // the proxy's processes, wake-ups included, which a closed loop at saturation hides.
-      proxy: u ? { cpu_s: u.cpuSeconds, cpu_us_per_request: perRequestUs(u.cpuSeconds, r.offered), rss_peak_mb: u.rssPeakMb } : null,
+      proxy: u
+        ? { cpu_s: u.cpuSeconds, cpu_us_per_request: perRequestUs(u.cpuSeconds, r.offered), rss_peak_mb: u.rssPeakMb }
+        : null,
       client_cpu_us_per_request: perRequestUs(r.clientCpuS, r.offered),
       first_error: r.firstError ?? null,
     };
     say(`latency → ${t.name}: p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms, p99.9 ${r.latency.p999} ms`);
   }
-  const lat = (n: string) => (targets[n]?.status === 'ok' ? (targets[n]!.latency_ms as { p50: number | null; p99: number | null; p999: number | null }) : null);
+  const lat = (n: string) =>
+    targets[n]?.status === 'ok'
+      ? (targets[n]!.latency_ms as { p50: number | null; p99: number | null; p999: number | null })
+      : null;
   const added = (n: string) => {
     const t = lat(n);
     const d = lat('direct');
     return t && d ? { p50: minus(t.p50, d.p50), p99: minus(t.p99, d.p99), p999: minus(t.p999, d.p999) } : null;
   };
   return {
-    results: { rate_rps: rate, rate_source: source, duration_s: opts.durationS, client: 'bench open-loop client (undici Pool, fixed schedule)', connections, targets, added_ms: { gateway: added('gateway'), nginx: added('nginx'), bare: added('bare'), ledger: added('ledger') } },
+    results: {
+      rate_rps: rate,
+      rate_source: source,
+      duration_s: opts.durationS,
+      client: 'bench open-loop client (undici Pool, fixed schedule)',
+      connections,
+      targets,
+      added_ms: { gateway: added('gateway'), nginx: added('nginx'), bare: added('bare'), ledger: added('ledger') },
+    },
     failures,
     notes,
   };
 }
 
 const perRequestUs = (cpuS: number, requests: number) => (requests > 0 ? Math.round((cpuS / requests) * 1e6) : null);
-const kbPerStream = (rssMb: number, baseMb: number, streams: number) => Math.round(((rssMb - baseMb) * 1024 * 10) / streams) / 10;
+const kbPerStream = (rssMb: number, baseMb: number, streams: number) =>
+  Math.round(((rssMb - baseMb) * 1024 * 10) / streams) / 10;
 
 /** How the stream levels were warmed up, from what each target recorded. */
 function warmupNote(levels: any[]): string {
   const warmed = new Map<string, number>();
-  for (const l of levels) for (const [name, t] of Object.entries(l.targets as Record<string, any>)) if (t.warmup_streams > 0) warmed.set(name, t.warmup_streams);
+  for (const l of levels)
+    for (const [name, t] of Object.entries(l.targets as Record<string, any>))
+      if (t.warmup_streams > 0) warmed.set(name, t.warmup_streams);
   if (warmed.size === 0) return 'no warm-up; ';
   const counts = [...new Set(warmed.values())].join(' or ');
   return `the first level of ${[...warmed.keys()].join(', ')} after ${counts} streams of its own that were not measured (--warmup × --ramp-per-s), KB/stream counted from its RSS before them; `;
 }
 
 function clientCpuRange(targets: Record<string, any>): string {
-  const v = Object.values(targets).map((t) => t.client_cpu_us_per_request).filter((x): x is number => typeof x === 'number');
+  const v = Object.values(targets)
+    .map((t) => t.client_cpu_us_per_request)
+    .filter((x): x is number => typeof x === 'number');
   return v.length === 0 ? '–' : `${Math.min(...v)}–${Math.max(...v)}`;
 }
 
@@ -380,7 +547,8 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
   // level), which measures how much JavaScript a proxy has rather than what a token costs it.
   const warmed = new Set<string>();
   // --quick warms only the gateway, as its throughput run does.
-  const warmupStreams = (name: string, level: number) => (opts.quick && name !== 'gateway' ? 0 : Math.min(level, Math.ceil(opts.warmupS * opts.rampPerSecond)));
+  const warmupStreams = (name: string, level: number) =>
+    opts.quick && name !== 'gateway' ? 0 : Math.min(level, Math.ceil(opts.warmupS * opts.rampPerSecond));
   for (const level of opts.streamLevels) {
     const tokens = opts.tokensPerStream;
     const intervalMs = intervalFor(level, opts);
@@ -403,8 +571,15 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
       const idleRss = warm > 0 && t.sampler ? t.sampler.sample(true).rssBytes : undefined;
       if (warm > 0) {
         say(`${label}: warm-up, ${warm} streams (not measured)`);
-        const w = await runStreams({ request: t.request, count: warm, rampMs: Math.max(50, Math.round((warm / opts.rampPerSecond) * 1000)), tokensPerStream: tokens, deadlineMs });
-        if (w.completed < warm * (1 - MAX_FAILURE_SHARE)) notes.push(`${label}: only ${w.completed} of ${warm} warm-up streams completed`);
+        const w = await runStreams({
+          request: t.request,
+          count: warm,
+          rampMs: Math.max(50, Math.round((warm / opts.rampPerSecond) * 1000)),
+          tokensPerStream: tokens,
+          deadlineMs,
+        });
+        if (w.completed < warm * (1 - MAX_FAILURE_SHARE))
+          notes.push(`${label}: only ${w.completed} of ${warm} warm-up streams completed`);
         await fakeIdle(b);
       }
       say(`${label}: ${level} streams × ${tokens} tokens every ${intervalMs} ms, opened over ${rampMs} ms`);
@@ -412,10 +587,20 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
       const win = t.sampler ? new UsageWindow(t.sampler, 200, () => progress.open === level) : null;
       const fakeWin = new UsageWindow(b.fakeSampler, 1000);
       const clientCpu = process.cpuUsage();
-      const stop = ticker(() => `${label}: ${progress.open} open, ${progress.completed} done, ${progress.failed} failed, ${progress.tokens.toLocaleString('en-US')} tokens${win ? `, proxy RSS ${mb(win.last.rssBytes)} MB` : ''}`);
+      const stop = ticker(
+        () =>
+          `${label}: ${progress.open} open, ${progress.completed} done, ${progress.failed} failed, ${progress.tokens.toLocaleString('en-US')} tokens${win ? `, proxy RSS ${mb(win.last.rssBytes)} MB` : ''}`,
+      );
       let r;
       try {
-        r = await runStreams({ request: t.request, count: level, rampMs, tokensPerStream: tokens, deadlineMs, progress });
+        r = await runStreams({
+          request: t.request,
+          count: level,
+          rampMs,
+          tokensPerStream: tokens,
+          deadlineMs,
+          progress,
+        });
       } finally {
         stop();
       }
@@ -429,10 +614,13 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
       const problems: string[] = [];
       if (r.completed === 0) problems.push('no stream completed');
       if (r.failed > level * MAX_FAILURE_SHARE) problems.push(`${r.failed} of ${level} streams failed`);
-      if (r.wrongTokenCount > level * MAX_FAILURE_SHARE) problems.push(`${r.wrongTokenCount} streams ended with the wrong number of tokens`);
+      if (r.wrongTokenCount > level * MAX_FAILURE_SHARE)
+        problems.push(`${r.wrongTokenCount} streams ended with the wrong number of tokens`);
       if (problems.length) {
         status = 'failed';
-        failures.push(`${label}: ${problems.join('; ')}${r.firstErrors.length ? ` (${r.firstErrors.join(' | ')})` : ''}`);
+        failures.push(
+          `${label}: ${problems.join('; ')}${r.firstErrors.length ? ` (${r.firstErrors.join(' | ')})` : ''}`,
+        );
       }
       targets[t.name] = {
         status,
@@ -474,10 +662,14 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
             }
           : null,
       };
-      say(`${label}: ${r.completed}/${level} complete, TTFT p50 ${r.ttftMs.p50} / p99 ${r.ttftMs.p99} ms, gap p99 ${r.interTokenMs.p99} ms${u ? `, RSS peak ${u.rssPeakMb} MB, ${u.cpuSeconds} CPU s (first process ${u.rootCpuSeconds})` : ''}`);
+      say(
+        `${label}: ${r.completed}/${level} complete, TTFT p50 ${r.ttftMs.p50} / p99 ${r.ttftMs.p99} ms, gap p99 ${r.interTokenMs.p99} ms${u ? `, RSS peak ${u.rssPeakMb} MB, ${u.cpuSeconds} CPU s (first process ${u.rootCpuSeconds})` : ''}`,
+      );
     }
     const overhead = (n: string) => {
-      const t = targets[n] as { status: string; ttft_ms: { p50: number; p99: number }; inter_token_ms: { p50: number; p99: number } } | undefined;
+      const t = targets[n] as
+        | { status: string; ttft_ms: { p50: number; p99: number }; inter_token_ms: { p50: number; p99: number } }
+        | undefined;
       const d = targets.direct as typeof t;
       if (t?.status !== 'ok' || d?.status !== 'ok') return null;
       return {
@@ -487,11 +679,26 @@ async function streamLevels(b: Bench, kind: 'same' | 'cross'): Promise<ScenarioO
         inter_token_p99_ms: minus(t.inter_token_ms.p99, d.inter_token_ms.p99),
       };
     };
-    levels.push({ streams: level, tokens_per_stream: tokens, token_interval_ms: intervalMs, ramp_ms: rampMs, targets, overhead: { gateway: overhead('gateway'), nginx: overhead('nginx'), bare: overhead('bare'), ledger: overhead('ledger') } });
+    levels.push({
+      streams: level,
+      tokens_per_stream: tokens,
+      token_interval_ms: intervalMs,
+      ramp_ms: rampMs,
+      targets,
+      overhead: {
+        gateway: overhead('gateway'),
+        nginx: overhead('nginx'),
+        bare: overhead('bare'),
+        ledger: overhead('ledger'),
+      },
+    });
   }
   return {
     results: {
-      surface: kind === 'same' ? 'POST /v1/chat/completions (OpenAI client → OpenAI-dialect upstream, pass-through)' : 'POST /v1/messages with x-api-key (Anthropic client → OpenAI-dialect upstream, translated both ways)',
+      surface:
+        kind === 'same'
+          ? 'POST /v1/chat/completions (OpenAI client → OpenAI-dialect upstream, pass-through)'
+          : 'POST /v1/messages with x-api-key (Anthropic client → OpenAI-dialect upstream, translated both ways)',
       upstream: 'test/fake-upstream, paced scenario',
       client: 'bench stream client (undici Pool, one connection per stream)',
       levels,
@@ -509,7 +716,14 @@ interface FakeStats {
 }
 
 /** Slow readers against one origin; the fake's counters tell what the upstream went through. */
-async function slowReaders(b: Bench, label: string, origin: string, headers: Record<string, string>, model: string, onTick?: () => string) {
+async function slowReaders(
+  b: Bench,
+  label: string,
+  origin: string,
+  headers: Record<string, string>,
+  model: string,
+  onTick?: () => string,
+) {
   const { opts } = b;
   await fakeIdle(b);
   const before = await getJson<FakeStats>(`${b.fake}/_stats`);
@@ -524,15 +738,33 @@ async function slowReaders(b: Bench, label: string, origin: string, headers: Rec
       () => {},
     );
   }, 100);
-  const stop = ticker(() => `slow reader → ${label}: ${(progress.bytes / 1048576).toFixed(1)} of ~${((opts.slowReaders * opts.slowAnswerKb * 1.15) / 1024).toFixed(0)} MB read${onTick ? `, ${onTick()}` : ''}`);
-  say(`slow reader → ${label}: ${opts.slowReaders} clients, ${opts.slowAnswerKb} KB answers; nothing read for ${opts.slowHoldMs} ms, then ${(opts.slowBytesPerSecond / 1024).toFixed(0)} KB/s each`);
-  const body = JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: `Write at length. [[long:${opts.slowAnswerKb}]]` }] });
+  const stop = ticker(
+    () =>
+      `slow reader → ${label}: ${(progress.bytes / 1048576).toFixed(1)} of ~${((opts.slowReaders * opts.slowAnswerKb * 1.15) / 1024).toFixed(0)} MB read${onTick ? `, ${onTick()}` : ''}`,
+  );
+  say(
+    `slow reader → ${label}: ${opts.slowReaders} clients, ${opts.slowAnswerKb} KB answers; nothing read for ${opts.slowHoldMs} ms, then ${(opts.slowBytesPerSecond / 1024).toFixed(0)} KB/s each`,
+  );
+  const body = JSON.stringify({
+    model,
+    stream: true,
+    messages: [{ role: 'user', content: `Write at length. [[long:${opts.slowAnswerKb}]]` }],
+  });
   const expectedS = opts.slowHoldMs / 1000 + (opts.slowAnswerKb * 1024 * 1.3) / opts.slowBytesPerSecond;
   let results;
   try {
     results = await Promise.all(
       Array.from({ length: opts.slowReaders }, () =>
-        slowRead({ url: origin, path: '/v1/chat/completions', headers, body, holdMs: opts.slowHoldMs, bytesPerSecond: opts.slowBytesPerSecond, timeoutMs: Math.round(expectedS * 3000) + 30_000, progress }),
+        slowRead({
+          url: origin,
+          path: '/v1/chat/completions',
+          headers,
+          body,
+          holdMs: opts.slowHoldMs,
+          bytesPerSecond: opts.slowBytesPerSecond,
+          timeoutMs: Math.round(expectedS * 3000) + 30_000,
+          progress,
+        }),
       ),
     );
   } finally {
@@ -567,21 +799,48 @@ async function scenarioSlowReader(b: Bench): Promise<ScenarioOutcome> {
   // Let the previous scenarios' garbage settle so the growth below is this scenario's.
   await sleep(opts.quick ? 300 : 1000);
   const win = new UsageWindow(b.gateway.sampler, 100);
-  const gw = await slowReaders(b, 'gateway', b.gateway.url, { authorization: `Bearer ${b.key}` }, BENCH_MODEL, () => `gateway RSS ${mb(win.last.rssBytes)} MB`);
+  const gw = await slowReaders(
+    b,
+    'gateway',
+    b.gateway.url,
+    { authorization: `Bearer ${b.key}` },
+    BENCH_MODEL,
+    () => `gateway RSS ${mb(win.last.rssBytes)} MB`,
+  );
   const u = win.finish();
   const mAfter = await scrapeMax(b.gateway.url, metricAttempts, OPERATOR);
-  for (const [name, r] of [['direct', direct], ['gateway', gw]] as const) {
-    if (r.completed < opts.slowReaders) failures.push(`${name}: ${opts.slowReaders - r.completed} of ${opts.slowReaders} slow readers did not get a whole answer (${r.firstError ?? 'no detail'})`);
+  for (const [name, r] of [
+    ['direct', direct],
+    ['gateway', gw],
+  ] as const) {
+    if (r.completed < opts.slowReaders)
+      failures.push(
+        `${name}: ${opts.slowReaders - r.completed} of ${opts.slowReaders} slow readers did not get a whole answer (${r.firstError ?? 'no detail'})`,
+      );
   }
   const bytesPerChunk = gw.completed ? gw.bytesRead / gw.completed / opts.slowAnswerKb : 1100;
   const buffered = mAfter.get('airouter_stream_buffered_bytes_max') ?? null;
-  if (bufferedBefore) notes.push(`airouter_stream_buffered_bytes_max was already ${bufferedBefore} before this scenario (it is a per-process maximum since start).`);
+  if (bufferedBefore)
+    notes.push(
+      `airouter_stream_buffered_bytes_max was already ${bufferedBefore} before this scenario (it is a per-process maximum since start).`,
+    );
   if (buffered === null) notes.push('GET /metrics has no airouter_stream_buffered_bytes_max.');
   const answerMb = (opts.slowReaders * opts.slowAnswerKb) / 1024;
-  if (gw.upstream.backpressure_events === 0) notes.push('the upstream never saw backpressure through the gateway: something between them absorbed whole answers.');
-  if (direct.upstream.max_in_flight_kb_per_reader >= opts.slowAnswerKb * 0.9) notes.push(`answers of ${opts.slowAnswerKb} KB fit in the kernel's socket buffers (${direct.upstream.max_in_flight_kb_per_reader} KB in flight direct): use a larger --slow-kb to exercise the gateway's backpressure.`);
-  notes.push('in flight = bytes the upstream wrote that the reader has not read: socket buffers of every hop plus what a proxy holds. Through the gateway there are two TCP hops, so about twice the direct figure is the kernel\'s share.');
-  if (b.stores.kind.sql === 'embedded') notes.push('embedded stores: the gateway process also holds PGlite (a whole Postgres in WASM), which dominates its RSS.');
+  if (gw.upstream.backpressure_events === 0)
+    notes.push(
+      'the upstream never saw backpressure through the gateway: something between them absorbed whole answers.',
+    );
+  if (direct.upstream.max_in_flight_kb_per_reader >= opts.slowAnswerKb * 0.9)
+    notes.push(
+      `answers of ${opts.slowAnswerKb} KB fit in the kernel's socket buffers (${direct.upstream.max_in_flight_kb_per_reader} KB in flight direct): use a larger --slow-kb to exercise the gateway's backpressure.`,
+    );
+  notes.push(
+    "in flight = bytes the upstream wrote that the reader has not read: socket buffers of every hop plus what a proxy holds. Through the gateway there are two TCP hops, so about twice the direct figure is the kernel's share.",
+  );
+  if (b.stores.kind.sql === 'embedded')
+    notes.push(
+      'embedded stores: the gateway process also holds PGlite (a whole Postgres in WASM), which dominates its RSS.',
+    );
   return {
     results: {
       readers: opts.slowReaders,
@@ -616,7 +875,8 @@ async function scenarioSlowReader(b: Bench): Promise<ScenarioOutcome> {
 function tables(r: Report): Table[] {
   const out: Table[] = [];
   const sc = (id: string) => r.scenarios.find((s) => s.id === id);
-  const st = (s: ScenarioReport) => (s.status === 'ok' ? '' : ` [${s.status.toUpperCase()}${s.error ? `: ${s.error.slice(0, 160)}` : ''}]`);
+  const st = (s: ScenarioReport) =>
+    s.status === 'ok' ? '' : ` [${s.status.toUpperCase()}${s.error ? `: ${s.error.slice(0, 160)}` : ''}]`;
 
   const tp = sc('throughput');
   if (tp && tp.status !== 'skipped' && tp.results.targets) {
@@ -628,7 +888,16 @@ function tables(r: Report): Table[] {
       rows: Object.entries(res.targets as Record<string, any>).map(([name, t]) =>
         t.status === 'skipped'
           ? [name, `skipped: ${t.reason}`, null, null, null, null, null, null]
-          : [name, t.rps, t.latency_ms?.p50, t.latency_ms?.p99, t.latency_ms?.p999, t.errors + t.non2xx, t.proxy?.cpu_ms_per_request ?? null, nginxRps ? ratio(t.rps, nginxRps) : null],
+          : [
+              name,
+              t.rps,
+              t.latency_ms?.p50,
+              t.latency_ms?.p99,
+              t.latency_ms?.p999,
+              t.errors + t.non2xx,
+              t.proxy?.cpu_ms_per_request ?? null,
+              nginxRps ? ratio(t.rps, nginxRps) : null,
+            ],
       ),
       notes: [
         `gateway/nginx req/s: ${res.ratios.gateway_vs_nginx_rps ?? '–'}; gateway/direct: ${res.ratios.gateway_vs_direct_rps ?? '–'}; added p99 over direct: gateway ${res.added_p99_ms.gateway ?? '–'} ms, nginx ${res.added_p99_ms.nginx ?? '–'} ms`,
@@ -643,11 +912,33 @@ function tables(r: Report): Table[] {
     const added = (name: string) => res.added_ms?.[name] ?? null;
     out.push({
       title: `2. Latency at a fixed offered rate of ${res.rate_rps.toLocaleString('en-US')} req/s (${res.rate_source})${st(lt)}`,
-      head: ['target', 'achieved req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'added p50', 'added p99', 'added p99.9', 'failed', 'CPU µs/req'],
+      head: [
+        'target',
+        'achieved req/s',
+        'p50 ms',
+        'p99 ms',
+        'p99.9 ms',
+        'added p50',
+        'added p99',
+        'added p99.9',
+        'failed',
+        'CPU µs/req',
+      ],
       rows: Object.entries(res.targets as Record<string, any>).map(([name, t]) =>
         t.status === 'skipped'
           ? [name, `skipped: ${t.reason}`, null, null, null, null, null, null, null, null]
-          : [name, t.achieved_rps, t.latency_ms.p50, t.latency_ms.p99, t.latency_ms.p999, added(name)?.p50, added(name)?.p99, added(name)?.p999, t.errors + t.non2xx, t.proxy?.cpu_us_per_request ?? null],
+          : [
+              name,
+              t.achieved_rps,
+              t.latency_ms.p50,
+              t.latency_ms.p99,
+              t.latency_ms.p999,
+              added(name)?.p50,
+              added(name)?.p99,
+              added(name)?.p999,
+              t.errors + t.non2xx,
+              t.proxy?.cpu_us_per_request ?? null,
+            ],
       ),
       notes: [
         `"added" = target − direct, same client, same rate; ${res.duration_s} s measured per target.`,
@@ -666,7 +957,22 @@ function tables(r: Report): Table[] {
     for (const l of s.results.levels as any[]) {
       for (const [name, t] of Object.entries(l.targets as Record<string, any>)) {
         if (t.status === 'skipped') {
-          rows.push([`${l.streams} ${name}`, `skipped: ${t.reason}`, null, null, null, null, null, null, null, null, null, null, null, null]);
+          rows.push([
+            `${l.streams} ${name}`,
+            `skipped: ${t.reason}`,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+          ]);
           continue;
         }
         const o = l.overhead?.[name];
@@ -691,7 +997,22 @@ function tables(r: Report): Table[] {
     const first = (s.results.levels as any[])[0];
     out.push({
       title: `${title}${st(s)}`,
-      head: ['streams target', 'complete', 'peak open', 'TTFT p50', 'TTFT p99', 'gap p50', 'gap p99', '+TTFT p50', '+gap p99', 'RSS MB', 'PSS MB', 'KB/stream', 'KB/open', 'CPU s/Mtok'],
+      head: [
+        'streams target',
+        'complete',
+        'peak open',
+        'TTFT p50',
+        'TTFT p99',
+        'gap p50',
+        'gap p99',
+        '+TTFT p50',
+        '+gap p99',
+        'RSS MB',
+        'PSS MB',
+        'KB/stream',
+        'KB/open',
+        'CPU s/Mtok',
+      ],
       rows,
       notes: [
         `ms; ${first?.tokens_per_stream} tokens per stream${r.options.prompt_kb ? ` after a ${r.options.prompt_kb} KB prompt` : ''}, one every ${(s.results.levels as any[]).map((l) => `${l.token_interval_ms} ms (${l.streams})`).join(', ')}; streams opened at ${r.options.ramp_per_s}/s; ${warmupNote(s.results.levels as any[])}TTFT counts from dispatch (connect included); "+" = over direct; RSS = peak of the proxy's processes summed (gateway: primary + workers; pages they share, node's binary among them, count once per process), PSS = the same with each shared page split between its processes (what the tree costs the machine), KB/stream from RSS (its peak, which for a proxy that settles comes as the streams end), KB/open from the highest RSS sampled while every stream of the level was open (empty if they never all were), CPU = their user+system seconds per million tokens streamed.`,
@@ -707,9 +1028,15 @@ function tables(r: Report): Table[] {
       head: ['measure', 'value'],
       rows: [
         ['answers complete (gateway)', `${res.completed}/${res.readers}`],
-        ['upstream backpressure events (fake /_stats): direct / gateway', `${res.direct.backpressure_events} / ${res.upstream.backpressure_events}`],
+        [
+          'upstream backpressure events (fake /_stats): direct / gateway',
+          `${res.direct.backpressure_events} / ${res.upstream.backpressure_events}`,
+        ],
         ['upstream paused, total ms: direct / gateway', `${res.direct.paused_ms} / ${res.upstream.paused_ms}`],
-        ['max in flight upstream→reader, KB per reader: direct / gateway', `${res.direct.max_in_flight_kb_per_reader} / ${res.upstream.max_in_flight_kb_per_reader}`],
+        [
+          'max in flight upstream→reader, KB per reader: direct / gateway',
+          `${res.direct.max_in_flight_kb_per_reader} / ${res.upstream.max_in_flight_kb_per_reader}`,
+        ],
         ['gateway RSS before → peak, MB', `${res.gateway.rss_before_mb} → ${res.gateway.rss_peak_mb}`],
         ['gateway RSS growth / answer bytes', `${res.gateway.rss_growth_mb} MB / ${res.gateway.answers_total_mb} MB`],
         ['airouter_stream_buffered_bytes_max', res.gateway.buffered_bytes_max],
@@ -721,7 +1048,11 @@ function tables(r: Report): Table[] {
   out.push({
     title: 'Targets (full run; reported, not asserted)',
     head: ['target', 'value', 'met'],
-    rows: r.summary.targets.map((t) => [`${t.name}: ${t.target}`, t.value === null ? `– ${t.note ?? ''}`.trim() : `${t.value} ${t.unit}${t.note ? ` (${t.note})` : ''}`, t.met === null ? 'n/a' : t.met ? 'yes' : 'NO']),
+    rows: r.summary.targets.map((t) => [
+      `${t.name}: ${t.target}`,
+      t.value === null ? `– ${t.note ?? ''}`.trim() : `${t.value} ${t.unit}${t.note ? ` (${t.note})` : ''}`,
+      t.met === null ? 'n/a' : t.met ? 'yes' : 'NO',
+    ]),
   });
   return out;
 }
@@ -753,20 +1084,54 @@ function summarise(r: Report): { ratios: Record<string, number | null>; targets:
   }
   const targets: TargetCheck[] = [];
   const v = ratios.gateway_vs_nginx_rps;
-  targets.push({ name: 'throughput', target: '≥ 0.4× nginx req/s', value: v, unit: '× nginx', met: v === null ? null : v >= 0.4, note: v === null ? (tp ? 'no nginx figure' : 'not run') : undefined });
+  targets.push({
+    name: 'throughput',
+    target: '≥ 0.4× nginx req/s',
+    value: v,
+    unit: '× nginx',
+    met: v === null ? null : v >= 0.4,
+    note: v === null ? (tp ? 'no nginx figure' : 'not run') : undefined,
+  });
   const vb = ratios.gateway_vs_bare_rps;
-  targets.push({ name: 'throughput', target: 'within 1.5× of the bare proxy (≥ 0.67× its req/s)', value: vb, unit: '× bare', met: vb === null ? null : vb >= 1 / 1.5, note: vb === null ? (tp ? 'no bare figure' : 'not run') : undefined });
+  targets.push({
+    name: 'throughput',
+    target: 'within 1.5× of the bare proxy (≥ 0.67× its req/s)',
+    value: vb,
+    unit: '× bare',
+    met: vb === null ? null : vb >= 1 / 1.5,
+    note: vb === null ? (tp ? 'no bare figure' : 'not run') : undefined,
+  });
   const p = ratios.gateway_added_p99_ms_at_half_saturation;
-  targets.push({ name: 'latency', target: 'p99 added ≤ 2 ms at half saturation (goal 1 ms)', value: p, unit: 'ms', met: p === null ? null : p <= 2, note: p === null ? 'not run' : undefined });
+  targets.push({
+    name: 'latency',
+    target: 'p99 added ≤ 2 ms at half saturation (goal 1 ms)',
+    value: p,
+    unit: 'ms',
+    met: p === null ? null : p <= 2,
+    note: p === null ? 'not run' : undefined,
+  });
   const levels = (streams?.levels ?? []) as any[];
   const l10k = levels.find((l) => l.streams >= 10_000 && l.targets.gateway?.status === 'ok');
   const biggest = levels.filter((l) => l.targets.gateway?.proxy).sort((a, b) => b.streams - a.streams)[0];
   if (l10k) {
     const rss = l10k.targets.gateway.proxy.rss_peak_mb;
     const pss = l10k.targets.gateway.proxy.pss_peak_mb;
-    targets.push({ name: 'memory', target: '10,000 concurrent paced streams < 500 MB gateway RSS', value: rss, unit: 'MB', met: rss < 500, note: pss ? `PSS ${pss} MB` : undefined });
+    targets.push({
+      name: 'memory',
+      target: '10,000 concurrent paced streams < 500 MB gateway RSS',
+      value: rss,
+      unit: 'MB',
+      met: rss < 500,
+      note: pss ? `PSS ${pss} MB` : undefined,
+    });
     const ttft = l10k.overhead.gateway?.ttft_p99_ms ?? null;
-    targets.push({ name: 'streams', target: '10,000 streams: TTFT p99 added ≤ 10 ms', value: ttft, unit: 'ms', met: ttft === null ? null : ttft <= 10 });
+    targets.push({
+      name: 'streams',
+      target: '10,000 streams: TTFT p99 added ≤ 10 ms',
+      value: ttft,
+      unit: 'ms',
+      met: ttft === null ? null : ttft <= 10,
+    });
   } else {
     targets.push({
       name: 'memory',
@@ -774,15 +1139,39 @@ function summarise(r: Report): { ratios: Record<string, number | null>; targets:
       value: null,
       unit: 'MB',
       met: null,
-      note: biggest ? `10,000 not run; ${biggest.streams} streams peaked at ${biggest.targets.gateway.proxy.rss_peak_mb} MB` : 'not run',
+      note: biggest
+        ? `10,000 not run; ${biggest.streams} streams peaked at ${biggest.targets.gateway.proxy.rss_peak_mb} MB`
+        : 'not run',
     });
   }
   // CPU per streamed token against nginx, at the largest level both served.
-  const both = levels.filter((l) => l.targets.gateway?.proxy?.cpu_s_per_million_tokens && l.targets.nginx?.proxy?.cpu_s_per_million_tokens).sort((a, b) => b.streams - a.streams)[0];
-  const cpu = both ? Math.round((both.targets.gateway.proxy.cpu_s_per_million_tokens / both.targets.nginx.proxy.cpu_s_per_million_tokens) * 100) / 100 : null;
-  targets.push({ name: 'stream CPU', target: 'CPU per streamed token within 2× of nginx', value: cpu, unit: '× nginx', met: cpu === null ? null : cpu <= 2, note: both ? `${both.streams} streams` : 'no nginx figure' });
+  const both = levels
+    .filter(
+      (l) => l.targets.gateway?.proxy?.cpu_s_per_million_tokens && l.targets.nginx?.proxy?.cpu_s_per_million_tokens,
+    )
+    .sort((a, b) => b.streams - a.streams)[0];
+  const cpu = both
+    ? Math.round(
+        (both.targets.gateway.proxy.cpu_s_per_million_tokens / both.targets.nginx.proxy.cpu_s_per_million_tokens) * 100,
+      ) / 100
+    : null;
+  targets.push({
+    name: 'stream CPU',
+    target: 'CPU per streamed token within 2× of nginx',
+    value: cpu,
+    unit: '× nginx',
+    met: cpu === null ? null : cpu <= 2,
+    note: both ? `${both.streams} streams` : 'no nginx figure',
+  });
   const chunks = sl?.gateway?.buffered_chunks_max ?? null;
-  targets.push({ name: 'slow reader', target: `gateway holds ≤ ${FEW_CHUNKS} chunks for a full client`, value: chunks, unit: 'chunks', met: chunks === null ? null : chunks <= FEW_CHUNKS, note: chunks === null ? (sl ? 'no metric' : 'not run') : `${sl.gateway.buffered_bytes_max} bytes` });
+  targets.push({
+    name: 'slow reader',
+    target: `gateway holds ≤ ${FEW_CHUNKS} chunks for a full client`,
+    value: chunks,
+    unit: 'chunks',
+    met: chunks === null ? null : chunks <= FEW_CHUNKS,
+    note: chunks === null ? (sl ? 'no metric' : 'not run') : `${sl.gateway.buffered_bytes_max} bytes`,
+  });
   return { ratios, targets };
 }
 
@@ -826,10 +1215,24 @@ async function main(): Promise<number> {
       finished_at: new Date().toISOString(),
       wall_s: Math.round((performance.now() - T0) / 100) / 10,
       command: commandLine(),
-      machine: { cores: availableParallelism(), cpu_model: cpus()[0]?.model ?? 'unknown', node: process.version, runtime: runtime() },
+      machine: {
+        cores: availableParallelism(),
+        cpu_model: cpus()[0]?.model ?? 'unknown',
+        node: process.version,
+        runtime: runtime(),
+      },
       setup: { gateway: { workers: opts.workers }, shared_cores: true, error: (err as Error)?.message ?? String(err) },
       options: { quick: opts.quick, scenarios: opts.scenarios },
-      scenarios: opts.scenarios.map((id) => ({ id, title: TITLES[id], status: 'failed' as const, error: `setup failed: ${message}`, notes: [], gateway_crashes: 0, wall_s: 0, results: {} })),
+      scenarios: opts.scenarios.map((id) => ({
+        id,
+        title: TITLES[id],
+        status: 'failed' as const,
+        error: `setup failed: ${message}`,
+        notes: [],
+        gateway_crashes: 0,
+        wall_s: 0,
+        results: {},
+      })),
       summary: { ratios: {}, targets: [] },
       problems: [`setup failed: ${message}`],
     };
@@ -846,7 +1249,9 @@ function writeReport(report: Report, opts: Options, startedAt: Date, header: str
   const base = opts.out ?? path.join(REPO_ROOT, 'bench', 'reports', `${stamp}${opts.quick ? '-quick' : ''}`);
   mkdirSync(path.dirname(base), { recursive: true });
   writeFileSync(`${base}.json`, JSON.stringify(report, null, 2) + '\n');
-  const rendered = report.scenarios.some((s) => s.status !== 'failed' || Object.keys(s.results).length) ? tables(report) : [];
+  const rendered = report.scenarios.some((s) => s.status !== 'failed' || Object.keys(s.results).length)
+    ? tables(report)
+    : [];
   writeFileSync(
     `${base}.md`,
     [
@@ -856,17 +1261,23 @@ function writeReport(report: Report, opts: Options, startedAt: Date, header: str
       `- command: \`${report.command}\``,
       '',
       ...rendered.map((t) => renderMarkdown(t) + '\n'),
-      report.problems.length ? `## Problems\n\n${report.problems.map((p) => `- ${p}`).join('\n')}\n` : '## Result\n\nEvery selected scenario ran; the report is well-formed.\n',
+      report.problems.length
+        ? `## Problems\n\n${report.problems.map((p) => `- ${p}`).join('\n')}\n`
+        : '## Result\n\nEvery selected scenario ran; the report is well-formed.\n',
     ].join('\n'),
   );
   return base;
 }
 
 async function runBench(opts: Options, startedAt: Date): Promise<number> {
-  if (!existsSync(path.join(opts.gatewayRoot, 'src', 'bin.js'))) throw new Error(`no gateway to bench: ${path.join(opts.gatewayRoot, 'src', 'bin.js')} does not exist`);
+  if (!existsSync(path.join(opts.gatewayRoot, 'src', 'bin.js')))
+    throw new Error(`no gateway to bench: ${path.join(opts.gatewayRoot, 'src', 'bin.js')} does not exist`);
   const cores = availableParallelism();
   const loadBefore = loadavg()[0]!;
-  if (loadBefore > cores * 0.5) say(`warning: load average ${loadBefore.toFixed(1)} on ${cores} cores before the run: other work on this machine will skew the figures`);
+  if (loadBefore > cores * 0.5)
+    say(
+      `warning: load average ${loadBefore.toFixed(1)} on ${cores} cores before the run: other work on this machine will skew the figures`,
+    );
   const tmp = mkdtempSync(path.join(tmpdir(), 'airouter-bench-'));
   const keepTemp = opts.keepTemp;
   cleanups.push(async () => {
@@ -877,21 +1288,47 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
 
   const maxLevel = opts.scenarios.some((s) => s === 'streams' || s === 'cross') ? Math.max(...opts.streamLevels) : 0;
   const fdNote = await raiseOwnFdLimit(Math.ceil(maxLevel * 1.1) + 512);
-  const childFd = fdLimitPrefix(65536).length ? 'children raised to 65536 (prlimit)' : `children inherit ${ownFdLimit()}`;
+  const childFd = fdLimitPrefix(65536).length
+    ? 'children raised to 65536 (prlimit)'
+    : `children inherit ${ownFdLimit()}`;
 
   // Stores first: with the embedded store, the CLI must make the account before serve holds it.
-  const stores = await prepareStores({ databaseUrl: process.env.DATABASE_URL || undefined, redisUrl: process.env.REDIS_URL || undefined, adminUrl: process.env.BENCH_DATABASE_ADMIN_URL, dataDir: path.join(tmp, 'data') });
+  const stores = await prepareStores({
+    databaseUrl: process.env.DATABASE_URL || undefined,
+    redisUrl: process.env.REDIS_URL || undefined,
+    adminUrl: process.env.BENCH_DATABASE_ADMIN_URL,
+    dataDir: path.join(tmp, 'data'),
+  });
   cleanups.push(() => stores.cleanup());
   const embedded = stores.kind.sql === 'embedded' || stores.kind.hot === 'embedded';
   const workers = embedded ? 1 : opts.workers;
   say(`${opts.quick ? 'quick' : 'full'} run; gateway on ${stores.description}`);
-  say(`gateway workers: ${workers}${embedded && opts.workers > 1 ? ' (embedded stores allow one process; set DATABASE_URL and REDIS_URL for more)' : ''}; machine cores: ${cores}, shared by everything in this run`);
+  say(
+    `gateway workers: ${workers}${embedded && opts.workers > 1 ? ' (embedded stores allow one process; set DATABASE_URL and REDIS_URL for more)' : ''}; machine cores: ${cores}, shared by everything in this run`,
+  );
 
   // Upstreams in their own processes, so their load never shares the gateway's event loop.
   const nofile = 65536;
-  const fakeChild = startChild({ name: 'fake upstream', command: process.execPath, args: ['--import', 'tsx', path.join(REPO_ROOT, 'test/fake-upstream/main.ts'), '--port', '0', '--no-record'], cwd: REPO_ROOT, logFile: path.join(tmp, 'fake-upstream.log'), nofile });
-  const staticChild = startChild({ name: 'static upstream', command: process.execPath, args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/static.ts'), '--port', '0'], cwd: REPO_ROOT, logFile: path.join(tmp, 'static-upstream.log'), nofile });
-  const [fakeLine, staticLine] = await Promise.all([fakeChild.waitForLine(/^listening (\S+)/, 60_000), staticChild.waitForLine(/^listening (\S+)/, 60_000)]);
+  const fakeChild = startChild({
+    name: 'fake upstream',
+    command: process.execPath,
+    args: ['--import', 'tsx', path.join(REPO_ROOT, 'test/fake-upstream/main.ts'), '--port', '0', '--no-record'],
+    cwd: REPO_ROOT,
+    logFile: path.join(tmp, 'fake-upstream.log'),
+    nofile,
+  });
+  const staticChild = startChild({
+    name: 'static upstream',
+    command: process.execPath,
+    args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/static.ts'), '--port', '0'],
+    cwd: REPO_ROOT,
+    logFile: path.join(tmp, 'static-upstream.log'),
+    nofile,
+  });
+  const [fakeLine, staticLine] = await Promise.all([
+    fakeChild.waitForLine(/^listening (\S+)/, 60_000),
+    staticChild.waitForLine(/^listening (\S+)/, 60_000),
+  ]);
   const fake = fakeLine[1]!;
   const stat = staticLine[1]!;
   say(`fake upstream ${fake} (pid ${fakeChild.pid}), static upstream ${stat} (pid ${staticChild.pid})`);
@@ -909,7 +1346,18 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
     UPSTREAM_CONNECTIONS: String(maxPerWorker),
   };
   const entry = await gatewayEntry(opts.gatewayRoot);
-  const gwOpts = { dir: tmp, root: opts.gatewayRoot, entry: entry.file, env: gatewayEnv, workers, nodeArgs: [...opts.gatewayNodeArgs, ...(opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : [])], log: say };
+  const gwOpts = {
+    dir: tmp,
+    root: opts.gatewayRoot,
+    entry: entry.file,
+    env: gatewayEnv,
+    workers,
+    nodeArgs: [
+      ...opts.gatewayNodeArgs,
+      ...(opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : []),
+    ],
+    log: say,
+  };
   if (opts.profileDir) mkdirSync(opts.profileDir, { recursive: true });
   const email = `bench-${Date.now().toString(36)}@bench.invalid`;
   say(`creating a funded account with the CLI (airouter user create / key create)`);
@@ -919,7 +1367,9 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
   await gateway.start();
   await sleep(500);
   const idleRss = rssByProcess(gateway.child.pid);
-  say(`gateway ${gateway.url} (pid ${gateway.child.pid}; idle RSS ${idleRss.map((p) => `${p.rss_mb}`).join(' + ')} MB, PSS ${idleRss.map((p) => `${p.pss_mb}`).join(' + ')} MB)`);
+  say(
+    `gateway ${gateway.url} (pid ${gateway.child.pid}; idle RSS ${idleRss.map((p) => `${p.rss_mb}`).join(' + ')} MB, PSS ${idleRss.map((p) => `${p.pss_mb}`).join(' + ')} MB)`,
+  );
 
   let nginx: NginxProxy | null = null;
   let nginxSkipped: string | null = null;
@@ -929,11 +1379,23 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
     nginxInfo = findNginx();
     if (!nginxInfo) {
       nginxSkipped = 'nginx not installed';
-      say('nginx is not installed: the nginx baseline is skipped. To include it: apt-get install -y nginx (or put nginx on PATH / set NGINX_BIN).');
+      say(
+        'nginx is not installed: the nginx baseline is skipped. To include it: apt-get install -y nginx (or put nginx on PATH / set NGINX_BIN).',
+      );
     } else {
       try {
-        nginx = await startNginx({ info: nginxInfo, dir: tmp, workers, servers: { static_up: { upstream: stat, port: await freePort() }, fake_up: { upstream: fake, port: await freePort() } } });
-        say(`${nginxInfo.version} (pid ${nginx.child.pid}, ${workers} worker process${workers > 1 ? 'es' : ''}) in front of both upstreams`);
+        nginx = await startNginx({
+          info: nginxInfo,
+          dir: tmp,
+          workers,
+          servers: {
+            static_up: { upstream: stat, port: await freePort() },
+            fake_up: { upstream: fake, port: await freePort() },
+          },
+        });
+        say(
+          `${nginxInfo.version} (pid ${nginx.child.pid}, ${workers} worker process${workers > 1 ? 'es' : ''}) in front of both upstreams`,
+        );
       } catch (err) {
         nginxSkipped = `nginx failed to start: ${(err as Error).message.split('\n')[0]}`;
         say(nginxSkipped);
@@ -943,23 +1405,73 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
 
   // The bare proxy, as many processes as the gateway has workers, on one port.
   const barePort = await freePort();
-  const bareChild = startChild({ name: 'bare proxy', command: process.execPath, args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'), '--port', String(barePort), '--processes', String(workers), '--route', `/s=${stat}`, '--route', `/f=${fake}`, '--connections', String(maxPerWorker)], cwd: REPO_ROOT, logFile: path.join(tmp, 'bare-proxy.log'), nofile });
+  const bareChild = startChild({
+    name: 'bare proxy',
+    command: process.execPath,
+    args: [
+      '--import',
+      'tsx',
+      path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'),
+      '--port',
+      String(barePort),
+      '--processes',
+      String(workers),
+      '--route',
+      `/s=${stat}`,
+      '--route',
+      `/f=${fake}`,
+      '--connections',
+      String(maxPerWorker),
+    ],
+    cwd: REPO_ROOT,
+    logFile: path.join(tmp, 'bare-proxy.log'),
+    nofile,
+  });
   await bareChild.waitForLine(/^listening /, 60_000);
   const bare = `http://127.0.0.1:${barePort}`;
-  say(`bare proxy (uWS + the gateway's upstream client, no gateway work) ${bare}, ${workers} process${workers > 1 ? 'es' : ''}`);
+  say(
+    `bare proxy (uWS + the gateway's upstream client, no gateway work) ${bare}, ${workers} process${workers > 1 ? 'es' : ''}`,
+  );
   // The same, plus the gateway's hot-store work per request, on the hot store the gateway has.
   const ledgerPort = await freePort();
-  const ledgerStore = stores.env.REDIS_URL ? ['--ledger', stores.env.REDIS_URL, '--ledger-prefix', `${stores.env.REDIS_PREFIX}ledger:`] : ['--ledger', 'memory'];
+  const ledgerStore = stores.env.REDIS_URL
+    ? ['--ledger', stores.env.REDIS_URL, '--ledger-prefix', `${stores.env.REDIS_PREFIX}ledger:`]
+    : ['--ledger', 'memory'];
   // The same holds as the gateway's: from leases unless it runs without them.
   if (process.env.LEASE_WINDOW_MS === '0') ledgerStore.push('--ledger-no-lease');
   // With --profile the ledger proxy is profiled too (DIR/ledger): the floor the gateway's profile is read against.
   const ledgerProfile = opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.profileDir, 'ledger')}`] : [];
-  const ledgerChild = startChild({ name: 'ledger proxy', command: process.execPath, args: [...ledgerProfile, '--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'), '--port', String(ledgerPort), '--processes', String(workers), '--route', `/s=${stat}`, '--route', `/f=${fake}`, '--connections', String(maxPerWorker), ...ledgerStore], cwd: REPO_ROOT, logFile: path.join(tmp, 'ledger-proxy.log'), nofile });
+  const ledgerChild = startChild({
+    name: 'ledger proxy',
+    command: process.execPath,
+    args: [
+      ...ledgerProfile,
+      '--import',
+      'tsx',
+      path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'),
+      '--port',
+      String(ledgerPort),
+      '--processes',
+      String(workers),
+      '--route',
+      `/s=${stat}`,
+      '--route',
+      `/f=${fake}`,
+      '--connections',
+      String(maxPerWorker),
+      ...ledgerStore,
+    ],
+    cwd: REPO_ROOT,
+    logFile: path.join(tmp, 'ledger-proxy.log'),
+    nofile,
+  });
   // Stopped before the stores are cleaned up: its outbox reader would make its stream again.
   cleanups.push(() => ledgerChild.stop());
   await ledgerChild.waitForLine(/^listening /, 60_000);
   const ledger = `http://127.0.0.1:${ledgerPort}`;
-  say(`ledger proxy (the bare proxy + the hot store's reserve, settle and outbox rounds, ${stores.env.REDIS_URL ? 'on Redis' : 'in process'}) ${ledger}`);
+  say(
+    `ledger proxy (the bare proxy + the hot store's reserve, settle and outbox rounds, ${stores.env.REDIS_URL ? 'on Redis' : 'in process'}) ${ledger}`,
+  );
 
   let wrk = null as Bench['wrk'];
   if (opts.loadgen !== 'autocannon') {
@@ -993,7 +1505,11 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
   // One request down each path before any load: a broken setup fails here, with the answer.
   for (const [name, t] of nonStreamTargets(b).map((t) => [t.name, t.target] as const)) {
     if (!t) continue;
-    const r = await fetchText(t.url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: t.body });
+    const r = await fetchText(t.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...t.headers },
+      body: t.body,
+    });
     if (r.status !== 200) throw new Error(`preflight: ${name} answered ${r.status}: ${r.text.slice(0, 300)}`);
   }
 
@@ -1007,14 +1523,30 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
   };
   for (const id of ['throughput', 'latency', 'streams', 'cross', 'slow'] as const) {
     if (!opts.scenarios.includes(id)) {
-      scenarios.push({ id, title: TITLES[id], status: 'skipped', notes: ['not selected (--scenarios)'], gateway_crashes: 0, wall_s: 0, results: {} });
+      scenarios.push({
+        id,
+        title: TITLES[id],
+        status: 'skipped',
+        notes: ['not selected (--scenarios)'],
+        gateway_crashes: 0,
+        wall_s: 0,
+        results: {},
+      });
       continue;
     }
     if (interrupted) break;
     const started = performance.now();
     const crashesBefore = gateway.crashes;
     const notesBefore = gateway.crashNotes.length;
-    const report: ScenarioReport = { id, title: TITLES[id], status: 'ok', notes: [], gateway_crashes: 0, wall_s: 0, results: {} };
+    const report: ScenarioReport = {
+      id,
+      title: TITLES[id],
+      status: 'ok',
+      notes: [],
+      gateway_crashes: 0,
+      wall_s: 0,
+      results: {},
+    };
     say(`── ${TITLES[id]}`);
     try {
       await gateway.ensureRunning();
@@ -1045,9 +1577,13 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
 
   // ---- the report
   const gitHead = await runCommand('git', ['-C', opts.gatewayRoot, 'rev-parse', '--short', 'HEAD']).catch(() => null);
-  const gitDirty = await runCommand('git', ['-C', opts.gatewayRoot, 'status', '--porcelain', '--', 'src']).catch(() => null);
+  const gitDirty = await runCommand('git', ['-C', opts.gatewayRoot, 'status', '--porcelain', '--', 'src']).catch(
+    () => null,
+  );
   const finishedAt = new Date();
-  const loadgen = wrk ? `${wrk.version} (${opts.wrkThreads} thread${opts.wrkThreads > 1 ? 's' : ''})` : autocannonVersion();
+  const loadgen = wrk
+    ? `${wrk.version} (${opts.wrkThreads} thread${opts.wrkThreads > 1 ? 's' : ''})`
+    : autocannonVersion();
   const report: Report = {
     schema: REPORT_SCHEMA,
     mode: opts.quick ? 'quick' : 'full',
@@ -1066,27 +1602,53 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
       fd_limits: `${fdNote}; ${childFd}`,
       load_average_before: Math.round(loadBefore * 100) / 100,
       load_average_after: Math.round(loadavg()[0]! * 100) / 100,
-      load_note: loadBefore > cores * 0.5 ? `the machine was already busy (load ${loadBefore.toFixed(1)} on ${cores} cores) when the run started: figures are skewed by other work` : null,
+      load_note:
+        loadBefore > cores * 0.5
+          ? `the machine was already busy (load ${loadBefore.toFixed(1)} on ${cores} cores) when the run started: figures are skewed by other work`
+          : null,
     },
     setup: {
       gateway: {
         command: [entry.command.split(' ')[0], ...opts.gatewayNodeArgs, ...entry.command.split(' ').slice(1)].join(' '),
         root: opts.gatewayRoot,
-        commit: gitHead?.code === 0 ? gitHead.stdout.trim() + (gitDirty?.stdout.trim() ? ' + uncommitted changes in src/' : '') : 'unknown',
+        commit:
+          gitHead?.code === 0
+            ? gitHead.stdout.trim() + (gitDirty?.stdout.trim() ? ' + uncommitted changes in src/' : '')
+            : 'unknown',
         workers,
         workers_requested: opts.workers,
-        workers_note: embedded && opts.workers > 1 ? 'the embedded stores allow one process; set DATABASE_URL and REDIS_URL to use every core' : null,
+        workers_note:
+          embedded && opts.workers > 1
+            ? 'the embedded stores allow one process; set DATABASE_URL and REDIS_URL to use every core'
+            : null,
         stores: { ...stores.kind, description: stores.description },
-        env: { LOG_LEVEL: 'warn', UPSTREAM_CONNECTIONS: gatewayEnv.UPSTREAM_CONNECTIONS, USAGE_FLUSH_MS: 'default', SHUTDOWN_TIMEOUT_MS: '3000' },
+        env: {
+          LOG_LEVEL: 'warn',
+          UPSTREAM_CONNECTIONS: gatewayEnv.UPSTREAM_CONNECTIONS,
+          USAGE_FLUSH_MS: 'default',
+          SHUTDOWN_TIMEOUT_MS: '3000',
+        },
         starts: gateway.starts,
-        idle_rss_mb: { processes: idleRss, total: Math.round(idleRss.reduce((n, p) => n + p.rss_mb, 0) * 10) / 10, pss_total: Math.round(idleRss.reduce((n, p) => n + p.pss_mb, 0) * 10) / 10, note: workers > 1 ? 'the first process is the cluster primary' : null },
+        idle_rss_mb: {
+          processes: idleRss,
+          total: Math.round(idleRss.reduce((n, p) => n + p.rss_mb, 0) * 10) / 10,
+          pss_total: Math.round(idleRss.reduce((n, p) => n + p.pss_mb, 0) * 10) / 10,
+          note: workers > 1 ? 'the first process is the cluster primary' : null,
+        },
         profiles: opts.profileDir,
       },
       upstreams: {
         fake: `test/fake-upstream (node:http), own process, pid ${fakeChild.pid}`,
         static: `bench/upstream/static.ts (uWebSockets.js), own process, pid ${staticChild.pid}`,
       },
-      nginx: nginx && nginxInfo ? { version: nginxInfo.version, workers, config: 'keepalive upstream, proxy_buffering off, proxy_http_version 1.1' } : { skipped: nginxSkipped },
+      nginx:
+        nginx && nginxInfo
+          ? {
+              version: nginxInfo.version,
+              workers,
+              config: 'keepalive upstream, proxy_buffering off, proxy_http_version 1.1',
+            }
+          : { skipped: nginxSkipped },
       load_generators: {
         closed_loop: loadgen,
         open_loop: 'bench open-loop client (undici Pool, fixed schedule, µs timing)',
@@ -1132,7 +1694,8 @@ async function runBench(opts: Options, startedAt: Date): Promise<number> {
   ];
   const base = writeReport(report, opts, startedAt, header);
   process.stdout.write('\n' + header.join('\n') + '\n\n' + rendered.map(renderText).join('\n\n') + '\n\n');
-  if (report.problems.length) process.stdout.write(`PROBLEMS:\n${report.problems.map((p) => `  - ${p}`).join('\n')}\n\n`);
+  if (report.problems.length)
+    process.stdout.write(`PROBLEMS:\n${report.problems.map((p) => `  - ${p}`).join('\n')}\n\n`);
   process.stdout.write(`report: ${base}.json\n        ${base}.md\n`);
   return report.ok ? 0 : 1;
 }

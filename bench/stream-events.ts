@@ -48,7 +48,8 @@ function measure(open: () => (read: Buffer) => void, source: Buffer[]): number {
     for (let i = 0; i < n; i++) {
       const s = i % STREAMS;
       // A stream's 40 chunks done, the next stream takes its place.
-      if (i > 0 && s === 0 && (i / STREAMS) % PER_STREAM === 0) for (let k = 0; k < STREAMS; k++, opened++) streams[k] = open();
+      if (i > 0 && s === 0 && (i / STREAMS) % PER_STREAM === 0)
+        for (let k = 0; k < STREAMS; k++, opened++) streams[k] = open();
       // Each stream's next read is another chunk (another key, in the full reading).
       const src = source[(i + Math.floor(i / STREAMS)) % source.length]!;
       const read = Buffer.allocUnsafe(src.length);
@@ -96,7 +97,9 @@ function translated(upstream: Dialect, client: Dialect, preamble = '') {
     const ctx = { id: 'msg_bench', model: 'bench-model', created: 0, includeUsage: false, requestId: 'req_bench' };
     const m = meter();
     const lane = new TextLane(m);
-    events.pipe(upstream.decodeStream(lane), meterIR(m), client.encodeStream(ctx, lane)).subscribe((b) => (sink += b.length));
+    events
+      .pipe(upstream.decodeStream(lane), meterIR(m), client.encodeStream(ctx, lane))
+      .subscribe((b) => (sink += b.length));
     const target = {
       raw(raw: Buffer) {
         const out = lane.take(raw);
@@ -126,7 +129,9 @@ const paths: [string, () => (read: Buffer) => void, (text: string, n: number | u
   ['OpenAI upstream → Gemini client', translated(openai, gemini), chat],
 ];
 
-console.log(`${EVENTS.toLocaleString('en-US')} events a path, ${STREAMS} streams of ${PER_STREAM} taken in turn; CPU ns an event (Node ${process.version})`);
+console.log(
+  `${EVENTS.toLocaleString('en-US')} events a path, ${STREAMS} streams of ${PER_STREAM} taken in turn; CPU ns an event (Node ${process.version})`,
+);
 console.log('path'.padEnd(40), 'as it is'.padStart(10), 'read in full'.padStart(14));
 for (const [name, open, wire] of paths) {
   const fast = measure(open, reads(wire, false));

@@ -51,7 +51,9 @@ export function isFresh(bundle = DEFAULT_BUNDLE): boolean {
 /** The files of one build: the entry and its chunks (`<name>-<hash>.js`), each with its map. */
 const partOf = (entry: string) => {
   const base = path.basename(entry, '.js');
-  const re = new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(-[A-Z0-9]{8}|${TOKENIZER_SUFFIX})?\\.js(\\.map)?$`);
+  const re = new RegExp(
+    `^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(-[A-Z0-9]{8}|${TOKENIZER_SUFFIX})?\\.js(\\.map)?$`,
+  );
   return (file: string) => re.test(file);
 };
 
@@ -114,12 +116,19 @@ export async function buildServer(bundle = DEFAULT_BUNDLE): Promise<void> {
 export function buildFiles(bundle = DEFAULT_BUNDLE): string[] {
   const dir = path.dirname(bundle);
   const ours = partOf(bundle);
-  return [...readdirSync(dir).filter(ours).map((f) => path.join(dir, f)), stampOf(bundle)];
+  return [
+    ...readdirSync(dir)
+      .filter(ours)
+      .map((f) => path.join(dir, f)),
+    stampOf(bundle),
+  ];
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   if (process.argv.includes('--if-stale') && isFresh()) process.exit(0);
   const started = performance.now();
   await buildServer();
-  console.log(`gateway built in ${Math.round(performance.now() - started)} ms: ${path.relative(process.cwd(), DEFAULT_BUNDLE)}`);
+  console.log(
+    `gateway built in ${Math.round(performance.now() - started)} ms: ${path.relative(process.cwd(), DEFAULT_BUNDLE)}`,
+  );
 }

@@ -5,7 +5,8 @@
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 import { builtEntry } from './bin-entry.js';
 
-const built = process.env.AIROUTER_SOURCES === '1' ? undefined : builtEntry(fileURLToPath(new URL('..', import.meta.url)));
+const built =
+  process.env.AIROUTER_SOURCES === '1' ? undefined : builtEntry(fileURLToPath(new URL('..', import.meta.url)));
 if (built) {
   await import(pathToFileURL(built).href);
 } else {

@@ -29,13 +29,16 @@ export const url = (name: string, protocols: string[]) =>
     v.pipe(
       v.string(),
       v.trim(),
-      v.check((s) => {
-        try {
-          return protocols.includes(new URL(s).protocol);
-        } catch {
-          return false;
-        }
-      }, `${name} must be a URL starting with ${protocols.map((p) => p + '//').join(' or ')}`),
+      v.check(
+        (s) => {
+          try {
+            return protocols.includes(new URL(s).protocol);
+          } catch {
+            return false;
+          }
+        },
+        `${name} must be a URL starting with ${protocols.map((p) => p + '//').join(' or ')}`,
+      ),
     ),
   );
 
@@ -45,7 +48,10 @@ export const decimal = (name: string, def: string | undefined, maxDecimals: numb
     v.pipe(
       v.string(),
       v.trim(),
-      v.regex(new RegExp(`^\\d{1,15}(\\.\\d{1,${maxDecimals}})?$`), `${name} must be a decimal number with at most ${maxDecimals} decimals, e.g. ${example}`),
+      v.regex(
+        new RegExp(`^\\d{1,15}(\\.\\d{1,${maxDecimals}})?$`),
+        `${name} must be a decimal number with at most ${maxDecimals} decimals, e.g. ${example}`,
+      ),
     ),
     def,
   );
@@ -55,4 +61,7 @@ export const secret = (name: string, minLength: number) =>
   v.optional(v.pipe(v.string(), v.trim(), v.minLength(minLength, `${name} must be at least ${minLength} characters`)));
 
 export const flag = (name: string) =>
-  v.pipe(v.optional(v.picklist(['true', 'false'], `${name} must be true or false`), 'false'), v.transform((s) => s === 'true'));
+  v.pipe(
+    v.optional(v.picklist(['true', 'false'], `${name} must be true or false`), 'false'),
+    v.transform((s) => s === 'true'),
+  );

@@ -40,7 +40,6 @@ import { ProviderKeys } from './upstream/provider-keys.js';
 
 const OPS_HOST = '127.0.0.1';
 
-
 export interface RunningGateway {
   /** What every handler is given (src/services.ts). */
   services: Gateway;
@@ -61,7 +60,12 @@ export interface GatewayOptions {
   clock?: Clock;
 }
 
-export async function startGateway(config: Config, log: Logger, stores?: Stores, opts: GatewayOptions = {}): Promise<RunningGateway> {
+export async function startGateway(
+  config: Config,
+  log: Logger,
+  stores?: Stores,
+  opts: GatewayOptions = {},
+): Promise<RunningGateway> {
   const uws = loadUws({ maxHeaderBytes: config.MAX_HEADER_BYTES });
   setPasswordHashCost(config.PASSWORD_HASH_COST);
   const catalogue = new CatalogueHolder(config.GATEWAY_CONFIG);
@@ -78,10 +82,21 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   });
   const runWriter = opts.writer ?? true;
   const hot = stores.hot;
-  const outbox = gatewayWriter(stores.sql, hot, log, config, runWriter ? new OutboxMetrics(metrics.registry, () => hot.outboxLength()).observer : undefined);
+  const outbox = gatewayWriter(
+    stores.sql,
+    hot,
+    log,
+    config,
+    runWriter ? new OutboxMetrics(metrics.registry, () => hot.outboxLength()).observer : undefined,
+  );
   const health = new RouteHealth(stores.sql, log);
   health.start();
-  const providerKeys = new ProviderKeys(stores.sql, openVault({ secret: config.PROVIDER_KEY_SECRET, embedded: config.embeddedSql, dataDir: config.dataDir }), log, config.ROUTE_COOLDOWN_MS);
+  const providerKeys = new ProviderKeys(
+    stores.sql,
+    openVault({ secret: config.PROVIDER_KEY_SECRET, embedded: config.embeddedSql, dataDir: config.dataDir }),
+    log,
+    config.ROUTE_COOLDOWN_MS,
+  );
   const gw: Gateway = {
     config,
     log,
@@ -93,13 +108,25 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
       ttlMs: config.RESERVATION_TTL_MS,
       outboxMax: config.OUTBOX_MAX,
       settleWaitMs: config.SETTLE_WAIT_MS,
-      leases: config.LEASE_WINDOW_MS > 0 ? { windowMs: config.LEASE_WINDOW_MS, requests: config.LEASE_REQUESTS, observer: metrics.leaseObserver, clock: opts.clock, soloFirst: true } : undefined,
+      leases:
+        config.LEASE_WINDOW_MS > 0
+          ? {
+              windowMs: config.LEASE_WINDOW_MS,
+              requests: config.LEASE_REQUESTS,
+              observer: metrics.leaseObserver,
+              clock: opts.clock,
+              soloFirst: true,
+            }
+          : undefined,
       log,
       onRetryQueue: (n) => metrics.settleRetries.set(n),
     }),
     outbox,
     refusals: new RefusalLog(stores.sql, log, config.REFUSALS_LOGGED_PER_MINUTE),
-    admission: new Admission({ concurrency: config.FREE_CONCURRENCY, bytesPerMinute: config.FREE_BYTES_PER_MINUTE }, opts.clock),
+    admission: new Admission(
+      { concurrency: config.FREE_CONCURRENCY, bytesPerMinute: config.FREE_BYTES_PER_MINUTE },
+      opts.clock,
+    ),
     metrics,
     routes: new RouteSelector(upstream, config.ROUTE_COOLDOWN_MS, metrics, log, health, providerKeys),
     payments: new Payments(stores.sql, stores.hot, log, config.payments),
@@ -113,10 +140,22 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   if (stores.hot instanceof RedisHotStore) {
     const sql = stores.sql;
     const adopted = await stores.hot.adoptLegacy((entries) => commitEntries(sql, entries));
-    if (adopted > 0) log.warn({ records: adopted }, 'Redis held usage records in the layout of an older version: committed them, and dropped that layout');
+    if (adopted > 0)
+      log.warn(
+        { records: adopted },
+        'Redis held usage records in the layout of an older version: committed them, and dropped that layout',
+      );
     await stores.hot.startWatching({
-      committed: async (ids) => new Set((await sql<{ settle_id: string }[]>`SELECT settle_id FROM usage_records WHERE settle_id = ANY(${ids}::uuid[])`).map((r) => r.settle_id)),
-      onReplay: (n) => log.error({ replayed: n }, 'Redis lost data (restart or flush): settled again the charges it lost'),
+      committed: async (ids) =>
+        new Set(
+          (
+            await sql<
+              { settle_id: string }[]
+            >`SELECT settle_id FROM usage_records WHERE settle_id = ANY(${ids}::uuid[])`
+          ).map((r) => r.settle_id),
+        ),
+      onReplay: (n) =>
+        log.error({ replayed: n }, 'Redis lost data (restart or flush): settled again the charges it lost'),
       // Leases are holds in Redis: a lease may be gone with the data.
       onLost: () => gw.ledger.suspendLeases(),
     });
@@ -130,13 +169,21 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   const stopAlerts = startAlerts(stores.sql, createMailer(config, log), config, log, opts.clock);
 
   const app = uws.App();
-  const router = new Router(app, log, metrics, config.TRUST_PROXY.length > 0 ? new TrustedProxies(config.TRUST_PROXY) : undefined);
+  const router = new Router(
+    app,
+    log,
+    metrics,
+    config.TRUST_PROXY.length > 0 ? new TrustedProxies(config.TRUST_PROXY) : undefined,
+  );
   // The dashboard's build first: the catch-all route of ops gives browsers its not-found page.
   const webNotFound = registerStatic(router, config.webDir, log);
   registerOps(router, gw, false, webNotFound);
   registerInference(router, gw);
   // The playground calls this process's own inference surface; on every address, by loopback.
-  const self = { host: ['0.0.0.0', '::', ''].includes(config.HOST) ? (config.HOST === '::' ? '::1' : '127.0.0.1') : config.HOST, port: 0 };
+  const self = {
+    host: ['0.0.0.0', '::', ''].includes(config.HOST) ? (config.HOST === '::' ? '::1' : '127.0.0.1') : config.HOST,
+    port: 0,
+  };
   registerDashboard(router, gw, undefined, self);
   registerAdmin(router, gw);
   registerPayments(router, gw);
@@ -168,7 +215,10 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
   }
   const port = uws.us_socket_local_port(listenSocket);
   self.port = port;
-  log.info({ port, host: config.HOST, catalogue: catalogue.current.source, models: catalogue.current.list.length }, 'gateway listening');
+  log.info(
+    { port, host: config.HOST, catalogue: catalogue.current.source, models: catalogue.current.list.length },
+    'gateway listening',
+  );
 
   let stopped: Promise<void> | undefined;
   return {
@@ -179,8 +229,12 @@ export async function startGateway(config: Config, log: Logger, stores?: Stores,
       const result = catalogue.reload();
       if (result.ok && catalogue.fromStore) {
         // The rule (README, "The catalogue"): once a version is saved, the file is read but not served.
-        log.warn({ file: catalogue.current.source }, 'catalogue file checked but not in force: a catalogue saved in the console is; load the file there (Catalogue, "Load the file") or with `airouter catalogue import` to put it in force');
-      } else if (result.ok) log.info({ source: catalogue.current.source, models: catalogue.current.list.length }, 'catalogue reloaded');
+        log.warn(
+          { file: catalogue.current.source },
+          'catalogue file checked but not in force: a catalogue saved in the console is; load the file there (Catalogue, "Load the file") or with `airouter catalogue import` to put it in force',
+        );
+      } else if (result.ok)
+        log.info({ source: catalogue.current.source, models: catalogue.current.list.length }, 'catalogue reloaded');
       else log.error({ error: result.error }, 'catalogue reload failed; keeping the previous catalogue');
       return result;
     },

@@ -8,7 +8,16 @@ export function createLogger(level: string, bindings: Record<string, unknown> = 
     level,
     base: { pid: process.pid, ...bindings },
     redact: {
-      paths: ['*.authorization', '*.["x-api-key"]', 'headers.authorization', 'headers["x-api-key"]', 'apiKey', 'key', 'password', 'token'],
+      paths: [
+        '*.authorization',
+        '*.["x-api-key"]',
+        'headers.authorization',
+        'headers["x-api-key"]',
+        'apiKey',
+        'key',
+        'password',
+        'token',
+      ],
       censor: '[redacted]',
     },
   });

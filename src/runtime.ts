@@ -34,7 +34,11 @@ export function uwsLoadError(abi: string, reason: string): Error {
     `uWebSockets.js native module did not load (${path.basename(uwsBinary(abi))}: ${reason.split('\n')[0]}). ` +
       `The gateway runs on ${supportedNodeText()}, on x86_64/arm64 Linux, macOS or Windows; this is Node ${process.versions.node}${abi === process.versions.modules ? '' : ` asking for ABI ${abi}`}. ` +
       (tooOld
-        ? `This host's glibc is ${glibc}, older than the ${supported.glibc} Node ${supported.major}'s binary needs: use ${SUPPORTED_NODE.filter((n) => !versionBelow(glibc, n.glibc)).map((n) => `Node ${n.major}`).join(' or ') || 'a newer host'} here, or a host with glibc ≥ ${supported.glibc}.`
+        ? `This host's glibc is ${glibc}, older than the ${supported.glibc} Node ${supported.major}'s binary needs: use ${
+            SUPPORTED_NODE.filter((n) => !versionBelow(glibc, n.glibc))
+              .map((n) => `Node ${n.major}`)
+              .join(' or ') || 'a newer host'
+          } here, or a host with glibc ≥ ${supported.glibc}.`
         : supported
           ? 'Reinstall with npm ci; on Linux, check the glibc version (ldd --version).'
           : 'Switch to a supported Node (e.g. nvm install 24), then reinstall with npm ci.'),
@@ -50,7 +54,8 @@ function hostGlibc(): string | null {
 
 const versionBelow = (a: string, b: string): boolean => {
   const [x, y] = [a, b].map((v) => v.split('.').map(Number));
-  for (let i = 0; i < Math.max(x!.length, y!.length); i++) if ((x![i] ?? 0) !== (y![i] ?? 0)) return (x![i] ?? 0) < (y![i] ?? 0);
+  for (let i = 0; i < Math.max(x!.length, y!.length); i++)
+    if ((x![i] ?? 0) !== (y![i] ?? 0)) return (x![i] ?? 0) < (y![i] ?? 0);
   return false;
 };
 
@@ -61,8 +66,17 @@ const versionBelow = (a: string, b: string): boolean => {
  */
 export function checkUwsLoads(): void {
   const binary = uwsBinary();
-  const r = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(binary)})`], { encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, ['-e', `require(${JSON.stringify(binary)})`], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   if (r.status === 0) return;
-  const reason = (r.stderr ?? '').split('\n').find((l) => /Error|error:/.test(l))?.replace(/^.*?Error: /, '') ?? r.error?.message ?? `exit ${r.status}`;
+  const reason =
+    (r.stderr ?? '')
+      .split('\n')
+      .find((l) => /Error|error:/.test(l))
+      ?.replace(/^.*?Error: /, '') ??
+    r.error?.message ??
+    `exit ${r.status}`;
   throw uwsLoadError(process.versions.modules, reason);
 }

@@ -30,7 +30,7 @@ function randomByte(): number {
  */
 export function randomBase62(length: number): string {
   const out = Buffer.allocUnsafe(length);
-  for (let i = 0; i < length; ) {
+  for (let i = 0; i < length;) {
     const b = randomByte();
     if (b < 248) out[i++] = CODES[b % 62]!;
   }

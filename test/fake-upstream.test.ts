@@ -118,7 +118,11 @@ t.test('anthropic tool stream: text at 0, tool_use at 1, real event order', asyn
   for (const e of events) t.equal(JSON.parse(e.data).type, e.event, 'data type matches event name');
   const kinds = events.map((e) => {
     const d = JSON.parse(e.data);
-    return d.type === 'content_block_delta' ? `delta:${d.index}:${d.delta.type}` : d.index === undefined ? d.type : `${d.type}:${d.index}`;
+    return d.type === 'content_block_delta'
+      ? `delta:${d.index}:${d.delta.type}`
+      : d.index === undefined
+        ? d.type
+        : `${d.type}:${d.index}`;
   });
   const compact = kinds.filter((k, i) => k !== kinds[i - 1]);
   t.same(compact, [
@@ -143,20 +147,34 @@ t.test('anthropic tool stream: text at 0, tool_use at 1, real event order', asyn
   t.same(JSON.parse(partials.join('')), { city: 'Paris' });
   const delta = data.find((d) => d.type === 'message_delta');
   t.equal(delta.delta.stop_reason, 'tool_use');
-  t.equal(delta.usage.output_tokens, data.filter((d) => d.type === 'content_block_delta' && !(d.delta.partial_json === '')).length);
+  t.equal(
+    delta.usage.output_tokens,
+    data.filter((d) => d.type === 'content_block_delta' && !(d.delta.partial_json === '')).length,
+  );
   t.equal(data[0].message.usage.output_tokens, 1);
 });
 
 t.test('anthropic thinking returns the fixed signature', async (t) => {
-  const r = await post('/v1/messages', { model: 'c', max_tokens: 9, messages: [{ role: 'user', content: 'x' }] }, {
-    'x-fake-scenario': 'thinking',
-  });
+  const r = await post(
+    '/v1/messages',
+    { model: 'c', max_tokens: 9, messages: [{ role: 'user', content: 'x' }] },
+    {
+      'x-fake-scenario': 'thinking',
+    },
+  );
   const m = JSON.parse(r.text);
-  t.match(m.content, [{ type: 'thinking', signature: FAKE_SIGNATURE }, { type: 'text', text: TEXT_ANSWER }]);
+  t.match(m.content, [
+    { type: 'thinking', signature: FAKE_SIGNATURE },
+    { type: 'text', text: TEXT_ANSWER },
+  ]);
 });
 
 t.test('error scenarios answer plain JSON in the dialect envelope, even for streams', async (t) => {
-  const a = await post('/v1/messages', { model: 'c', stream: true, messages: [{ role: 'user', content: '[[error:429]]' }] });
+  const a = await post('/v1/messages', {
+    model: 'c',
+    stream: true,
+    messages: [{ role: 'user', content: '[[error:429]]' }],
+  });
   t.equal(a.status, 429);
   t.match(a.headers['content-type'], /^application\/json/);
   t.equal(a.headers['retry-after'], '1');
@@ -190,7 +208,9 @@ t.test('replay sends an .sse fixture byte for byte', async (t) => {
   t.ok(Buffer.concat(received).equals(expected), 'identical bytes');
   t.ok(received.length > 1, 'arrived in more than one chunk');
 
-  const e = await post('/v1/messages', { messages: [{ role: 'user', content: '[[replay:anthropic/errors/500_api_error.json]]' }] });
+  const e = await post('/v1/messages', {
+    messages: [{ role: 'user', content: '[[replay:anthropic/errors/500_api_error.json]]' }],
+  });
   t.equal(e.status, 500);
   t.equal(e.text, await readFile(path.join(fixturesDir, 'anthropic/errors/500_api_error.json'), 'utf8'));
 });
@@ -284,26 +304,57 @@ t.test('responses: a stream in the recorded order, usage only on the terminal ev
   const res = await post('/v1/responses', { model: 'm', input: 'hi', stream: true });
   const events = sse(res.text);
   const types = events.map((e) => e.event);
-  t.same(types.slice(0, 4), ['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
-  t.same(types.slice(-4), ['response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']);
+  t.same(types.slice(0, 4), [
+    'response.created',
+    'response.in_progress',
+    'response.output_item.added',
+    'response.content_part.added',
+  ]);
+  t.same(types.slice(-4), [
+    'response.output_text.done',
+    'response.content_part.done',
+    'response.output_item.done',
+    'response.completed',
+  ]);
   const payloads = events.map((e) => JSON.parse(e.data));
-  t.ok(payloads.every((p, i) => p.type === types[i] && p.sequence_number === i), 'type and sequence_number on every event');
-  t.ok(payloads.slice(0, -1).every((p) => p.response?.usage == null), 'no usage before the end');
-  t.equal(payloads.at(-1).response.usage.output_tokens, payloads.filter((p) => p.type === 'response.output_text.delta').length);
+  t.ok(
+    payloads.every((p, i) => p.type === types[i] && p.sequence_number === i),
+    'type and sequence_number on every event',
+  );
+  t.ok(
+    payloads.slice(0, -1).every((p) => p.response?.usage == null),
+    'no usage before the end',
+  );
+  t.equal(
+    payloads.at(-1).response.usage.output_tokens,
+    payloads.filter((p) => p.type === 'response.output_text.delta').length,
+  );
   t.notOk(res.text.includes('[DONE]'), 'no [DONE]');
 });
 
 t.test('responses: a tool round and a capped answer', async (t) => {
   const { default: OpenAI } = await import('openai');
   const client = new OpenAI({ baseURL: `${up.url}/v1`, apiKey: 'sk-test', maxRetries: 0 });
-  const tools = [{ type: 'function' as const, name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: false }];
+  const tools = [
+    {
+      type: 'function' as const,
+      name: 'get_weather',
+      parameters: { type: 'object', properties: { city: { type: 'string' } } },
+      strict: false,
+    },
+  ];
   const first = await client.responses.create({ model: 'm', input: 'weather? [[tool_round]]', tools });
   const call = first.output.find((o) => o.type === 'function_call');
   t.equal(call?.type === 'function_call' && call.name, 'get_weather');
   t.same(call?.type === 'function_call' && JSON.parse(call.arguments), { city: 'Paris' });
   const second = await client.responses.create({
-    model: 'm', tools,
-    input: [{ role: 'user', content: 'weather? [[tool_round]]' }, call as any, { type: 'function_call_output', call_id: (call as any).call_id, output: '{"temp":21}' }],
+    model: 'm',
+    tools,
+    input: [
+      { role: 'user', content: 'weather? [[tool_round]]' },
+      call as any,
+      { type: 'function_call_output', call_id: (call as any).call_id, output: '{"temp":21}' },
+    ],
   });
   t.equal(second.output_text, TEXT_ANSWER, 'answers in words once the result is back');
   const capped = await client.responses.create({ model: 'm', input: '[[fill]]', max_output_tokens: 5 });

@@ -26,7 +26,12 @@ const SHARED = [path.join(WEB, '..', 'src', 'dashboard', 'error-codes.ts')];
 
 /** The sources, this script and the locked dependency versions: what decides the output. */
 export const sourceHash = (): string =>
-  hashOf(WEB, [path.join(WEB, 'src'), ...SHARED, fileURLToPath(import.meta.url), path.join(WEB, '..', 'package-lock.json')]);
+  hashOf(WEB, [
+    path.join(WEB, 'src'),
+    ...SHARED,
+    fileURLToPath(import.meta.url),
+    path.join(WEB, '..', 'package-lock.json'),
+  ]);
 
 export function readManifest(dir: string): WebManifest | undefined {
   try {
@@ -40,7 +45,8 @@ export const isFresh = (dir: string) => readManifest(dir)?.source_hash === sourc
 
 function indexHtml(entry: WebManifest['entry']): string {
   // The favicon is inline so that browsers do not ask for /favicon.ico.
-  const icon = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Crect width='16' height='16' rx='3' fill='%230b6e4f'/%3E%3C/svg%3E";
+  const icon =
+    "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Crect width='16' height='16' rx='3' fill='%230b6e4f'/%3E%3C/svg%3E";
   return [
     '<!doctype html>',
     '<html lang="en">',
@@ -57,7 +63,9 @@ function indexHtml(entry: WebManifest['entry']): string {
     '<body><div id="app"></div></body>',
     '</html>',
     '',
-  ].filter(Boolean).join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 /**
@@ -108,5 +116,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   if (ifStale && isFresh(out)) process.exit(0);
   const started = performance.now();
   const m = await buildWeb(out);
-  console.log(`web dashboard built in ${Math.round(performance.now() - started)} ms: ${path.relative(process.cwd(), out) || '.'}/${m.entry.js}`);
+  console.log(
+    `web dashboard built in ${Math.round(performance.now() - started)} ms: ${path.relative(process.cwd(), out) || '.'}/${m.entry.js}`,
+  );
 }

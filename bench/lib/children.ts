@@ -82,7 +82,11 @@ export function startChild(opts: StartOptions): Child {
         };
         const onExit = () => {
           cleanup();
-          reject(new Error(`${opts.name} exited (code ${child.exited?.code}, signal ${child.exited?.signal}) before it was ready${tailNote()}`));
+          reject(
+            new Error(
+              `${opts.name} exited (code ${child.exited?.code}, signal ${child.exited?.signal}) before it was ready${tailNote()}`,
+            ),
+          );
         };
         const cleanup = () => {
           clearTimeout(timer);
@@ -152,9 +156,17 @@ function splitLines(stream: NodeJS.ReadableStream, onLine: (line: string) => voi
 }
 
 /** Runs a command to completion; stdout and stderr are returned whole. */
-export function runCommand(command: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCommand(
+  command: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(command, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(command, args, {
+      cwd: opts.cwd,
+      env: opts.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     proc.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));

@@ -50,13 +50,20 @@ export const MODELS = [
 
 const hex12 = (n: number) => n.toString(16).padStart(12, '0');
 export const userIdOf = (n: number) => `00000000-0000-4000-8000-${hex12(n)}`;
-export const keyIdOf = (n: number, j: number, keysPerUser: number) => `00000000-0000-4000-9000-${hex12((n - 1) * keysPerUser + j)}`;
-export const keySecretOf = (seed: string, keyId: string) => `ar-${createHash('sha256').update(seed + keyId).digest('hex').slice(0, 40)}`;
+export const keyIdOf = (n: number, j: number, keysPerUser: number) =>
+  `00000000-0000-4000-9000-${hex12((n - 1) * keysPerUser + j)}`;
+export const keySecretOf = (seed: string, keyId: string) =>
+  `ar-${createHash('sha256')
+    .update(seed + keyId)
+    .digest('hex')
+    .slice(0, 40)}`;
 
 // The same three, in SQL, over expressions.
 const userIdSql = (n: string) => `('00000000-0000-4000-8000-' || lpad(to_hex(${n}), 12, '0'))::uuid`;
-const keyIdSql = (n: string, j: string, k: number) => `('00000000-0000-4000-9000-' || lpad(to_hex((${n} - 1) * ${k} + ${j}), 12, '0'))::uuid`;
-const secretSql = (seed: string, keyId: string) => `'ar-' || left(encode(sha256(convert_to('${seed}' || ${keyId}::text, 'UTF8')), 'hex'), 40)`;
+const keyIdSql = (n: string, j: string, k: number) =>
+  `('00000000-0000-4000-9000-' || lpad(to_hex((${n} - 1) * ${k} + ${j}), 12, '0'))::uuid`;
+const secretSql = (seed: string, keyId: string) =>
+  `'ar-' || left(encode(sha256(convert_to('${seed}' || ${keyId}::text, 'UTF8')), 'hex'), 40)`;
 
 /** Which key of user n carries a spend cap, and its period (the heaviest user's last key: total). */
 export function capOf(n: number, j: number, keysPerUser: number): string | null {
@@ -67,7 +74,8 @@ export function capOf(n: number, j: number, keysPerUser: number): string | null 
 const capSql = (k: number) =>
   `CASE WHEN j <> ${k - 1} THEN NULL WHEN n = 1 THEN 'total' WHEN n % 5 = 0 THEN (ARRAY['day', 'week', 'month', 'total'])[1 + (n / 5) % 4] END`;
 
-const sqlArray = (xs: readonly (string | number)[]) => `ARRAY[${xs.map((x) => (typeof x === 'string' ? `'${x}'` : String(x))).join(', ')}]`;
+const sqlArray = (xs: readonly (string | number)[]) =>
+  `ARRAY[${xs.map((x) => (typeof x === 'string' ? `'${x}'` : String(x))).join(', ')}]`;
 /** USD per million tokens is nano-USD per token × 1,000. */
 const nanoPerToken = (usdPerMillion: number) => Math.round(usdPerMillion * 1000);
 
@@ -94,7 +102,8 @@ async function shed(sql: Sql, table: string): Promise<() => Promise<void>> {
 
 export async function fill(sql: Sql, o: FillOptions, progress: (line: string) => void): Promise<Fixture> {
   if (!/^[a-z0-9_]+$/.test(o.seed)) throw new Error(`seed ${o.seed} must be [a-z0-9_]`);
-  if (o.users < 2 || o.keysPerUser < 1 || o.records < 1 || o.days < 1) throw new Error('--users ≥ 2, --keys-per-user, --records and --days ≥ 1');
+  if (o.users < 2 || o.keysPerUser < 1 || o.records < 1 || o.days < 1)
+    throw new Error('--users ≥ 2, --keys-per-user, --records and --days ≥ 1');
   const { users: U, keysPerUser: K, records: N, days: D, seed } = o;
   const fillMs: Record<string, number> = {};
   const step: Step = async (label, run) => {
@@ -110,11 +119,34 @@ export async function fill(sql: Sql, o: FillOptions, progress: (line: string) =>
 
   // One connection (the caller's max: 1), so these hold for every statement below. The seed makes
   // random() repeat: the same flags give the same data.
-  await sql.unsafe(`SET work_mem = '256MB'; SET maintenance_work_mem = '1GB'; SET synchronous_commit = off; SELECT setseed(0.51)`);
+  await sql.unsafe(
+    `SET work_mem = '256MB'; SET maintenance_work_mem = '1GB'; SET synchronous_commit = off; SELECT setseed(0.51)`,
+  );
 
   await step('users and keys', async () => {
-    const names = sqlArray(['ana', 'budi', 'chen', 'dewi', 'eko', 'fatima', 'gita', 'hiro', 'ivan', 'joko', 'kim', 'lena']);
-    const domains = sqlArray(['example.test', 'mail.test', 'corp.test', 'startup.test', 'uni.test', 'agency.test', 'lab.test']);
+    const names = sqlArray([
+      'ana',
+      'budi',
+      'chen',
+      'dewi',
+      'eko',
+      'fatima',
+      'gita',
+      'hiro',
+      'ivan',
+      'joko',
+      'kim',
+      'lena',
+    ]);
+    const domains = sqlArray([
+      'example.test',
+      'mail.test',
+      'corp.test',
+      'startup.test',
+      'uni.test',
+      'agency.test',
+      'lab.test',
+    ]);
     await sql.unsafe(`
       INSERT INTO users (id, email, email_verified_at, created_at, is_admin)
       SELECT ${userIdSql('n')},

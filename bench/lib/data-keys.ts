@@ -50,8 +50,18 @@ export interface KeyLoadOptions {
  */
 export async function keyLoad(opts: KeyLoadOptions): Promise<KeyLoad> {
   const origin = new URL(opts.url).origin;
-  const pool = new Pool(origin, { connections: opts.connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 60_000, bodyTimeout: 60_000 });
-  const body = JSON.stringify({ model: opts.model, messages: [{ role: 'user', content: 'Say hello.' }], max_tokens: 16 });
+  const pool = new Pool(origin, {
+    connections: opts.connections,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+    headersTimeout: 60_000,
+    bodyTimeout: 60_000,
+  });
+  const body = JSON.stringify({
+    model: opts.model,
+    messages: [{ role: 'user', content: 'Say hello.' }],
+    max_tokens: 16,
+  });
   const limit = opts.requests ?? Number.MAX_SAFE_INTEGER;
   const latency = new Samples(Math.min(limit, 1 << 16));
   const failures: Record<string, number> = {};
@@ -114,26 +124,69 @@ export interface KeyRuns {
  * per request and would measure that instead), key 0 of every account first: the burst and the
  * distinct loop are then new accounts too, the coldest request there is.
  */
-export function unusedKeys(users: number, keysPerUser: number, used: Set<number>, capOf: (n: number, j: number) => string | null): [number, number][] {
+export function unusedKeys(
+  users: number,
+  keysPerUser: number,
+  used: Set<number>,
+  capOf: (n: number, j: number) => string | null,
+): [number, number][] {
   const out: [number, number][] = [];
-  for (let j = 0; j < keysPerUser; j++) for (let n = 2; n <= users; n++) if (!used.has(n) && capOf(n, j) === null) out.push([n, j]);
+  for (let j = 0; j < keysPerUser; j++)
+    for (let n = 2; n <= users; n++) if (!used.has(n) && capOf(n, j) === null) out.push([n, j]);
   return out;
 }
 
 /** The burst first (the process is coldest then), then one key, then distinct keys for as long. */
-export async function timeKeys(opts: { url: string; model: string; fresh: string[]; oneKey: string; seconds: number; progress: (line: string) => void }): Promise<KeyRuns> {
+export async function timeKeys(opts: {
+  url: string;
+  model: string;
+  fresh: string[];
+  oneKey: string;
+  seconds: number;
+  progress: (line: string) => void;
+}): Promise<KeyRuns> {
   const { url, model, fresh } = opts;
   const burstKeys = Math.min(BURST_KEYS, Math.floor(fresh.length / 2));
-  const burst = await keyLoad({ url, model, what: `burst: ${burstKeys.toLocaleString('en')} new keys of new accounts, ${BURST_CONNECTIONS} at once, each once`, connections: BURST_CONNECTIONS, keys: burstKeys, requests: burstKeys, secretOf: (i) => fresh[i]! });
+  const burst = await keyLoad({
+    url,
+    model,
+    what: `burst: ${burstKeys.toLocaleString('en')} new keys of new accounts, ${BURST_CONNECTIONS} at once, each once`,
+    connections: BURST_CONNECTIONS,
+    keys: burstKeys,
+    requests: burstKeys,
+    secretOf: (i) => fresh[i]!,
+  });
   opts.progress(`burst: p99 ${burst.latency.p99} ms, ${JSON.stringify(burst.failures)}`);
   // The one key warms the request path too; its own first second is not what is compared.
-  await keyLoad({ url, model, what: 'warm-up', connections: LOOP_CONNECTIONS, keys: 1, seconds: 2, secretOf: () => opts.oneKey });
-  const one = await keyLoad({ url, model, what: `one key, ${LOOP_CONNECTIONS} connections`, connections: LOOP_CONNECTIONS, keys: 1, seconds: opts.seconds, secretOf: () => opts.oneKey });
+  await keyLoad({
+    url,
+    model,
+    what: 'warm-up',
+    connections: LOOP_CONNECTIONS,
+    keys: 1,
+    seconds: 2,
+    secretOf: () => opts.oneKey,
+  });
+  const one = await keyLoad({
+    url,
+    model,
+    what: `one key, ${LOOP_CONNECTIONS} connections`,
+    connections: LOOP_CONNECTIONS,
+    keys: 1,
+    seconds: opts.seconds,
+    secretOf: () => opts.oneKey,
+  });
   opts.progress(`one key: ${one.rps} req/s`);
   const rest = fresh.slice(burstKeys);
   const distinct = await keyLoad({
-    url, model, what: `a new key for every request (${rest.length.toLocaleString('en')} on hand), ${LOOP_CONNECTIONS} connections`,
-    connections: LOOP_CONNECTIONS, keys: rest.length, requests: rest.length, seconds: opts.seconds, secretOf: (i) => rest[i]!,
+    url,
+    model,
+    what: `a new key for every request (${rest.length.toLocaleString('en')} on hand), ${LOOP_CONNECTIONS} connections`,
+    connections: LOOP_CONNECTIONS,
+    keys: rest.length,
+    requests: rest.length,
+    seconds: opts.seconds,
+    secretOf: (i) => rest[i]!,
   });
   opts.progress(`distinct keys: ${distinct.rps} req/s over ${distinct.keys.toLocaleString('en')} keys`);
   return { burst, one, distinct, ratio: Math.round((distinct.rps / Math.max(1, one.rps)) * 1000) / 1000 };
@@ -143,14 +196,40 @@ export async function timeKeys(opts: { url: string; model: string; fresh: string
  * A gateway of its own (one worker, `node dist/airouter.js serve`) on the filled database, with
  * the static upstream behind it (bench/upstream/static.ts: never the limit), for `run`.
  */
-export async function withGatewayProcess<T>(opts: { dir: string; env: Record<string, string>; catalogue: (upstream: string) => object; profileDir?: string; progress: (line: string) => void }, run: (url: string) => Promise<T>): Promise<T> {
+export async function withGatewayProcess<T>(
+  opts: {
+    dir: string;
+    env: Record<string, string>;
+    catalogue: (upstream: string) => object;
+    profileDir?: string;
+    progress: (line: string) => void;
+  },
+  run: (url: string) => Promise<T>,
+): Promise<T> {
   try {
-    const upstream = startChild({ name: 'static upstream', command: process.execPath, args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/static.ts'), '--port', '0'], cwd: REPO_ROOT, logFile: path.join(opts.dir, 'static.log') });
+    const upstream = startChild({
+      name: 'static upstream',
+      command: process.execPath,
+      args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/static.ts'), '--port', '0'],
+      cwd: REPO_ROOT,
+      logFile: path.join(opts.dir, 'static.log'),
+    });
     const upstreamUrl = (await upstream.waitForLine(/^listening (\S+)/, 60_000))[1]!;
     const configPath = path.join(opts.dir, 'gateway-process.config.json');
     writeFileSync(configPath, JSON.stringify(opts.catalogue(upstreamUrl)));
     const entry = await gatewayEntry(REPO_ROOT);
-    const gateway = new GatewayProcess({ dir: opts.dir, root: REPO_ROOT, entry: entry.file, env: { ...opts.env, GATEWAY_CONFIG: configPath, LOG_LEVEL: 'warn' }, workers: 1, nodeArgs: opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : [], log: opts.progress }, await freePort());
+    const gateway = new GatewayProcess(
+      {
+        dir: opts.dir,
+        root: REPO_ROOT,
+        entry: entry.file,
+        env: { ...opts.env, GATEWAY_CONFIG: configPath, LOG_LEVEL: 'warn' },
+        workers: 1,
+        nodeArgs: opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.profileDir}`] : [],
+        log: opts.progress,
+      },
+      await freePort(),
+    );
     await gateway.start();
     try {
       return await run(gateway.url);

@@ -26,14 +26,28 @@ export interface Sizes {
   next_heaviest_records: number;
 }
 
-const TABLES = ['users', 'api_keys', 'deposits', 'balance_adjustments', 'admin_audit', 'usage_records', 'refused_requests', 'usage_daily', 'usage_key_daily', 'usage_model_daily', 'usage_hourly'];
+const TABLES = [
+  'users',
+  'api_keys',
+  'deposits',
+  'balance_adjustments',
+  'admin_audit',
+  'usage_records',
+  'refused_requests',
+  'usage_daily',
+  'usage_key_daily',
+  'usage_model_daily',
+  'usage_hourly',
+];
 
 export async function fixtureSizes(dbUrl: string, f: Fixture): Promise<Sizes> {
   const { sql, close } = await openSql({ databaseUrl: dbUrl, dataDir: '', max: 1 });
   try {
     const tables: Sizes['tables'] = {};
     for (const t of TABLES) {
-      const [r] = await sql.unsafe<{ rows: bigint; bytes: bigint }[]>(`SELECT count(*) AS rows, pg_total_relation_size('${t}') AS bytes FROM ${t}`);
+      const [r] = await sql.unsafe<{ rows: bigint; bytes: bigint }[]>(
+        `SELECT count(*) AS rows, pg_total_relation_size('${t}') AS bytes FROM ${t}`,
+      );
       tables[t] = { rows: Number(r!.rows), mb: Math.round(Number(r!.bytes) / 1e5) / 10 };
     }
     const [db] = await sql<{ bytes: bigint }[]>`SELECT pg_database_size(current_database()) AS bytes`;
@@ -42,7 +56,13 @@ export async function fixtureSizes(dbUrl: string, f: Fixture): Promise<Sizes> {
       SELECT user_id, sum(requests)::bigint AS n FROM usage_daily GROUP BY 1 ORDER BY 2 DESC LIMIT 2`;
     const heavy = Number(top.find((t) => t.user_id === f.heavyUserId)?.n ?? 0n);
     const next = Number(top.find((t) => t.user_id !== f.heavyUserId)?.n ?? 0n);
-    return { tables, database_mb: Math.round(Number(db!.bytes) / 1e6), heavy_records: heavy, heavy_share: heavy / Math.max(1, tables.usage_records!.rows), next_heaviest_records: next };
+    return {
+      tables,
+      database_mb: Math.round(Number(db!.bytes) / 1e6),
+      heavy_records: heavy,
+      heavy_share: heavy / Math.max(1, tables.usage_records!.rows),
+      next_heaviest_records: next,
+    };
   } finally {
     await close();
   }
@@ -88,14 +108,30 @@ export function writeReport(r: DataReport): string[] {
   const fill: Table = {
     title: `Fill, filled ${f.filledAt}`,
     head: ['step', 's'],
-    rows: [...Object.entries(f.fillMs).map(([k, v]) => [k, v / 1000]), ['total', Object.values(f.fillMs).reduce((a, b) => a + b, 0) / 1000]],
+    rows: [
+      ...Object.entries(f.fillMs).map(([k, v]) => [k, v / 1000]),
+      ['total', Object.values(f.fillMs).reduce((a, b) => a + b, 0) / 1000],
+    ],
   };
   const k = r.keys;
   const keys: Table = {
     title: 'Keys never seen by the gateway process (its own process, one worker, static upstream)',
     head: ['run', 'requests', 'keys', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'not 200'],
-    rows: [k.burst, k.one, k.distinct].map((x) => [x.what, x.requests, x.keys, x.rps, x.latency.p50 ?? '–', x.latency.p99 ?? '–', x.latency.max ?? '–', Object.entries(x.failures).map(([s, n]) => `${s}×${n}`).join(' ') || 'none']),
-    notes: [`distinct keys ÷ one key: ${k.ratio} of its req/s (target ≥ 0.5); the burst's p99 target is under 1,000 ms`],
+    rows: [k.burst, k.one, k.distinct].map((x) => [
+      x.what,
+      x.requests,
+      x.keys,
+      x.rps,
+      x.latency.p50 ?? '–',
+      x.latency.p99 ?? '–',
+      x.latency.max ?? '–',
+      Object.entries(x.failures)
+        .map(([s, n]) => `${s}×${n}`)
+        .join(' ') || 'none',
+    ]),
+    notes: [
+      `distinct keys ÷ one key: ${k.ratio} of its req/s (target ≥ 0.5); the burst's p99 target is under 1,000 ms`,
+    ],
   };
   console.log(`\n${renderText(sizes)}\n\n${renderText(fill)}\n\n${renderText(timings)}\n\n${renderText(keys)}\n`);
 

@@ -24,9 +24,25 @@ export function writeCatalogue(file: string, upstreams: { fake: string; static: 
     ],
     models: [
       // Scripted fake (pacing, long answers): scenarios are chosen by a [[directive]] in the prompt.
-      { id: BENCH_MODEL, owned_by: 'bench', display_name: 'Bench (scripted fake)', context_window: 100_000, max_output_tokens: 4096, ...prices, routes: [{ provider: 'fake-openai', model: 'bench-upstream' }] },
+      {
+        id: BENCH_MODEL,
+        owned_by: 'bench',
+        display_name: 'Bench (scripted fake)',
+        context_window: 100_000,
+        max_output_tokens: 4096,
+        ...prices,
+        routes: [{ provider: 'fake-openai', model: 'bench-upstream' }],
+      },
       // Static canned answers, for pure throughput.
-      { id: STATIC_MODEL, owned_by: 'bench', display_name: 'Bench (static upstream)', context_window: 100_000, max_output_tokens: 4096, ...prices, routes: [{ provider: 'static-openai', model: 'bench-upstream' }] },
+      {
+        id: STATIC_MODEL,
+        owned_by: 'bench',
+        display_name: 'Bench (static upstream)',
+        context_window: 100_000,
+        max_output_tokens: 4096,
+        ...prices,
+        routes: [{ provider: 'static-openai', model: 'bench-upstream' }],
+      },
     ],
   };
   writeFileSync(file, JSON.stringify(catalogue, null, 2));
@@ -64,12 +80,22 @@ export interface GatewayOptions {
 export async function createAccount(opts: GatewayOptions, email: string): Promise<string> {
   const bin = path.join(opts.root, 'src', 'bin.js');
   const env = { ...process.env, ...opts.env };
-  const user = await runCommand(process.execPath, [bin, 'user', 'create', '--email', email, '--balance-usd', '1000000'], { cwd: opts.root, env });
-  if (user.code !== 0) throw new Error(`airouter user create failed (exit ${user.code}): ${(user.stderr || user.stdout).trim()}`);
-  const key = await runCommand(process.execPath, [bin, 'key', 'create', '--email', email, '--name', 'bench'], { cwd: opts.root, env });
-  if (key.code !== 0) throw new Error(`airouter key create failed (exit ${key.code}): ${(key.stderr || key.stdout).trim()}`);
+  const user = await runCommand(
+    process.execPath,
+    [bin, 'user', 'create', '--email', email, '--balance-usd', '1000000'],
+    { cwd: opts.root, env },
+  );
+  if (user.code !== 0)
+    throw new Error(`airouter user create failed (exit ${user.code}): ${(user.stderr || user.stdout).trim()}`);
+  const key = await runCommand(process.execPath, [bin, 'key', 'create', '--email', email, '--name', 'bench'], {
+    cwd: opts.root,
+    env,
+  });
+  if (key.code !== 0)
+    throw new Error(`airouter key create failed (exit ${key.code}): ${(key.stderr || key.stdout).trim()}`);
   const last = key.stdout.trim().split('\n').pop()?.trim() ?? '';
-  if (!last.startsWith('ar-')) throw new Error(`airouter key create printed no key as its last line: ${JSON.stringify(key.stdout.slice(-200))}`);
+  if (!last.startsWith('ar-'))
+    throw new Error(`airouter key create printed no key as its last line: ${JSON.stringify(key.stdout.slice(-200))}`);
   return last;
 }
 
@@ -83,7 +109,10 @@ export class GatewayProcess {
   starts = 0;
   private stopping = false;
 
-  constructor(private readonly opts: GatewayOptions, private readonly port: number) {}
+  constructor(
+    private readonly opts: GatewayOptions,
+    private readonly port: number,
+  ) {}
 
   async start(): Promise<void> {
     const env: NodeJS.ProcessEnv = {
@@ -113,8 +142,11 @@ export class GatewayProcess {
     child.proc.on('exit', (code, signal) => {
       if (!this.stopping) {
         this.crashes++;
-        const hint = code === 0 ? ' (a clean exit the bench did not ask for: something outside it stopped the gateway)' : '';
-        this.crashNotes.push(`gateway process exited (code ${code}, signal ${signal})${hint}: ${child.stderrTail().split('\n').slice(-6).join(' | ').slice(0, 600)}`);
+        const hint =
+          code === 0 ? ' (a clean exit the bench did not ask for: something outside it stopped the gateway)' : '';
+        this.crashNotes.push(
+          `gateway process exited (code ${code}, signal ${signal})${hint}: ${child.stderrTail().split('\n').slice(-6).join(' | ').slice(0, 600)}`,
+        );
         this.opts.log(`gateway exited unexpectedly (code ${code}, signal ${signal})`);
       }
     });

@@ -131,6 +131,10 @@ export class HeapSnapshot {
 export function heldMore(before: Held[], after: Held[]): Held[] {
   const was = new Map(before.map((h) => [h.kind, h]));
   return after
-    .map((h) => ({ kind: h.kind, count: h.count - (was.get(h.kind)?.count ?? 0), bytes: h.bytes - (was.get(h.kind)?.bytes ?? 0) }))
+    .map((h) => ({
+      kind: h.kind,
+      count: h.count - (was.get(h.kind)?.count ?? 0),
+      bytes: h.bytes - (was.get(h.kind)?.bytes ?? 0),
+    }))
     .sort((a, b) => b.bytes - a.bytes);
 }

@@ -35,7 +35,10 @@ function canListen(port: number): Promise<boolean> {
 }
 
 /** A one-off request on its own connection (so that SO_REUSEPORT may pick any worker). */
-export async function fetchText(url: string, opts: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {}): Promise<{ status: number; text: string }> {
+export async function fetchText(
+  url: string,
+  opts: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string; timeoutMs?: number } = {},
+): Promise<{ status: number; text: string }> {
   const res = await request(url, {
     method: opts.method ?? 'GET',
     headers: { connection: 'close', ...opts.headers },
@@ -54,7 +57,12 @@ export async function getJson<T>(url: string): Promise<T> {
 }
 
 /** Polls until `url` answers at all (any status), or fails when `dead()` or on time-out. */
-export async function waitForHttp(url: string, timeoutMs: number, dead: () => boolean, why: () => string): Promise<void> {
+export async function waitForHttp(
+  url: string,
+  timeoutMs: number,
+  dead: () => boolean,
+  why: () => string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
@@ -91,7 +99,11 @@ export function parseProm(text: string): Map<string, number> {
  * across workers, so with enough attempts every worker answers at least once; nothing in the
  * default metrics tells workers apart, so gauges and counters are per-worker maxima.
  */
-export async function scrapeMax(base: string, attempts: number, headers: Record<string, string> = {}): Promise<Map<string, number>> {
+export async function scrapeMax(
+  base: string,
+  attempts: number,
+  headers: Record<string, string> = {},
+): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (let i = 0; i < attempts; i++) {
     try {

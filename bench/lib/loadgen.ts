@@ -25,7 +25,14 @@ export interface ClosedLoopResult {
   requests: number;
   rps: number;
   /** Milliseconds. */
-  latency: { p50: number | null; p90: number | null; p99: number | null; p999: number | null; max: number | null; mean: number | null };
+  latency: {
+    p50: number | null;
+    p90: number | null;
+    p99: number | null;
+    p999: number | null;
+    max: number | null;
+    mean: number | null;
+  };
   latencyResolutionMs: number;
   errors: number;
   non2xx: number;
@@ -59,7 +66,15 @@ const luaString = (s: string) => {
   return `[${eq}[${s}]${eq}]`;
 };
 
-export async function wrkClosedLoop(opts: { binary: string; version: string; dir: string; target: HttpTarget; connections: number; durationS: number; threads: number }): Promise<ClosedLoopResult> {
+export async function wrkClosedLoop(opts: {
+  binary: string;
+  version: string;
+  dir: string;
+  target: HttpTarget;
+  connections: number;
+  durationS: number;
+  threads: number;
+}): Promise<ClosedLoopResult> {
   const script = path.join(opts.dir, `wrk-${Date.now()}-${Math.random().toString(36).slice(2, 8)}.lua`);
   const headerLines = Object.entries({ 'content-type': 'application/json', ...opts.target.headers })
     .map(([k, v]) => `wrk.headers[ ${luaString(k)} ] = ${luaString(v)}`)
@@ -78,7 +93,19 @@ end
 `,
   );
   const threads = Math.max(1, Math.min(opts.threads, opts.connections));
-  const args = ['-t', String(threads), '-c', String(opts.connections), '-d', `${opts.durationS}s`, '--timeout', '10s', '-s', script, opts.target.url];
+  const args = [
+    '-t',
+    String(threads),
+    '-c',
+    String(opts.connections),
+    '-d',
+    `${opts.durationS}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    script,
+    opts.target.url,
+  ];
   const out = await new Promise<string>((resolve, reject) => {
     const p = spawn(opts.binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -111,7 +138,11 @@ end
   };
 }
 
-export async function autocannonClosedLoop(opts: { target: HttpTarget; connections: number; durationS: number }): Promise<ClosedLoopResult> {
+export async function autocannonClosedLoop(opts: {
+  target: HttpTarget;
+  connections: number;
+  durationS: number;
+}): Promise<ClosedLoopResult> {
   const result = await autocannon({
     url: opts.target.url,
     method: 'POST',
@@ -168,9 +199,21 @@ export interface OpenLoopResult {
  * yet, and even the bare proxy then took 0.5 to 1.2 s to drain what queued meanwhile (the
  * gateway, slower per request, longer than the warm-up), so the figure measured the start.
  */
-export async function openLoop(opts: { target: HttpTarget; rate: number; durationS: number; warmupS: number; connections: number }): Promise<OpenLoopResult> {
+export async function openLoop(opts: {
+  target: HttpTarget;
+  rate: number;
+  durationS: number;
+  warmupS: number;
+  connections: number;
+}): Promise<OpenLoopResult> {
   const url = new URL(opts.target.url);
-  const pool = new Pool(url.origin, { connections: opts.connections, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 30_000 });
+  const pool = new Pool(url.origin, {
+    connections: opts.connections,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+    headersTimeout: 30_000,
+    bodyTimeout: 30_000,
+  });
   const headers = { 'content-type': 'application/json', ...opts.target.headers };
   const cpuBefore = process.cpuUsage();
   const latency = new Samples(Math.ceil(opts.rate * opts.durationS) + 16);

@@ -14,7 +14,13 @@ export interface NginxInfo {
 }
 
 export function findNginx(): NginxInfo | null {
-  for (const candidate of [process.env.NGINX_BIN, 'nginx', '/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx']) {
+  for (const candidate of [
+    process.env.NGINX_BIN,
+    'nginx',
+    '/usr/sbin/nginx',
+    '/usr/local/sbin/nginx',
+    '/usr/local/nginx/sbin/nginx',
+  ]) {
     if (!candidate) continue;
     // `nginx -v` writes "nginx version: nginx/1.22.1" to stderr.
     const r = spawnSync(candidate, ['-v'], { encoding: 'utf8' });
@@ -98,6 +104,12 @@ ${blocks.join('\n')}
     logFile: path.join(opts.dir, 'nginx.log'),
   });
   // nginx prints nothing when it is up: wait until every server answers.
-  for (const url of Object.values(urls)) await waitForHttp(`${url}/_stats`, 10_000, () => child.exited !== null, () => child.stderrTail());
+  for (const url of Object.values(urls))
+    await waitForHttp(
+      `${url}/_stats`,
+      10_000,
+      () => child.exited !== null,
+      () => child.stderrTail(),
+    );
   return { child, urls, confPath };
 }

@@ -81,14 +81,20 @@ which allow one worker only.`;
 export class UsageError extends Error {}
 
 function parseList(v: string, name: string): number[] {
-  const out = v.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
-  if (out.length === 0 || out.some((n) => !Number.isInteger(n) || n <= 0)) throw new UsageError(`${name} must be a comma list of positive whole numbers (got ${JSON.stringify(v)})`);
+  const out = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map(Number);
+  if (out.length === 0 || out.some((n) => !Number.isInteger(n) || n <= 0))
+    throw new UsageError(`${name} must be a comma list of positive whole numbers (got ${JSON.stringify(v)})`);
   return out;
 }
 
 function num(v: string, name: string, min: number, integer = true): number {
   const n = Number(v);
-  if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) throw new UsageError(`${name} must be a ${integer ? 'whole ' : ''}number ≥ ${min} (got ${JSON.stringify(v)})`);
+  if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n)))
+    throw new UsageError(`${name} must be a ${integer ? 'whole ' : ''}number ≥ ${min} (got ${JSON.stringify(v)})`);
   return n;
 }
 
@@ -109,7 +115,31 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, repoRoot: s
     flags.set(name, value);
   }
   if (flags.has('help')) return 'help';
-  const known = new Set(['quick', 'scenarios', 'duration', 'warmup', 'concurrency', 'rate', 'streams', 'tokens', 'token-interval-ms', 'prompt-kb', 'ramp-per-s', 'slow-readers', 'slow-kb', 'workers', 'loadgen', 'wrk-threads', 'no-nginx', 'out', 'gateway-dir', 'profile', 'gateway-node-args', 'keep-temp', 'stream-targets']);
+  const known = new Set([
+    'quick',
+    'scenarios',
+    'duration',
+    'warmup',
+    'concurrency',
+    'rate',
+    'streams',
+    'tokens',
+    'token-interval-ms',
+    'prompt-kb',
+    'ramp-per-s',
+    'slow-readers',
+    'slow-kb',
+    'workers',
+    'loadgen',
+    'wrk-threads',
+    'no-nginx',
+    'out',
+    'gateway-dir',
+    'profile',
+    'gateway-node-args',
+    'keep-temp',
+    'stream-targets',
+  ]);
   for (const k of flags.keys()) if (!known.has(k)) throw new UsageError(`unknown flag --${k} (see --help)`);
 
   const get = (flag: string, envName: string): string | undefined => {
@@ -122,20 +152,33 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv, repoRoot: s
   const scenariosRaw = get('scenarios', 'BENCH_SCENARIOS');
   let scenarios: ScenarioId[] = [...SCENARIOS];
   if (scenariosRaw) {
-    scenarios = scenariosRaw.split(',').map((s) => s.trim()).filter(Boolean) as ScenarioId[];
-    for (const s of scenarios) if (!SCENARIOS.includes(s)) throw new UsageError(`unknown scenario ${JSON.stringify(s)}; choose from ${SCENARIOS.join(', ')}`);
+    scenarios = scenariosRaw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean) as ScenarioId[];
+    for (const s of scenarios)
+      if (!SCENARIOS.includes(s))
+        throw new UsageError(`unknown scenario ${JSON.stringify(s)}; choose from ${SCENARIOS.join(', ')}`);
   }
   const workersRaw = get('workers', 'WORKERS') ?? 'auto';
   const workers = workersRaw === 'auto' ? cores : num(workersRaw, '--workers', 1);
   const loadgen = (get('loadgen', 'BENCH_LOADGEN') ?? 'auto') as Options['loadgen'];
-  if (!['auto', 'wrk', 'autocannon'].includes(loadgen)) throw new UsageError(`--loadgen must be auto, wrk or autocannon`);
+  if (!['auto', 'wrk', 'autocannon'].includes(loadgen))
+    throw new UsageError(`--loadgen must be auto, wrk or autocannon`);
   const rate = get('rate', 'BENCH_RATE');
   const interval = get('token-interval-ms', 'BENCH_TOKEN_INTERVAL_MS');
   const out = get('out', 'BENCH_OUT');
   const profile = get('profile', 'BENCH_PROFILE_DIR');
   const targetsRaw = get('stream-targets', 'BENCH_STREAM_TARGETS');
-  const streamTargets = targetsRaw ? targetsRaw.split(',').map((s) => s.trim()).filter(Boolean) : [...STREAM_TARGETS];
-  for (const t of streamTargets) if (!(STREAM_TARGETS as readonly string[]).includes(t)) throw new UsageError(`unknown stream target ${JSON.stringify(t)}; choose from ${STREAM_TARGETS.join(', ')}`);
+  const streamTargets = targetsRaw
+    ? targetsRaw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [...STREAM_TARGETS];
+  for (const t of streamTargets)
+    if (!(STREAM_TARGETS as readonly string[]).includes(t))
+      throw new UsageError(`unknown stream target ${JSON.stringify(t)}; choose from ${STREAM_TARGETS.join(', ')}`);
 
   return {
     quick,

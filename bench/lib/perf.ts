@@ -32,8 +32,10 @@ export function perfUnavailable(): string | undefined {
   return undefined;
 }
 
-const GC = /Scaveng|MarkCompact|Marking|Sweep|Evacuat|Heap::|GCTracer|MinorMC|RememberedSet|SlotSet|MemoryAllocator|SemiSpace|NewSpace|PagedSpace|MemoryChunk/;
-const COMPILER = /v8::internal::(compiler|maglev|turboshaft|baseline)::|Compiler::|CompileLazy|Parser::|PreParser|BytecodeGenerator|interpreter::Bytecode(Array)?Builder/;
+const GC =
+  /Scaveng|MarkCompact|Marking|Sweep|Evacuat|Heap::|GCTracer|MinorMC|RememberedSet|SlotSet|MemoryAllocator|SemiSpace|NewSpace|PagedSpace|MemoryChunk/;
+const COMPILER =
+  /v8::internal::(compiler|maglev|turboshaft|baseline)::|Compiler::|CompileLazy|Parser::|PreParser|BytecodeGenerator|interpreter::Bytecode(Array)?Builder/;
 
 /** The category of one sample's place: its DSO (as perf names it) and symbol. */
 export function categorize(dso: string, kernel: boolean, symbol: string): Category {
@@ -69,18 +71,24 @@ export class PerfRecording {
     readonly file: string,
   ) {
     // cpu-clock's period is in nanoseconds, so a sample's period is the CPU time it stands for.
-    this.child = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '499', '-p', pids.join(','), '-o', file], { stdio: 'ignore' });
+    this.child = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', '499', '-p', pids.join(','), '-o', file], {
+      stdio: 'ignore',
+    });
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
   }
 
   async stop(): Promise<Breakdown> {
     this.child.kill('SIGINT');
     await this.exited;
-    const text = execFileSync('perf', ['report', '-i', this.file, '--no-children', '--fields', 'period,dso,sym', '--stdio', '--percent-limit', '0'], {
-      encoding: 'utf8',
-      maxBuffer: 256 * 1024 * 1024,
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    const text = execFileSync(
+      'perf',
+      ['report', '-i', this.file, '--no-children', '--fields', 'period,dso,sym', '--stdio', '--percent-limit', '0'],
+      {
+        encoding: 'utf8',
+        maxBuffer: 256 * 1024 * 1024,
+        stdio: ['ignore', 'pipe', 'ignore'],
+      },
+    );
     return parseReport(text);
   }
 }

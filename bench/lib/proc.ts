@@ -109,7 +109,11 @@ export function descendantsOf(root: number): number[] {
 
 /** RSS and PSS of each process of the tree, MB (the root first). */
 export function rssByProcess(root: number): { pid: number; rss_mb: number; pss_mb: number }[] {
-  return [root, ...descendantsOf(root)].map((pid) => ({ pid, rss_mb: mb(readRssBytes(pid)), pss_mb: mb(readPssBytes(pid)) }));
+  return [root, ...descendantsOf(root)].map((pid) => ({
+    pid,
+    rss_mb: mb(readRssBytes(pid)),
+    pss_mb: mb(readPssBytes(pid)),
+  }));
 }
 
 export interface TreeUsage {
@@ -150,7 +154,14 @@ export class TreeSampler {
       rss += readRssBytes(pid);
       pss += readPssBytes(pid);
     }
-    return { at: performance.now(), pids: alive, rssBytes: rss, pssBytes: pss, cpuSeconds: cpu, rootCpuSeconds: rootCpu };
+    return {
+      at: performance.now(),
+      pids: alive,
+      rssBytes: rss,
+      pssBytes: pss,
+      cpuSeconds: cpu,
+      rootCpuSeconds: rootCpu,
+    };
   }
 }
 
@@ -190,7 +201,17 @@ export class UsageWindow {
     return u;
   }
 
-  finish(): { rssStartMb: number; rssPeakMb: number; rssHeldPeakMb: number | null; rssEndMb: number; pssStartMb: number; pssPeakMb: number; cpuSeconds: number; rootCpuSeconds: number; processes: number } {
+  finish(): {
+    rssStartMb: number;
+    rssPeakMb: number;
+    rssHeldPeakMb: number | null;
+    rssEndMb: number;
+    pssStartMb: number;
+    pssPeakMb: number;
+    cpuSeconds: number;
+    rootCpuSeconds: number;
+    processes: number;
+  } {
     clearInterval(this.timer);
     const end = this.tick();
     return {
@@ -214,7 +235,10 @@ export const mb = (bytes: number) => Math.round((bytes / (1024 * 1024)) * 10) / 
  * the previous measurement: usage batches being written, GC), or until `maxMs` passed.
  * Returns how long it waited.
  */
-export async function waitQuiet(sampler: TreeSampler, opts: { maxMs: number; windowMs?: number; share?: number }): Promise<number> {
+export async function waitQuiet(
+  sampler: TreeSampler,
+  opts: { maxMs: number; windowMs?: number; share?: number },
+): Promise<number> {
   const windowMs = opts.windowMs ?? 500;
   const share = opts.share ?? 0.1;
   const start = performance.now();

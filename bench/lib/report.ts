@@ -75,7 +75,12 @@ export function renderText(t: Table): string {
 
 export function renderMarkdown(t: Table): string {
   const esc = (s: string) => s.replace(/\|/g, '\\|');
-  const out = [`### ${t.title}`, '', `| ${t.head.map(esc).join(' | ')} |`, `|${t.head.map((_, i) => (i === 0 ? ':---' : '---:')).join('|')}|`];
+  const out = [
+    `### ${t.title}`,
+    '',
+    `| ${t.head.map(esc).join(' | ')} |`,
+    `|${t.head.map((_, i) => (i === 0 ? ':---' : '---:')).join('|')}|`,
+  ];
   for (const r of t.rows) out.push(`| ${r.map((c) => esc(fmt(c))).join(' | ')} |`);
   if (t.notes?.length) out.push('', ...t.notes.map((n) => `- ${n}`));
   return out.join('\n');
@@ -90,7 +95,8 @@ function checkSummary(s: unknown, where: string, problems: string[]): void {
   const o = s as Summary | undefined;
   if (!o || typeof o !== 'object') return void problems.push(`${where}: missing latency summary`);
   if (!isNum(o.count)) problems.push(`${where}.count is not a number`);
-  for (const k of ['p50', 'p99', 'p999', 'max'] as const) if (!isNumOrNull(o[k])) problems.push(`${where}.${k} is not a number`);
+  for (const k of ['p50', 'p99', 'p999', 'max'] as const)
+    if (!isNumOrNull(o[k])) problems.push(`${where}.${k} is not a number`);
   if (o.count > 0 && !isNum(o.p50)) problems.push(`${where}: samples but no p50`);
 }
 
@@ -99,12 +105,15 @@ export function validateReport(r: Report): string[] {
   const problems: string[] = [];
   if (r.schema !== REPORT_SCHEMA) problems.push('schema tag missing');
   if (!['quick', 'full'].includes(r.mode)) problems.push('mode is neither quick nor full');
-  for (const k of ['started_at', 'finished_at', 'command'] as const) if (typeof r[k] !== 'string' || r[k] === '') problems.push(`${k} missing`);
+  for (const k of ['started_at', 'finished_at', 'command'] as const)
+    if (typeof r[k] !== 'string' || r[k] === '') problems.push(`${k} missing`);
   if (!isNum(r.wall_s)) problems.push('wall_s missing');
   if (!isNum(r.machine?.cores)) problems.push('machine.cores missing');
   const rt = r.machine?.runtime as { node?: unknown; abi?: unknown } | undefined;
-  if (typeof rt?.node !== 'string' || typeof rt.abi !== 'string') problems.push('machine.runtime (the Node the figures were taken on) missing');
-  if (!isNum((r.setup?.gateway as { workers?: number } | undefined)?.workers)) problems.push('setup.gateway.workers missing');
+  if (typeof rt?.node !== 'string' || typeof rt.abi !== 'string')
+    problems.push('machine.runtime (the Node the figures were taken on) missing');
+  if (!isNum((r.setup?.gateway as { workers?: number } | undefined)?.workers))
+    problems.push('setup.gateway.workers missing');
   if (typeof r.setup?.shared_cores !== 'boolean') problems.push('setup.shared_cores missing');
   if (!Array.isArray(r.scenarios) || r.scenarios.length === 0) problems.push('no scenarios');
   for (const s of r.scenarios ?? []) {
@@ -120,14 +129,16 @@ export function validateReport(r: Report): string[] {
         if (t.status !== 'ok') continue;
         if (s.id === 'throughput') {
           if (!(t.rps > 0)) problems.push(`${where}/${name}: rps not positive`);
-          for (const k of ['p50', 'p99', 'p999']) if (!isNumOrNull(t.latency_ms?.[k])) problems.push(`${where}/${name}: latency_ms.${k} not a number`);
+          for (const k of ['p50', 'p99', 'p999'])
+            if (!isNumOrNull(t.latency_ms?.[k])) problems.push(`${where}/${name}: latency_ms.${k} not a number`);
         } else checkSummary(t.latency_ms, `${where}/${name}.latency_ms`, problems);
       }
     } else if (s.id === 'streams' || s.id === 'cross') {
       const levels = res.levels as any[] | undefined;
       if (!Array.isArray(levels) || levels.length === 0) problems.push(`${where}: no levels`);
       for (const l of levels ?? []) {
-        if (!l.targets?.gateway || l.targets.gateway.status !== 'ok') problems.push(`${where}/${l.streams}: no gateway result`);
+        if (!l.targets?.gateway || l.targets.gateway.status !== 'ok')
+          problems.push(`${where}/${l.streams}: no gateway result`);
         for (const [name, t] of Object.entries(l.targets ?? {}) as [string, any][]) {
           if (t.status !== 'ok') continue;
           checkSummary(t.ttft_ms, `${where}/${l.streams}/${name}.ttft_ms`, problems);
@@ -135,7 +146,8 @@ export function validateReport(r: Report): string[] {
           if (!(t.completed > 0)) problems.push(`${where}/${l.streams}/${name}: no completed streams`);
         }
         const gw = l.targets?.gateway;
-        if (gw?.status === 'ok' && !isNum(gw.proxy?.rss_peak_mb)) problems.push(`${where}/${l.streams}: gateway RSS missing`);
+        if (gw?.status === 'ok' && !isNum(gw.proxy?.rss_peak_mb))
+          problems.push(`${where}/${l.streams}: gateway RSS missing`);
       }
     } else if (s.id === 'slow') {
       if (!isNum(res.upstream?.backpressure_events)) problems.push(`${where}: upstream backpressure events missing`);

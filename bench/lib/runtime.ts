@@ -24,7 +24,10 @@ export function runtime(): Runtime {
   const header = (process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined)?.header;
   let pkg = 'unknown';
   try {
-    const p = require(path.join(path.dirname(require.resolve('uWebSockets.js')), 'package.json')) as { name: string; version: string };
+    const p = require(path.join(path.dirname(require.resolve('uWebSockets.js')), 'package.json')) as {
+      name: string;
+      version: string;
+    };
     pkg = `${p.name}@${p.version}`;
   } catch {
     // Not resolvable from here: the report names the package 'unknown'.

@@ -8,6 +8,7 @@ export function openLoopSchedule(rate: number, warmupS: number, durationS: numbe
   // been due by t: half as many as at full rate.
   const warmupCount = Math.ceil((perMs * warmupMs) / 2);
   const total = warmupCount + Math.ceil(rate * durationS);
-  const dueAt = (i: number) => (i < warmupCount ? Math.sqrt((2 * warmupMs * i) / perMs) : warmupMs + (i - warmupCount) / perMs);
+  const dueAt = (i: number) =>
+    i < warmupCount ? Math.sqrt((2 * warmupMs * i) / perMs) : warmupMs + (i - warmupCount) / perMs;
   return { warmupMs, warmupCount, total, dueAt };
 }

@@ -47,10 +47,19 @@ export function slowRead(opts: {
       socket.destroy();
       resolve({ status, bytes, complete, wallS: Math.round((performance.now() - started) / 10) / 100, error });
     };
-    const timer = setTimeout(() => finish(false, `timed out after ${opts.timeoutMs} ms with ${bytes} bytes read`), opts.timeoutMs);
+    const timer = setTimeout(
+      () => finish(false, `timed out after ${opts.timeoutMs} ms with ${bytes} bytes read`),
+      opts.timeoutMs,
+    );
     socket.on('connect', () => {
       const body = Buffer.from(opts.body);
-      const lines = [`POST ${opts.path} HTTP/1.1`, `host: ${u.host}`, 'content-type: application/json', `content-length: ${body.length}`, 'connection: close'];
+      const lines = [
+        `POST ${opts.path} HTTP/1.1`,
+        `host: ${u.host}`,
+        'content-type: application/json',
+        `content-length: ${body.length}`,
+        'connection: close',
+      ];
       for (const [k, v] of Object.entries(opts.headers)) lines.push(`${k}: ${v}`);
       socket.write(lines.join('\r\n') + '\r\n\r\n');
       socket.write(body);
@@ -82,6 +91,11 @@ export function slowRead(opts: {
       }
     });
     socket.on('error', (err) => finish(false, err.message));
-    socket.on('close', () => finish(status === 200 && sawDone, sawDone ? undefined : `connection closed before the end of the answer (status ${status}, ${bytes} bytes)`));
+    socket.on('close', () =>
+      finish(
+        status === 200 && sawDone,
+        sawDone ? undefined : `connection closed before the end of the answer (status ${status}, ${bytes} bytes)`,
+      ),
+    );
   });
 }

@@ -48,7 +48,15 @@ export function summarise(values: Float64Array): Summary {
   for (let i = 0; i < n; i++) sum += sorted[i]!;
   // Nearest-rank percentile: the smallest sample with at least p of the samples at or below it.
   const at = (p: number) => round3(sorted[Math.min(n - 1, Math.max(0, Math.ceil(p * n) - 1))]!);
-  return { count: n, mean: round3(sum / n), p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: round3(sorted[n - 1]!) };
+  return {
+    count: n,
+    mean: round3(sum / n),
+    p50: at(0.5),
+    p90: at(0.9),
+    p99: at(0.99),
+    p999: at(0.999),
+    max: round3(sorted[n - 1]!),
+  };
 }
 
 /** a − b, or null when either is missing. */

@@ -28,7 +28,12 @@ function redact(url: string): string {
   }
 }
 
-export async function prepareStores(opts: { databaseUrl?: string; redisUrl?: string; adminUrl?: string; dataDir: string }): Promise<BenchStores> {
+export async function prepareStores(opts: {
+  databaseUrl?: string;
+  redisUrl?: string;
+  adminUrl?: string;
+  dataDir: string;
+}): Promise<BenchStores> {
   const suffix = randomBytes(4).toString('hex');
   const env: Record<string, string> = { DATA_DIR: opts.dataDir };
   const cleanups: (() => Promise<void>)[] = [];
@@ -53,7 +58,10 @@ export async function prepareStores(opts: { databaseUrl?: string; redisUrl?: str
         await sql.end({ timeout: 1 }).catch(() => {});
       }
     }
-    if (!admin) throw new Error(`cannot reach Postgres to create the bench database (${redact(adminCandidates[0]!)}): ${(lastErr as Error)?.message}`);
+    if (!admin)
+      throw new Error(
+        `cannot reach Postgres to create the bench database (${redact(adminCandidates[0]!)}): ${(lastErr as Error)?.message}`,
+      );
     await admin.unsafe(`CREATE DATABASE ${database}`);
     const adminSql = admin;
     const name = database;
@@ -65,7 +73,9 @@ export async function prepareStores(opts: { databaseUrl?: string; redisUrl?: str
     // Said in the report: with autovacuum off, nothing replans a statement whose plan was made
     // while its tables were empty (the usage writer guards against it; see docs/architecture.md).
     const [setting] = await admin<{ autovacuum: string }[]>`SHOW autovacuum`;
-    parts.push(`Postgres ${given.host}, database ${database} (created for this run, dropped after; autovacuum ${setting?.autovacuum ?? 'unknown'})`);
+    parts.push(
+      `Postgres ${given.host}, database ${database} (created for this run, dropped after; autovacuum ${setting?.autovacuum ?? 'unknown'})`,
+    );
   } else {
     parts.push('embedded PGlite (no DATABASE_URL)');
   }
@@ -105,7 +115,8 @@ export async function prepareStores(opts: { databaseUrl?: string; redisUrl?: str
     database,
     redisPrefix,
     async cleanup() {
-      for (const c of cleanups.reverse()) await c().catch((err: Error) => process.stderr.write(`bench: cleanup failed: ${err.message}\n`));
+      for (const c of cleanups.reverse())
+        await c().catch((err: Error) => process.stderr.write(`bench: cleanup failed: ${err.message}\n`));
     },
   };
 }

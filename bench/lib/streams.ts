@@ -112,7 +112,10 @@ export async function runStreams(opts: {
               const now = performance.now();
               let n = countOf(chunk, marker);
               if (tail !== null && keep > 0) n += countOf(Buffer.concat([tail, chunk.subarray(0, keep)]), marker);
-              tail = chunk.length >= keep ? chunk.subarray(chunk.length - keep) : Buffer.concat([tail ?? Buffer.alloc(0), chunk]).subarray(-keep);
+              tail =
+                chunk.length >= keep
+                  ? chunk.subarray(chunk.length - keep)
+                  : Buffer.concat([tail ?? Buffer.alloc(0), chunk]).subarray(-keep);
               for (let i = 0; i < n; i++) {
                 if (tokens === 0) ttft.add(now - start);
                 else gaps.add(now - last);

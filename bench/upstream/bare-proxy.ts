@@ -32,10 +32,21 @@ args.forEach((a, i) => {
   routes.set(prefix!, url!.replace(/\/+$/, ''));
 });
 
-const client = new UpstreamClient({ connectMs: 5000, firstByteMs: 120_000, idleMs: 120_000, connections: Number(option('--connections') ?? 4096), idleConnections: 256 });
+const client = new UpstreamClient({
+  connectMs: 5000,
+  firstByteMs: 120_000,
+  idleMs: 120_000,
+  connections: Number(option('--connections') ?? 4096),
+  idleConnections: 256,
+});
 const ledgerSpec = option('--ledger');
 const ledger = ledgerSpec
-  ? BenchLedger.open(ledgerSpec, option('--ledger-prefix') ?? 'arbench:ledger:', !args.includes('--child'), !args.includes('--ledger-no-lease'))
+  ? BenchLedger.open(
+      ledgerSpec,
+      option('--ledger-prefix') ?? 'arbench:ledger:',
+      !args.includes('--child'),
+      !args.includes('--ledger-no-lease'),
+    )
   : undefined;
 const app = uws.App();
 
@@ -120,7 +131,9 @@ const copies = Number(option('--processes') ?? 1);
 if (copies > 1 && !args.includes('--child')) {
   const rest = args.filter((a, i) => a !== '--processes' && args[i - 1] !== '--processes');
   for (let i = 1; i < copies; i++) {
-    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...rest, '--child'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...rest, '--child'], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     process.on('exit', () => child.kill());
   }
 }

@@ -72,7 +72,15 @@ export class BenchLedger {
       if (!(lease instanceof Lease)) throw new Error(`lease: ${lease.status}`);
       return { id, lease };
     }
-    const r = await this.store.reserve({ userId: LEDGER_USER, reservationId: id, amount: HOLD, ttlMs: 60_000, keyId: KEY, rpmLimit: 0, outboxMax: 1_000_000 });
+    const r = await this.store.reserve({
+      userId: LEDGER_USER,
+      reservationId: id,
+      amount: HOLD,
+      ttlMs: 60_000,
+      keyId: KEY,
+      rpmLimit: 0,
+      outboxMax: 1_000_000,
+    });
     if (r.status !== 'ok') throw new Error(`reserve: ${r.status}`);
     return { id };
   }
@@ -83,7 +91,14 @@ export class BenchLedger {
     const cost = used ? LEDGER_COST : 0n;
     if (lease && !used) return this.leases!.settled(lease, HOLD, 0n);
     try {
-      const r = await this.store.settle({ userId: LEDGER_USER, reservationId: id, cost, keyId: KEY, leaseId: lease?.id, record: used ? record(id, startedAt) : undefined });
+      const r = await this.store.settle({
+        userId: LEDGER_USER,
+        reservationId: id,
+        cost,
+        keyId: KEY,
+        leaseId: lease?.id,
+        record: used ? record(id, startedAt) : undefined,
+      });
       if (lease) this.leases!.settled(lease, HOLD, cost, r);
     } catch (err) {
       if (lease) this.leases!.settled(lease, HOLD, cost);
@@ -99,7 +114,10 @@ export class BenchLedger {
     const pacer = new RoundPacer(PAUSE_MS, PAUSE_MAX_MS);
     while (!this.closed) {
       const entries = await this.store.readOutbox(this.consumer, BATCH, 1000).catch(() => []);
-      if (entries.length > 0) await this.store.ackOutbox(entries.map((entry) => ({ entry, kind: 'inserted' as const, chargedAfter: 0n }))).catch(() => {});
+      if (entries.length > 0)
+        await this.store
+          .ackOutbox(entries.map((entry) => ({ entry, kind: 'inserted' as const, chargedAfter: 0n })))
+          .catch(() => {});
       if (entries.length < BATCH) await new Promise((resolve) => setTimeout(resolve, pacer.after(entries.length)));
     }
   }
@@ -114,8 +132,23 @@ export class BenchLedger {
 /** A record the size of the gateway's for the same request. */
 function record(settleId: string, startedAt: number): OutboxRecord {
   return {
-    settleId, userId: LEDGER_USER, keyId: KEY, requestId: `req_${settleId.replaceAll('-', '').slice(0, 24)}`, model: 'bench-static', surface: 'chat',
-    stream: false, status: 200, promptTokens: 14, completionTokens: 24, cachedTokens: 0, cacheWriteTokens: 0, costNano: LEDGER_COST,
-    officialCostNano: 1542n, latencyMs: Math.round(performance.now() - startedAt), ttftMs: null, overrun: false, createdAt: new Date(),
+    settleId,
+    userId: LEDGER_USER,
+    keyId: KEY,
+    requestId: `req_${settleId.replaceAll('-', '').slice(0, 24)}`,
+    model: 'bench-static',
+    surface: 'chat',
+    stream: false,
+    status: 200,
+    promptTokens: 14,
+    completionTokens: 24,
+    cachedTokens: 0,
+    cacheWriteTokens: 0,
+    costNano: LEDGER_COST,
+    officialCostNano: 1542n,
+    latencyMs: Math.round(performance.now() - startedAt),
+    ttftMs: null,
+    overrun: false,
+    createdAt: new Date(),
   };
 }

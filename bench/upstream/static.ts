@@ -22,13 +22,25 @@ const COMPLETION = JSON.stringify({
   object: 'chat.completion',
   created: 1_700_000_000,
   model: 'bench-upstream',
-  choices: [{ index: 0, message: { role: 'assistant', content: CONTENT, refusal: null, annotations: [] }, logprobs: null, finish_reason: 'stop' }],
+  choices: [
+    {
+      index: 0,
+      message: { role: 'assistant', content: CONTENT, refusal: null, annotations: [] },
+      logprobs: null,
+      finish_reason: 'stop',
+    },
+  ],
   usage: {
     prompt_tokens: 12,
     completion_tokens: 40,
     total_tokens: 52,
     prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
+    },
   },
   service_tier: 'default',
   system_fingerprint: 'fp_static',
@@ -38,7 +50,9 @@ const chunk = (delta: object, finish: string | null) =>
   `data: ${JSON.stringify({ id: 'chatcmpl-static', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'bench-upstream', choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], usage: null })}\n\n`;
 const STREAM =
   chunk({ role: 'assistant', content: '' }, null) +
-  CONTENT.split(/(?= )/).map((w) => chunk({ content: w }, null)).join('') +
+  CONTENT.split(/(?= )/)
+    .map((w) => chunk({ content: w }, null))
+    .join('') +
   chunk({}, 'stop') +
   `data: ${JSON.stringify({ id: 'chatcmpl-static', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'bench-upstream', choices: [], usage: { prompt_tokens: 12, completion_tokens: 40, total_tokens: 52 } })}\n\n` +
   'data: [DONE]\n\n';
@@ -59,7 +73,8 @@ app.post('/*', (res) => {
     if (!isLast || aborted) return;
     requests++;
     res.cork(() => {
-      if (streamed) res.writeStatus('200 OK').writeHeader('content-type', 'text/event-stream; charset=utf-8').end(STREAM);
+      if (streamed)
+        res.writeStatus('200 OK').writeHeader('content-type', 'text/event-stream; charset=utf-8').end(STREAM);
       else res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(COMPLETION);
     });
   });

@@ -22,7 +22,6 @@ const SHARED_CACHE_MS = 10 * 60_000;
  */
 const REVOKED = 'revoked';
 
-
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
 export function generateKey(): { key: string; hash: string; prefix: string } {
@@ -40,7 +39,8 @@ export function derivedKey(secret: Buffer, id: string): { key: string; hash: str
   return { key, hash: hashSecret(key), prefix: key.slice(0, KEY_PREFIX.length + 6) };
 }
 
-export const looksLikeKey = (s: string): boolean => s.startsWith(KEY_PREFIX) && s.length >= KEY_PREFIX.length + 32 && s.length <= 128;
+export const looksLikeKey = (s: string): boolean =>
+  s.startsWith(KEY_PREFIX) && s.length >= KEY_PREFIX.length + 32 && s.length <= 128;
 
 export interface KeyIdentity {
   keyId: string;
@@ -60,12 +60,17 @@ function identityOf(row: IdentityRow): KeyIdentity {
   return {
     keyId: row.id,
     userId: row.user_id,
-    limits: { rpm: row.rpm_limit, spendNano: row.spend_limit_nano, spendPeriod: row.spend_limit_nano === null ? null : row.spend_limit_period ?? 'total' },
+    limits: {
+      rpm: row.rpm_limit,
+      spendNano: row.spend_limit_nano,
+      spendPeriod: row.spend_limit_nano === null ? null : (row.spend_limit_period ?? 'total'),
+    },
   };
 }
 
 /** The shared cache holds JSON: the spend cap travels as a string. */
-const encodeIdentity = (i: KeyIdentity) => JSON.stringify({ ...i, limits: { ...i.limits, spendNano: i.limits.spendNano?.toString() ?? null } });
+const encodeIdentity = (i: KeyIdentity) =>
+  JSON.stringify({ ...i, limits: { ...i.limits, spendNano: i.limits.spendNano?.toString() ?? null } });
 function decodeIdentity(text: string): KeyIdentity {
   const o = JSON.parse(text);
   return { ...o, limits: { ...o.limits, spendNano: o.limits.spendNano === null ? null : BigInt(o.limits.spendNano) } };
@@ -91,7 +96,12 @@ export interface KeyChanges {
   spend?: { nano: bigint; period: SpendPeriod } | null;
 }
 
-export async function createKey(sql: Sql, userId: string, name = '', limits: Omit<KeyChanges, 'name'> = {}): Promise<KeyRow & { key: string }> {
+export async function createKey(
+  sql: Sql,
+  userId: string,
+  name = '',
+  limits: Omit<KeyChanges, 'name'> = {},
+): Promise<KeyRow & { key: string }> {
   const { key, hash, prefix } = generateKey();
   const [row] = await sql<KeyRow[]>`
     INSERT INTO api_keys (user_id, name, key_hash, prefix, rpm_limit, spend_limit_nano, spend_limit_period)
@@ -192,7 +202,9 @@ export class KeyResolver {
       }
       identity = identityOf(row);
       // Not waited for: the request's next store call (its balance) leaves in the same write.
-      void this.hot.setCached(`key:${hash}`, encodeIdentity(identity), SHARED_CACHE_MS, { onlyIfAbsent: true }).catch(() => {});
+      void this.hot
+        .setCached(`key:${hash}`, encodeIdentity(identity), SHARED_CACHE_MS, { onlyIfAbsent: true })
+        .catch(() => {});
     }
     if (this.ttlMs > 0 && this.revocations === revocationsBefore) {
       remember(this.local, hash, { identity, expires: now + this.ttlMs }, this.max);
@@ -262,8 +274,15 @@ export class KeyResolver {
  * publishes the revocation, which drops every process's own copy; unblocking removes the
  * marker, and the next lookup reads Postgres.
  */
-export async function setUserKeysBlocked(sql: Sql, hot: SharedCache & Bus, userId: string, blocked: boolean): Promise<void> {
-  const rows = await sql<{ key_hash: string }[]>`SELECT key_hash FROM api_keys WHERE user_id = ${userId} AND revoked_at IS NULL`;
+export async function setUserKeysBlocked(
+  sql: Sql,
+  hot: SharedCache & Bus,
+  userId: string,
+  blocked: boolean,
+): Promise<void> {
+  const rows = await sql<
+    { key_hash: string }[]
+  >`SELECT key_hash FROM api_keys WHERE user_id = ${userId} AND revoked_at IS NULL`;
   for (const { key_hash } of rows) {
     if (blocked) {
       await hot.setCached(`key:${key_hash}`, REVOKED, SHARED_CACHE_MS);

@@ -28,7 +28,10 @@ export async function watchCredits(sql: Sql, hot: HotStore): Promise<void> {
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
-export async function findUserByEmail(sql: Sql, email: string): Promise<(UserRow & { password_hash: string | null; disabled_at: Date | null }) | undefined> {
+export async function findUserByEmail(
+  sql: Sql,
+  email: string,
+): Promise<(UserRow & { password_hash: string | null; disabled_at: Date | null }) | undefined> {
   const [row] = await sql<(UserRow & { password_hash: string | null; disabled_at: Date | null })[]>`
     SELECT id, email, balance_nano, email_verified_at, password_hash, disabled_at FROM users WHERE email = ${normalizeEmail(email)}`;
   return row;
@@ -64,7 +67,11 @@ export async function creditBalance<T>(
     if (!u) {
       const [exists] = await tx`SELECT 1 FROM users WHERE id = ${r.userId}`;
       if (!exists) throw new Error(`no user ${r.userId} to credit`);
-      throw new GatewayError('invalid_request', `A balance may hold at most $${nanoToUsd(MAX_BALANCE_NANO)}; this credit of $${nanoToUsd(r.creditNano)} would pass it.`, { code: 'amount_out_of_range' });
+      throw new GatewayError(
+        'invalid_request',
+        `A balance may hold at most $${nanoToUsd(MAX_BALANCE_NANO)}; this credit of $${nanoToUsd(r.creditNano)} would pass it.`,
+        { code: 'amount_out_of_range' },
+      );
     }
     // Delivered on commit to gateways whose hot store is in-process (see watchCredits).
     await tx`SELECT pg_notify(${CREDIT_CHANNEL}, ${`${process.pid}:${r.userId}:${r.creditNano}`})`;

@@ -24,8 +24,12 @@ export interface AccountRow {
 
 export async function findAccount(sql: Sql, by: { id?: string; email?: string }): Promise<AccountRow | undefined> {
   const [row] = by.id
-    ? await sql<AccountRow[]>`SELECT id, email, balance_nano, is_admin, disabled_at, email_verified_at, created_at FROM users WHERE id = ${by.id}`
-    : await sql<AccountRow[]>`SELECT id, email, balance_nano, is_admin, disabled_at, email_verified_at, created_at FROM users WHERE email = ${(by.email ?? '').trim().toLowerCase()}`;
+    ? await sql<
+        AccountRow[]
+      >`SELECT id, email, balance_nano, is_admin, disabled_at, email_verified_at, created_at FROM users WHERE id = ${by.id}`
+    : await sql<
+        AccountRow[]
+      >`SELECT id, email, balance_nano, is_admin, disabled_at, email_verified_at, created_at FROM users WHERE email = ${(by.email ?? '').trim().toLowerCase()}`;
   return row;
 }
 
@@ -42,10 +46,15 @@ export async function adjustBalance(
   reason: string,
 ): Promise<{ adjustmentId: string; balance: bigint; before: bigint }> {
   const done = await creditBalance(sql, hot, async (tx) => {
-    const [u] = await tx<{ balance_nano: bigint; email: string }[]>`SELECT balance_nano, email FROM users WHERE id = ${userId} FOR UPDATE`;
+    const [u] = await tx<
+      { balance_nano: bigint; email: string }[]
+    >`SELECT balance_nano, email FROM users WHERE id = ${userId} FOR UPDATE`;
     if (!u) throw notFound('No such user.');
     if (u.balance_nano + amountNano < 0n) {
-      throw conflict('insufficient_balance', `The balance is $${nanoToUsd(u.balance_nano)}; a debit of $${nanoToUsd(-amountNano)} would take it below zero.`);
+      throw conflict(
+        'insufficient_balance',
+        `The balance is $${nanoToUsd(u.balance_nano)}; a debit of $${nanoToUsd(-amountNano)} would take it below zero.`,
+      );
     }
     const [a] = await tx<{ id: string }[]>`
       INSERT INTO balance_adjustments (user_id, amount_nano, reason, actor)
@@ -55,7 +64,11 @@ export async function adjustBalance(
       target: u.email,
       reason,
       before: { balance_usd: nanoToUsd(u.balance_nano) },
-      after: { balance_usd: nanoToUsd(u.balance_nano + amountNano), amount_usd: nanoToUsd(amountNano), adjustment_id: a.id },
+      after: {
+        balance_usd: nanoToUsd(u.balance_nano + amountNano),
+        amount_usd: nanoToUsd(amountNano),
+        adjustment_id: a.id,
+      },
     });
     return { userId, creditNano: amountNano, result: { id: a.id, before: u.balance_nano } };
   });
@@ -66,9 +79,18 @@ export async function adjustBalance(
  * Disables or enables an account. Disabling ends its sessions and stops its keys in every
  * gateway process (src/accounts/keys.ts); its balance and records stay as they are.
  */
-export async function setDisabled(sql: Sql, hot: HotStore, actor: Actor, userId: string, disabled: boolean, reason: string | null): Promise<AccountRow> {
+export async function setDisabled(
+  sql: Sql,
+  hot: HotStore,
+  actor: Actor,
+  userId: string,
+  disabled: boolean,
+  reason: string | null,
+): Promise<AccountRow> {
   const row = await sql.begin(async (tx) => {
-    const [before] = await tx<{ email: string; disabled_at: Date | null }[]>`SELECT email, disabled_at FROM users WHERE id = ${userId} FOR UPDATE`;
+    const [before] = await tx<
+      { email: string; disabled_at: Date | null }[]
+    >`SELECT email, disabled_at FROM users WHERE id = ${userId} FOR UPDATE`;
     if (!before) throw notFound('No such user.');
     const [after] = await tx<AccountRow[]>`
       UPDATE users SET disabled_at = CASE WHEN ${disabled} THEN coalesce(disabled_at, now()) ELSE NULL END WHERE id = ${userId}
@@ -89,12 +111,19 @@ export async function setDisabled(sql: Sql, hot: HotStore, actor: Actor, userId:
 
 export async function setAdmin(sql: Sql, actor: Actor, userId: string, isAdmin: boolean): Promise<AccountRow> {
   return (await sql.begin(async (tx) => {
-    const [before] = await tx<{ email: string; is_admin: boolean }[]>`SELECT email, is_admin FROM users WHERE id = ${userId} FOR UPDATE`;
+    const [before] = await tx<
+      { email: string; is_admin: boolean }[]
+    >`SELECT email, is_admin FROM users WHERE id = ${userId} FOR UPDATE`;
     if (!before) throw notFound('No such user.');
     const [after] = await tx<AccountRow[]>`
       UPDATE users SET is_admin = ${isAdmin} WHERE id = ${userId}
       RETURNING id, email, balance_nano, is_admin, disabled_at, email_verified_at, created_at`;
-    await recordAudit(tx, actor, { action: isAdmin ? 'user.promote' : 'user.demote', target: before.email, before: { admin: before.is_admin }, after: { admin: isAdmin } });
+    await recordAudit(tx, actor, {
+      action: isAdmin ? 'user.promote' : 'user.demote',
+      target: before.email,
+      before: { admin: before.is_admin },
+      after: { admin: isAdmin },
+    });
     return after;
   })) as AccountRow;
 }

@@ -18,7 +18,10 @@ import type { Gateway } from '../services.js';
 import type { Sql } from '../store/sql.js';
 import { AlertsBody, type AlertsT } from './shapes.js';
 
-type AlertConfig = Pick<Config, 'ALERT_CHECK_MS' | 'ALERT_DEPOSIT_UNPAID_S' | 'ALERT_ROUTE_COOLDOWN_S' | 'ROUTE_COOLDOWN_MS' | 'publicUrl'>;
+type AlertConfig = Pick<
+  Config,
+  'ALERT_CHECK_MS' | 'ALERT_DEPOSIT_UNPAID_S' | 'ALERT_ROUTE_COOLDOWN_S' | 'ROUTE_COOLDOWN_MS' | 'publicUrl'
+>;
 
 /** One round: re-arm what recovered, then claim and send what is due. Returns the mails sent. */
 export async function checkAlerts(sql: Sql, mailer: Mailer, config: AlertConfig): Promise<number> {
@@ -44,8 +47,12 @@ export async function checkAlerts(sql: Sql, mailer: Mailer, config: AlertConfig)
     sent++;
   }
 
-  const admins = (await sql<{ email: string }[]>`SELECT email FROM users WHERE is_admin AND disabled_at IS NULL ORDER BY email`).map((a) => a.email);
-  const deposits = await sql<{ id: string; email: string; method: string; status: string; amount: string; currency: string; created_at: Date }[]>`
+  const admins = (
+    await sql<{ email: string }[]>`SELECT email FROM users WHERE is_admin AND disabled_at IS NULL ORDER BY email`
+  ).map((a) => a.email);
+  const deposits = await sql<
+    { id: string; email: string; method: string; status: string; amount: string; currency: string; created_at: Date }[]
+  >`
     WITH due AS (
       SELECT d.id, u.email, d.method, d.status, d.amount::text AS amount, d.currency, d.created_at FROM deposits d JOIN users u ON u.id = d.user_id
       WHERE d.status = 'failed' OR (d.status = 'pending' AND d.created_at <= now() - make_interval(secs => ${config.ALERT_DEPOSIT_UNPAID_S}))),
@@ -71,7 +78,10 @@ export async function checkAlerts(sql: Sql, mailer: Mailer, config: AlertConfig)
       await send(sql, mailer, `deposit_${d.status}`, d.id, {
         to: admins.join(', '),
         link: `${config.publicUrl}/admin/deposits`,
-        subject: d.status === 'failed' ? `Deposit failed: ${d.amount} ${d.currency} (${d.method}) of ${d.email}` : `Deposit unpaid for ${Math.round(config.ALERT_DEPOSIT_UNPAID_S / 60)} minutes: ${d.amount} ${d.currency} (${d.method}) of ${d.email}`,
+        subject:
+          d.status === 'failed'
+            ? `Deposit failed: ${d.amount} ${d.currency} (${d.method}) of ${d.email}`
+            : `Deposit unpaid for ${Math.round(config.ALERT_DEPOSIT_UNPAID_S / 60)} minutes: ${d.amount} ${d.currency} (${d.method}) of ${d.email}`,
         text: `Deposit ${d.id} of ${d.email}, ${d.amount} ${d.currency} by ${d.method}, opened ${d.created_at.toISOString()}, is ${d.status}.\n\nConfirm or fail it by hand: ${config.publicUrl}/admin/deposits\n`,
       });
       sent++;
@@ -100,7 +110,13 @@ async function send(sql: Sql, mailer: Mailer, kind: string, subject: string, mai
 }
 
 /** Runs checkAlerts every ALERT_CHECK_MS in this process. */
-export function startAlerts(sql: Sql, mailer: Mailer, config: AlertConfig, log: Logger, clock: Clock = systemClock): () => void {
+export function startAlerts(
+  sql: Sql,
+  mailer: Mailer,
+  config: AlertConfig,
+  log: Logger,
+  clock: Clock = systemClock,
+): () => void {
   let running = false;
   return clock.every(config.ALERT_CHECK_MS, () => {
     if (running) return;
@@ -114,11 +130,16 @@ export function startAlerts(sql: Sql, mailer: Mailer, config: AlertConfig, log: 
 /** GET and POST /api/dashboard/alerts: the user's threshold, and whether the balance is below it. */
 export function alertHandlers(gw: Gateway) {
   async function state(userId: string): Promise<AlertsT> {
-    const [u] = await gw.sql<{ low_balance_nano: bigint | null }[]>`SELECT low_balance_nano FROM users WHERE id = ${userId}`;
+    const [u] = await gw.sql<
+      { low_balance_nano: bigint | null }[]
+    >`SELECT low_balance_nano FROM users WHERE id = ${userId}`;
     // The balance the user sees (the hot one), not Postgres's, which lags by the outbox.
     const b = await gw.ledger.balance(userId);
     const threshold = u?.low_balance_nano ?? null;
-    return { low_balance_usd: threshold === null ? null : nanoToUsd(threshold), below: threshold !== null && b.balance < threshold };
+    return {
+      low_balance_usd: threshold === null ? null : nanoToUsd(threshold),
+      below: threshold !== null && b.balance < threshold,
+    };
   }
   async function get(ex: Exchange): Promise<Reply> {
     const { userId } = await requireSession(gw, ex);
@@ -129,7 +150,8 @@ export function alertHandlers(gw: Gateway) {
     const { userId } = await requireSession(gw, ex);
     const { low_balance_usd } = parseBody(AlertsBody, await raw);
     const nano = low_balance_usd === null ? null : usdToNano(low_balance_usd);
-    if (nano === 0n) throw badRequest('invalid_request', '"low_balance_usd" must be more than 0, or null to turn the alert off.');
+    if (nano === 0n)
+      throw badRequest('invalid_request', '"low_balance_usd" must be more than 0, or null to turn the alert off.');
     await gw.sql`UPDATE users SET low_balance_nano = ${nano?.toString() ?? null}::bigint WHERE id = ${userId}`;
     return { status: 200, body: await state(userId) };
   }

@@ -11,7 +11,10 @@ export interface Actor {
 }
 
 /** The command line runs as whoever can reach the data directory or the stores. */
-export const cliActor = (): Actor => ({ id: null, label: `cli:${process.env.USER ?? process.env.LOGNAME ?? `uid ${process.getuid?.() ?? '?'}`}` });
+export const cliActor = (): Actor => ({
+  id: null,
+  label: `cli:${process.env.USER ?? process.env.LOGNAME ?? `uid ${process.getuid?.() ?? '?'}`}`,
+});
 
 export interface AuditEntry {
   action: string;
@@ -23,7 +26,9 @@ export interface AuditEntry {
 
 /** bigint is not JSON: money goes in as its decimal string of nano-dollars. */
 const plain = (value: unknown): unknown =>
-  value === undefined ? null : JSON.parse(JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
+  value === undefined
+    ? null
+    : JSON.parse(JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
 
 export async function recordAudit(tx: Sql | Tx, actor: Actor, e: AuditEntry): Promise<void> {
   await tx`

@@ -45,7 +45,12 @@ export function catalogueDocs(gw: Gateway) {
   /** Saves `doc` as a new version in force everywhere; a document that does not compile is the caller's 400. */
   async function save(actor: Actor, doc: unknown, action: string, target: string | null): Promise<Reply> {
     try {
-      await saveCatalogue(sql, gw.hot, actor, doc, { action, target, configPath: gw.catalogue.configPath, holder: gw.catalogue });
+      await saveCatalogue(sql, gw.hot, actor, doc, {
+        action,
+        target,
+        configPath: gw.catalogue.configPath,
+        holder: gw.catalogue,
+      });
     } catch (err) {
       if (err instanceof CatalogueError) throw badRequest('invalid_catalogue', err.message);
       throw err;
@@ -65,7 +70,12 @@ function fileState(gw: Gateway, saved: unknown): CatalogueStateT['file'] {
   } catch (err) {
     return { path: name, readable: false, differs: saved !== undefined, error: (err as Error).message.slice(0, 500) };
   }
-  return { path: name, readable: true, differs: saved !== undefined && !isDeepStrictEqual(stripOperator(saved), stripOperator(doc)), error: null };
+  return {
+    path: name,
+    readable: true,
+    differs: saved !== undefined && !isDeepStrictEqual(stripOperator(saved), stripOperator(doc)),
+    error: null,
+  };
 }
 
 /** A document without the fields only the console writes, to tell whether the file was edited since. */
@@ -74,11 +84,15 @@ function stripOperator(doc: unknown): unknown {
   if (!d || !Array.isArray(d.models) || !Array.isArray(d.providers)) return doc;
   return {
     providers: d.providers.map((p) => omit(p, 'enabled')),
-    models: d.models.map((m) => ({ ...omit(m, 'enabled'), routes: (m.routes as Record<string, unknown>[]).map((r) => omit(r, 'enabled', 'upstream_pricing')) })),
+    models: d.models.map((m) => ({
+      ...omit(m, 'enabled'),
+      routes: (m.routes as Record<string, unknown>[]).map((r) => omit(r, 'enabled', 'upstream_pricing')),
+    })),
   };
 }
 
-const omit = (o: Record<string, unknown>, ...keys: string[]) => Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
+const omit = (o: Record<string, unknown>, ...keys: string[]) =>
+  Object.fromEntries(Object.entries(o).filter(([k]) => !keys.includes(k)));
 
 export function catalogueHandlers(gw: Gateway) {
   const { current, save } = catalogueDocs(gw);
@@ -89,7 +103,11 @@ export function catalogueHandlers(gw: Gateway) {
 
   async function exportFile(): Promise<Reply> {
     const { doc } = await current();
-    return { status: 200, json: JSON.stringify(doc, null, 2), headers: { 'content-disposition': 'attachment; filename="gateway.config.json"' } };
+    return {
+      status: 200,
+      json: JSON.stringify(doc, null, 2),
+      headers: { 'content-disposition': 'attachment; filename="gateway.config.json"' },
+    };
   }
 
   /** POST /catalogue: the whole file, as exported (or written for GATEWAY_CONFIG). */
@@ -106,7 +124,8 @@ export function catalogueHandlers(gw: Gateway) {
     const [what, id, more] = call.rest;
     if (ex.method === 'POST' && what === 'models' && id === undefined) return addModel(call);
     if (ex.method === 'POST' && what === 'load-file' && id === undefined) return loadFile(call);
-    if (ex.method !== 'POST' || what !== 'models' || id === undefined || more !== undefined) throw notFound(`No such endpoint: ${ex.method} ${ex.path.slice(0, 200)}.`);
+    if (ex.method !== 'POST' || what !== 'models' || id === undefined || more !== undefined)
+      throw notFound(`No such endpoint: ${ex.method} ${ex.path.slice(0, 200)}.`);
     const modelId = decodeURIComponentSafe(id);
     const patch = await call.body(ModelPatchBody);
     const { doc } = await current();
@@ -120,7 +139,11 @@ export function catalogueHandlers(gw: Gateway) {
   async function addModel(call: AdminCall): Promise<Reply> {
     const model = await call.body(NewModelBody);
     const { doc } = await current();
-    if (doc.models.some((m) => m.id === model.id)) throw conflict('model_exists', `The catalogue already has a model "${model.id}": change it with POST /api/admin/catalogue/models/${encodeURIComponent(model.id)}.`);
+    if (doc.models.some((m) => m.id === model.id))
+      throw conflict(
+        'model_exists',
+        `The catalogue already has a model "${model.id}": change it with POST /api/admin/catalogue/models/${encodeURIComponent(model.id)}.`,
+      );
     const next: Doc = { ...doc, models: [...doc.models, model] };
     return save(call.actor, next, 'catalogue.model_add', model.id);
   }
@@ -154,11 +177,20 @@ export async function saveCatalogue(
   const compiled = compileStored(doc, 'catalogue');
   const id = await sql.begin(async (tx) => {
     const before = await latestVersion(tx);
-    const [row] = await tx<{ id: bigint }[]>`INSERT INTO catalogue_versions (doc, actor) VALUES (${tx.json(doc as never)}, ${actor.label}) RETURNING id`;
+    const [row] = await tx<
+      { id: bigint }[]
+    >`INSERT INTO catalogue_versions (doc, actor) VALUES (${tx.json(doc as never)}, ${actor.label}) RETURNING id`;
     await recordAudit(tx, actor, {
-      action: o.action, target: o.target,
-      before: { version: before?.id.toString() ?? 'file', ...(o.target ? { model: modelOf(before?.doc ?? fileDocument(o.configPath), o.target) } : {}) },
-      after: { version: row.id.toString(), ...(o.target ? { model: modelOf(doc, o.target) } : { models: compiled.list.length }) },
+      action: o.action,
+      target: o.target,
+      before: {
+        version: before?.id.toString() ?? 'file',
+        ...(o.target ? { model: modelOf(before?.doc ?? fileDocument(o.configPath), o.target) } : {}),
+      },
+      after: {
+        version: row.id.toString(),
+        ...(o.target ? { model: modelOf(doc, o.target) } : { models: compiled.list.length }),
+      },
     });
     return row.id;
   });

@@ -32,17 +32,28 @@ function newCode(): string {
   return `${s.slice(0, 5)}-${s.slice(5, 10)}-${s.slice(10, 15)}-${s.slice(15)}`;
 }
 
-export async function createCodes(sql: Sql, actor: Actor, o: { count: number; creditNano: bigint; expiresAt: Date; note: string }): Promise<{ batchId: string; codes: string[] }> {
+export async function createCodes(
+  sql: Sql,
+  actor: Actor,
+  o: { count: number; creditNano: bigint; expiresAt: Date; note: string },
+): Promise<{ batchId: string; codes: string[] }> {
   const codes = Array.from({ length: o.count }, newCode);
   const batchId = await sql.begin(async (tx) => {
     const [{ id }] = await tx<{ id: string }[]>`SELECT gen_random_uuid() AS id`;
     const rows = codes.map((c) => ({
-      batch_id: id, code_hash: hashCode(canonicalCode(c)), prefix: c.slice(0, 5), credit_nano: o.creditNano.toString(),
-      expires_at: o.expiresAt, note: o.note, created_by: actor.label,
+      batch_id: id,
+      code_hash: hashCode(canonicalCode(c)),
+      prefix: c.slice(0, 5),
+      credit_nano: o.creditNano.toString(),
+      expires_at: o.expiresAt,
+      note: o.note,
+      created_by: actor.label,
     }));
     await tx`INSERT INTO redemption_codes ${tx(rows)}`;
     await recordAudit(tx, actor, {
-      action: 'codes.create', target: id, reason: o.note || null,
+      action: 'codes.create',
+      target: id,
+      reason: o.note || null,
       after: { count: o.count, amount_usd: nanoToUsd(o.creditNano), expires_at: o.expiresAt.toISOString() },
     });
     return id;
@@ -52,7 +63,12 @@ export async function createCodes(sql: Sql, actor: Actor, o: { count: number; cr
 
 export type RedeemOutcome = { ok: true; creditNano: bigint; balance: bigint } | { ok: false; error: DashboardError };
 
-export async function redeemCode(sql: Sql, gw: Pick<Gateway, 'hot'>, userId: string, code: string): Promise<RedeemOutcome> {
+export async function redeemCode(
+  sql: Sql,
+  gw: Pick<Gateway, 'hot'>,
+  userId: string,
+  code: string,
+): Promise<RedeemOutcome> {
   const hash = hashCode(canonicalCode(code));
   const done = await creditBalance(sql, gw.hot, async (tx) => {
     const [c] = await tx<{ id: string; credit_nano: bigint }[]>`
@@ -84,7 +100,8 @@ export function codeHandlers(gw: Gateway) {
     const { code } = parseBody(RedeemBody, await raw);
     const bucket = `redeem:${userId}`;
     const hit = await gw.hot.hit(bucket, gw.config.LOGIN_WINDOW_S);
-    if (hit.count > gw.config.LOGIN_MAX_ATTEMPTS) throw tooManyAttempts(hit.ttlS, `Too many failed codes; try again in ${hit.ttlS} seconds.`);
+    if (hit.count > gw.config.LOGIN_MAX_ATTEMPTS)
+      throw tooManyAttempts(hit.ttlS, `Too many failed codes; try again in ${hit.ttlS} seconds.`);
     const r = await redeemCode(gw.sql, gw, userId, code);
     if (!r.ok) throw r.error;
     await gw.hot.releaseHit(bucket).catch(() => {});
@@ -98,9 +115,20 @@ export function codeHandlers(gw: Gateway) {
     const creditNano = usdToNano(b.amount_usd);
     if (creditNano === 0n) throw badRequest('invalid_request', '"amount_usd" must be more than 0.');
     const expiresAt = new Date(b.expires_at);
-    if (!(expiresAt.getTime() > Date.now())) throw badRequest('invalid_request', '"expires_at" must be an instant in the future.');
-    const { batchId, codes } = await createCodes(gw.sql, call.actor, { count: b.count, creditNano, expiresAt, note: b.note ?? '' });
-    const body: NewCodesT = { batch_id: batchId, amount_usd: nanoToUsd(creditNano), expires_at: expiresAt.toISOString(), codes };
+    if (!(expiresAt.getTime() > Date.now()))
+      throw badRequest('invalid_request', '"expires_at" must be an instant in the future.');
+    const { batchId, codes } = await createCodes(gw.sql, call.actor, {
+      count: b.count,
+      creditNano,
+      expiresAt,
+      note: b.note ?? '',
+    });
+    const body: NewCodesT = {
+      batch_id: batchId,
+      amount_usd: nanoToUsd(creditNano),
+      expires_at: expiresAt.toISOString(),
+      codes,
+    };
     return { status: 201, body };
   }
 
@@ -108,7 +136,21 @@ export function codeHandlers(gw: Gateway) {
   async function list(ex: Exchange): Promise<Reply> {
     const q = query(ex, CodesQuery);
     const limit = Math.min(500, q.limit ? Number(q.limit) : 100);
-    const rows = await gw.sql<{ id: string; batch_id: string; prefix: string; credit_nano: bigint; expires_at: Date; note: string; created_by: string; created_at: Date; redeemed_at: Date | null; redeemed_by_email: string | null; expired: boolean }[]>`
+    const rows = await gw.sql<
+      {
+        id: string;
+        batch_id: string;
+        prefix: string;
+        credit_nano: bigint;
+        expires_at: Date;
+        note: string;
+        created_by: string;
+        created_at: Date;
+        redeemed_at: Date | null;
+        redeemed_by_email: string | null;
+        expired: boolean;
+      }[]
+    >`
       SELECT c.id, c.batch_id, c.prefix, c.credit_nano, c.expires_at, c.note, c.created_by, c.created_at, c.redeemed_at,
              u.email AS redeemed_by_email, c.expires_at <= now() AS expired
       FROM redemption_codes c LEFT JOIN users u ON u.id = c.redeemed_by
@@ -120,10 +162,17 @@ export function codeHandlers(gw: Gateway) {
       ORDER BY c.created_at DESC, c.id LIMIT ${limit}`;
     const body: CodeListT = {
       data: rows.map((r) => ({
-        id: r.id, batch_id: r.batch_id, prefix: r.prefix, amount_usd: nanoToUsd(r.credit_nano), expires_at: r.expires_at.toISOString(),
-        note: r.note, created_by: r.created_by, created_at: r.created_at.toISOString(),
+        id: r.id,
+        batch_id: r.batch_id,
+        prefix: r.prefix,
+        amount_usd: nanoToUsd(r.credit_nano),
+        expires_at: r.expires_at.toISOString(),
+        note: r.note,
+        created_by: r.created_by,
+        created_at: r.created_at.toISOString(),
         status: r.redeemed_at ? 'redeemed' : r.expired ? 'expired' : 'open',
-        redeemed_at: r.redeemed_at?.toISOString() ?? null, redeemed_by: r.redeemed_by_email,
+        redeemed_at: r.redeemed_at?.toISOString() ?? null,
+        redeemed_by: r.redeemed_by_email,
       })),
     };
     return { status: 200, body };
@@ -131,4 +180,3 @@ export function codeHandlers(gw: Gateway) {
 
   return { redeem, create, list };
 }
-

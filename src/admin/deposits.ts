@@ -36,9 +36,20 @@ const SELECT = `d.id, d.user_id, u.email, d.method, d.provider, d.status, d.amou
   to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at`;
 
 const json = (d: Row): AdminDepositT => ({
-  id: d.id, user_id: d.user_id, email: d.email, method: d.method, provider: d.provider, status: d.status as AdminDepositT['status'],
-  amount: d.amount, currency: d.currency, credit_usd: nanoToUsd(d.credit_nano), reference: d.external_id, details: d.details,
-  created_at: d.created_at.toISOString(), paid_at: d.paid_at?.toISOString() ?? null, expires_at: d.expires_at?.toISOString() ?? null,
+  id: d.id,
+  user_id: d.user_id,
+  email: d.email,
+  method: d.method,
+  provider: d.provider,
+  status: d.status as AdminDepositT['status'],
+  amount: d.amount,
+  currency: d.currency,
+  credit_usd: nanoToUsd(d.credit_nano),
+  reference: d.external_id,
+  details: d.details,
+  created_at: d.created_at.toISOString(),
+  paid_at: d.paid_at?.toISOString() ?? null,
+  expires_at: d.expires_at?.toISOString() ?? null,
 });
 
 export function depositAdminHandlers(gw: Gateway) {
@@ -69,14 +80,24 @@ export function depositAdminHandlers(gw: Gateway) {
   /** POST /deposits/{id}/confirm | /fail */
   async function act(ex: Exchange, call: AdminCall): Promise<Reply> {
     const [idText, action, ...extra] = call.rest;
-    if (ex.method !== 'POST' || extra.length > 0 || (action !== 'confirm' && action !== 'fail')) throw notFound(`No such endpoint: ${ex.method} ${ex.path.slice(0, 200)}.`);
+    if (ex.method !== 'POST' || extra.length > 0 || (action !== 'confirm' && action !== 'fail'))
+      throw notFound(`No such endpoint: ${ex.method} ${ex.path.slice(0, 200)}.`);
     const id = uuidParam(idText, 'deposit');
     const { reason, reference } = await call.body(DepositActionBody);
     if (action === 'confirm') {
       const o = await markPaid(sql, gw.hot, id, {
-        provider: null, reference: reference ?? null, by: `admin ${call.actor.label}`, details: { confirm_reason: reason },
+        provider: null,
+        reference: reference ?? null,
+        by: `admin ${call.actor.label}`,
+        details: { confirm_reason: reason },
         within: (tx, d, previous) =>
-          recordAudit(tx, call.actor, { action: 'deposit.confirm', target: d.id, reason, before: { status: previous }, after: { status: 'paid', credit_usd: nanoToUsd(d.credit_nano) } }),
+          recordAudit(tx, call.actor, {
+            action: 'deposit.confirm',
+            target: d.id,
+            reason,
+            before: { status: previous },
+            after: { status: 'paid', credit_usd: nanoToUsd(d.credit_nano) },
+          }),
       });
       if (o.kind === 'missing') throw notFound('No such deposit.');
       if (o.kind === 'unchanged') throw conflict('already_paid', 'This deposit is already paid; nothing was credited.');
@@ -86,9 +107,16 @@ export function depositAdminHandlers(gw: Gateway) {
     await sql.begin(async (tx) => {
       const [before] = await tx<{ status: string }[]>`SELECT status FROM deposits WHERE id = ${id} FOR UPDATE`;
       if (!before) throw notFound('No such deposit.');
-      if (before.status !== 'pending' && before.status !== 'expired') throw conflict('not_open', `This deposit is ${before.status}; only a pending or expired one can be failed.`);
+      if (before.status !== 'pending' && before.status !== 'expired')
+        throw conflict('not_open', `This deposit is ${before.status}; only a pending or expired one can be failed.`);
       await tx`UPDATE deposits SET status = 'failed', details = details || ${tx.json({ ended_by: `admin ${call.actor.label}`, fail_reason: reason } as never)} WHERE id = ${id}`;
-      await recordAudit(tx, call.actor, { action: 'deposit.fail', target: id, reason, before: { status: before.status }, after: { status: 'failed' } });
+      await recordAudit(tx, call.actor, {
+        action: 'deposit.fail',
+        target: id,
+        reason,
+        before: { status: before.status },
+        after: { status: 'failed' },
+      });
     });
     return { status: 200, body: await one(id) };
   }

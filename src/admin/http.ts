@@ -58,7 +58,12 @@ export function adminRoute(
     path: ADMIN_PREFIX + path,
     name: `admin_${name}`,
     handler: async (ex) => {
-      const raw = ex.method === 'GET' || ex.method === 'HEAD' ? undefined : opts.bodyLimit ? readLargeJson(ex, opts.bodyLimit) : readJson(ex);
+      const raw =
+        ex.method === 'GET' || ex.method === 'HEAD'
+          ? undefined
+          : opts.bodyLimit
+            ? readLargeJson(ex, opts.bodyLimit)
+            : readJson(ex);
       const actor = await requireAdmin(gw, ex);
       const rest = ex.path.slice(base.length).split('/').filter(Boolean);
       return handler(ex, {
@@ -73,7 +78,8 @@ export function adminRoute(
   });
 }
 
-export const query = <S extends v.GenericSchema>(ex: Exchange, schema: S): v.InferOutput<S> => parseQuery(schema, ex.query);
+export const query = <S extends v.GenericSchema>(ex: Exchange, schema: S): v.InferOutput<S> =>
+  parseQuery(schema, ex.query);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function uuidParam(value: string | undefined, what: string): string {

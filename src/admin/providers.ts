@@ -19,11 +19,26 @@ import { recordAudit } from './audit.js';
 import { catalogueDocs } from './catalogue.js';
 import type { AdminCall } from './http.js';
 import {
-  NewProviderBody, NewProviderKeyBody, ProviderKeyPatchBody, ProviderPatchBody, ProviderTestBody,
-  type AdminProviderListT, type AdminProviderT, type ProviderKeyInfoT, type ProviderTestAnswerT,
+  NewProviderBody,
+  NewProviderKeyBody,
+  ProviderKeyPatchBody,
+  ProviderPatchBody,
+  ProviderTestBody,
+  type AdminProviderListT,
+  type AdminProviderT,
+  type ProviderKeyInfoT,
+  type ProviderTestAnswerT,
 } from './shapes.js';
 
-type Entry = { id: string; dialect: string; base_url: string; max_tokens_field?: string; api_key?: { env: string }; enabled?: boolean; [k: string]: unknown };
+type Entry = {
+  id: string;
+  dialect: string;
+  base_url: string;
+  max_tokens_field?: string;
+  api_key?: { env: string };
+  enabled?: boolean;
+  [k: string]: unknown;
+};
 type Route = { provider: string; model: string };
 type Doc = { providers: Entry[]; models: { id: string; kind?: string; routes: Route[] }[] };
 
@@ -39,7 +54,13 @@ interface KeyRow {
 }
 
 const keyInfo = (r: KeyRow): ProviderKeyInfoT => ({
-  id: r.id, label: r.label, hint: r.hint, weight: r.weight, enabled: r.enabled, created_by: r.created_by, created_at: r.created_at.toISOString(),
+  id: r.id,
+  label: r.label,
+  hint: r.hint,
+  weight: r.weight,
+  enabled: r.enabled,
+  created_by: r.created_by,
+  created_at: r.created_at.toISOString(),
 });
 
 export function providerHandlers(gw: Gateway) {
@@ -72,7 +93,9 @@ export function providerHandlers(gw: Gateway) {
 
   async function list(): Promise<Reply> {
     const { doc, source } = await document();
-    const rows = await sql<KeyRow[]>`SELECT id, provider_id, label, hint, weight, enabled, created_by, created_at FROM provider_keys ORDER BY created_at, id`;
+    const rows = await sql<
+      KeyRow[]
+    >`SELECT id, provider_id, label, hint, weight, enabled, created_by, created_at FROM provider_keys ORDER BY created_at, id`;
     const body: AdminProviderListT = {
       data: doc.providers.map((p) => describe(p, doc, rows)),
       dialects: [...DIALECT_NAMES],
@@ -86,7 +109,9 @@ export function providerHandlers(gw: Gateway) {
     const { doc } = await document();
     const p = doc.providers.find((x) => x.id === id);
     if (!p) throw notFound(`No provider ${id} in the catalogue.`);
-    const rows = await sql<KeyRow[]>`SELECT id, provider_id, label, hint, weight, enabled, created_by, created_at FROM provider_keys WHERE provider_id = ${id} ORDER BY created_at, id`;
+    const rows = await sql<
+      KeyRow[]
+    >`SELECT id, provider_id, label, hint, weight, enabled, created_by, created_at FROM provider_keys WHERE provider_id = ${id} ORDER BY created_at, id`;
     return describe(p, doc, rows);
   }
 
@@ -103,7 +128,9 @@ export function providerHandlers(gw: Gateway) {
     if (!parsed.success) {
       const issue = parsed.issues[0];
       const field = String(issue.path?.[0]?.key ?? 'body');
-      throw badRequest('invalid_request', `${field === 'api_key' ? 'api_key_env' : field} ${issue.message}.`, { param: field });
+      throw badRequest('invalid_request', `${field === 'api_key' ? 'api_key_env' : field} ${issue.message}.`, {
+        param: field,
+      });
     }
     return next;
   }
@@ -111,7 +138,8 @@ export function providerHandlers(gw: Gateway) {
   async function create(_ex: Exchange, call: AdminCall): Promise<Reply> {
     const body = await call.body(NewProviderBody);
     const { doc } = await document();
-    if (doc.providers.some((p) => p.id === body.id)) throw conflict('provider_exists', `There is already a provider "${body.id}".`);
+    if (doc.providers.some((p) => p.id === body.id))
+      throw conflict('provider_exists', `There is already a provider "${body.id}".`);
     const entry = applied({ id: body.id, dialect: body.dialect, base_url: body.base_url }, body);
     await docs.save(call.actor, { ...doc, providers: [...doc.providers, entry] }, 'provider.add', body.id);
     return { status: 201, body: await one(body.id) };
@@ -167,7 +195,11 @@ export function providerHandlers(gw: Gateway) {
         INSERT INTO provider_keys (id, provider_id, label, sealed, hint, weight, created_by)
         VALUES (${id}, ${providerId}, ${body.label ?? ''}, ${sealed}, ${hint}, ${body.weight ?? 1}, ${call.actor.label})
         RETURNING id, provider_id, label, hint, weight, enabled, created_by, created_at`;
-      await recordAudit(tx, call.actor, { action: 'provider.key_add', target: providerId, after: { key: hint, label: body.label ?? '', weight: body.weight ?? 1 } });
+      await recordAudit(tx, call.actor, {
+        action: 'provider.key_add',
+        target: providerId,
+        after: { key: hint, label: body.label ?? '', weight: body.weight ?? 1 },
+      });
       return rows;
     });
     await keysChanged();
@@ -177,12 +209,19 @@ export function providerHandlers(gw: Gateway) {
   async function patchKey(providerId: string, keyId: string, call: AdminCall): Promise<Reply> {
     const body = await call.body(ProviderKeyPatchBody);
     const row = await sql.begin(async (tx) => {
-      const [before] = await tx<KeyRow[]>`SELECT id, provider_id, label, hint, weight, enabled, created_by, created_at FROM provider_keys WHERE id = ${uuidOr(keyId)} AND provider_id = ${providerId} FOR UPDATE`;
+      const [before] = await tx<
+        KeyRow[]
+      >`SELECT id, provider_id, label, hint, weight, enabled, created_by, created_at FROM provider_keys WHERE id = ${uuidOr(keyId)} AND provider_id = ${providerId} FOR UPDATE`;
       if (!before) throw notFound(`No key ${keyId} of provider ${providerId}.`);
       const [after] = await tx<KeyRow[]>`
         UPDATE provider_keys SET label = ${body.label ?? before.label}, weight = ${body.weight ?? before.weight}, enabled = ${body.enabled ?? before.enabled}
         WHERE id = ${before.id} RETURNING id, provider_id, label, hint, weight, enabled, created_by, created_at`;
-      await recordAudit(tx, call.actor, { action: 'provider.key_change', target: providerId, before: keyAudit(before), after: keyAudit(after!) });
+      await recordAudit(tx, call.actor, {
+        action: 'provider.key_change',
+        target: providerId,
+        before: keyAudit(before),
+        after: keyAudit(after!),
+      });
       return after!;
     });
     await keysChanged();
@@ -191,7 +230,9 @@ export function providerHandlers(gw: Gateway) {
 
   async function deleteKey(providerId: string, keyId: string, call: AdminCall): Promise<Reply> {
     await sql.begin(async (tx) => {
-      const [gone] = await tx<KeyRow[]>`DELETE FROM provider_keys WHERE id = ${uuidOr(keyId)} AND provider_id = ${providerId} RETURNING id, provider_id, label, hint, weight, enabled, created_by, created_at`;
+      const [gone] = await tx<
+        KeyRow[]
+      >`DELETE FROM provider_keys WHERE id = ${uuidOr(keyId)} AND provider_id = ${providerId} RETURNING id, provider_id, label, hint, weight, enabled, created_by, created_at`;
       if (!gone) throw notFound(`No key ${keyId} of provider ${providerId}.`);
       await recordAudit(tx, call.actor, { action: 'provider.key_delete', target: providerId, before: keyAudit(gone) });
     });
@@ -205,9 +246,21 @@ export function providerHandlers(gw: Gateway) {
     const { doc } = await document();
     const entry = doc.providers.find((p) => p.id === providerId);
     if (!entry) throw notFound(`No provider ${providerId} in the catalogue.`);
-    const routed = doc.models.flatMap((m) => m.routes.filter((r) => r.provider === providerId).map((r) => ({ model: r.model, embedding: m.kind === 'embedding' })));
-    const target = body.model !== undefined ? { model: body.model, embedding: routed.find((r) => r.model === body.model)?.embedding ?? false } : routed[0];
-    if (!target) throw badRequest('invalid_request', `No model is routed to provider "${providerId}": name the upstream model to try in "model".`, { param: 'model' });
+    const routed = doc.models.flatMap((m) =>
+      m.routes
+        .filter((r) => r.provider === providerId)
+        .map((r) => ({ model: r.model, embedding: m.kind === 'embedding' })),
+    );
+    const target =
+      body.model !== undefined
+        ? { model: body.model, embedding: routed.find((r) => r.model === body.model)?.embedding ?? false }
+        : routed[0];
+    if (!target)
+      throw badRequest(
+        'invalid_request',
+        `No model is routed to provider "${providerId}": name the upstream model to try in "model".`,
+        { param: 'model' },
+      );
     const provider = compileProvider(v.parse(ProviderSchema, entry));
     const rows = await sql<{ id: string; label: string; hint: string; sealed: Buffer }[]>`
       SELECT id, label, hint, sealed FROM provider_keys WHERE provider_id = ${providerId} AND enabled ORDER BY created_at, id`;
@@ -223,14 +276,24 @@ export function providerHandlers(gw: Gateway) {
     }
     if (tries.length === 0) {
       const picked = keys.pick(provider);
-      if (isNoKey(picked)) throw badRequest('provider_key_missing', `${picked.missing.replace(/^provider "[^"]*"/, `Provider "${providerId}"`)}.`);
+      if (isNoKey(picked))
+        throw badRequest(
+          'provider_key_missing',
+          `${picked.missing.replace(/^provider "[^"]*"/, `Provider "${providerId}"`)}.`,
+        );
       tries.push({ label: picked.label, value: picked.value });
     }
     const results = [];
     for (const t of tries) {
-      const r = t.value === undefined && rows.length > 0
-        ? { ok: false, status: null, latency_ms: 0, message: 'This key cannot be opened: PROVIDER_KEY_SECRET is unset or not the one it was saved with.' }
-        : await probeProvider(gw.routes.client, provider, target.model, target.embedding, t.value, gw.config);
+      const r =
+        t.value === undefined && rows.length > 0
+          ? {
+              ok: false,
+              status: null,
+              latency_ms: 0,
+              message: 'This key cannot be opened: PROVIDER_KEY_SECRET is unset or not the one it was saved with.',
+            }
+          : await probeProvider(gw.routes.client, provider, target.model, target.embedding, t.value, gw.config);
       results.push({ key: t.label, ...r });
     }
     const answer: ProviderTestAnswerT = { provider: providerId, model: target.model, results };
@@ -243,7 +306,10 @@ export function providerHandlers(gw: Gateway) {
 const keyAudit = (r: KeyRow) => ({ key: r.hint, label: r.label, weight: r.weight, enabled: r.enabled });
 
 /** A key id that is not a UUID matches no row, rather than failing the query. */
-const uuidOr = (s: string) => (/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s) ? s : '00000000-0000-0000-0000-000000000000');
+const uuidOr = (s: string) =>
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s)
+    ? s
+    : '00000000-0000-0000-0000-000000000000';
 
 function decode(s: string | undefined): string {
   try {

@@ -32,15 +32,31 @@ const window = (r: HealthRow | undefined) => ({
   errors: Number(r?.errors ?? 0),
   error_rate: r && r.attempts > 0n ? Number(r.errors) / Number(r.attempts) : 0,
   causes: {
-    no_key: Number(r?.err_no_key ?? 0), key_refused: Number(r?.err_key_refused ?? 0), timeout: Number(r?.err_timeout ?? 0), connect: Number(r?.err_connect ?? 0),
-    rate_limited: Number(r?.err_rate_limited ?? 0), server: Number(r?.err_server ?? 0), other: Number(r?.err_other ?? 0),
+    no_key: Number(r?.err_no_key ?? 0),
+    key_refused: Number(r?.err_key_refused ?? 0),
+    timeout: Number(r?.err_timeout ?? 0),
+    connect: Number(r?.err_connect ?? 0),
+    rate_limited: Number(r?.err_rate_limited ?? 0),
+    server: Number(r?.err_server ?? 0),
+    other: Number(r?.err_other ?? 0),
   },
   avg_latency_ms: r && r.attempts > 0n ? Math.round(Number(r.latency_ms_sum) / Number(r.attempts)) : null,
   max_latency_ms: r ? r.latency_ms_max : null,
   cooldowns: Number(r?.cooldowns ?? 0),
 });
 
-type Doc = { models: { id: string; enabled?: boolean; routes: { provider: string; model: string; enabled?: boolean; upstream_pricing?: { input: number; output?: number; cache_read?: number } }[] }[] };
+type Doc = {
+  models: {
+    id: string;
+    enabled?: boolean;
+    routes: {
+      provider: string;
+      model: string;
+      enabled?: boolean;
+      upstream_pricing?: { input: number; output?: number; cache_read?: number };
+    }[];
+  }[];
+};
 
 /** USD per million tokens as nano-USD per million tokens (exact for prices with up to 9 decimals). */
 const perMillion = (usdPerMillion: number) => BigInt(Math.round(usdPerMillion * 1e9));
@@ -77,10 +93,14 @@ export function reportHandlers(gw: Gateway) {
           cooling_until: until && until.getTime() > Date.now() ? until.toISOString() : null,
           now: window(nowBy.get(route)),
           day: window(dayBy.get(route)),
-          hourly: hourly.filter((h) => h.route === route).map((h) => ({
-            hour: h.hour.toISOString(), attempts: Number(h.attempts), errors: Number(h.errors),
-            avg_latency_ms: h.attempts > 0n ? Math.round(Number(h.latency_ms_sum) / Number(h.attempts)) : null,
-          })),
+          hourly: hourly
+            .filter((h) => h.route === route)
+            .map((h) => ({
+              hour: h.hour.toISOString(),
+              attempts: Number(h.attempts),
+              errors: Number(h.errors),
+              avg_latency_ms: h.attempts > 0n ? Math.round(Number(h.latency_ms_sum) / Number(h.attempts)) : null,
+            })),
         };
       }),
     };
@@ -91,7 +111,17 @@ export function reportHandlers(gw: Gateway) {
     const q = query(ex, RevenueQuery);
     const days = q.days ? Number(q.days) : 30;
     const [usage, deposits, latest] = await Promise.all([
-      sql<{ day: Date; model: string; requests: bigint; prompt_tokens: bigint; completion_tokens: bigint; cached_tokens: bigint; cost_nano: bigint }[]>`
+      sql<
+        {
+          day: Date;
+          model: string;
+          requests: bigint;
+          prompt_tokens: bigint;
+          completion_tokens: bigint;
+          cached_tokens: bigint;
+          cost_nano: bigint;
+        }[]
+      >`
         SELECT day, model, sum(requests)::bigint AS requests, sum(prompt_tokens)::bigint AS prompt_tokens, sum(completion_tokens)::bigint AS completion_tokens,
                sum(cached_tokens)::bigint AS cached_tokens, sum(cost_nano)::bigint AS cost_nano
         FROM usage_model_daily WHERE day > (now() AT TIME ZONE 'UTC')::date - ${days}::int GROUP BY 1, 2 ORDER BY 1, 2`,
@@ -107,12 +137,22 @@ export function reportHandlers(gw: Gateway) {
     const upstream = new Map<string, { input: bigint; output: bigint; cacheRead: bigint }>();
     for (const m of doc.models) {
       const p = m.routes.find((r) => r.enabled !== false)?.upstream_pricing;
-      if (p) upstream.set(m.id, { input: perMillion(p.input), output: perMillion(p.output ?? 0), cacheRead: perMillion(p.cache_read ?? p.input) });
+      if (p)
+        upstream.set(m.id, {
+          input: perMillion(p.input),
+          output: perMillion(p.output ?? 0),
+          cacheRead: perMillion(p.cache_read ?? p.input),
+        });
     }
     const costOf = (r: (typeof usage)[number]): bigint | null => {
       const p = upstream.get(r.model);
       if (!p) return null;
-      return ((r.prompt_tokens - r.cached_tokens) * p.input + r.cached_tokens * p.cacheRead + r.completion_tokens * p.output) / 1_000_000n;
+      return (
+        ((r.prompt_tokens - r.cached_tokens) * p.input +
+          r.cached_tokens * p.cacheRead +
+          r.completion_tokens * p.output) /
+        1_000_000n
+      );
     };
     const dayTotals = new Map<string, { income: bigint; cost: bigint; priced: boolean; requests: bigint }>();
     const modelTotals = new Map<string, { income: bigint; cost: bigint | null; requests: bigint }>();
@@ -138,9 +178,22 @@ export function reportHandlers(gw: Gateway) {
     });
     const body: RevenueT = {
       days,
-      per_day: [...dayTotals].map(([day, d]) => ({ day, requests: Number(d.requests), ...money(d.income, d.priced ? d.cost : null) })),
-      per_model: [...modelTotals].map(([model, m]) => ({ model, requests: Number(m.requests), ...money(m.income, m.cost) })),
-      deposits: deposits.map((d) => ({ day: d.day.toISOString().slice(0, 10), method: d.method, count: Number(d.n), credited_usd: nanoToUsd(d.credit_nano) })),
+      per_day: [...dayTotals].map(([day, d]) => ({
+        day,
+        requests: Number(d.requests),
+        ...money(d.income, d.priced ? d.cost : null),
+      })),
+      per_model: [...modelTotals].map(([model, m]) => ({
+        model,
+        requests: Number(m.requests),
+        ...money(m.income, m.cost),
+      })),
+      deposits: deposits.map((d) => ({
+        day: d.day.toISOString().slice(0, 10),
+        method: d.method,
+        count: Number(d.n),
+        credited_usd: nanoToUsd(d.credit_nano),
+      })),
     };
     return { status: 200, body };
   }

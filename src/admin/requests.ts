@@ -32,8 +32,27 @@ const MAX_PAGE = 200;
 export const REQUEST_EXPORT_MAX_ROWS = 1_000_000;
 
 const COLUMNS = [
-  'created_at', 'request_id', 'user_id', 'email', 'key_id', 'key_prefix', 'key_name', 'model', 'route', 'surface', 'stream', 'status',
-  'error_code', 'requests', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'cost_usd', 'latency_ms', 'ttft_ms', 'id',
+  'created_at',
+  'request_id',
+  'user_id',
+  'email',
+  'key_id',
+  'key_prefix',
+  'key_name',
+  'model',
+  'route',
+  'surface',
+  'stream',
+  'status',
+  'error_code',
+  'requests',
+  'prompt_tokens',
+  'cached_tokens',
+  'completion_tokens',
+  'cost_usd',
+  'latency_ms',
+  'ttft_ms',
+  'id',
 ] as const;
 
 type Filters = { [K in keyof typeof RequestLogExportQuery.entries]?: string };
@@ -41,7 +60,12 @@ type Filters = { [K in keyof typeof RequestLogExportQuery.entries]?: string };
 function instant(name: 'from' | 'to', text: string | undefined): Date | undefined {
   if (text === undefined) return undefined;
   const d = parseInstant(text);
-  if (!d) throw badRequest('invalid_range', `Query parameter "${name}" is not a date that exists (e.g. 2025-01-31T12:00:00Z).`, { param: name, reason: 'invalid_date' });
+  if (!d)
+    throw badRequest(
+      'invalid_range',
+      `Query parameter "${name}" is not a date that exists (e.g. 2025-01-31T12:00:00Z).`,
+      { param: name, reason: 'invalid_date' },
+    );
   return d;
 }
 
@@ -52,7 +76,8 @@ function instant(name: 'from' | 'to', text: string | undefined): Date | undefine
 async function resolve(sql: Sql, q: Filters): Promise<LogWhere | null> {
   const from = instant('from', q.from);
   const to = instant('to', q.to);
-  if (from && to && from.getTime() > to.getTime()) throw badRequest('invalid_range', '"from" must not be after "to".', { param: 'from', reason: 'disordered_range' });
+  if (from && to && from.getTime() > to.getTime())
+    throw badRequest('invalid_range', '"from" must not be after "to".', { param: 'from', reason: 'disordered_range' });
   let userId: string | undefined;
   if (q.user !== undefined) {
     if (q.user.includes('@')) {
@@ -71,7 +96,8 @@ async function resolve(sql: Sql, q: Filters): Promise<LogWhere | null> {
     if (!k || (userId !== undefined && k.user_id !== userId)) return null;
     userId = k.user_id;
   }
-  const status: UsageStatus | undefined = q.status === undefined ? undefined : /^\d+$/.test(q.status) ? Number(q.status) : (q.status as UsageStatus);
+  const status: UsageStatus | undefined =
+    q.status === undefined ? undefined : /^\d+$/.test(q.status) ? Number(q.status) : (q.status as UsageStatus);
   const filter: LogFilter = { userId, keyId, model: q.model, route: q.route, status, from, to };
   return logWhere(sql, filter);
 }
@@ -79,7 +105,13 @@ async function resolve(sql: Sql, q: Filters): Promise<LogWhere | null> {
 /** The page's rows with their owners' addresses: one lookup for at most a page of users. */
 async function withEmails(sql: Sql, rows: UsageRow[]): Promise<(UsageRow & { email: string | null })[]> {
   const ids = [...new Set(rows.map((r) => r.user_id))];
-  const emails = new Map(ids.length === 0 ? [] : (await sql<{ id: string; email: string }[]>`SELECT id, email FROM users WHERE id = ANY(${ids}::uuid[])`).map((u) => [u.id, u.email]));
+  const emails = new Map(
+    ids.length === 0
+      ? []
+      : (await sql<{ id: string; email: string }[]>`SELECT id, email FROM users WHERE id = ANY(${ids}::uuid[])`).map(
+          (u) => [u.id, u.email],
+        ),
+  );
   return rows.map((r) => ({ ...r, email: emails.get(r.user_id) ?? null }));
 }
 
@@ -116,7 +148,12 @@ export function requestLogHandlers(gw: Gateway) {
     let after: Cursor | undefined;
     if (q.cursor !== undefined) {
       after = decodeCursor('requests', q.cursor) ?? undefined;
-      if (!after) throw badRequest('invalid_cursor', 'Query parameter "cursor" is not a cursor from this list (pass its next_cursor back unchanged).', { param: 'cursor', reason: 'invalid_cursor' });
+      if (!after)
+        throw badRequest(
+          'invalid_cursor',
+          'Query parameter "cursor" is not a cursor from this list (pass its next_cursor back unchanged).',
+          { param: 'cursor', reason: 'invalid_cursor' },
+        );
     }
     const where = await resolve(sql, q);
     const rows = where ? await readLogWhere(sql, where, after, limit + 1) : [];
@@ -124,7 +161,8 @@ export function requestLogHandlers(gw: Gateway) {
     const last = page.at(-1);
     const body: AdminRequestListT = {
       data: page.map(json),
-      next_cursor: rows.length > limit && last ? encodeCursor('requests', { at: last.cursor_at, id: last.id.toString() }) : null,
+      next_cursor:
+        rows.length > limit && last ? encodeCursor('requests', { at: last.cursor_at, id: last.id.toString() }) : null,
     };
     return { status: 200, body };
   }
@@ -133,19 +171,47 @@ export function requestLogHandlers(gw: Gateway) {
     const q = query(ex, RequestLogExportQuery);
     // Resolved before the answer starts: a bad filter is a 400, not a broken file.
     const where = await resolve(sql, q);
-    const read = async (after: Cursor | undefined, limit: number) => (where ? withEmails(sql, await readLogWhere(sql, where, after, limit)) : []);
-    const csv = csvBatches(COLUMNS, read, (r) => {
-      const j = json(r);
-      return [
-        j.created_at, j.request_id, j.user_id, j.email, j.key_id, j.key_prefix, j.key_name, j.model, j.route, j.surface, j.stream, j.status,
-        j.error_code, j.requests, j.prompt_tokens, j.cached_tokens, j.completion_tokens, j.cost_usd, j.latency_ms, j.ttft_ms, j.id,
-      ];
-    }, REQUEST_EXPORT_MAX_ROWS);
+    const read = async (after: Cursor | undefined, limit: number) =>
+      where ? withEmails(sql, await readLogWhere(sql, where, after, limit)) : [];
+    const csv = csvBatches(
+      COLUMNS,
+      read,
+      (r) => {
+        const j = json(r);
+        return [
+          j.created_at,
+          j.request_id,
+          j.user_id,
+          j.email,
+          j.key_id,
+          j.key_prefix,
+          j.key_name,
+          j.model,
+          j.route,
+          j.surface,
+          j.stream,
+          j.status,
+          j.error_code,
+          j.requests,
+          j.prompt_tokens,
+          j.cached_tokens,
+          j.completion_tokens,
+          j.cost_usd,
+          j.latency_ms,
+          j.ttft_ms,
+          j.id,
+        ];
+      },
+      REQUEST_EXPORT_MAX_ROWS,
+    );
     const stamp = new Date().toISOString().slice(0, 19).replace(/:/g, '');
     return {
       status: 200,
       stream: csv,
-      headers: { 'content-type': 'text/csv; charset=utf-8', 'content-disposition': `attachment; filename="requests-${stamp}Z.csv"` },
+      headers: {
+        'content-type': 'text/csv; charset=utf-8',
+        'content-disposition': `attachment; filename="requests-${stamp}Z.csv"`,
+      },
     };
   }
 

@@ -28,7 +28,10 @@ export function registerAdmin(router: Router, gw: Gateway): void {
   const openapi = JSON.stringify(adminOpenApi(gw.config.publicUrl));
 
   // Whether the session is an admin's: the web app shows its admin pages on a 200.
-  adminRoute(router, gw, 'get', '/me', 'me', async (_ex, call) => ({ status: 200, body: { id: call.actor.id, email: call.actor.label, is_admin: true } }));
+  adminRoute(router, gw, 'get', '/me', 'me', async (_ex, call) => ({
+    status: 200,
+    body: { id: call.actor.id, email: call.actor.label, is_admin: true },
+  }));
   adminRoute(router, gw, 'get', '/users', 'users', (ex) => users.list(ex));
   adminRoute(router, gw, 'any', '/users/*', 'user', (ex, call) => users.one(ex, call));
   adminRoute(router, gw, 'get', '/audit', 'audit', (ex) => users.audit(ex));
@@ -37,7 +40,9 @@ export function registerAdmin(router: Router, gw: Gateway): void {
   adminRoute(router, gw, 'get', '/deposits', 'deposits', (ex) => deposits.list(ex));
   adminRoute(router, gw, 'any', '/deposits/*', 'deposit', deposits.act);
   adminRoute(router, gw, 'get', '/catalogue', 'catalogue', catalogue.get);
-  adminRoute(router, gw, 'post', '/catalogue', 'catalogue_import', catalogue.importFile, { bodyLimit: CATALOGUE_BODY_LIMIT });
+  adminRoute(router, gw, 'post', '/catalogue', 'catalogue_import', catalogue.importFile, {
+    bodyLimit: CATALOGUE_BODY_LIMIT,
+  });
   adminRoute(router, gw, 'get', '/catalogue/export', 'catalogue_export', catalogue.exportFile);
   adminRoute(router, gw, 'any', '/catalogue/*', 'catalogue_model', catalogue.act);
   adminRoute(router, gw, 'get', '/providers', 'providers', providers.list);
@@ -49,9 +54,24 @@ export function registerAdmin(router: Router, gw: Gateway): void {
   adminRoute(router, gw, 'get', '/requests/export', 'requests_export', (ex) => requests.exportCsv(ex));
   // The user's side of codes, in the dashboard API (a static path: uWS prefers it to the
   // dashboard's catch-all).
-  dashRoute(router, gw, { method: 'post', path: '/api/dashboard/redeem', name: 'dashboard_redeem', handler: codes.redeem });
-  dashRoute(router, gw, { method: 'get', path: '/api/dashboard/alerts', name: 'dashboard_alerts', handler: alerts.get });
-  dashRoute(router, gw, { method: 'post', path: '/api/dashboard/alerts', name: 'dashboard_alerts_set', handler: alerts.set });
+  dashRoute(router, gw, {
+    method: 'post',
+    path: '/api/dashboard/redeem',
+    name: 'dashboard_redeem',
+    handler: codes.redeem,
+  });
+  dashRoute(router, gw, {
+    method: 'get',
+    path: '/api/dashboard/alerts',
+    name: 'dashboard_alerts',
+    handler: alerts.get,
+  });
+  dashRoute(router, gw, {
+    method: 'post',
+    path: '/api/dashboard/alerts',
+    name: 'dashboard_alerts_set',
+    handler: alerts.set,
+  });
   adminRoute(router, gw, 'get', '/openapi.json', 'openapi', async () => ({ status: 200, json: openapi }));
 
   // Unknown admin paths answer 403 to a non-admin and 404 to an admin: what exists under

@@ -8,7 +8,12 @@ import * as v from 'valibot';
 const MAX_REASON = 500;
 const MAX_PAGE = 200;
 
-const Reason = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(MAX_REASON, `must be at most ${MAX_REASON} characters`));
+const Reason = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(MAX_REASON, `must be at most ${MAX_REASON} characters`),
+);
 /**
  * USD as a decimal string, up to 9 decimals: money never travels as a float. Below a billion
  * (MAX_AMOUNT_USD in src/billing/money.ts, the most a balance holds): nine digits at most.
@@ -16,9 +21,16 @@ const Reason = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'mu
 const UsdAmount = v.pipe(
   v.string('must be a decimal string of USD'),
   v.maxLength(24, 'is too long'),
-  v.regex(/^\d{1,9}(\.\d{1,9})?$/, 'must be a positive USD amount below 1000000000 with at most 9 decimals, as a string'),
+  v.regex(
+    /^\d{1,9}(\.\d{1,9})?$/,
+    'must be a positive USD amount below 1000000000 with at most 9 decimals, as a string',
+  ),
 );
-const Limit = v.pipe(v.string(), v.maxLength(4, 'is too large'), v.regex(/^[1-9]\d*$/, 'must be a whole number from 1'));
+const Limit = v.pipe(
+  v.string(),
+  v.maxLength(4, 'is too large'),
+  v.regex(/^[1-9]\d*$/, 'must be a whole number from 1'),
+);
 const Text = (max: number) => v.pipe(v.string(), v.maxLength(max, `must be at most ${max} characters`));
 
 export const ADMIN_LIMITS = { reason: MAX_REASON, page: MAX_PAGE } as const;
@@ -41,18 +53,40 @@ export const AuditQuery = v.object({
   action: v.optional(Text(64)),
 });
 
-export const NewCodesBody = v.object({
-  count: v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(1000, 'must be at most 1000')),
-  amount_usd: UsdAmount,
-  expires_at: v.pipe(v.string('must be a string'), v.maxLength(64, 'is too long'), v.isoTimestamp('must be an ISO-8601 instant with its offset')),
-  note: v.optional(Text(200)),
-}, 'must be a JSON object');
+export const NewCodesBody = v.object(
+  {
+    count: v.pipe(
+      v.number('must be a number'),
+      v.integer('must be a whole number'),
+      v.minValue(1, 'must be at least 1'),
+      v.maxValue(1000, 'must be at most 1000'),
+    ),
+    amount_usd: UsdAmount,
+    expires_at: v.pipe(
+      v.string('must be a string'),
+      v.maxLength(64, 'is too long'),
+      v.isoTimestamp('must be an ISO-8601 instant with its offset'),
+    ),
+    note: v.optional(Text(200)),
+  },
+  'must be a JSON object',
+);
 export const CodesQuery = v.object({
   batch: v.optional(v.pipe(v.string(), v.uuid('must be a batch id'))),
   status: v.optional(v.picklist(['open', 'redeemed', 'expired'], 'must be open, redeemed or expired')),
   limit: v.optional(Limit),
 });
-export const RedeemBody = v.object({ code: v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(64, 'is not a code')) }, 'must be a JSON object');
+export const RedeemBody = v.object(
+  {
+    code: v.pipe(
+      v.string('must be a string'),
+      v.trim(),
+      v.minLength(1, 'must not be empty'),
+      v.maxLength(64, 'is not a code'),
+    ),
+  },
+  'must be a JSON object',
+);
 
 export const DepositsAdminQuery = v.object({
   status: v.optional(v.picklist(['pending', 'paid', 'expired', 'failed'], 'must be pending, paid, expired or failed')),
@@ -60,68 +94,147 @@ export const DepositsAdminQuery = v.object({
   user: v.optional(v.pipe(v.string(), v.uuid('must be a user id'))),
   limit: v.optional(Limit),
   /** next_before of the previous page, unchanged. */
-  before: v.optional(v.pipe(v.string(), v.maxLength(80), v.regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z_[0-9a-f-]{36}$/, 'must be next_before of the previous page'))),
+  before: v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(80),
+      v.regex(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z_[0-9a-f-]{36}$/, 'must be next_before of the previous page'),
+    ),
+  ),
 });
-export const DepositActionBody = v.object({ reason: Reason, reference: v.optional(Text(200)) }, 'must be a JSON object');
+export const DepositActionBody = v.object(
+  { reason: Reason, reference: v.optional(Text(200)) },
+  'must be a JSON object',
+);
 
 const PerMillion = v.pipe(v.number('must be a number'), v.minValue(0, 'must not be negative'));
 // `output` may be left out for an embedding model; the catalogue's own rules then say whether the model needs one.
-const Pricing = v.object({ input: PerMillion, output: v.optional(PerMillion), cache_read: v.optional(PerMillion), cache_write: v.optional(PerMillion) }, 'must be prices in USD per million tokens');
+const Pricing = v.object(
+  {
+    input: PerMillion,
+    output: v.optional(PerMillion),
+    cache_read: v.optional(PerMillion),
+    cache_write: v.optional(PerMillion),
+  },
+  'must be prices in USD per million tokens',
+);
 /** A model's routes, in fallback order. */
-const ModelPatchRoutes = v.pipe(v.array(v.object({
-  provider: Text(64),
-  model: Text(200),
-  enabled: v.optional(v.boolean('must be true or false')),
-  reasoning: v.optional(v.boolean('must be true or false')),
-  upstream_pricing: v.optional(Pricing),
-  /** Share of first tries (0: fallback only); without weights the routes are tried in order. */
-  weight: v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must not be negative'), v.maxValue(1000, 'must be at most 1000'))),
-})), v.minLength(1, 'must list at least one route'));
+const ModelPatchRoutes = v.pipe(
+  v.array(
+    v.object({
+      provider: Text(64),
+      model: Text(200),
+      enabled: v.optional(v.boolean('must be true or false')),
+      reasoning: v.optional(v.boolean('must be true or false')),
+      upstream_pricing: v.optional(Pricing),
+      /** Share of first tries (0: fallback only); without weights the routes are tried in order. */
+      weight: v.optional(
+        v.pipe(
+          v.number('must be a number'),
+          v.integer('must be a whole number'),
+          v.minValue(0, 'must not be negative'),
+          v.maxValue(1000, 'must be at most 1000'),
+        ),
+      ),
+    }),
+  ),
+  v.minLength(1, 'must list at least one route'),
+);
 /** One model's changes; a field left out stays as it is. `routes` replaces the list (its order is the fallback order). */
-export const ModelPatchBody = v.object({
-  enabled: v.optional(v.boolean('must be true or false')),
-  pricing: v.optional(Pricing),
-  official_pricing: v.optional(Pricing),
-  routes: v.optional(ModelPatchRoutes),
-}, 'must be a JSON object');
+export const ModelPatchBody = v.object(
+  {
+    enabled: v.optional(v.boolean('must be true or false')),
+    pricing: v.optional(Pricing),
+    official_pricing: v.optional(Pricing),
+    routes: v.optional(ModelPatchRoutes),
+  },
+  'must be a JSON object',
+);
 
 /** A new model: the catalogue file's model entry (its rules checked as the file's are), with its routes. */
-export const NewModelBody = v.object({
-  id: Text(128),
-  kind: v.optional(v.picklist(['chat', 'embedding'], 'must be chat or embedding')),
-  display_name: v.optional(Text(200)),
-  owned_by: v.optional(Text(100)),
-  context_window: v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
-  max_output_tokens: v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
-  enabled: v.optional(v.boolean('must be true or false')),
-  pricing: Pricing,
-  official_pricing: v.optional(Pricing),
-  routes: ModelPatchRoutes,
-}, 'must be a JSON object');
+export const NewModelBody = v.object(
+  {
+    id: Text(128),
+    kind: v.optional(v.picklist(['chat', 'embedding'], 'must be chat or embedding')),
+    display_name: v.optional(Text(200)),
+    owned_by: v.optional(Text(100)),
+    context_window: v.optional(
+      v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1')),
+    ),
+    max_output_tokens: v.optional(
+      v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1')),
+    ),
+    enabled: v.optional(v.boolean('must be true or false')),
+    pricing: Pricing,
+    official_pricing: v.optional(Pricing),
+    routes: ModelPatchRoutes,
+  },
+  'must be a JSON object',
+);
 
-const ProviderId = v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/, 'must be 1-64 characters of letters, digits and ._:/-'));
-const EnvName = v.pipe(v.string('must be a string'), v.regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name'));
-const BaseUrl = v.pipe(v.string('must be a string'), v.maxLength(500, 'is too long'), v.regex(/^https?:\/\/[^\s]+$/, 'must be an http(s) URL'));
+const ProviderId = v.pipe(
+  v.string('must be a string'),
+  v.regex(/^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/, 'must be 1-64 characters of letters, digits and ._:/-'),
+);
+const EnvName = v.pipe(
+  v.string('must be a string'),
+  v.regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name'),
+);
+const BaseUrl = v.pipe(
+  v.string('must be a string'),
+  v.maxLength(500, 'is too long'),
+  v.regex(/^https?:\/\/[^\s]+$/, 'must be an http(s) URL'),
+);
 const ProviderFields = {
   dialect: v.optional(Text(32)),
   base_url: v.optional(BaseUrl),
-  max_tokens_field: v.optional(v.picklist(['max_tokens', 'max_completion_tokens', 'both'], 'must be max_tokens, max_completion_tokens or both')),
+  max_tokens_field: v.optional(
+    v.picklist(['max_tokens', 'max_completion_tokens', 'both'], 'must be max_tokens, max_completion_tokens or both'),
+  ),
   /** The environment variable to take the key from when no key is saved in the console; null: none. */
   api_key_env: v.optional(v.nullable(EnvName)),
   enabled: v.optional(v.boolean('must be true or false')),
 };
-export const NewProviderBody = v.object({ id: ProviderId, ...ProviderFields, dialect: Text(32), base_url: BaseUrl }, 'must be a JSON object');
+export const NewProviderBody = v.object(
+  { id: ProviderId, ...ProviderFields, dialect: Text(32), base_url: BaseUrl },
+  'must be a JSON object',
+);
 export const ProviderPatchBody = v.object(ProviderFields, 'must be a JSON object');
-const KeyWeight = v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(1000, 'must be at most 1000'));
-export const NewProviderKeyBody = v.object({
-  key: v.pipe(v.string('must be a string'), v.trim(), v.minLength(8, 'is too short to be an API key'), v.maxLength(4096, 'is too long'), v.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces')),
-  label: v.optional(Text(100)),
-  weight: v.optional(KeyWeight),
-}, 'must be a JSON object');
-export const ProviderKeyPatchBody = v.object({ label: v.optional(Text(100)), weight: v.optional(KeyWeight), enabled: v.optional(v.boolean('must be true or false')) }, 'must be a JSON object');
+const KeyWeight = v.pipe(
+  v.number('must be a number'),
+  v.integer('must be a whole number'),
+  v.minValue(1, 'must be at least 1'),
+  v.maxValue(1000, 'must be at most 1000'),
+);
+export const NewProviderKeyBody = v.object(
+  {
+    key: v.pipe(
+      v.string('must be a string'),
+      v.trim(),
+      v.minLength(8, 'is too short to be an API key'),
+      v.maxLength(4096, 'is too long'),
+      v.regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces'),
+    ),
+    label: v.optional(Text(100)),
+    weight: v.optional(KeyWeight),
+  },
+  'must be a JSON object',
+);
+export const ProviderKeyPatchBody = v.object(
+  {
+    label: v.optional(Text(100)),
+    weight: v.optional(KeyWeight),
+    enabled: v.optional(v.boolean('must be true or false')),
+  },
+  'must be a JSON object',
+);
 export const ProviderTestBody = v.object({ model: v.optional(Text(200)) }, 'must be a JSON object');
 
-export const RevenueQuery = v.object({ days: v.optional(v.pipe(v.string(), v.regex(/^([1-9]|[1-9]\d|[1-3]\d\d)$/, 'must be a whole number of days from 1 to 399'))) });
+export const RevenueQuery = v.object({
+  days: v.optional(
+    v.pipe(v.string(), v.regex(/^([1-9]|[1-9]\d|[1-3]\d\d)$/, 'must be a whole number of days from 1 to 399')),
+  ),
+});
 
 export const AlertsBody = v.object({ low_balance_usd: v.nullable(UsdAmount) }, 'must be a JSON object');
 
@@ -144,10 +257,29 @@ export const AdminUserList = v.object({ data: v.array(AdminUser), next_after: v.
 export const AdminUserDetail = v.object({
   user: AdminUser,
   balance: v.object({ balance_usd: Money, reserved_usd: Money, available_usd: Money }),
-  keys: v.array(v.object({ id: v.string(), name: v.string(), prefix: v.string(), created_at: Instant, last_used_at: v.nullable(Instant), revoked_at: v.nullable(Instant) })),
+  keys: v.array(
+    v.object({
+      id: v.string(),
+      name: v.string(),
+      prefix: v.string(),
+      created_at: Instant,
+      last_used_at: v.nullable(Instant),
+      revoked_at: v.nullable(Instant),
+    }),
+  ),
   /** The last 30 days, per model. */
-  usage: v.array(v.object({ model: v.string(), requests: v.number(), prompt_tokens: v.number(), completion_tokens: v.number(), cost_usd: Money })),
-  adjustments: v.array(v.object({ id: v.string(), amount_usd: Money, reason: v.string(), actor: v.string(), created_at: Instant })),
+  usage: v.array(
+    v.object({
+      model: v.string(),
+      requests: v.number(),
+      prompt_tokens: v.number(),
+      completion_tokens: v.number(),
+      cost_usd: Money,
+    }),
+  ),
+  adjustments: v.array(
+    v.object({ id: v.string(), amount_usd: Money, reason: v.string(), actor: v.string(), created_at: Instant }),
+  ),
 });
 
 export const AdjustAnswer = v.object({ adjustment_id: v.string(), balance_before_usd: Money, balance_usd: Money });
@@ -165,19 +297,46 @@ export const AuditEntry = v.object({
 });
 export const AuditList = v.object({ data: v.array(AuditEntry), next_before: v.nullable(v.string()) });
 
-export const NewCodes = v.object({ batch_id: v.string(), amount_usd: Money, expires_at: Instant, codes: v.array(v.string()) });
+export const NewCodes = v.object({
+  batch_id: v.string(),
+  amount_usd: Money,
+  expires_at: Instant,
+  codes: v.array(v.string()),
+});
 export const CodeList = v.object({
-  data: v.array(v.object({
-    id: v.string(), batch_id: v.string(), prefix: v.string(), amount_usd: Money, expires_at: Instant, note: v.string(), created_by: v.string(), created_at: Instant,
-    status: v.picklist(['open', 'redeemed', 'expired']), redeemed_at: v.nullable(Instant), redeemed_by: v.nullable(v.string()),
-  })),
+  data: v.array(
+    v.object({
+      id: v.string(),
+      batch_id: v.string(),
+      prefix: v.string(),
+      amount_usd: Money,
+      expires_at: Instant,
+      note: v.string(),
+      created_by: v.string(),
+      created_at: Instant,
+      status: v.picklist(['open', 'redeemed', 'expired']),
+      redeemed_at: v.nullable(Instant),
+      redeemed_by: v.nullable(v.string()),
+    }),
+  ),
 });
 export const RedeemAnswer = v.object({ credited_usd: Money, balance_usd: Money });
 
 export const AdminDeposit = v.object({
-  id: v.string(), user_id: v.string(), email: v.string(), method: v.string(), provider: v.nullable(v.string()),
-  status: v.picklist(['pending', 'paid', 'expired', 'failed']), amount: v.string(), currency: v.string(), credit_usd: Money,
-  reference: v.nullable(v.string()), details: v.unknown(), created_at: Instant, paid_at: v.nullable(Instant), expires_at: v.nullable(Instant),
+  id: v.string(),
+  user_id: v.string(),
+  email: v.string(),
+  method: v.string(),
+  provider: v.nullable(v.string()),
+  status: v.picklist(['pending', 'paid', 'expired', 'failed']),
+  amount: v.string(),
+  currency: v.string(),
+  credit_usd: Money,
+  reference: v.nullable(v.string()),
+  details: v.unknown(),
+  created_at: Instant,
+  paid_at: v.nullable(Instant),
+  expires_at: v.nullable(Instant),
 });
 export const AdminDepositList = v.object({ data: v.array(AdminDeposit), next_before: v.nullable(v.string()) });
 
@@ -193,7 +352,12 @@ export const CatalogueState = v.object({
    * `differs`: a saved version is in force and the file says something else, which is not served
    * until it is loaded (POST /catalogue/load-file).
    */
-  file: v.object({ path: v.nullable(v.string()), readable: v.boolean(), differs: v.boolean(), error: v.nullable(v.string()) }),
+  file: v.object({
+    path: v.nullable(v.string()),
+    readable: v.boolean(),
+    differs: v.boolean(),
+    error: v.nullable(v.string()),
+  }),
   /** What serves now: the models in service and their routes in order (provider/model). */
   in_service: v.array(v.object({ id: v.string(), routes: v.array(v.string()) })),
   /** The catalogue file's JSON, switched-off entries and upstream prices included. */
@@ -201,23 +365,40 @@ export const CatalogueState = v.object({
 });
 export type CatalogueStateT = v.InferOutput<typeof CatalogueState>;
 /** Failed attempts by cause (src/upstream/health.ts FAILURE_CAUSES); they add up to `errors`. */
-const FailureCauses = v.object({ no_key: v.number(), key_refused: v.number(), timeout: v.number(), connect: v.number(), rate_limited: v.number(), server: v.number(), other: v.number() });
+const FailureCauses = v.object({
+  no_key: v.number(),
+  key_refused: v.number(),
+  timeout: v.number(),
+  connect: v.number(),
+  rate_limited: v.number(),
+  server: v.number(),
+  other: v.number(),
+});
 const HealthWindow = v.object({
-  attempts: v.number(), errors: v.number(), error_rate: v.number(), causes: FailureCauses,
-  avg_latency_ms: v.nullable(v.number()), max_latency_ms: v.nullable(v.number()), cooldowns: v.number(),
+  attempts: v.number(),
+  errors: v.number(),
+  error_rate: v.number(),
+  causes: FailureCauses,
+  avg_latency_ms: v.nullable(v.number()),
+  max_latency_ms: v.nullable(v.number()),
+  cooldowns: v.number(),
 });
 export const Health = v.object({
-  routes: v.array(v.object({
-    /** provider/model */
-    route: v.string(),
-    in_catalogue: v.boolean(),
-    cooling_until: v.nullable(Instant),
-    /** The last five minutes. */
-    now: HealthWindow,
-    /** The last 24 hours. */
-    day: HealthWindow,
-    hourly: v.array(v.object({ hour: Instant, attempts: v.number(), errors: v.number(), avg_latency_ms: v.nullable(v.number()) })),
-  })),
+  routes: v.array(
+    v.object({
+      /** provider/model */
+      route: v.string(),
+      in_catalogue: v.boolean(),
+      cooling_until: v.nullable(Instant),
+      /** The last five minutes. */
+      now: HealthWindow,
+      /** The last 24 hours. */
+      day: HealthWindow,
+      hourly: v.array(
+        v.object({ hour: Instant, attempts: v.number(), errors: v.number(), avg_latency_ms: v.nullable(v.number()) }),
+      ),
+    }),
+  ),
 });
 const RevenueMoney = { income_usd: Money, upstream_cost_usd: v.nullable(Money), margin_usd: v.nullable(Money) };
 export const Revenue = v.object({
@@ -247,24 +428,56 @@ export type AuditListT = v.InferOutput<typeof AuditList>;
 const LogInstant = v.pipe(
   v.string(),
   v.maxLength(40, 'is too long to be an instant'),
-  v.regex(/^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i, 'must be an ISO-8601 instant such as 2025-01-31T12:00:00Z'),
+  v.regex(
+    /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?)?$/i,
+    'must be an ISO-8601 instant such as 2025-01-31T12:00:00Z',
+  ),
 );
 export const RequestLogQuery = v.object({
   /** A user's id, or their email address. */
-  user: v.optional(v.pipe(v.string(), v.maxLength(254, 'must be a user id or an email address'), v.regex(/^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[^@\s]+@[^@\s]+)$/i, 'must be a user id or an email address'))),
+  user: v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(254, 'must be a user id or an email address'),
+      v.regex(
+        /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[^@\s]+@[^@\s]+)$/i,
+        'must be a user id or an email address',
+      ),
+    ),
+  ),
   key: v.optional(v.pipe(v.string(), v.maxLength(36, 'must be a key id'), v.uuid('must be a key id'))),
-  model: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(200, 'must be at most 200 characters'))),
+  model: v.optional(
+    v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(200, 'must be at most 200 characters')),
+  ),
   /** provider/model of the route that answered. */
-  route: v.optional(v.pipe(v.string(), v.minLength(3, 'must be provider/model'), v.maxLength(265, 'must be provider/model'), v.regex(/^[^/]+\/.+$/, 'must be provider/model'))),
+  route: v.optional(
+    v.pipe(
+      v.string(),
+      v.minLength(3, 'must be provider/model'),
+      v.maxLength(265, 'must be provider/model'),
+      v.regex(/^[^/]+\/.+$/, 'must be provider/model'),
+    ),
+  ),
   /** One status code, or ok (2xx), error (anything else, refusals included) or refused (refused before any answer). */
-  status: v.optional(v.pipe(v.string(), v.regex(/^(ok|error|refused|[1-5]\d\d)$/, 'must be ok, error, refused or a status code such as 429'))),
+  status: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^(ok|error|refused|[1-5]\d\d)$/, 'must be ok, error, refused or a status code such as 429'),
+    ),
+  ),
   /** Inclusive. */
   from: v.optional(LogInstant),
   /** Exclusive. */
   to: v.optional(LogInstant),
   limit: v.optional(Limit),
   /** next_cursor of the previous page, unchanged. */
-  cursor: v.optional(v.pipe(v.string(), v.maxLength(256, 'must be next_cursor of the previous page'), v.regex(/^[A-Za-z0-9_-]+$/, 'must be next_cursor of the previous page'))),
+  cursor: v.optional(
+    v.pipe(
+      v.string(),
+      v.maxLength(256, 'must be next_cursor of the previous page'),
+      v.regex(/^[A-Za-z0-9_-]+$/, 'must be next_cursor of the previous page'),
+    ),
+  ),
 });
 /** The export takes the page's filters, not its paging. */
 export const RequestLogExportQuery = v.object({
@@ -311,13 +524,21 @@ export type AdminRequestT = v.InferOutput<typeof AdminRequest>;
 export type AdminRequestListT = v.InferOutput<typeof AdminRequestList>;
 
 export const ProviderKeyInfo = v.object({
-  id: v.string(), label: v.string(),
+  id: v.string(),
+  label: v.string(),
   /** The last four characters: all that is shown of a key once saved. */
   hint: v.string(),
-  weight: v.number(), enabled: v.boolean(), created_by: v.string(), created_at: Instant,
+  weight: v.number(),
+  enabled: v.boolean(),
+  created_by: v.string(),
+  created_at: Instant,
 });
 export const AdminProvider = v.object({
-  id: v.string(), dialect: v.string(), base_url: v.string(), max_tokens_field: v.nullable(v.string()), enabled: v.boolean(),
+  id: v.string(),
+  dialect: v.string(),
+  base_url: v.string(),
+  max_tokens_field: v.nullable(v.string()),
+  enabled: v.boolean(),
   /** The environment variable of the catalogue entry, and whether this process has it set. */
   api_key_env: v.nullable(v.object({ name: v.string(), set: v.boolean() })),
   keys: v.array(ProviderKeyInfo),
@@ -336,8 +557,17 @@ export const AdminProviderList = v.object({
   catalogue_source: v.picklist(['postgres', 'file']),
 });
 export const ProviderTestAnswer = v.object({
-  provider: v.string(), model: v.string(),
-  results: v.array(v.object({ key: v.string(), ok: v.boolean(), status: v.nullable(v.number()), latency_ms: v.number(), message: v.string() })),
+  provider: v.string(),
+  model: v.string(),
+  results: v.array(
+    v.object({
+      key: v.string(),
+      ok: v.boolean(),
+      status: v.nullable(v.number()),
+      latency_ms: v.number(),
+      message: v.string(),
+    }),
+  ),
 });
 export type AdminProviderT = v.InferOutput<typeof AdminProvider>;
 export type AdminProviderListT = v.InferOutput<typeof AdminProviderList>;

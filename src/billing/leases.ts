@@ -162,8 +162,14 @@ export class Leases {
     this.opts.observer?.called(open ? 'open' : 'extend');
     try {
       result = await this.hot.lease({
-        userId, leaseId: target.id, mode: open ? 'open' : 'extend', need, grow: want > need ? want : need, give: 0n,
-        ttlMs: this.opts.ttlMs + this.opts.windowMs, outboxMax: this.opts.outboxMax,
+        userId,
+        leaseId: target.id,
+        mode: open ? 'open' : 'extend',
+        need,
+        grow: want > need ? want : need,
+        give: 0n,
+        ttlMs: this.opts.ttlMs + this.opts.windowMs,
+        outboxMax: this.opts.outboxMax,
       });
     } catch (err) {
       this.settleRefill(target, open);
@@ -222,7 +228,18 @@ export class Leases {
       this.opts.observer?.called('close');
       // A failed close leaves the hold to expire.
       closing.push(
-        this.hot.lease({ userId: lease.userId, leaseId: lease.id, mode: 'close', need: 0n, grow: 0n, give: lease.size, ttlMs: 0, outboxMax: 0 }).catch(() => {}),
+        this.hot
+          .lease({
+            userId: lease.userId,
+            leaseId: lease.id,
+            mode: 'close',
+            need: 0n,
+            grow: 0n,
+            give: lease.size,
+            ttlMs: 0,
+            outboxMax: 0,
+          })
+          .catch(() => {}),
       );
     }
     await Promise.all(closing);

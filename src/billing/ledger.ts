@@ -7,7 +7,14 @@ import { GatewayError } from '../errors.js';
 import { Batcher, Coalesced } from '../store/batch.js';
 import type { HotBalance, HotStore, OutboxRecord, PrimeSnapshot, ReserveResult, SettleResult } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
-import { periodEnd, periodStart, previousSpendField, spendField, type KeyLimits, type SpendPeriod } from './key-limits.js';
+import {
+  periodEnd,
+  periodStart,
+  previousSpendField,
+  spendField,
+  type KeyLimits,
+  type SpendPeriod,
+} from './key-limits.js';
 import { Lease, Leases, type LeaseObserver } from './leases.js';
 import { usdText } from './money.js';
 
@@ -57,7 +64,8 @@ export interface LedgerOptions {
   leases?: { windowMs: number; requests: number; observer?: LeaseObserver; clock?: Clock; soloFirst?: boolean };
 }
 
-const unavailable = () => new GatewayError('unavailable', 'The gateway cannot check balances right now; try again shortly.');
+const unavailable = () =>
+  new GatewayError('unavailable', 'The gateway cannot check balances right now; try again shortly.');
 const backlog = () => new GatewayError('unavailable', 'The gateway cannot record usage right now; try again shortly.');
 const insufficient = (amount: bigint, available: bigint) =>
   new GatewayError(
@@ -107,7 +115,9 @@ export class Ledger {
   /** Users this process has asked the hot store about (at most KNOWN_MAX, then forgotten at once). */
   private readonly known = new Set<string>();
   /** A cold account met by many requests at once is loaded once for all of them. */
-  private readonly priming = new Coalesced(async (userId) => this.hot.primeBalance(userId, await this.snapshots.call(userId)));
+  private readonly priming = new Coalesced(async (userId) =>
+    this.hot.primeBalance(userId, await this.snapshots.call(userId)),
+  );
   /** Cold accounts met in one event-loop turn are read in one snapshot (a burst of new users). */
   private readonly snapshots = new Batcher<string, PrimeSnapshot>((userIds) => this.load(userIds));
   private readonly leases?: Leases;
@@ -126,7 +136,8 @@ export class Ledger {
   /** Hold `amount` or refuse: 402 (balance), 429 (key limits), 503 (stores). */
   async reserve(payer: Payer, amount: bigint): Promise<Reservation> {
     // A key's limits are counted per request in the store: only keys without them lease.
-    if (this.leases && !payer.limits.rpm && payer.limits.spendNano === null && this.leases.wants(payer.userId)) return this.draw(this.leases, payer, amount);
+    if (this.leases && !payer.limits.rpm && payer.limits.spendNano === null && this.leases.wants(payer.userId))
+      return this.draw(this.leases, payer, amount);
     const id = reservationId();
     const now = new Date();
     const { limits } = payer;
@@ -137,7 +148,10 @@ export class Ledger {
       ttlMs: this.opts.ttlMs,
       keyId: payer.keyId,
       rpmLimit: limits.rpm ?? 0,
-      spend: limits.spendNano !== null && limits.spendPeriod ? { limit: limits.spendNano, field: spendField(payer.keyId, limits.spendPeriod, now) } : undefined,
+      spend:
+        limits.spendNano !== null && limits.spendPeriod
+          ? { limit: limits.spendNano, field: spendField(payer.keyId, limits.spendPeriod, now) }
+          : undefined,
       outboxMax: this.opts.outboxMax,
     };
     let result: ReserveResult;
@@ -184,7 +198,15 @@ export class Ledger {
     }
     if (drawn instanceof Lease) {
       if (drawn.free > 0n) this.noteFunded(userId);
-      return { id: reservationId(), userId, keyId: payer.keyId, limits: payer.limits, amount, settled: false, lease: drawn };
+      return {
+        id: reservationId(),
+        userId,
+        keyId: payer.keyId,
+        limits: payer.limits,
+        amount,
+        settled: false,
+        lease: drawn,
+      };
     }
     switch (drawn.status) {
       case 'insufficient':
@@ -212,7 +234,10 @@ export class Ledger {
       throw unavailable();
     }
     if (b.available <= 0n) {
-      throw new GatewayError('insufficient_balance', `Insufficient balance: $${usdText(b.available < 0n ? 0n : b.available)} is available. Add funds to use the API.`);
+      throw new GatewayError(
+        'insufficient_balance',
+        `Insufficient balance: $${usdText(b.available < 0n ? 0n : b.available)} is available. Add funds to use the API.`,
+      );
     }
     this.noteFunded(payer.userId, now);
   }
@@ -229,9 +254,13 @@ export class Ledger {
     } catch {
       throw unavailable();
     }
-    if (r === 'insufficient' || r === 'unknown') throw new GatewayError('insufficient_balance', 'Insufficient balance: add funds to use the API.');
+    if (r === 'insufficient' || r === 'unknown')
+      throw new GatewayError('insufficient_balance', 'Insufficient balance: add funds to use the API.');
     if (typeof r === 'object') {
-      throw new GatewayError('rate_limit', `This key is limited to ${payer.limits.rpm} requests per minute.`, { retryAfter: Math.max(1, Math.ceil(r.retryAfterMs / 1000)), code: 'key_rate_limit' });
+      throw new GatewayError('rate_limit', `This key is limited to ${payer.limits.rpm} requests per minute.`, {
+        retryAfter: Math.max(1, Math.ceil(r.retryAfterMs / 1000)),
+        code: 'key_rate_limit',
+      });
     }
   }
 
@@ -349,7 +378,13 @@ export class Ledger {
     await this.leases?.stop();
     if (this.retryTimer) clearInterval(this.retryTimer);
     for (const { record } of this.retries.values()) {
-      if (record) this.opts.log?.error({ record: { ...record, costNano: String(record.costNano), officialCostNano: String(record.officialCostNano) } }, 'unsettled charge lost at shutdown');
+      if (record)
+        this.opts.log?.error(
+          {
+            record: { ...record, costNano: String(record.costNano), officialCostNano: String(record.officialCostNano) },
+          },
+          'unsettled charge lost at shutdown',
+        );
     }
   }
 
@@ -403,7 +438,14 @@ export class Ledger {
     const start = (period: SpendPeriod) => periodStart(period, now).toISOString().slice(0, 10);
     // One statement, so one snapshot for the balance, the charged total and the caps' spend,
     // without a transaction's three extra round trips.
-    const rows = await this.sql<{ id: string; balance_nano: bigint; charged_nano: bigint; caps: { id: string; period: SpendPeriod; spent: string }[] }[]>`
+    const rows = await this.sql<
+      {
+        id: string;
+        balance_nano: bigint;
+        charged_nano: bigint;
+        caps: { id: string; period: SpendPeriod; spent: string }[];
+      }[]
+    >`
       SELECT u.id, u.balance_nano, u.charged_nano,
              coalesce((SELECT json_agg(json_build_object('id', k.id, 'period', k.spend_limit_period, 'spent',
                  coalesce((SELECT sum(d.cost_nano) FROM usage_key_daily d WHERE d.key_id = k.id AND d.day >= (CASE k.spend_limit_period
@@ -439,7 +481,8 @@ export class Ledger {
       // What the load found is the balance, unless holds are counted (expired ones are swept by
       // the read) or another process loaded it first: a read less for a new account.
       const loaded = await this.prime(userId);
-      b = loaded && loaded.reserved === 0n ? loaded : ((await this.hot.balance(userId)) ?? { balance: 0n, reserved: 0n });
+      b =
+        loaded && loaded.reserved === 0n ? loaded : ((await this.hot.balance(userId)) ?? { balance: 0n, reserved: 0n });
     }
     return this.available(userId, b);
   }
@@ -457,6 +500,9 @@ function keySpendError(limit: bigint, period: SpendPeriod, spent: bigint, amount
   const message = `This key's spend limit of $${usdText(limit)} ${scope} is reached: $${usdText(spent)} spent or held, and this request may cost up to $${usdText(amount)}.`;
   // A lifetime cap never frees up by waiting: say so to the SDKs, which retry 429s by default.
   return end
-    ? new GatewayError('rate_limit', message, { code: 'key_spend_limit', retryAfter: Math.max(1, Math.ceil((end.getTime() - now.getTime()) / 1000)) })
+    ? new GatewayError('rate_limit', message, {
+        code: 'key_spend_limit',
+        retryAfter: Math.max(1, Math.ceil((end.getTime() - now.getTime()) / 1000)),
+      })
     : new GatewayError('rate_limit', message, { code: 'key_spend_limit', noRetry: true });
 }

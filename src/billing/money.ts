@@ -70,7 +70,13 @@ export function costOf(usage: IRUsage, base: Prices): bigint {
  * The most a request can cost: every input token at the dearest price an input token of it can
  * be billed at, the whole output budget at the dearest output price, and what is priced per call.
  */
-export function worstCase(inputTokens: number, outputTokens: number, inputPrice: bigint, outputPrice: bigint, extraNano = 0n): bigint {
+export function worstCase(
+  inputTokens: number,
+  outputTokens: number,
+  inputPrice: bigint,
+  outputPrice: bigint,
+  extraNano = 0n,
+): bigint {
   const total = BigInt(inputTokens) * inputPrice + BigInt(outputTokens) * outputPrice;
   return (total + MILLION - 1n) / MILLION + extraNano;
 }

@@ -13,11 +13,26 @@ import type { AckItem, OutboxEntry, OutboxStore } from '../store/hot.js';
 import type { Sql, Tx } from '../store/sql.js';
 
 const USAGE_COLUMNS_TYPED = [
-  ['user_id', 'uuid'], ['key_id', 'uuid'], ['request_id', 'text'], ['model', 'text'], ['surface', 'text'],
-  ['stream', 'boolean'], ['status', 'integer'], ['prompt_tokens', 'integer'], ['completion_tokens', 'integer'],
-  ['cached_tokens', 'integer'], ['cache_write_tokens', 'integer'], ['cost_nano', 'bigint'],
-  ['official_cost_nano', 'bigint'], ['latency_ms', 'integer'], ['ttft_ms', 'integer'], ['created_at', 'timestamptz'],
-  ['settle_id', 'uuid'], ['outbox_ref', 'text'], ['charged_after_nano', 'bigint'], ['overrun', 'boolean'],
+  ['user_id', 'uuid'],
+  ['key_id', 'uuid'],
+  ['request_id', 'text'],
+  ['model', 'text'],
+  ['surface', 'text'],
+  ['stream', 'boolean'],
+  ['status', 'integer'],
+  ['prompt_tokens', 'integer'],
+  ['completion_tokens', 'integer'],
+  ['cached_tokens', 'integer'],
+  ['cache_write_tokens', 'integer'],
+  ['cost_nano', 'bigint'],
+  ['official_cost_nano', 'bigint'],
+  ['latency_ms', 'integer'],
+  ['ttft_ms', 'integer'],
+  ['created_at', 'timestamptz'],
+  ['settle_id', 'uuid'],
+  ['outbox_ref', 'text'],
+  ['charged_after_nano', 'bigint'],
+  ['overrun', 'boolean'],
   ['route', 'text'],
 ] as const;
 const USAGE_COLUMNS = USAGE_COLUMNS_TYPED.map(([c]) => c).join(', ');
@@ -95,7 +110,11 @@ async function commitBatch(tx: Tx, batch: { entries: OutboxEntry[]; items: AckIt
     }
     const prior = seen.get(r.settleId);
     if (prior) {
-      items.push(prior.ref === entry.id ? { entry, kind: 'redelivered', chargedAfter: prior.after } : { entry, kind: 'duplicate', chargedAfter: 0n });
+      items.push(
+        prior.ref === entry.id
+          ? { entry, kind: 'redelivered', chargedAfter: prior.after }
+          : { entry, kind: 'duplicate', chargedAfter: 0n },
+      );
       continue;
     }
     const after = before + r.costNano;
@@ -243,7 +262,8 @@ export class OutboxWriter {
       const read = await this.step(BLOCK_MS);
       // A batch that was not full means the outbox is nearly empty: let a few records gather,
       // one transaction for many instead of one each.
-      if (this.running && read < this.opts.batchMax && this.opts.pauseMs > 0 && this.failures === 0) await this.pause(this.pacer.after(read));
+      if (this.running && read < this.opts.batchMax && this.opts.pauseMs > 0 && this.failures === 0)
+        await this.pause(this.pacer.after(read));
     }
   }
 
@@ -279,7 +299,10 @@ export class OutboxWriter {
       const now = Date.now();
       if (now - this.lastErrorLog > 5000) {
         this.lastErrorLog = now;
-        this.log.error({ err, waiting: entries.length, attempt: this.failures }, 'outbox: writing usage to Postgres failed; will retry');
+        this.log.error(
+          { err, waiting: entries.length, attempt: this.failures },
+          'outbox: writing usage to Postgres failed; will retry',
+        );
       }
       await this.pause(Math.min(MAX_BACKOFF_MS, 50 * 2 ** Math.min(this.failures, 7)));
       return 0;

@@ -63,9 +63,15 @@ function imageChars(images: ImageSlot[]): number {
  * dialect says its vendor adds. A model whose context window is not stretched by long-context
  * pricing is never billed for more than that window: the vendor refuses a longer prompt.
  */
-export function inputTokenBound(body: Body, size: BodySize, parts: PromptParts, model: { maxImageTokens: number; contextWindow: number; longContext: boolean }): number {
+export function inputTokenBound(
+  body: Body,
+  size: BodySize,
+  parts: PromptParts,
+  model: { maxImageTokens: number; contextWindow: number; longContext: boolean },
+): number {
   const tokens =
-    size.bytes - imageChars(parts.images) +
+    size.bytes -
+    imageChars(parts.images) +
     parts.images.length * model.maxImageTokens +
     size.containers * PER_CONTAINER_TOKENS +
     BASE_TOKENS +
@@ -91,7 +97,8 @@ export interface Forwarded {
   maxImageTokens: number;
 }
 
-export const forwardedTokens = (f: Forwarded): Promise<number> => countForwardedTokens(f.body, f.dialect, f.maxImageTokens);
+export const forwardedTokens = (f: Forwarded): Promise<number> =>
+  countForwardedTokens(f.body, f.dialect, f.maxImageTokens);
 
 /** Text is counted in pieces of about this size: large ones go to the tokenizer's thread. */
 const BATCH_CHARS = 64 * 1024;

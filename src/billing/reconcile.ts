@@ -48,7 +48,14 @@ export interface ReconcileReport {
 export async function reconcile(sql: Sql, hot?: OutboxStore, { full = false } = {}): Promise<ReconcileReport> {
   const rows = await checkPostgres(sql, full);
   const mismatches = rows.filter((r) => !r.ok).map(({ ok: _ok, ...r }) => r);
-  const report: ReconcileReport = { users: rows.length, mismatches, hotAccounts: 0, hotMismatches: [], outbox: 0, ok: mismatches.length === 0 };
+  const report: ReconcileReport = {
+    users: rows.length,
+    mismatches,
+    hotAccounts: 0,
+    hotMismatches: [],
+    outbox: 0,
+    ok: mismatches.length === 0,
+  };
   if (!hot) return report;
 
   const emails = new Map(rows.map((r) => [r.user_id, r.email]));
@@ -71,7 +78,14 @@ export async function reconcile(sql: Sql, hot?: OutboxStore, { full = false } = 
       if (!pending) report.hotAccounts++;
       const expected = b.balance - a.pendingAccounted;
       if (expected !== a.balance || a.reserved !== a.holds) {
-        report.hotMismatches.push({ userId: a.userId, email: emails.get(a.userId) ?? '', expected, hot: a.balance, reserved: a.reserved, holds: a.holds });
+        report.hotMismatches.push({
+          userId: a.userId,
+          email: emails.get(a.userId) ?? '',
+          expected,
+          hot: a.balance,
+          reserved: a.reserved,
+          holds: a.holds,
+        });
       }
     }
     if (!pending) report.hotAccounts += unsettled.size;
@@ -80,7 +94,14 @@ export async function reconcile(sql: Sql, hot?: OutboxStore, { full = false } = 
     await new Promise((r) => setTimeout(r, 50));
   }
   for (const userId of pending ?? []) {
-    report.hotMismatches.push({ userId, email: emails.get(userId) ?? '', expected: -1n, hot: -1n, reserved: 0n, holds: 0n });
+    report.hotMismatches.push({
+      userId,
+      email: emails.get(userId) ?? '',
+      expected: -1n,
+      hot: -1n,
+      reserved: 0n,
+      holds: 0n,
+    });
   }
   report.outbox = await hot.outboxLength();
   report.ok = report.ok && report.hotMismatches.length === 0;
@@ -167,6 +188,8 @@ async function checkOnce(sql: Sql, full: boolean): Promise<Checked[]> {
 }
 
 async function pgBalances(sql: Sql): Promise<Map<string, { balance: bigint; charged: bigint }>> {
-  const rows = await sql<{ id: string; balance_nano: bigint; charged_nano: bigint }[]>`SELECT id, balance_nano, charged_nano FROM users`;
+  const rows = await sql<
+    { id: string; balance_nano: bigint; charged_nano: bigint }[]
+  >`SELECT id, balance_nano, charged_nano FROM users`;
   return new Map(rows.map((r) => [r.id, { balance: r.balance_nano, charged: r.charged_nano }]));
 }

@@ -73,7 +73,10 @@ export interface Route {
  * the start of the upstream model name or after a `/` (aggregators' `vendor/model`). Any route's
  * model is matched against all of them: an aggregator speaking one dialect serves every vendor's.
  */
-export const REASONING_MODEL = new RegExp(`(?:^|\\/)(?:${REASONING_MODEL_PATTERNS.map((p) => p.source).join('|')})`, 'i');
+export const REASONING_MODEL = new RegExp(
+  `(?:^|\\/)(?:${REASONING_MODEL_PATTERNS.map((p) => p.source).join('|')})`,
+  'i',
+);
 
 export type ModelKind = (typeof MODEL_KINDS)[number];
 
@@ -121,7 +124,12 @@ const nanoPerMillion = (usdPerMillion: number): bigint => BigInt(Math.round(usdP
 function pricingJson(p: ModelEntry['pricing']): PricingJson {
   // Cached tokens cost what plain input costs unless the file says otherwise. An embedding
   // model's output price is left out (the schema sees that a chat model's is not): 0.
-  return { input: p.input, output: p.output ?? 0, cache_read: p.cache_read ?? p.input, cache_write: p.cache_write ?? p.input };
+  return {
+    input: p.input,
+    output: p.output ?? 0,
+    cache_read: p.cache_read ?? p.input,
+    cache_write: p.cache_write ?? p.input,
+  };
 }
 
 function prices(p: PricingJson, extras: Extras | undefined, withLongContext = true): Prices {
@@ -140,7 +148,10 @@ function prices(p: PricingJson, extras: Extras | undefined, withLongContext = tr
     out.audioOut = nanoPerMillion(extras.audio.output);
   }
   if (withLongContext && extras?.long_context) {
-    out.longContext = { threshold: extras.long_context.threshold, prices: prices(pricingJson(extras.long_context.pricing), extras, false) };
+    out.longContext = {
+      threshold: extras.long_context.threshold,
+      prices: prices(pricingJson(extras.long_context.pricing), extras, false),
+    };
   }
   return out;
 }
@@ -176,12 +187,23 @@ export function compileCatalogue(raw: unknown, source: string): Catalogue {
     if (models.has(m.id)) throw new CatalogueError(`${source}: models[${i}].id "${m.id}" is listed twice`);
     const routes = m.routes.map((r, j) => {
       const provider = providers.get(r.provider);
-      if (!provider) throw new CatalogueError(`${source}: models[${i}].routes[${j}].provider "${r.provider}" is not a listed provider`);
+      if (!provider)
+        throw new CatalogueError(
+          `${source}: models[${i}].routes[${j}].provider "${r.provider}" is not a listed provider`,
+        );
       if (m.kind === 'embedding' && !(EMBEDDING_DIALECT_NAMES as readonly string[]).includes(provider.dialect)) {
         const serving = EMBEDDING_DIALECT_NAMES.map((d) => `"${d}"`).join(' or ');
-        throw new CatalogueError(`${source}: models[${i}].routes[${j}].provider "${r.provider}" speaks "${provider.dialect}", which has no embeddings endpoint; an embedding model needs a ${serving} provider`);
+        throw new CatalogueError(
+          `${source}: models[${i}].routes[${j}].provider "${r.provider}" speaks "${provider.dialect}", which has no embeddings endpoint; an embedding model needs a ${serving} provider`,
+        );
       }
-      return { provider, model: r.model, key: `${provider.id}/${r.model}`, reasoning: r.reasoning ?? REASONING_MODEL.test(r.model), weight: r.weight ?? 1 };
+      return {
+        provider,
+        model: r.model,
+        key: `${provider.id}/${r.model}`,
+        reasoning: r.reasoning ?? REASONING_MODEL.test(r.model),
+        weight: r.weight ?? 1,
+      };
     });
     const pj = pricingJson(m.pricing);
     const oj = m.official_pricing ? pricingJson(m.official_pricing) : pj;

@@ -10,7 +10,12 @@ const oneOf = (names: readonly string[]) => {
   return quoted.length === 1 ? quoted[0]! : `${quoted.slice(0, -1).join(', ')} or ${quoted.at(-1)}`;
 };
 
-const Price = v.pipe(v.number('must be a number'), v.finite('must be finite'), v.minValue(0, 'must not be negative'), v.maxValue(1_000_000, 'is implausibly large'));
+const Price = v.pipe(
+  v.number('must be a number'),
+  v.finite('must be finite'),
+  v.minValue(0, 'must not be negative'),
+  v.maxValue(1_000_000, 'is implausibly large'),
+);
 
 const Pricing = v.object({
   input: Price,
@@ -28,11 +33,16 @@ const ModelPricing = v.object({ ...Pricing.entries, output: v.optional(Price) })
 /** What a model is called for: chat surfaces, or POST /v1/embeddings. */
 export const MODEL_KINDS = ['chat', 'embedding'] as const;
 
-const Secret = v.object({ env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')) });
+const Secret = v.object({
+  env: v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')),
+});
 
 /** What a provider or model id may be. */
 export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$/;
-const Id = v.pipe(v.string('must be a string'), v.regex(ID_PATTERN, 'must be 1-128 characters of letters, digits and ._:/-'));
+const Id = v.pipe(
+  v.string('must be a string'),
+  v.regex(ID_PATTERN, 'must be 1-128 characters of letters, digits and ._:/-'),
+);
 
 export const MAX_TOKENS_FIELDS = ['max_tokens', 'max_completion_tokens', 'both'] as const;
 
@@ -52,18 +62,25 @@ export const ProviderSchema = v.object({
   max_tokens_field: v.optional(v.picklist(MAX_TOKENS_FIELDS, `must be one of ${MAX_TOKENS_FIELDS.join(', ')}`)),
 });
 
-const Usd = v.pipe(v.number('must be a number'), v.finite('must be finite'), v.minValue(0, 'must not be negative'), v.maxValue(1_000, 'is implausibly large'));
+const Usd = v.pipe(
+  v.number('must be a number'),
+  v.finite('must be finite'),
+  v.minValue(0, 'must not be negative'),
+  v.maxValue(1_000, 'is implausibly large'),
+);
 
 /** Options that cost more than plain tokens. What a model does not list here is refused (400). */
 const Extras = v.object({
   /** OpenAI `service_tier` values with their own prices (e.g. `priority`). */
   service_tiers: v.optional(v.record(v.pipe(v.string(), v.regex(/^[a-z_]{1,32}$/, 'must be a tier name')), Pricing)),
   /** Web search (OpenAI `web_search_options`, Anthropic's web_search server tool): USD per search. */
-  web_search: v.optional(v.object({
-    per_call: Usd,
-    /** Searches held for per request when the request does not bound them (`max_uses`). */
-    max_calls: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000)), 5),
-  })),
+  web_search: v.optional(
+    v.object({
+      per_call: Usd,
+      /** Searches held for per request when the request does not bound them (`max_uses`). */
+      max_calls: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(1000)), 5),
+    }),
+  ),
   /** USD per million tokens written to the cache with a one-hour lifetime. */
   cache_write_1h: v.optional(Price),
   /** Anthropic's long-context pricing: past `threshold` input tokens, every token at `pricing`. */
@@ -75,12 +92,21 @@ const Extras = v.object({
    * for this model: `web_fetch`, `code_execution` (with `container`), `mcp` (`mcp_servers`),
    * `tool_search`. They run inside one request, so its input can outgrow the hold.
    */
-  server_tools: v.optional(v.array(v.picklist(['web_fetch', 'code_execution', 'mcp', 'tool_search'], 'must be web_fetch, code_execution, mcp or tool_search'))),
+  server_tools: v.optional(
+    v.array(
+      v.picklist(
+        ['web_fetch', 'code_execution', 'mcp', 'tool_search'],
+        'must be web_fetch, code_execution, mcp or tool_search',
+      ),
+    ),
+  ),
   /**
    * Anthropic betas named in ANTHROPIC_PRICED_BETAS that this model's prices already cover (an
    * entry priced at fast-mode rates lists `fast-mode-*`): names, or prefixes ending in `*`.
    */
-  priced_betas: v.optional(v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,100}\*?$/, 'must be a beta name or a prefix ending in *')))),
+  priced_betas: v.optional(
+    v.array(v.pipe(v.string(), v.regex(/^[A-Za-z0-9._-]{1,100}\*?$/, 'must be a beta name or a prefix ending in *'))),
+  ),
 });
 
 const ModelFields = v.object({
@@ -88,7 +114,14 @@ const ModelFields = v.object({
   /** `chat` (the default) or `embedding`: an embedding model serves POST /v1/embeddings only, and only that route serves it. */
   kind: v.optional(v.picklist(MODEL_KINDS, `must be ${oneOf(MODEL_KINDS)}`), 'chat'),
   /** Embedding models: the length of the vectors the model returns, and the most `dimensions` a request may ask for. */
-  dimensions: v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(65_536, 'is implausibly large'))),
+  dimensions: v.optional(
+    v.pipe(
+      v.number('must be a number'),
+      v.integer('must be a whole number'),
+      v.minValue(1, 'must be at least 1'),
+      v.maxValue(65_536, 'is implausibly large'),
+    ),
+  ),
   owned_by: v.optional(v.string(), 'airouter'),
   display_name: v.optional(v.string()),
   created: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0))),
@@ -102,17 +135,26 @@ const ModelFields = v.object({
   /** Most choices (`n`) one request may ask for; the gateway's MAX_N applies too. */
   max_n: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(128))),
   routes: v.pipe(
-    v.array(v.object({
-      provider: Id,
-      model: v.pipe(v.string(), v.nonEmpty('must not be empty')),
-      /** The upstream model takes reasoning controls (see REASONING_MODEL in catalogue/index.ts for the default). */
-      reasoning: v.optional(v.boolean('must be true or false')),
-      /**
-       * Share of the model's first tries: with weights, the first route is drawn by them (0: a
-       * fallback only) and the rest follow in order; without, routes are tried in order.
-       */
-      weight: v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(0, 'must not be negative'), v.maxValue(1000, 'must be at most 1000'))),
-    })),
+    v.array(
+      v.object({
+        provider: Id,
+        model: v.pipe(v.string(), v.nonEmpty('must not be empty')),
+        /** The upstream model takes reasoning controls (see REASONING_MODEL in catalogue/index.ts for the default). */
+        reasoning: v.optional(v.boolean('must be true or false')),
+        /**
+         * Share of the model's first tries: with weights, the first route is drawn by them (0: a
+         * fallback only) and the rest follow in order; without, routes are tried in order.
+         */
+        weight: v.optional(
+          v.pipe(
+            v.number('must be a number'),
+            v.integer('must be a whole number'),
+            v.minValue(0, 'must not be negative'),
+            v.maxValue(1000, 'must be at most 1000'),
+          ),
+        ),
+      }),
+    ),
     v.minLength(1, 'must list at least one route'),
   ),
 });
@@ -130,13 +172,18 @@ const outputPriceOk = (which: 'pricing' | 'official_pricing') => (m: ModelFields
   return m.kind === 'embedding' ? !p.output : p.output !== undefined;
 };
 const OUTPUT_PRICE = (issue: v.CheckIssue<ModelFieldsOut>) =>
-  issue.input.kind === 'embedding' ? 'must be left out (or 0) for an embedding model: it produces no output tokens' : 'is required for a chat model';
+  issue.input.kind === 'embedding'
+    ? 'must be left out (or 0) for an embedding model: it produces no output tokens'
+    : 'is required for a chat model';
 
 export const ModelSchema = v.pipe(
   ModelFields,
   v.forward(v.check(outputPriceOk('pricing'), OUTPUT_PRICE), ['pricing', 'output']),
   v.forward(v.check(outputPriceOk('official_pricing'), OUTPUT_PRICE), ['official_pricing', 'output']),
-  v.forward(v.check((m) => m.kind === 'embedding' || m.dimensions === undefined, 'is for embedding models only'), ['dimensions']),
+  v.forward(
+    v.check((m) => m.kind === 'embedding' || m.dimensions === undefined, 'is for embedding models only'),
+    ['dimensions'],
+  ),
 );
 
 export const CatalogueFileSchema = v.object({

@@ -16,18 +16,33 @@ export const CATALOGUE_CHANNEL = 'catalogue-saved';
 const Usd = v.pipe(v.number('must be a number'), v.minValue(0, 'must not be negative'));
 /** What the upstream charges per million tokens on a route: the gateway's cost, for margins. */
 // `output` may be left out: an embedding route's upstream bills input only.
-export const UpstreamPricing = v.object({ input: Usd, output: v.optional(Usd), cache_read: v.optional(Usd), cache_write: v.optional(Usd) });
+export const UpstreamPricing = v.object({
+  input: Usd,
+  output: v.optional(Usd),
+  cache_read: v.optional(Usd),
+  cache_write: v.optional(Usd),
+});
 
 /** The operator's fields, which the catalogue file's schema does not know (and would drop). */
 const OperatorFields = v.object({
   providers: v.array(v.object({ enabled: v.optional(v.boolean('must be true or false')) })),
-  models: v.array(v.object({
-    enabled: v.optional(v.boolean('must be true or false')),
-    routes: v.array(v.object({ enabled: v.optional(v.boolean('must be true or false')), upstream_pricing: v.optional(UpstreamPricing) })),
-  })),
+  models: v.array(
+    v.object({
+      enabled: v.optional(v.boolean('must be true or false')),
+      routes: v.array(
+        v.object({
+          enabled: v.optional(v.boolean('must be true or false')),
+          upstream_pricing: v.optional(UpstreamPricing),
+        }),
+      ),
+    }),
+  ),
 });
 
-type Doc = { providers: { id: string; enabled?: boolean }[]; models: { id: string; enabled?: boolean; routes: { provider: string; enabled?: boolean }[] }[] };
+type Doc = {
+  providers: { id: string; enabled?: boolean }[];
+  models: { id: string; enabled?: boolean; routes: { provider: string; enabled?: boolean }[] }[];
+};
 
 /**
  * The document without what is switched off: a disabled provider's routes are out, and a model
@@ -47,7 +62,12 @@ export function inService(doc: unknown): unknown {
 
 /** Checks a document as a whole (the file's rules and the operator's fields) and compiles it. */
 export function compileStored(doc: unknown, source: string): Catalogue {
-  if (doc === null || typeof doc !== 'object' || !Array.isArray((doc as Doc).models) || !Array.isArray((doc as Doc).providers)) {
+  if (
+    doc === null ||
+    typeof doc !== 'object' ||
+    !Array.isArray((doc as Doc).models) ||
+    !Array.isArray((doc as Doc).providers)
+  ) {
     // The file's schema words this one.
     return compileCatalogue(doc, source);
   }
@@ -66,7 +86,9 @@ export interface StoredVersion {
 }
 
 export async function latestVersion(sql: Sql | Tx): Promise<StoredVersion | undefined> {
-  const [row] = await sql<StoredVersion[]>`SELECT id, doc, actor, created_at FROM catalogue_versions ORDER BY id DESC LIMIT 1`;
+  const [row] = await sql<
+    StoredVersion[]
+  >`SELECT id, doc, actor, created_at FROM catalogue_versions ORDER BY id DESC LIMIT 1`;
   return row;
 }
 
@@ -91,7 +113,10 @@ export async function startCatalogueSync(sql: Sql, hot: Bus, holder: CatalogueHo
       applied = latest.id;
       log.info({ version: latest.id.toString(), models: holder.current.list.length }, 'catalogue version in force');
     } catch (err) {
-      log.error({ err, version: latest.id.toString() }, 'saved catalogue does not compile; keeping the catalogue in force');
+      log.error(
+        { err, version: latest.id.toString() },
+        'saved catalogue does not compile; keeping the catalogue in force',
+      );
     }
   };
   await hot.subscribe(CATALOGUE_CHANNEL, () => {

@@ -28,7 +28,13 @@ type Reply = { line: string } | { ok: true } | { error: string } | { otherStores
  * Which stores a process uses, as a digest: a command sent with other stores than the gateway's
  * (another DATABASE_URL beside the same DATA_DIR) must not run on the gateway's.
  */
-export function storesOf(config: { DATABASE_URL?: string; REDIS_URL?: string; REDIS_CLUSTER_NODES?: string[]; REDIS_PREFIX?: string; dataDir: string }): string {
+export function storesOf(config: {
+  DATABASE_URL?: string;
+  REDIS_URL?: string;
+  REDIS_CLUSTER_NODES?: string[];
+  REDIS_PREFIX?: string;
+  dataDir: string;
+}): string {
   const redis = config.REDIS_CLUSTER_NODES?.join(',') ?? config.REDIS_URL;
   const hot = redis ? `${redis}\n${config.REDIS_PREFIX ?? ''}` : 'memory';
   const what = `${config.DATABASE_URL ?? `embedded:${config.dataDir}`}\n${hot}`;
@@ -53,10 +59,17 @@ function answered(path: string): Promise<boolean> {
  * Listens for commands. Returns null (and says why) when it cannot: a path too long, or another
  * live gateway already answering on this data directory.
  */
-export async function serveControl(dataDir: string, stores: string, run: Runner, warn: (msg: string) => void): Promise<{ close(): Promise<void> } | null> {
+export async function serveControl(
+  dataDir: string,
+  stores: string,
+  run: Runner,
+  warn: (msg: string) => void,
+): Promise<{ close(): Promise<void> } | null> {
   const file = socketPath(dataDir);
   if (file.length > MAX_SOCKET_PATH) {
-    warn(`control socket not opened: ${file} is longer than a Unix socket path may be; the command line will open the stores itself`);
+    warn(
+      `control socket not opened: ${file} is longer than a Unix socket path may be; the command line will open the stores itself`,
+    );
     return null;
   }
   mkdirSync(dataDir, { recursive: true });
@@ -129,10 +142,12 @@ function handle(socket: Socket, stores: string, run: Runner): void {
       socket.end();
       return;
     }
-    run(argv, (line) => send({ line })).then(
-      () => send({ ok: true }),
-      (err: unknown) => send({ error: (err as Error)?.message ?? String(err) }),
-    ).finally(() => socket.end());
+    run(argv, (line) => send({ line }))
+      .then(
+        () => send({ ok: true }),
+        (err: unknown) => send({ error: (err as Error)?.message ?? String(err) }),
+      )
+      .finally(() => socket.end());
   });
 }
 
@@ -143,7 +158,12 @@ export class RemoteCommandError extends Error {}
  * (no gateway, one that has gone, or one on other stores), so that the caller opens the stores
  * itself.
  */
-export function runInGateway(dataDir: string, stores: string, argv: string[], out: (line: string) => void): Promise<boolean> {
+export function runInGateway(
+  dataDir: string,
+  stores: string,
+  argv: string[],
+  out: (line: string) => void,
+): Promise<boolean> {
   const file = socketPath(dataDir);
   return new Promise((resolve, reject) => {
     const c = createConnection(file);
@@ -172,7 +192,8 @@ export function runInGateway(dataDir: string, stores: string, argv: string[], ou
     c.on('close', () => {
       if (!connected) return;
       if (outcome && 'otherStores' in outcome) resolve(false);
-      else if (!outcome) reject(new RemoteCommandError('the gateway closed the control socket before the command finished'));
+      else if (!outcome)
+        reject(new RemoteCommandError('the gateway closed the control socket before the command finished'));
       else if ('error' in outcome) reject(new RemoteCommandError(outcome.error));
       else resolve(true);
     });

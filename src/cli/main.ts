@@ -28,7 +28,9 @@ export async function run(argv: string[], out: (line: string) => void = console.
   }
   // A file named to the command is read by whichever process runs it: give it a path that
   // does not depend on that process's working directory.
-  const sent = argv.map((a, i) => (argv[i - 1] === '--file' ? path.resolve(a) : a.startsWith('--file=') ? `--file=${path.resolve(a.slice(7))}` : a));
+  const sent = argv.map((a, i) =>
+    argv[i - 1] === '--file' ? path.resolve(a) : a.startsWith('--file=') ? `--file=${path.resolve(a.slice(7))}` : a,
+  );
   if (await runInGateway(config.dataDir, storesOf(config), sent, out)) return;
   const [{ openStores }, { execute }, { setPasswordHashCost }] = await Promise.all([
     import('../store/index.js'),
@@ -45,7 +47,12 @@ export async function run(argv: string[], out: (line: string) => void = console.
 }
 
 const known = (err: unknown) =>
-  err instanceof CliError || err instanceof ConfigError || err instanceof StoreError || err instanceof CatalogueError || err instanceof RemoteCommandError || err instanceof GatewayError;
+  err instanceof CliError ||
+  err instanceof ConfigError ||
+  err instanceof StoreError ||
+  err instanceof CatalogueError ||
+  err instanceof RemoteCommandError ||
+  err instanceof GatewayError;
 
 export async function main(argv: string[]): Promise<void> {
   try {

@@ -36,8 +36,17 @@ async function firstStart(running: RunningGateway): Promise<void> {
   const password = randomBase62(20);
   const user = await createVerifiedUser(sql, FIRST_START_EMAIL, password);
   await sql`UPDATE users SET is_admin = true WHERE id = ${user.id}`;
-  await recordAudit(sql, { id: null, label: 'first start' }, { action: 'user.promote', target: FIRST_START_EMAIL, before: { admin: false }, after: { admin: true } });
-  await creditUser(sql, hot, user.id, FIRST_START_CREDIT, { method: 'operator', amount: nanoToUsd(FIRST_START_CREDIT), currency: 'USD', details: { reason: 'first start' } });
+  await recordAudit(
+    sql,
+    { id: null, label: 'first start' },
+    { action: 'user.promote', target: FIRST_START_EMAIL, before: { admin: false }, after: { admin: true } },
+  );
+  await creditUser(sql, hot, user.id, FIRST_START_CREDIT, {
+    method: 'operator',
+    amount: nanoToUsd(FIRST_START_CREDIT),
+    currency: 'USD',
+    details: { reason: 'first start' },
+  });
   const key = await createKey(sql, user.id, 'first start');
   process.stdout.write(
     `\nFirst start on the embedded store: created the admin ${FIRST_START_EMAIL} with $${nanoToUsd(FIRST_START_CREDIT)} of credit.\n` +
@@ -63,19 +72,22 @@ export async function serve(config: Config): Promise<void> {
   // A cluster's workers leave the command line to their primary, which owns no server to stop.
   const control = cluster.isWorker ? null : await openControl(config, running.stores, log);
   if (cluster.isWorker) process.send?.({ type: 'listening', port: running.port });
-  else process.stdout.write(`airouter listening on http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${running.port}\n`);
+  else
+    process.stdout.write(
+      `airouter listening on http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${running.port}\n`,
+    );
 
   process.on('SIGHUP', () => running.reloadCatalogue());
   const stop = () => {
     (control?.close() ?? Promise.resolve())
       .then(() => running.stop())
       .then(
-      () => process.exit(0),
-      (err) => {
-        log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+        () => process.exit(0),
+        (err) => {
+          log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   // `on`, not `once`: a repeated signal must not kill the process (the default action) halfway
   // through the stop, losing the queued usage records; stop() runs once however often it is called.
@@ -94,7 +106,12 @@ export async function serve(config: Config): Promise<void> {
 
 /** The command line's way in (./control.ts); a gateway that cannot open it still serves. */
 function openControl(config: Config, stores: Stores, log: ReturnType<typeof createLogger>) {
-  return serveControl(config.dataDir, storesOf(config), controlRunner(stores, { configPath: config.GATEWAY_CONFIG }), (msg) => log.warn(msg)).catch((err: unknown) => {
+  return serveControl(
+    config.dataDir,
+    storesOf(config),
+    controlRunner(stores, { configPath: config.GATEWAY_CONFIG }),
+    (msg) => log.warn(msg),
+  ).catch((err: unknown) => {
     log.warn({ err }, 'control socket not opened; the command line will open the stores itself');
     return null;
   });
@@ -121,22 +138,31 @@ const HEARTBEAT = 'airouter:heartbeat';
  * Killed, it exits, and the exit handler starts another. Workers are watched from their
  * 'listening' message on, since starting (migrations, loading) may legitimately take longer.
  */
-function watchHeartbeats(timeoutMs: number, log: ReturnType<typeof createLogger>): { watch: (w: Worker) => void; stop: () => void } {
+function watchHeartbeats(
+  timeoutMs: number,
+  log: ReturnType<typeof createLogger>,
+): { watch: (w: Worker) => void; stop: () => void } {
   const lastSeen = new Map<Worker, number>();
-  const tick = setInterval(() => {
-    const now = Date.now();
-    for (const [w, seen] of lastSeen) {
-      if (w.isDead()) {
-        lastSeen.delete(w);
-      } else if (now - seen > timeoutMs) {
-        lastSeen.delete(w);
-        log.error({ worker: w.id, pid: w.process.pid, silentMs: now - seen }, 'worker stopped answering its heartbeat; killing it');
-        w.process.kill('SIGKILL');
-      } else if (w.isConnected()) {
-        w.send({ type: HEARTBEAT });
+  const tick = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [w, seen] of lastSeen) {
+        if (w.isDead()) {
+          lastSeen.delete(w);
+        } else if (now - seen > timeoutMs) {
+          lastSeen.delete(w);
+          log.error(
+            { worker: w.id, pid: w.process.pid, silentMs: now - seen },
+            'worker stopped answering its heartbeat; killing it',
+          );
+          w.process.kill('SIGKILL');
+        } else if (w.isConnected()) {
+          w.send({ type: HEARTBEAT });
+        }
       }
-    }
-  }, Math.max(25, Math.floor(timeoutMs / 4)));
+    },
+    Math.max(25, Math.floor(timeoutMs / 4)),
+  );
   tick.unref();
   cluster.on('message', (w, msg: { type?: string }) => {
     if (msg?.type === HEARTBEAT && lastSeen.has(w)) lastSeen.set(w, Date.now());
@@ -163,7 +189,13 @@ async function supervise(config: Config, log: ReturnType<typeof createLogger>): 
   // behind it (p99 at a fixed 5,600 req/s: 27 → 20 ms when it moved). WORKERS > 1 needs the external
   // stores, whose settles are durable in Redis without waiting for this writer.
   const registry = new Registry();
-  const writer = gatewayWriter(stores.sql, stores.hot, log, config, new OutboxMetrics(registry, () => stores.hot.outboxLength()).observer);
+  const writer = gatewayWriter(
+    stores.sql,
+    stores.hot,
+    log,
+    config,
+    new OutboxMetrics(registry, () => stores.hot.outboxLength()).observer,
+  );
   writer.start();
   serveClusterMetrics(registry);
   const control = await openControl(config, stores, log);
@@ -177,7 +209,9 @@ async function supervise(config: Config, log: ReturnType<typeof createLogger>): 
       .catch((err) => log.error({ err }, 'outbox writer stop failed'))
       .finally(() => process.exit(0));
   };
-  cluster.setupPrimary({ execArgv: workerExecArgv(process.execArgv, process.env.NODE_OPTIONS ?? '', config.WORKER_SEMI_SPACE_MB) });
+  cluster.setupPrimary({
+    execArgv: workerExecArgv(process.execArgv, process.env.NODE_OPTIONS ?? '', config.WORKER_SEMI_SPACE_MB),
+  });
   const fork = () => cluster.fork();
   for (let i = 0; i < config.WORKERS; i++) fork();
   let listening = 0;

@@ -21,4 +21,3 @@ export const USAGE = `usage: airouter <command>
 
 While a gateway runs with the same DATA_DIR, every command is run by that gateway (through
 DATA_DIR/airouter.sock); otherwise the command opens the stores itself.`;
-

@@ -77,7 +77,10 @@ export function accountHandlers(gw: Gateway) {
     const { userId } = await requireSession(gw, ex);
     // The dashboard reads this on every page: it also says whether to offer the admin pages, so
     // that a user's page need not ask the admin API and be refused.
-    const [b, [user]] = await Promise.all([gw.ledger.balance(userId), sql<{ is_admin: boolean }[]>`SELECT is_admin FROM users WHERE id = ${userId}`]);
+    const [b, [user]] = await Promise.all([
+      gw.ledger.balance(userId),
+      sql<{ is_admin: boolean }[]>`SELECT is_admin FROM users WHERE id = ${userId}`,
+    ]);
     const body: BalanceT = {
       currency: 'USD',
       balance_usd: nanoToUsd(b.balance),

@@ -49,11 +49,16 @@ export function clientOf(address: string): string {
   const [head, tail] = address.toLowerCase().split('::');
   const left = head ? head.split(':') : [];
   const right = tail === undefined ? [] : tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  const groups =
+    tail === undefined ? left : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
   const n = groups.map((g) => parseInt(g || '0', 16));
   // An IPv4 client on a dual-stack socket (::ffff:a.b.c.d written in hex) is that IPv4 address.
-  if (n.slice(0, 5).every((x) => x === 0) && n[5] === 0xffff) return `${n[6] >> 8}.${n[6] & 255}.${n[7] >> 8}.${n[7] & 255}`;
-  return `${n.slice(0, 4).map((x) => x.toString(16)).join(':')}::/64`;
+  if (n.slice(0, 5).every((x) => x === 0) && n[5] === 0xffff)
+    return `${n[6] >> 8}.${n[6] & 255}.${n[7] >> 8}.${n[7] & 255}`;
+  return `${n
+    .slice(0, 4)
+    .map((x) => x.toString(16))
+    .join(':')}::/64`;
 }
 
 /** How many times LOGIN_MAX_ATTEMPTS one email may fail from all addresses together. */
@@ -106,10 +111,19 @@ export function authHandlers(gw: Gateway, mailer: Mailer) {
     const { email } = parseBody(RegisterBody, await raw);
     // Each request may send a mail: bounded per client and per inbox, like logins.
     const max = gw.config.LOGIN_MAX_ATTEMPTS;
-    await limit(gw, [[`register:a:${clientOf(ex.remoteAddress)}`, max], [`register:e:${emailTag(email)}`, max]], 'signup requests');
+    await limit(
+      gw,
+      [
+        [`register:a:${clientOf(ex.remoteAddress)}`, max],
+        [`register:e:${emailTag(email)}`, max],
+      ],
+      'signup requests',
+    );
     const base = linkBase(gw, ex);
     setImmediate(() => {
-      completeSignup(email, base).catch((err: unknown) => gw.log.error({ err, email: emailTag(email) }, 'signup after the answer failed'));
+      completeSignup(email, base).catch((err: unknown) =>
+        gw.log.error({ err, email: emailTag(email) }, 'signup after the answer failed'),
+      );
     });
     const body: VerificationSentT = { status: 'verification_sent' };
     return { status: 202, body };
@@ -121,9 +135,15 @@ export function authHandlers(gw: Gateway, mailer: Mailer) {
     const tokenHash = hashSecret(token);
     const [found] = await gw.sql<{ used: boolean; expired: boolean }[]>`
       SELECT used_at IS NOT NULL AS used, expires_at <= now() AS expired FROM email_tokens WHERE token_hash = ${tokenHash}`;
-    if (!found) throw badRequest('invalid_token', 'This verification link is not valid; sign up again to get a new one.');
-    if (found.used) throw badRequest('token_used', 'This verification link has already been used; sign in, or sign up again for a new link.');
-    if (found.expired) throw badRequest('token_expired', 'This verification link has expired; sign up again to get a new one.');
+    if (!found)
+      throw badRequest('invalid_token', 'This verification link is not valid; sign up again to get a new one.');
+    if (found.used)
+      throw badRequest(
+        'token_used',
+        'This verification link has already been used; sign in, or sign up again for a new link.',
+      );
+    if (found.expired)
+      throw badRequest('token_expired', 'This verification link has expired; sign up again to get a new one.');
 
     const passwordHash = await hashPassword(password);
     const session = await gw.sql.begin(async (tx) => {
@@ -132,7 +152,11 @@ export function authHandlers(gw: Gateway, mailer: Mailer) {
         UPDATE email_tokens SET used_at = now()
         WHERE token_hash = ${tokenHash} AND used_at IS NULL AND expires_at > now()
         RETURNING user_id`;
-      if (!claimed) throw badRequest('token_used', 'This verification link has already been used; sign in, or sign up again for a new link.');
+      if (!claimed)
+        throw badRequest(
+          'token_used',
+          'This verification link has already been used; sign in, or sign up again for a new link.',
+        );
       // Any other outstanding link for this account dies with this one, so no older link
       // can later overwrite the password chosen now.
       await tx`UPDATE email_tokens SET used_at = now() WHERE user_id = ${claimed.user_id} AND used_at IS NULL`;
@@ -161,12 +185,23 @@ export function authHandlers(gw: Gateway, mailer: Mailer) {
     // and one that turns out not to be a wrong password gives its count back: a success, or a
     // store failure that judged nothing. Otherwise the eleventh login of the day from one
     // address, or from one office behind one proxy, would wait for the window to end.
-    await limit(gw, [[addressBucket, max], [pairBucket, max], [emailBucket, max * EMAIL_FACTOR]], 'sign-in attempts');
+    await limit(
+      gw,
+      [
+        [addressBucket, max],
+        [pairBucket, max],
+        [emailBucket, max * EMAIL_FACTOR],
+      ],
+      'sign-in attempts',
+    );
     let wrong = false;
     try {
       const user = await findUserByEmail(gw.sql, email);
       // A disabled account (src/admin/accounts.ts) cannot sign in, whatever its password.
-      const ok = (await passwordMatches(password, user?.password_hash ?? null)) && !!user?.email_verified_at && !user.disabled_at;
+      const ok =
+        (await passwordMatches(password, user?.password_hash ?? null)) &&
+        !!user?.email_verified_at &&
+        !user.disabled_at;
       if (!ok || !user) {
         wrong = true;
         throw unauthorized('invalid_credentials', 'Wrong email or password.');
@@ -178,7 +213,11 @@ export function authHandlers(gw: Gateway, mailer: Mailer) {
       return { status: 200, body: session };
     } finally {
       if (!wrong) {
-        await Promise.all([gw.hot.releaseHit(addressBucket), gw.hot.releaseHit(pairBucket), gw.hot.releaseHit(emailBucket)]).catch((err: unknown) =>
+        await Promise.all([
+          gw.hot.releaseHit(addressBucket),
+          gw.hot.releaseHit(pairBucket),
+          gw.hot.releaseHit(emailBucket),
+        ]).catch((err: unknown) =>
           gw.log.warn({ err, email: tag }, 'login: could not give back an attempt that did not fail'),
         );
       }

@@ -20,7 +20,8 @@ async function asDashboard<T>(p: Promise<T>): Promise<T> {
   try {
     return await p;
   } catch (err) {
-    if (err instanceof DepositError) throw new DashboardError(err.status, err.code, err.message, err.retryAfterS, err.detail);
+    if (err instanceof DepositError)
+      throw new DashboardError(err.status, err.code, err.message, err.retryAfterS, err.detail);
     throw err;
   }
 }

@@ -38,7 +38,8 @@ export class DashboardError extends GatewayError {
   }
 }
 
-export const badRequest = (code: string, message: string, detail?: ErrorDetail) => new DashboardError(400, code, message, undefined, detail);
+export const badRequest = (code: string, message: string, detail?: ErrorDetail) =>
+  new DashboardError(400, code, message, undefined, detail);
 export const unauthorized = (code: string, message: string) => new DashboardError(401, code, message);
 export const notFound = (message = 'Not found.') => new DashboardError(404, 'not_found', message);
 export const conflict = (code: string, message: string) => new DashboardError(409, code, message);
@@ -85,7 +86,16 @@ export function isStoreOutage(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return false;
   return (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED'].includes(code) ||
+    [
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'ETIMEDOUT',
+      'EPIPE',
+      'CONNECT_TIMEOUT',
+      'CONNECTION_CLOSED',
+      'CONNECTION_ENDED',
+      'CONNECTION_DESTROYED',
+    ].includes(code) ||
     code.startsWith('57P') || // admin shutdown, cannot connect now
     code.startsWith('08') // connection exceptions
   );

@@ -33,7 +33,8 @@ export function checkQueryText(rawQuery: string): void {
     } catch {
       throw badRequest('invalid_text', `Query parameter "${safeName(name)}" is not valid percent-encoded UTF-8.`);
     }
-    if (INVALID_TEXT.test(decoded)) throw badRequest('invalid_text', `Query parameter "${safeName(decodedName)}" ${INVALID_TEXT_MESSAGE}.`);
+    if (INVALID_TEXT.test(decoded))
+      throw badRequest('invalid_text', `Query parameter "${safeName(decodedName)}" ${INVALID_TEXT_MESSAGE}.`);
   }
 }
 
@@ -81,7 +82,8 @@ export function readJson(ex: Exchange): Promise<unknown> {
     } catch {
       throw badRequest('invalid_json', 'The request body is not valid JSON.');
     }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw badRequest('invalid_request', 'The request body must be a JSON object.');
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      throw badRequest('invalid_request', 'The request body must be a JSON object.');
     const bad = invalidTextPath(value);
     if (bad !== undefined) throw badRequest('invalid_text', `"${safeName(bad)}" ${INVALID_TEXT_MESSAGE}.`);
     return value;
@@ -97,10 +99,21 @@ export function readJson(ex: Exchange): Promise<unknown> {
  * export). A stream's head goes out with its first
  * chunk, so what fails before that is still an error in the envelope.
  */
-export type Reply = { status: number; body?: unknown; json?: string; stream?: AsyncIterable<string>; headers?: Record<string, string> };
+export type Reply = {
+  status: number;
+  body?: unknown;
+  json?: string;
+  stream?: AsyncIterable<string>;
+  headers?: Record<string, string>;
+};
 
 /** Writes `chunks` with the socket's backpressure; a failure part-way drops the connection. */
-async function streamReply(ex: Exchange, status: number, headers: Record<string, string>, chunks: AsyncIterable<string>): Promise<void> {
+async function streamReply(
+  ex: Exchange,
+  status: number,
+  headers: Record<string, string>,
+  chunks: AsyncIterable<string>,
+): Promise<void> {
   const it = chunks[Symbol.asyncIterator]();
   let next = await it.next();
   ex.beginStream(status, headers);
@@ -134,12 +147,14 @@ export function dashRoute(
     onError: renderDashboardError,
     handler: (ex) => {
       checkQueryText(ex.rawQuery);
-      return def.handler(ex)
+      return def
+        .handler(ex)
         .then((reply) => {
           const headers = { 'cache-control': 'no-store', ...reply.headers };
           if (reply.stream) return streamReply(ex, reply.status, headers, reply.stream);
           if (reply.status === 204) ex.send(204, '', headers);
-          else if (reply.json !== undefined) ex.send(reply.status, reply.json, { 'content-type': 'application/json', ...headers });
+          else if (reply.json !== undefined)
+            ex.send(reply.status, reply.json, { 'content-type': 'application/json', ...headers });
           else ex.json(reply.status, reply.body, headers);
         })
         .catch((err: unknown) => {

@@ -61,7 +61,14 @@ export function keyHandlers(gw: Gateway) {
       throw conflict('too_many_keys', `An account can hold at most ${MAX_LIVE_KEYS} live keys; revoke one first.`);
     }
     const k = await createKey(gw.sql, userId, name, limits);
-    const body: NewKeyT = { id: k.id, name: k.name, key: k.key, prefix: k.prefix, created_at: k.created_at.toISOString(), ...limitsJson(k) };
+    const body: NewKeyT = {
+      id: k.id,
+      name: k.name,
+      key: k.key,
+      prefix: k.prefix,
+      created_at: k.created_at.toISOString(),
+      ...limitsJson(k),
+    };
     return { status: 201, body };
   }
 

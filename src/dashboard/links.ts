@@ -17,7 +17,9 @@ export function isLocalHost(host: string): boolean {
   if (v4) {
     const [a, b] = [Number(v4[1]), Number(v4[2])];
     if (v4.slice(1).some((x) => Number(x) > 255)) return false;
-    return a === 127 || a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254);
+    return (
+      a === 127 || a === 10 || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 169 && b === 254)
+    );
   }
   if (h.includes(':')) return h === '::1' || /^f[cd][0-9a-f]{2}:/.test(h) || /^fe[89ab][0-9a-f]:/.test(h);
   return false;

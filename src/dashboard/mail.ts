@@ -32,7 +32,10 @@ export function createMailer(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>, log
   return {
     send(mail) {
       if (!config.SMTP_URL) {
-        log.info({ to: mail.to, subject: mail.subject, link: mail.link }, 'mail not sent (no SMTP_URL configured); follow the link to continue');
+        log.info(
+          { to: mail.to, subject: mail.subject, link: mail.link },
+          'mail not sent (no SMTP_URL configured); follow the link to continue',
+        );
         return Promise.resolve();
       }
       const url = config.SMTP_URL;

@@ -29,11 +29,19 @@ export function openApiDocument(publicUrl: string) {
       ...usagePaths,
       ...moneyPaths,
       '/openapi.json': {
-        get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } } },
+        get: {
+          summary: 'This document',
+          security: [],
+          responses: {
+            '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } },
+          },
+        },
       },
     },
     components: {
-      securitySchemes: { session: { type: 'http', scheme: 'bearer', description: 'Session token from /login or /verify' } },
+      securitySchemes: {
+        session: { type: 'http', scheme: 'bearer', description: 'Session token from /login or /verify' },
+      },
       schemas: { ...errorSchemas, ...namedSchemas() },
       responses: errorResponses,
     },

@@ -30,9 +30,14 @@ export function passwordHandlers(gw: Gateway, mailer: Mailer) {
     // A session left open on a shared computer must not become a way to guess the password.
     const bucket = `password:u:${session.userId}`;
     await limit(gw, [[bucket, gw.config.LOGIN_MAX_ATTEMPTS]], 'password attempts');
-    const [user] = await gw.sql<{ password_hash: string | null }[]>`SELECT password_hash FROM users WHERE id = ${session.userId}`;
+    const [user] = await gw.sql<
+      { password_hash: string | null }[]
+    >`SELECT password_hash FROM users WHERE id = ${session.userId}`;
     const ok = !!user?.password_hash && (await verifyPassword(current, user.password_hash).catch(() => false));
-    if (!ok) throw new DashboardError(400, 'wrong_password', 'The current password is not right.', undefined, { param: 'current_password' });
+    if (!ok)
+      throw new DashboardError(400, 'wrong_password', 'The current password is not right.', undefined, {
+        param: 'current_password',
+      });
     await gw.hot.releaseHit(bucket).catch(() => {});
     const hash = await hashPassword(next);
     await gw.sql.begin(async (tx) => {
@@ -66,10 +71,19 @@ export function passwordHandlers(gw: Gateway, mailer: Mailer) {
     const raw = readJson(ex);
     const { email } = parseBody(ResetRequestBody, await raw);
     const max = gw.config.LOGIN_MAX_ATTEMPTS;
-    await limit(gw, [[`reset:a:${clientOf(ex.remoteAddress)}`, max], [`reset:e:${emailTag(email)}`, max]], 'reset requests');
+    await limit(
+      gw,
+      [
+        [`reset:a:${clientOf(ex.remoteAddress)}`, max],
+        [`reset:e:${emailTag(email)}`, max],
+      ],
+      'reset requests',
+    );
     const base = linkBase(gw, ex);
     setImmediate(() => {
-      mailReset(email, base).catch((err: unknown) => gw.log.error({ err, email: emailTag(email) }, 'password reset after the answer failed'));
+      mailReset(email, base).catch((err: unknown) =>
+        gw.log.error({ err, email: emailTag(email) }, 'password reset after the answer failed'),
+      );
     });
     const body: ResetSentT = { status: 'reset_sent' };
     return { status: 202, body };

@@ -26,11 +26,31 @@ export const PLAYGROUND_LIMITS = { prompt: 8000, maxTokens: 4096, defaultMaxToke
 /** Users whose playground key this process remembers; past it, it forgets them all and reads again. */
 const REMEMBERED = 10_000;
 
-export const PlaygroundBody = v.object({
-  model: v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(LIMITS.model, `must be at most ${LIMITS.model} characters`), v.description('A catalogue model id')),
-  prompt: v.pipe(v.string('must be a string'), v.nonEmpty('must not be empty'), v.maxLength(PLAYGROUND_LIMITS.prompt, `must be at most ${PLAYGROUND_LIMITS.prompt} characters`)),
-  max_tokens: v.optional(v.pipe(v.number('must be a whole number'), v.safeInteger('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(PLAYGROUND_LIMITS.maxTokens, `must be at most ${PLAYGROUND_LIMITS.maxTokens}`), v.metadata({ jsonSchema: { default: PLAYGROUND_LIMITS.defaultMaxTokens } }))),
-}, 'must be a JSON object');
+export const PlaygroundBody = v.object(
+  {
+    model: v.pipe(
+      v.string('must be a string'),
+      v.nonEmpty('must not be empty'),
+      v.maxLength(LIMITS.model, `must be at most ${LIMITS.model} characters`),
+      v.description('A catalogue model id'),
+    ),
+    prompt: v.pipe(
+      v.string('must be a string'),
+      v.nonEmpty('must not be empty'),
+      v.maxLength(PLAYGROUND_LIMITS.prompt, `must be at most ${PLAYGROUND_LIMITS.prompt} characters`),
+    ),
+    max_tokens: v.optional(
+      v.pipe(
+        v.number('must be a whole number'),
+        v.safeInteger('must be a whole number'),
+        v.minValue(1, 'must be at least 1'),
+        v.maxValue(PLAYGROUND_LIMITS.maxTokens, `must be at most ${PLAYGROUND_LIMITS.maxTokens}`),
+        v.metadata({ jsonSchema: { default: PLAYGROUND_LIMITS.defaultMaxTokens } }),
+      ),
+    ),
+  },
+  'must be a JSON object',
+);
 
 /** Where this process listens, known once it does; loopback when it listens on every address. */
 export interface SelfAddress {
@@ -40,8 +60,14 @@ export interface SelfAddress {
 
 /** The inference surface's refusals, in the dashboard's codes. */
 const CODE_BY_STATUS: Record<number, string> = {
-  400: 'invalid_request', 402: 'insufficient_balance', 404: 'not_found', 413: 'request_too_large',
-  429: 'too_many_attempts', 502: 'model_failed', 503: 'unavailable', 504: 'timeout',
+  400: 'invalid_request',
+  402: 'insufficient_balance',
+  404: 'not_found',
+  413: 'request_too_large',
+  429: 'too_many_attempts',
+  502: 'model_failed',
+  503: 'unavailable',
+  504: 'timeout',
 };
 
 /**
@@ -63,7 +89,8 @@ export function registerPlayground(router: Router, gw: Gateway, self: SelfAddres
     const known = remembered.get(userId);
     if (known) return known;
     const secret = await gatewaySecret(gw.sql, 'playground-keys');
-    const live = () => gw.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE user_id = ${userId} AND ephemeral AND revoked_at IS NULL`;
+    const live = () =>
+      gw.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE user_id = ${userId} AND ephemeral AND revoked_at IS NULL`;
     let [row] = await live();
     if (!row) {
       const id = randomUUID();
@@ -96,7 +123,11 @@ export function registerPlayground(router: Router, gw: Gateway, self: SelfAddres
         request(`http://${host}:${self.port}/v1/chat/completions`, {
           method: 'POST',
           signal: abort.signal,
-          headers: { authorization: `Bearer ${await playgroundKey(userId)}`, 'content-type': 'application/json', 'x-request-id': requestId },
+          headers: {
+            authorization: `Bearer ${await playgroundKey(userId)}`,
+            'content-type': 'application/json',
+            'x-request-id': requestId,
+          },
           body: JSON.stringify({
             model: body.model,
             max_tokens: body.max_tokens ?? PLAYGROUND_LIMITS.defaultMaxTokens,
@@ -145,7 +176,8 @@ export function registerPlayground(router: Router, gw: Gateway, self: SelfAddres
     handler: (ex) =>
       handle(ex).catch((err: unknown) => {
         if (err instanceof GatewayError) throw err;
-        if (isStoreOutage(err)) throw new DashboardError(503, 'unavailable', 'The service is temporarily unavailable; try again shortly.');
+        if (isStoreOutage(err))
+          throw new DashboardError(503, 'unavailable', 'The service is temporarily unavailable; try again shortly.');
         if ((err as Error).name === 'AbortError') return;
         // Mid-stream failures cannot change the status any more: end what was sent.
         if (ex.headersSent) {

@@ -19,7 +19,9 @@ interface Figures {
 }
 
 async function compute(gw: Gateway): Promise<Figures> {
-  const [row] = await gw.sql<{ requests_24h: string; tokens_24h: string; requests_total: string; tokens_total: string }[]>`
+  const [row] = await gw.sql<
+    { requests_24h: string; tokens_24h: string; requests_total: string; tokens_total: string }[]
+  >`
     WITH edge AS (
       SELECT now() - interval '24 hours' AS since,
              date_bin('1 hour', now() - interval '24 hours', timestamptz '2000-01-01 00:00:00+00') + interval '1 hour' AS first_whole

@@ -17,7 +17,12 @@ import { usageExportHandler } from './usage-export.js';
 
 /** The dashboard API (API.md §3), GET /api/public/stats and GET /api/public/models. */
 /** `self` is where this process listens (its port is filled in once it does): the playground calls the inference surface there. */
-export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = createMailer(gw.config, gw.log), self?: SelfAddress): void {
+export function registerDashboard(
+  router: Router,
+  gw: Gateway,
+  mailer: Mailer = createMailer(gw.config, gw.log),
+  self?: SelfAddress,
+): void {
   const auth = authHandlers(gw, mailer);
   const passwords = passwordHandlers(gw, mailer);
   const keys = keyHandlers(gw);
@@ -29,8 +34,12 @@ export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = 
   const unknown = async (ex: { method: string; path: string }): Promise<never> => {
     throw notFound(`No such endpoint: ${ex.method} ${ex.path.slice(0, 200)}.`);
   };
-  const route = (method: 'get' | 'post', path: string, name: string, handler: Parameters<typeof dashRoute>[2]['handler']) =>
-    dashRoute(router, gw, { method, path: PREFIX + path, name: `dashboard_${name}`, handler });
+  const route = (
+    method: 'get' | 'post',
+    path: string,
+    name: string,
+    handler: Parameters<typeof dashRoute>[2]['handler'],
+  ) => dashRoute(router, gw, { method, path: PREFIX + path, name: `dashboard_${name}`, handler });
 
   route('post', '/register', 'register', auth.register);
   route('post', '/verify', 'verify', auth.verify);
@@ -47,7 +56,9 @@ export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = 
   // decodeURIComponent that throws (and aborts the process) on a malformed %-escape. A
   // wildcard route has no parameters; the handler reads the id from the path itself.
   dashRoute(router, gw, {
-    method: 'any', path: `${PREFIX}/keys/*`, name: 'dashboard_key',
+    method: 'any',
+    path: `${PREFIX}/keys/*`,
+    name: 'dashboard_key',
     handler: (ex) => (ex.method === 'DELETE' ? keys.revoke(ex) : ex.method === 'PATCH' ? keys.update(ex) : unknown(ex)),
   });
   route('get', '/usage', 'usage', usage.list);
@@ -60,16 +71,31 @@ export function registerDashboard(router: Router, gw: Gateway, mailer: Mailer = 
   route('get', '/deposit/info', 'deposit_info', deposits.info);
   // POST /deposits/{method} for each registered method; the two older paths are aliases of it
   // (the same handler), kept for clients written against them.
-  for (const method of DEPOSIT_METHODS) route('post', `/deposits/${method}`, `deposit_open_${method}`, deposits.open(method));
+  for (const method of DEPOSIT_METHODS)
+    route('post', `/deposits/${method}`, `deposit_open_${method}`, deposits.open(method));
   route('post', '/topup/qris', 'topup_qris', deposits.open('qris'));
   route('post', '/deposit/epusdt/create', 'deposit_epusdt_create', deposits.open('epusdt'));
   if (self) registerPlayground(router, gw, self);
-  route('get', '/openapi.json', 'openapi', async () => ({ status: 200, json: openapi, headers: { 'cache-control': 'public, max-age=300' } }));
+  route('get', '/openapi.json', 'openapi', async () => ({
+    status: 200,
+    json: openapi,
+    headers: { 'cache-control': 'public, max-age=300' },
+  }));
 
   dashRoute(router, gw, { method: 'any', path: `${PREFIX}/*`, name: 'dashboard_unknown', handler: unknown });
   dashRoute(router, gw, { method: 'any', path: PREFIX, name: 'dashboard_unknown', handler: unknown });
 
-  dashRoute(router, gw, { method: 'get', path: '/api/public/stats', name: 'public_stats', handler: publicStatsHandler(gw) });
-  dashRoute(router, gw, { method: 'get', path: '/api/public/models', name: 'public_models', handler: account.publicCatalogue });
+  dashRoute(router, gw, {
+    method: 'get',
+    path: '/api/public/stats',
+    name: 'public_stats',
+    handler: publicStatsHandler(gw),
+  });
+  dashRoute(router, gw, {
+    method: 'get',
+    path: '/api/public/models',
+    name: 'public_models',
+    handler: account.publicCatalogue,
+  });
   dashRoute(router, gw, { method: 'any', path: '/api/public/*', name: 'public_unknown', handler: unknown });
 }

@@ -74,7 +74,10 @@ const KeyName = v.pipe(
 export const RegisterBody = v.object({ email: Email }, 'must be a JSON object');
 export const VerifyBody = v.object({ token: EmailToken, password: NewPassword }, 'must be a JSON object');
 export const LoginBody = v.object({ email: Email, password: AnyPassword }, 'must be a JSON object');
-export const ChangePasswordBody = v.object({ current_password: AnyPassword, new_password: NewPassword }, 'must be a JSON object');
+export const ChangePasswordBody = v.object(
+  { current_password: AnyPassword, new_password: NewPassword },
+  'must be a JSON object',
+);
 export const ResetRequestBody = v.object({ email: Email }, 'must be a JSON object');
 export const ResetConfirmBody = v.object({ token: EmailToken, password: NewPassword }, 'must be a JSON object');
 // ---- key limits ----
@@ -96,30 +99,54 @@ const RpmLimit = v.nullable(
 const SpendLimitUsd = v.nullable(
   v.pipe(
     v.union([v.number(), v.pipe(v.string(), v.trim(), v.maxLength(32))], 'must be a USD amount, or null'),
-    v.description('Spend cap in USD (more than 0, at most 9 decimals); null removes the cap. Needs spend_limit_period.'),
+    v.description(
+      'Spend cap in USD (more than 0, at most 9 decimals); null removes the cap. Needs spend_limit_period.',
+    ),
     // What the transform checks, stated for the OpenAPI document.
-    v.metadata({ jsonSchema: { oneOf: [{ type: 'string', pattern: '^\\d+(\\.\\d{1,9})?$' }, { type: 'number', exclusiveMinimum: 0 }] } }),
+    v.metadata({
+      jsonSchema: {
+        oneOf: [
+          { type: 'string', pattern: '^\\d+(\\.\\d{1,9})?$' },
+          { type: 'number', exclusiveMinimum: 0 },
+        ],
+      },
+    }),
     v.rawTransform(({ dataset, addIssue, NEVER }) => {
       let nano: bigint;
       try {
         nano = usdToNano(dataset.value);
       } catch {
-        addIssue({ message: rule('invalid_amount', 'must be a USD amount with at most 9 decimals, e.g. 25 or "0.50"', { max: MAX_SPEND_USD, decimals: 9 }) });
+        addIssue({
+          message: rule('invalid_amount', 'must be a USD amount with at most 9 decimals, e.g. 25 or "0.50"', {
+            max: MAX_SPEND_USD,
+            decimals: 9,
+          }),
+        });
         return NEVER;
       }
       if (nano <= 0n || nano > BigInt(MAX_SPEND_USD) * NANO_PER_USD) {
-        addIssue({ message: rule('invalid_amount', `must be more than 0 and at most ${MAX_SPEND_USD} (null removes the limit)`, { max: MAX_SPEND_USD, decimals: 9 }) });
+        addIssue({
+          message: rule('invalid_amount', `must be more than 0 and at most ${MAX_SPEND_USD} (null removes the limit)`, {
+            max: MAX_SPEND_USD,
+            decimals: 9,
+          }),
+        });
         return NEVER;
       }
       return nano;
     }),
   ),
 );
-const SpendPeriod = v.picklist(SPEND_PERIODS, rule('not_allowed', `must be one of ${SPEND_PERIODS.join(', ')}`, { allowed: [...SPEND_PERIODS] }));
+const SpendPeriod = v.picklist(
+  SPEND_PERIODS,
+  rule('not_allowed', `must be one of ${SPEND_PERIODS.join(', ')}`, { allowed: [...SPEND_PERIODS] }),
+);
 const LimitEntries = {
   rpm_limit: v.optional(RpmLimit),
   spend_limit_usd: v.optional(SpendLimitUsd),
-  spend_limit_period: v.optional(v.pipe(SpendPeriod, v.description('Required with a spend_limit_usd amount, and only with one'))),
+  spend_limit_period: v.optional(
+    v.pipe(SpendPeriod, v.description('Required with a spend_limit_usd amount, and only with one')),
+  ),
 };
 type LimitInput = { rpm_limit?: number | null; spend_limit_usd?: bigint | null; spend_limit_period?: SpendPeriodName };
 
@@ -133,20 +160,33 @@ const CAP_MISSING = rule('period_without_cap', 'is given only together with a sp
 function limitChanges(b: LimitInput): Omit<KeyChanges, 'name'> {
   const out: Omit<KeyChanges, 'name'> = {};
   if (b.rpm_limit !== undefined) out.rpm = b.rpm_limit;
-  if (b.spend_limit_usd !== undefined) out.spend = b.spend_limit_usd === null ? null : { nano: b.spend_limit_usd, period: b.spend_limit_period! };
+  if (b.spend_limit_usd !== undefined)
+    out.spend = b.spend_limit_usd === null ? null : { nano: b.spend_limit_usd, period: b.spend_limit_period! };
   return out;
 }
 
 export const CreateKeyBody = v.pipe(
   v.object({ name: v.optional(v.nullable(KeyName)), ...LimitEntries }, 'must be a JSON object'),
-  v.forward(v.check((b) => periodGiven(b), PERIOD_MISSING), ['spend_limit_period']),
-  v.forward(v.check((b) => capGiven(b), CAP_MISSING), ['spend_limit_period']),
+  v.forward(
+    v.check((b) => periodGiven(b), PERIOD_MISSING),
+    ['spend_limit_period'],
+  ),
+  v.forward(
+    v.check((b) => capGiven(b), CAP_MISSING),
+    ['spend_limit_period'],
+  ),
   v.transform((b) => ({ name: b.name ?? '', limits: limitChanges(b) })),
 );
 export const UpdateKeyBody = v.pipe(
   v.object({ name: v.optional(KeyName), ...LimitEntries }, 'must be a JSON object'),
-  v.forward(v.check((b) => periodGiven(b), PERIOD_MISSING), ['spend_limit_period']),
-  v.forward(v.check((b) => capGiven(b), CAP_MISSING), ['spend_limit_period']),
+  v.forward(
+    v.check((b) => periodGiven(b), PERIOD_MISSING),
+    ['spend_limit_period'],
+  ),
+  v.forward(
+    v.check((b) => capGiven(b), CAP_MISSING),
+    ['spend_limit_period'],
+  ),
   v.transform((b): KeyChanges => ({ ...(b.name !== undefined ? { name: b.name } : {}), ...limitChanges(b) })),
 );
 
@@ -154,7 +194,12 @@ export const Uuid = v.pipe(v.string(), v.maxLength(36), v.uuid());
 
 // ---- query strings ----------------------------------------------------------------------
 
-export const RANGES = { '24h': 24 * 3600_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000, '90d': 90 * 86_400_000 } as const;
+export const RANGES = {
+  '24h': 24 * 3600_000,
+  '7d': 7 * 86_400_000,
+  '30d': 30 * 86_400_000,
+  '90d': 90 * 86_400_000,
+} as const;
 export type RangeName = keyof typeof RANGES;
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
@@ -167,15 +212,20 @@ export function parseInstant(text: string): Date | null {
   const m = ISO.exec(text);
   if (!m) return null;
   const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone = 'Z'] = m;
-  const year = Number(y), month = Number(mo), day = Number(d);
-  const hour = Number(h), minute = Number(mi), second = Number(s);
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d);
+  const hour = Number(h),
+    minute = Number(mi),
+    second = Number(s);
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return null;
   const calendar = new Date(Date.UTC(year, month - 1, day));
   if (calendar.getUTCDate() !== day || calendar.getUTCMonth() !== month - 1) return null;
   let offsetMin = 0;
   if (zone.toUpperCase() !== 'Z') {
     const zm = /^([+-])(\d{2}):?(\d{2})?$/.exec(zone)!;
-    const oh = Number(zm[2]), om = Number(zm[3] ?? '0');
+    const oh = Number(zm[2]),
+      om = Number(zm[3] ?? '0');
     if (oh > 14 || om > 59) return null;
     offsetMin = (zm[1] === '-' ? -1 : 1) * (oh * 60 + om);
   }
@@ -192,7 +242,9 @@ const Instant = v.pipe(
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     const date = parseInstant(dataset.value);
     if (!date) {
-      addIssue({ message: rule('invalid_date', 'must be an ISO-8601 date or instant, e.g. 2025-01-31 or 2025-01-31T12:00:00Z') });
+      addIssue({
+        message: rule('invalid_date', 'must be an ISO-8601 date or instant, e.g. 2025-01-31 or 2025-01-31T12:00:00Z'),
+      });
       return NEVER;
     }
     return date;
@@ -202,29 +254,40 @@ const Instant = v.pipe(
 const RangeEntries = {
   from: v.optional(Instant),
   to: v.optional(Instant),
-  range: v.optional(v.picklist(Object.keys(RANGES) as RangeName[], rule('not_allowed', `must be one of ${Object.keys(RANGES).join(', ')}`, { allowed: Object.keys(RANGES) }))),
+  range: v.optional(
+    v.picklist(
+      Object.keys(RANGES) as RangeName[],
+      rule('not_allowed', `must be one of ${Object.keys(RANGES).join(', ')}`, { allowed: Object.keys(RANGES) }),
+    ),
+  ),
 };
 
 const Limit = v.pipe(
   v.string(),
-  v.regex(/^\d{1,4}$/, rule('not_integer', `must be a whole number from 1 to ${LIMITS.pageMax}`, { min: 1, max: LIMITS.pageMax })),
+  v.regex(
+    /^\d{1,4}$/,
+    rule('not_integer', `must be a whole number from 1 to ${LIMITS.pageMax}`, { min: 1, max: LIMITS.pageMax }),
+  ),
   v.transform(Number),
   v.minValue(1, `must be at least 1`),
   v.maxValue(LIMITS.pageMax, `must be at most ${LIMITS.pageMax}`),
 );
 
-const CursorParam = (kind: CursorKind) => v.pipe(
-  v.string(),
-  v.maxLength(LIMITS.cursor, 'is not a cursor from this list'),
-  v.rawTransform(({ dataset, addIssue, NEVER }) => {
-    const c = decodeCursor(kind, dataset.value);
-    if (!c) {
-      addIssue({ message: rule('invalid_cursor', 'is not a cursor from this list (pass its next_cursor back unchanged)') });
-      return NEVER;
-    }
-    return c;
-  }),
-);
+const CursorParam = (kind: CursorKind) =>
+  v.pipe(
+    v.string(),
+    v.maxLength(LIMITS.cursor, 'is not a cursor from this list'),
+    v.rawTransform(({ dataset, addIssue, NEVER }) => {
+      const c = decodeCursor(kind, dataset.value);
+      if (!c) {
+        addIssue({
+          message: rule('invalid_cursor', 'is not a cursor from this list (pass its next_cursor back unchanged)'),
+        });
+        return NEVER;
+      }
+      return c;
+    }),
+  );
 
 export interface TimeRange {
   /** Inclusive. */
@@ -257,19 +320,35 @@ export const StatsQuery = v.pipe(
  */
 const StatusFilter = v.pipe(
   v.string(),
-  v.regex(/^(ok|error|refused|[1-5]\d\d)$/, rule('not_allowed', 'must be ok, error, refused or a status code such as 429', { allowed: ['ok', 'error', 'refused', '100–599'] })),
+  v.regex(
+    /^(ok|error|refused|[1-5]\d\d)$/,
+    rule('not_allowed', 'must be ok, error, refused or a status code such as 429', {
+      allowed: ['ok', 'error', 'refused', '100–599'],
+    }),
+  ),
   v.transform((s): UsageStatus => (s === 'ok' || s === 'error' || s === 'refused' ? s : Number(s))),
 );
 export type UsageStatus = 'ok' | 'error' | 'refused' | number;
 
 const UsageFilterEntries = {
   ...RangeEntries,
-  model: v.optional(v.pipe(v.string(), v.nonEmpty('must not be empty'), v.maxLength(LIMITS.model, `must be at most ${LIMITS.model} characters`))),
+  model: v.optional(
+    v.pipe(
+      v.string(),
+      v.nonEmpty('must not be empty'),
+      v.maxLength(LIMITS.model, `must be at most ${LIMITS.model} characters`),
+    ),
+  ),
   key_id: v.optional(v.pipe(v.string(), v.maxLength(36, 'must be a key id'), v.uuid('must be a key id'))),
   status: v.optional(StatusFilter),
 };
 type UsageFilterInput = RangeInput & { model?: string; key_id?: string; status?: UsageStatus };
-const usageFilter = (q: UsageFilterInput) => ({ ...resolveRange(q), model: q.model, keyId: q.key_id?.toLowerCase(), status: q.status });
+const usageFilter = (q: UsageFilterInput) => ({
+  ...resolveRange(q),
+  model: q.model,
+  keyId: q.key_id?.toLowerCase(),
+  status: q.status,
+});
 export type UsageFilter = ReturnType<typeof usageFilter>;
 
 export const UsageQuery = v.pipe(
@@ -317,10 +396,23 @@ function describe(issue: v.BaseIssue<unknown>, where: 'body' | 'query'): string 
 
 /** Which rule a field broke, with its figures: valibot's issue type, or the rule's own entry. */
 const BY_TYPE: Record<string, FieldReason> = {
-  min_length: 'too_short', max_length: 'too_long', non_empty: 'required', email: 'invalid_email', regex: 'invalid_format',
-  uuid: 'invalid_format', min_value: 'too_small', max_value: 'too_large', safe_integer: 'not_integer', integer: 'not_integer',
+  min_length: 'too_short',
+  max_length: 'too_long',
+  non_empty: 'required',
+  email: 'invalid_email',
+  regex: 'invalid_format',
+  uuid: 'invalid_format',
+  min_value: 'too_small',
+  max_value: 'too_large',
+  safe_integer: 'not_integer',
+  integer: 'not_integer',
 };
-const FIGURE: Partial<Record<FieldReason, string>> = { too_short: 'min', too_small: 'min', too_long: 'max', too_large: 'max' };
+const FIGURE: Partial<Record<FieldReason, string>> = {
+  too_short: 'min',
+  too_small: 'min',
+  too_long: 'max',
+  too_large: 'max',
+};
 
 export function issueDetail(issue: v.BaseIssue<unknown>): ErrorDetail {
   const path = issuePath(issue);
@@ -331,7 +423,11 @@ export function issueDetail(issue: v.BaseIssue<unknown>): ErrorDetail {
   const reason = BY_TYPE[issue.type] ?? 'invalid_format';
   const figure = FIGURE[reason];
   const requirement = (issue as { requirement?: unknown }).requirement;
-  return { ...param, reason, ...(figure && typeof requirement === 'number' ? { params: { [figure]: requirement } } : {}) };
+  return {
+    ...param,
+    reason,
+    ...(figure && typeof requirement === 'number' ? { params: { [figure]: requirement } } : {}),
+  };
 }
 
 export function parseBody<S extends v.GenericSchema>(schema: S, body: unknown): v.InferOutput<S> {
@@ -347,13 +443,22 @@ export function parseBody<S extends v.GenericSchema>(schema: S, body: unknown): 
 export function parseQuery<S extends v.GenericSchema>(schema: S, query: URLSearchParams): v.InferOutput<S> {
   const obj: Record<string, string> = {};
   for (const [k, value] of query) {
-    if (Object.hasOwn(obj, k)) throw badRequest('invalid_request', `Query parameter "${k}" is given more than once.`, { param: k.slice(0, 50), reason: 'repeated' });
+    if (Object.hasOwn(obj, k))
+      throw badRequest('invalid_request', `Query parameter "${k}" is given more than once.`, {
+        param: k.slice(0, 50),
+        reason: 'repeated',
+      });
     obj[k] = value;
   }
   const r = v.safeParse(schema, obj);
   if (!r.success) {
     const issue = r.issues[0];
-    const code = issuePath(issue) === 'cursor' ? 'invalid_cursor' : ['from', 'to', 'range', ''].includes(issuePath(issue)) ? 'invalid_range' : 'invalid_request';
+    const code =
+      issuePath(issue) === 'cursor'
+        ? 'invalid_cursor'
+        : ['from', 'to', 'range', ''].includes(issuePath(issue))
+          ? 'invalid_range'
+          : 'invalid_request';
     throw badRequest(code, describe(issue, 'query'), issueDetail(issue));
   }
   return r.output;

@@ -39,8 +39,10 @@ export async function openSession(sql: Queryable, userId: string, ttlS: number):
 
 export async function requireSession(gw: Gateway, ex: Exchange): Promise<Session> {
   const token = bearer(ex.headers.authorization);
-  if (!token) throw unauthorized('unauthorized', 'Sign in first: send the session token as "Authorization: Bearer <token>".');
-  if (!token.startsWith(SESSION_PREFIX) || token.length > 128) throw unauthorized('invalid_session', 'The session token is invalid or has expired; sign in again.');
+  if (!token)
+    throw unauthorized('unauthorized', 'Sign in first: send the session token as "Authorization: Bearer <token>".');
+  if (!token.startsWith(SESSION_PREFIX) || token.length > 128)
+    throw unauthorized('invalid_session', 'The session token is invalid or has expired; sign in again.');
   const tokenHash = hashSecret(token);
   const [row] = await gw.sql<{ user_id: string }[]>`
     SELECT user_id FROM sessions WHERE token_hash = ${tokenHash} AND expires_at > now()`;

@@ -16,10 +16,25 @@ export const EXPORT_MAX_ROWS = 100_000;
 const BATCH = 5_000;
 
 const COLUMNS = [
-  'id', 'created_at', 'request_id', 'model', 'key_id', 'key_name', 'surface', 'stream', 'status',
-  'prompt_tokens', 'cached_tokens', 'completion_tokens', 'cost_usd', 'official_cost_usd', 'latency_ms', 'ttft_ms',
+  'id',
+  'created_at',
+  'request_id',
+  'model',
+  'key_id',
+  'key_name',
+  'surface',
+  'stream',
+  'status',
+  'prompt_tokens',
+  'cached_tokens',
+  'completion_tokens',
+  'cost_usd',
+  'official_cost_usd',
+  'latency_ms',
+  'ttft_ms',
   // Last, so that readers of the older columns by position are unaffected.
-  'error_code', 'requests',
+  'error_code',
+  'requests',
 ] as const;
 
 /** RFC 4180 quoting, and no cell that starts like a formula. */
@@ -62,11 +77,31 @@ export function usageExportHandler(gw: Gateway) {
   return async function exportCsv(ex: Exchange): Promise<Reply> {
     const { userId } = await requireSession(gw, ex);
     const q = parseQuery(UsageExportQuery, ex.query);
-    const csv = csvBatches(COLUMNS, (after, limit) => readLog(sql, userId, q, after, limit), (r) => [
-      r.id.toString(), r.created_at.toISOString(), r.request_id, r.model, r.key_id, r.key_name, r.surface, r.stream, r.status,
-      r.prompt_tokens, r.cached_tokens, r.completion_tokens, nanoToUsd(r.cost_nano), nanoToUsd(r.official_cost_nano), r.latency_ms, r.ttft_ms,
-      r.error_code, r.requests,
-    ], EXPORT_MAX_ROWS);
+    const csv = csvBatches(
+      COLUMNS,
+      (after, limit) => readLog(sql, userId, q, after, limit),
+      (r) => [
+        r.id.toString(),
+        r.created_at.toISOString(),
+        r.request_id,
+        r.model,
+        r.key_id,
+        r.key_name,
+        r.surface,
+        r.stream,
+        r.status,
+        r.prompt_tokens,
+        r.cached_tokens,
+        r.completion_tokens,
+        nanoToUsd(r.cost_nano),
+        nanoToUsd(r.official_cost_nano),
+        r.latency_ms,
+        r.ttft_ms,
+        r.error_code,
+        r.requests,
+      ],
+      EXPORT_MAX_ROWS,
+    );
     const day = new Date().toISOString().slice(0, 10);
     return {
       status: 200,

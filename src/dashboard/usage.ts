@@ -82,7 +82,10 @@ export function splitRange(range: TimeRange): { days?: { from?: string; to?: str
   if (from !== undefined && from < wholeFrom!) raw.push({ from: range.from, to: new Date(wholeFrom!) });
   if (to !== undefined && wholeTo! < to) raw.push({ from: new Date(wholeTo!), to: range.to });
   return {
-    days: { from: wholeFrom === undefined ? undefined : isoDay(wholeFrom), to: wholeTo === undefined ? undefined : isoDay(wholeTo) },
+    days: {
+      from: wholeFrom === undefined ? undefined : isoDay(wholeFrom),
+      to: wholeTo === undefined ? undefined : isoDay(wholeTo),
+    },
     raw,
   };
 }
@@ -137,7 +140,10 @@ export type LogWhere = { answered: Fragment[] | null; refused: Fragment[] | null
  */
 export function logWhere(sql: Sql, q: LogFilter): LogWhere {
   const common = (): Fragment[] => {
-    const where: Fragment[] = [...(q.userId !== undefined ? [sql`user_id = ${q.userId}`] : []), ...rangeConditions(sql, q)];
+    const where: Fragment[] = [
+      ...(q.userId !== undefined ? [sql`user_id = ${q.userId}`] : []),
+      ...rangeConditions(sql, q),
+    ];
     if (q.model) where.push(sql`model = ${q.model}`);
     if (q.keyId) where.push(sql`key_id = ${q.keyId}`);
     return where;
@@ -170,13 +176,25 @@ export function usageWhere(sql: Sql, userId: string, q: UsageFilter): LogWhere {
  * their ids from one sequence, so the keyset orders them as one; each is read through its own
  * (user_id[, model | key_id], created_at DESC, id DESC) index, `limit` rows at most, and merged.
  */
-export function readLog(sql: Sql, userId: string, q: UsageFilter, after: { at: string; id: string } | undefined, limit: number): Promise<UsageRow[]> {
+export function readLog(
+  sql: Sql,
+  userId: string,
+  q: UsageFilter,
+  after: { at: string; id: string } | undefined,
+  limit: number,
+): Promise<UsageRow[]> {
   return readLogWhere(sql, usageWhere(sql, userId, q), after, limit);
 }
 
 /** readLog over conditions of the caller's (logWhere): the admin's log across users too. */
-export function readLogWhere(sql: Sql, { answered, refused }: LogWhere, after: { at: string; id: string } | undefined, limit: number): Promise<UsageRow[]> {
-  const page = (where: Fragment[]) => (after ? [...where, sql`(created_at, id) < (${after.at}::timestamptz, ${after.id}::bigint)`] : where);
+export function readLogWhere(
+  sql: Sql,
+  { answered, refused }: LogWhere,
+  after: { at: string; id: string } | undefined,
+  limit: number,
+): Promise<UsageRow[]> {
+  const page = (where: Fragment[]) =>
+    after ? [...where, sql`(created_at, id) < (${after.at}::timestamptz, ${after.id}::bigint)`] : where;
   const parts: Fragment[] = [];
   if (answered) {
     parts.push(sql`(
@@ -229,7 +247,8 @@ export function usageHandlers(gw: Gateway) {
         error_code: r.error_code,
         requests: r.requests,
       })),
-      next_cursor: rows.length > q.limit && last ? encodeCursor('usage', { at: last.cursor_at, id: last.id.toString() }) : null,
+      next_cursor:
+        rows.length > q.limit && last ? encodeCursor('usage', { at: last.cursor_at, id: last.id.toString() }) : null,
     };
     return { status: 200, body };
   }
@@ -259,13 +278,34 @@ export function usageHandlers(gw: Gateway) {
           FROM usage_records WHERE ${and(sql, [sql`user_id = ${userId}`, ...rangeConditions(sql, piece)])}
           GROUP BY 1, 2) edge`);
     }
-    const groups = parts.length === 0 ? [] : await sql<{ model: string; day: string; requests: bigint; prompt: bigint; completion: bigint; cached: bigint; cost: string; official: string }[]>`
+    const groups =
+      parts.length === 0
+        ? []
+        : await sql<
+            {
+              model: string;
+              day: string;
+              requests: bigint;
+              prompt: bigint;
+              completion: bigint;
+              cached: bigint;
+              cost: string;
+              official: string;
+            }[]
+          >`
       ${parts.reduce((acc, p) => sql`${acc} UNION ALL ${p}`)}`;
     const total = zero();
     const byModel = new Map<string, Totals>();
     const byDay = new Map<string, Totals>();
     for (const g of groups) {
-      const t: Totals = { requests: g.requests, prompt: g.prompt, completion: g.completion, cached: g.cached, cost: BigInt(g.cost), official: BigInt(g.official) };
+      const t: Totals = {
+        requests: g.requests,
+        prompt: g.prompt,
+        completion: g.completion,
+        cached: g.cached,
+        cost: BigInt(g.cost),
+        official: BigInt(g.official),
+      };
       add(total, t);
       if (!byModel.has(g.model)) byModel.set(g.model, zero());
       add(byModel.get(g.model)!, t);

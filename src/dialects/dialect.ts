@@ -128,7 +128,11 @@ export interface UpstreamSide {
    * Auth and protocol headers. `forwarded`: the client's vetted headers (ClientTerms), given only
    * when the client speaks this dialect too; otherwise the dialect's defaults apply.
    */
-  headers(key: string | undefined, forwarded: Record<string, string> | undefined, limits: DialectLimits): Record<string, string>;
+  headers(
+    key: string | undefined,
+    forwarded: Record<string, string> | undefined,
+    limits: DialectLimits,
+  ): Record<string, string>;
   /** An error answer that refuses the gateway's own key though its status says otherwise (Gemini's 400 API_KEY_INVALID). */
   refusedCredentials?(status: number, text: string): boolean;
   /** Puts the output cap reserved for in the field this provider honours, and only there. */
@@ -214,7 +218,12 @@ export interface ClientSide {
    * Output cap, choices, priced options and forwarded headers of a client body (400s for what is
    * not sold); hosted tools the model does not sell are taken out of `body` and named.
    */
-  clientTerms(body: Record<string, unknown>, model: Model, headers: Record<string, string>, limits: DialectLimits): ClientTerms;
+  clientTerms(
+    body: Record<string, unknown>,
+    model: Model,
+    headers: Record<string, string>,
+    limits: DialectLimits,
+  ): ClientTerms;
 }
 
 export interface Dialect {
@@ -259,7 +268,9 @@ export interface Dialect {
  * adapter exactly when its meta.ts says its providers serve embeddings (the light list the
  * catalogue reads and the adapters cannot disagree).
  */
-export type DialectOf<M extends DialectMeta> = Dialect & { name: M['name'] } & (M['embeddings'] extends true ? { embeddings: EmbeddingsUpstream } : { embeddings?: undefined });
+export type DialectOf<M extends DialectMeta> = Dialect & { name: M['name'] } & (M['embeddings'] extends true
+    ? { embeddings: EmbeddingsUpstream }
+    : { embeddings?: undefined });
 
 // ------------------------------------------------------------------ embeddings
 // Embeddings have no IR: a request is a list of inputs and a few settings, an answer a list of

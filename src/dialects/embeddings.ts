@@ -11,7 +11,9 @@ import type { EmbeddingsUpstream } from './dialect.js';
 import { DIALECTS } from './index.js';
 import { EMBEDDING_DIALECT_NAMES, type EmbeddingDialectName } from './names.js';
 
-export const EMBEDDINGS = Object.fromEntries(EMBEDDING_DIALECT_NAMES.map((name) => [name, DIALECTS[name].embeddings])) as Record<EmbeddingDialectName, EmbeddingsUpstream>;
+export const EMBEDDINGS = Object.fromEntries(
+  EMBEDDING_DIALECT_NAMES.map((name) => [name, DIALECTS[name].embeddings]),
+) as Record<EmbeddingDialectName, EmbeddingsUpstream>;
 
 export function embeddingsUpstream(dialect: string): EmbeddingsUpstream | undefined {
   return Object.hasOwn(EMBEDDINGS, dialect) ? EMBEDDINGS[dialect as EmbeddingDialectName] : undefined;

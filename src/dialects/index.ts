@@ -30,4 +30,7 @@ export const dialectName = (d: Dialect): DialectName => d.name;
 export const EMBEDDINGS_SURFACE = 'embeddings';
 
 /** The usage record's `surface` values: one per dialect served to clients, and embeddings. */
-export const SURFACE_NAMES = [...Object.values(DIALECTS).flatMap((d: Dialect) => (d.surface ? [d.surface.name] : [])), EMBEDDINGS_SURFACE];
+export const SURFACE_NAMES = [
+  ...Object.values(DIALECTS).flatMap((d: Dialect) => (d.surface ? [d.surface.name] : [])),
+  EMBEDDINGS_SURFACE,
+];

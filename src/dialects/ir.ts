@@ -3,9 +3,7 @@
 // Shapes lean on Anthropic's content-block model because it is the richer of the two:
 // OpenAI's flat fields (content, tool_calls, reasoning_content) map onto blocks losslessly.
 
-export type IRImageSource =
-  | { kind: 'base64'; mediaType: string; data: string }
-  | { kind: 'url'; url: string };
+export type IRImageSource = { kind: 'base64'; mediaType: string; data: string } | { kind: 'url'; url: string };
 
 export type IRContent =
   | { type: 'text'; text: string }
@@ -36,11 +34,7 @@ export interface IRTool {
   namespace?: string;
 }
 
-export type IRToolChoice =
-  | { type: 'auto' }
-  | { type: 'none' }
-  | { type: 'required' }
-  | { type: 'tool'; name: string };
+export type IRToolChoice = { type: 'auto' } | { type: 'none' } | { type: 'required' } | { type: 'tool'; name: string };
 
 export type IRReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high';
 
@@ -96,13 +90,7 @@ export interface IRUsage {
   webSearches?: number;
 }
 
-export type IRStopReason =
-  | 'end_turn'
-  | 'max_tokens'
-  | 'stop_sequence'
-  | 'tool_use'
-  | 'refusal'
-  | 'pause_turn';
+export type IRStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'refusal' | 'pause_turn';
 
 export interface IRResponse {
   id: string;

@@ -29,7 +29,11 @@ export type EmbeddingDialectName = EmbeddingMeta['name'];
  * The dialects whose providers serve embeddings (POST /v1/embeddings): an embedding model's
  * routes must name one.
  */
-export const EMBEDDING_DIALECT_NAMES: readonly EmbeddingDialectName[] = DIALECT_METAS.filter((m): m is EmbeddingMeta => m.embeddings).map((m) => m.name);
+export const EMBEDDING_DIALECT_NAMES: readonly EmbeddingDialectName[] = DIALECT_METAS.filter(
+  (m): m is EmbeddingMeta => m.embeddings,
+).map((m) => m.name);
 
 /** Each vendor's reasoning-model pattern once (dialects of one vendor share theirs). */
-export const REASONING_MODEL_PATTERNS: readonly RegExp[] = [...new Set(DIALECT_METAS.map((m: DialectMeta) => m.reasoningModels).filter((p) => p !== undefined))];
+export const REASONING_MODEL_PATTERNS: readonly RegExp[] = [
+  ...new Set(DIALECT_METAS.map((m: DialectMeta) => m.reasoningModels).filter((p) => p !== undefined)),
+];

@@ -70,10 +70,14 @@ export class Admission {
     const share = this.share(keyId, now);
     try {
       if (share.running >= this.limits.concurrency) {
-        throw new GatewayError('rate_limit', `This key may have at most ${this.limits.concurrency} unbilled requests (count_tokens, reads of stored responses) in progress at once.`, {
-          retryAfter: 1,
-          code: 'key_concurrency_limit',
-        });
+        throw new GatewayError(
+          'rate_limit',
+          `This key may have at most ${this.limits.concurrency} unbilled requests (count_tokens, reads of stored responses) in progress at once.`,
+          {
+            retryAfter: 1,
+            code: 'key_concurrency_limit',
+          },
+        );
       }
       this.spend(share, bytes, now);
     } catch (err) {
@@ -95,7 +99,11 @@ export class Admission {
 
   private share(keyId: string, now: number): KeyShare {
     let share = this.shares.get(keyId);
-    if (!share) this.shares.set(keyId, (share = { running: 0, bytes: this.limits.bytesPerMinute, at: now, refused: 0, refusedSince: now }));
+    if (!share)
+      this.shares.set(
+        keyId,
+        (share = { running: 0, bytes: this.limits.bytesPerMinute, at: now, refused: 0, refusedSince: now }),
+      );
     return share;
   }
 
@@ -137,19 +145,27 @@ export class Admission {
     if (bytes <= 0) return;
     const { bytesPerMinute } = this.limits;
     if (bytes > bytesPerMinute) {
-      throw new GatewayError('too_large', `This request moves ${bytes} bytes; unbilled requests (count_tokens, reads of stored responses) may move at most ${bytesPerMinute} a minute per key.`, {
-        code: 'request_too_large',
-      });
+      throw new GatewayError(
+        'too_large',
+        `This request moves ${bytes} bytes; unbilled requests (count_tokens, reads of stored responses) may move at most ${bytesPerMinute} a minute per key.`,
+        {
+          code: 'request_too_large',
+        },
+      );
     }
     const filled = Math.min(bytesPerMinute, share.bytes + ((now - share.at) * bytesPerMinute) / 60_000);
     if (filled < bytes) {
       share.bytes = filled;
       share.at = now;
       const waitMs = ((bytes - filled) * 60_000) / bytesPerMinute;
-      throw new GatewayError('rate_limit', `This key's unbilled requests (count_tokens, reads of stored responses) have moved their ${bytesPerMinute} bytes a minute; this one needs ${bytes}.`, {
-        retryAfter: Math.max(1, Math.ceil(waitMs / 1000)),
-        code: 'key_bytes_limit',
-      });
+      throw new GatewayError(
+        'rate_limit',
+        `This key's unbilled requests (count_tokens, reads of stored responses) have moved their ${bytesPerMinute} bytes a minute; this one needs ${bytes}.`,
+        {
+          retryAfter: Math.max(1, Math.ceil(waitMs / 1000)),
+          code: 'key_bytes_limit',
+        },
+      );
     }
     share.bytes = filled - bytes;
     share.at = now;
@@ -160,7 +176,11 @@ export class Admission {
     if (now - this.lastSweep < IDLE_SWEEP_MS) return;
     this.lastSweep = now;
     for (const [key, share] of this.shares) {
-      if (share.running === 0 && share.bytes + ((now - share.at) * this.limits.bytesPerMinute) / 60_000 >= this.limits.bytesPerMinute) this.shares.delete(key);
+      if (
+        share.running === 0 &&
+        share.bytes + ((now - share.at) * this.limits.bytesPerMinute) / 60_000 >= this.limits.bytesPerMinute
+      )
+        this.shares.delete(key);
     }
   }
 

@@ -87,10 +87,18 @@ export async function checkBodyShape(body: Buffer, limits: BodyLimits): Promise<
       if (c === QUOTE) inString = true;
       else if (c === OPEN_OBJ || c === OPEN_ARR) {
         if (++depth > limits.maxDepth) {
-          throw new GatewayError('invalid_request', `The request body nests objects and arrays more than ${limits.maxDepth} levels deep (MAX_JSON_DEPTH).`, { code: 'body_too_deep' });
+          throw new GatewayError(
+            'invalid_request',
+            `The request body nests objects and arrays more than ${limits.maxDepth} levels deep (MAX_JSON_DEPTH).`,
+            { code: 'body_too_deep' },
+          );
         }
         if (++containers > limits.maxContainers) {
-          throw new GatewayError('invalid_request', `The request body holds more than ${limits.maxContainers} objects and arrays (MAX_JSON_CONTAINERS).`, { code: 'body_too_complex' });
+          throw new GatewayError(
+            'invalid_request',
+            `The request body holds more than ${limits.maxContainers} objects and arrays (MAX_JSON_CONTAINERS).`,
+            { code: 'body_too_complex' },
+          );
         }
       } else if (c === CLOSE_OBJ || c === CLOSE_ARR) depth--;
     }

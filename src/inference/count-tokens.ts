@@ -17,7 +17,12 @@ import { authenticatedBody, declaredBodyBytes, findModel } from './pipeline.js';
 import { MESSAGES, type Surface } from './surfaces.js';
 
 /** Messages' count_tokens, or the count of a surface that has one in its URL (Gemini's countTokens). */
-export async function handleCountTokens(gw: Gateway, ex: Exchange, surface: Surface = MESSAGES, call?: SurfaceCall): Promise<void> {
+export async function handleCountTokens(
+  gw: Gateway,
+  ex: Exchange,
+  surface: Surface = MESSAGES,
+  call?: SurfaceCall,
+): Promise<void> {
   let admitted: Admitted | undefined;
   try {
     const { raw, size } = await authenticatedBody(gw, ex, surface, async (id) => {
@@ -31,7 +36,11 @@ export async function handleCountTokens(gw: Gateway, ex: Exchange, surface: Surf
     const model = findModel(gw, counted.model);
     const tokens = (surface === MESSAGES ? await vendorCount(gw, ex, model, counted) : undefined) ?? counted.tokens;
     // request-id as on Anthropic's own answers (the SDK reads it), like /v1/messages.
-    ex.json(200, surface === MESSAGES ? { input_tokens: tokens } : surface.countAnswer!(tokens), surface.answerHeaders(ex.requestId));
+    ex.json(
+      200,
+      surface === MESSAGES ? { input_tokens: tokens } : surface.countAnswer!(tokens),
+      surface.answerHeaders(ex.requestId),
+    );
   } finally {
     admitted?.leave();
   }
@@ -65,7 +74,12 @@ async function countInThread(raw: Buffer, surface: Surface, call: SurfaceCall | 
  * with its key: the body is forwarded as the client wrote it, with the route's model name.
  * Undefined when there is none or it did not answer.
  */
-async function vendorCount(gw: Gateway, ex: Exchange, model: ReturnType<typeof findModel>, counted: RequestCount): Promise<number | undefined> {
+async function vendorCount(
+  gw: Gateway,
+  ex: Exchange,
+  model: ReturnType<typeof findModel>,
+  counted: RequestCount,
+): Promise<number | undefined> {
   const forwarded = MESSAGES.forwardHeaders?.(ex.headers, model, gw.config);
   const rest = counted.forward!;
   for (const route of gw.routes.order(model)) {
@@ -76,7 +90,9 @@ async function vendorCount(gw: Gateway, ex: Exchange, model: ReturnType<typeof f
     if (DIALECTS[p.dialect] !== MESSAGES.dialect || !upstream.countTokensEndpoint || isNoKey(picked)) continue;
     const key = picked.value;
     // `rest` is the body's object without `model`: the route's name goes first.
-    const tail = Buffer.from(rest.buffer, rest.byteOffset, rest.byteLength).subarray(rest.length > 2 ? 1 : rest.length - 1);
+    const tail = Buffer.from(rest.buffer, rest.byteOffset, rest.byteLength).subarray(
+      rest.length > 2 ? 1 : rest.length - 1,
+    );
     const body = `{"model":${JSON.stringify(route.model)}${rest.length > 2 ? ',' : ''}${tail.toString('utf8')}`;
     const headers = { 'content-type': 'application/json', ...upstream.headers(key, forwarded, gw.config) };
     try {

@@ -14,7 +14,13 @@ import * as v from 'valibot';
 import { worstCase } from '../billing/money.js';
 import { countTokens } from '../billing/tokens.js';
 import type { Model, Route } from '../catalogue/index.js';
-import { embeddingsUpstream, type EmbeddingInput, type EmbeddingsRequest, type EmbeddingsUpstream, type UpstreamEmbeddings } from '../dialects/embeddings.js';
+import {
+  embeddingsUpstream,
+  type EmbeddingInput,
+  type EmbeddingsRequest,
+  type EmbeddingsUpstream,
+  type UpstreamEmbeddings,
+} from '../dialects/embeddings.js';
 import { EMBEDDINGS_SURFACE } from '../dialects/index.js';
 import { ZERO_USAGE } from '../dialects/ir.js';
 import { GatewayError } from '../errors.js';
@@ -55,14 +61,24 @@ export const EMBEDDINGS: Surface = {
   missingKey: 'Missing API key: send it as "Authorization: Bearer ar-…" (or "x-api-key: ar-…").',
 };
 
-const invalid = (message: string, param: string) => new GatewayError('invalid_request', message, { param, code: 'invalid_value' });
+const invalid = (message: string, param: string) =>
+  new GatewayError('invalid_request', message, { param, code: 'invalid_value' });
 
 const Body = v.object({
   // Both optional here so that a missing one is worded like the rest, below.
   model: v.optional(v.string("'model' must be a string naming a catalogue model")),
   input: v.optional(v.unknown()),
-  dimensions: v.optional(v.pipe(v.number("'dimensions' must be a number"), v.integer("'dimensions' must be a whole number"), v.minValue(1, "'dimensions' must be at least 1"))),
-  encoding_format: v.optional(v.picklist(['float', 'base64'], "'encoding_format' must be \"float\" or \"base64\""), 'float'),
+  dimensions: v.optional(
+    v.pipe(
+      v.number("'dimensions' must be a number"),
+      v.integer("'dimensions' must be a whole number"),
+      v.minValue(1, "'dimensions' must be at least 1"),
+    ),
+  ),
+  encoding_format: v.optional(
+    v.picklist(['float', 'base64'], '\'encoding_format\' must be "float" or "base64"'),
+    'float',
+  ),
   user: v.optional(v.string("'user' must be a string")),
 });
 
@@ -71,13 +87,18 @@ const isTokenId = (x: unknown) => typeof x === 'number' && Number.isInteger(x) &
 function tokenArray(x: unknown[], param: string): number[] {
   if (x.length === 0) throw invalid(`'${param}' is an empty token array: each input needs at least one token.`, param);
   const bad = x.findIndex((t) => !isTokenId(t));
-  if (bad >= 0) throw invalid(`'${param}[${bad}]' is not a token id: token arrays hold whole numbers from 0 to ${MAX_TOKEN_ID}.`, `${param}[${bad}]`);
+  if (bad >= 0)
+    throw invalid(
+      `'${param}[${bad}]' is not a token id: token arrays hold whole numbers from 0 to ${MAX_TOKEN_ID}.`,
+      `${param}[${bad}]`,
+    );
   return x as number[];
 }
 
 /** OpenAI's four input forms: a string, strings, one token array, token arrays. */
 function inputsOf(input: unknown): { inputs: EmbeddingInput[]; tokenInputs: boolean } {
-  const expected = "'input' must be a string, an array of strings, an array of token ids, or an array of token-id arrays.";
+  const expected =
+    "'input' must be a string, an array of strings, an array of token ids, or an array of token-id arrays.";
   if (typeof input === 'string') {
     if (input === '') throw invalid("'input' is an empty string: there is nothing to embed.", 'input');
     return { inputs: [input], tokenInputs: false };
@@ -85,17 +106,26 @@ function inputsOf(input: unknown): { inputs: EmbeddingInput[]; tokenInputs: bool
   if (!Array.isArray(input)) throw invalid(input === undefined ? "'input' is required." : expected, 'input');
   if (input.length === 0) throw invalid("'input' is an empty array: there is nothing to embed.", 'input');
   if (typeof input[0] === 'number') return { inputs: [tokenArray(input, 'input')], tokenInputs: true };
-  if (input.length > MAX_INPUTS) throw invalid(`'input' has ${input.length} items; at most ${MAX_INPUTS} are accepted per request.`, 'input');
+  if (input.length > MAX_INPUTS)
+    throw invalid(`'input' has ${input.length} items; at most ${MAX_INPUTS} are accepted per request.`, 'input');
   if (typeof input[0] === 'string') {
     input.forEach((s, i) => {
-      if (typeof s !== 'string') throw invalid(`'input[${i}]' is not a string; an array of inputs holds strings only, or token arrays only.`, `input[${i}]`);
+      if (typeof s !== 'string')
+        throw invalid(
+          `'input[${i}]' is not a string; an array of inputs holds strings only, or token arrays only.`,
+          `input[${i}]`,
+        );
       if (s === '') throw invalid(`'input[${i}]' is an empty string: every input needs some text.`, `input[${i}]`);
     });
     return { inputs: input as string[], tokenInputs: false };
   }
   if (Array.isArray(input[0])) {
     const inputs = input.map((x, i) => {
-      if (!Array.isArray(x)) throw invalid(`'input[${i}]' is not a token array; an array of inputs holds strings only, or token arrays only.`, `input[${i}]`);
+      if (!Array.isArray(x))
+        throw invalid(
+          `'input[${i}]' is not a token array; an array of inputs holds strings only, or token arrays only.`,
+          `input[${i}]`,
+        );
       return tokenArray(x, `input[${i}]`);
     });
     return { inputs, tokenInputs: true };
@@ -104,7 +134,8 @@ function inputsOf(input: unknown): { inputs: EmbeddingInput[]; tokenInputs: bool
 }
 
 export function parseEmbeddingsRequest(body: unknown): { model: string; request: EmbeddingsRequest } {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
   const parsed = v.safeParse(Body, body);
   if (!parsed.success) {
     const issue = parsed.issues[0];
@@ -112,7 +143,8 @@ export function parseEmbeddingsRequest(body: unknown): { model: string; request:
     throw new GatewayError('invalid_request', issue.message, { param, code: 'invalid_value' });
   }
   const { model, input, dimensions, encoding_format: encodingFormat } = parsed.output;
-  if (model === undefined) throw invalid("'model' is required: a catalogue model of kind \"embedding\" (GET /v1/models).", 'model');
+  if (model === undefined)
+    throw invalid('\'model\' is required: a catalogue model of kind "embedding" (GET /v1/models).', 'model');
   return { model, request: { body: body as Record<string, unknown>, ...inputsOf(input), dimensions, encodingFormat } };
 }
 
@@ -152,7 +184,8 @@ function encoded(vector: number[] | string, format: 'float' | 'base64'): number[
   if (format === 'base64') return typeof vector === 'string' ? vector : floatsToBase64(vector);
   if (typeof vector !== 'string') return vector;
   const floats = base64ToFloats(vector);
-  if (!floats) throw new GatewayError('upstream', 'The upstream answered with an embedding that is not base64 float32.');
+  if (!floats)
+    throw new GatewayError('upstream', 'The upstream answered with an embedding that is not base64 float32.');
   return floats;
 }
 
@@ -161,21 +194,40 @@ function servingRoutes(model: Model, req: EmbeddingsRequest): Route[] {
   const adapter = (r: Route) => embeddingsUpstream(r.provider.dialect)!;
   const tokens = req.tokenInputs ? model.routes.filter((r) => adapter(r).takesTokens) : model.routes;
   if (tokens.length === 0) {
-    throw invalid(`The model "${model.id}" is served by upstreams that embed text only: send 'input' as strings, not token ids.`, 'input');
+    throw invalid(
+      `The model "${model.id}" is served by upstreams that embed text only: send 'input' as strings, not token ids.`,
+      'input',
+    );
   }
   const fit = tokens.filter((r) => req.inputs.length <= adapter(r).maxInputs);
   if (fit.length === 0) {
     const most = Math.max(...tokens.map((r) => adapter(r).maxInputs));
-    throw invalid(`The model "${model.id}" takes at most ${most} inputs per request; this one has ${req.inputs.length}. Send them in smaller batches.`, 'input');
+    throw invalid(
+      `The model "${model.id}" takes at most ${most} inputs per request; this one has ${req.inputs.length}. Send them in smaller batches.`,
+      'input',
+    );
   }
   return fit;
 }
 
-function upstreamCall(route: Route, key: string | undefined, req: EmbeddingsRequest, adapter: EmbeddingsUpstream): UpstreamCall {
+function upstreamCall(
+  route: Route,
+  key: string | undefined,
+  req: EmbeddingsRequest,
+  adapter: EmbeddingsUpstream,
+): UpstreamCall {
   const provider = route.provider;
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...adapter.headers(key) };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json',
+    ...adapter.headers(key),
+  };
   addProviderHeaders(headers, provider);
-  return { url: adapter.endpoint(provider.baseUrl, route.model), headers, body: JSON.stringify(adapter.body(req, route.model)) };
+  return {
+    url: adapter.endpoint(provider.baseUrl, route.model),
+    headers,
+    body: JSON.stringify(adapter.body(req, route.model)),
+  };
 }
 
 interface EmbeddingJob extends Billable {
@@ -193,10 +245,23 @@ async function admit(gw: Gateway, ex: Exchange, line: RequestLine): Promise<Embe
   line.model = modelId;
   const model = findModelOfKind(gw, modelId, 'embedding');
   if (request.dimensions !== undefined && model.dimensions !== undefined && request.dimensions > model.dimensions) {
-    throw invalid(`'dimensions' is ${request.dimensions}; "${model.id}" gives vectors of at most ${model.dimensions}.`, 'dimensions');
+    throw invalid(
+      `'dimensions' is ${request.dimensions}; "${model.id}" gives vectors of at most ${model.dimensions}.`,
+      'dimensions',
+    );
   }
   const hold = worstCase(embeddingTokenBound(request.inputs), 0, model.pricing.input, 0n);
-  const terms: Terms = { pricing: model.pricing, officialPricing: model.officialPricing, outputCap: 0, n: 1, feeNano: 0n, hostedFee: 0n, hosted: [], dropped: [], hold };
+  const terms: Terms = {
+    pricing: model.pricing,
+    officialPricing: model.officialPricing,
+    outputCap: 0,
+    n: 1,
+    feeNano: 0n,
+    hostedFee: 0n,
+    hosted: [],
+    dropped: [],
+    hold,
+  };
   const reservation = await reserveHold(gw, identity, hold);
   return { gw, ex, identity, model, reservation, line, terms, request, surface: EMBEDDINGS, ir: { stream: false } };
 }
@@ -210,8 +275,9 @@ async function run(job: EmbeddingJob): Promise<void> {
   const { gw, ex, model, request } = job;
   const routes = servingRoutes(model, request);
   // When every route fails this throws: nothing was embedded, so the hold is released uncharged.
-  const { route, response } = await gw.routes.forward(routes.length === model.routes.length ? model : { ...model, routes }, (r, key) =>
-    upstreamCall(r, key, request, embeddingsUpstream(r.provider.dialect)!),
+  const { route, response } = await gw.routes.forward(
+    routes.length === model.routes.length ? model : { ...model, routes },
+    (r, key) => upstreamCall(r, key, request, embeddingsUpstream(r.provider.dialect)!),
   );
   if (response.status >= 400) {
     const text = await response.body.text().catch(() => '');
@@ -235,12 +301,24 @@ async function run(job: EmbeddingJob): Promise<void> {
     parsed = undefined;
   }
   if (!parsed || parsed.vectors.length !== request.inputs.length) {
-    throw new GatewayError('upstream', `The upstream did not answer with ${request.inputs.length} embedding${request.inputs.length === 1 ? '' : 's'}.`);
+    throw new GatewayError(
+      'upstream',
+      `The upstream did not answer with ${request.inputs.length} embedding${request.inputs.length === 1 ? '' : 's'}.`,
+    );
   }
-  const data = parsed.vectors.map((vector, index) => ({ object: 'embedding', index, embedding: encoded(vector, request.encodingFormat) }));
+  const data = parsed.vectors.map((vector, index) => ({
+    object: 'embedding',
+    index,
+    embedding: encoded(vector, request.encodingFormat),
+  }));
   const promptTokens = parsed.promptTokens ?? (await countEmbeddingInputs(request.inputs));
   await settleBeforeAnswer(job, { ...ZERO_USAGE, input: promptTokens }, ex.aborted ? 499 : 200);
-  const out = { object: 'list', data, model: model.id, usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } };
+  const out = {
+    object: 'list',
+    data,
+    model: model.id,
+    usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+  };
   ex.send(200, JSON.stringify(out), { 'content-type': 'application/json' });
 }
 

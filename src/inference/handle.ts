@@ -31,12 +31,19 @@ import { requestTerms, type Terms } from './terms.js';
 
 const MAX_UPSTREAM_BODY = 64 * 1024 * 1024;
 
-
 const isObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
 
-
 /** The upstream request for one route: pass-through when dialects match, translated otherwise. */
-function upstreamCall(route: Route, key: string | undefined, surface: Surface, ir: IRRequest, clientBody: Record<string, unknown>, terms: Terms, query: string, limits: DialectLimits): UpstreamCall {
+function upstreamCall(
+  route: Route,
+  key: string | undefined,
+  surface: Surface,
+  ir: IRRequest,
+  clientBody: Record<string, unknown>,
+  terms: Terms,
+  query: string,
+  limits: DialectLimits,
+): UpstreamCall {
   const provider = route.provider;
   const dialect = DIALECTS[provider.dialect];
   const same = dialect === surface.dialect && ir.compaction !== true;
@@ -67,15 +74,24 @@ function upstreamCall(route: Route, key: string | undefined, surface: Surface, i
   return { url, headers, body: JSON.stringify(body) };
 }
 
-const untranslatable = ({ sameDialectOnly: f }: IRRequest) => new GatewayError('invalid_request', f!.message, { param: f!.param, code: 'unsupported_option' });
+const untranslatable = ({ sameDialectOnly: f }: IRRequest) =>
+  new GatewayError('invalid_request', f!.message, { param: f!.param, code: 'unsupported_option' });
 
 /** An upstream's own 4xx answer (after fallback was ruled out) as the client's error. */
 export function clientErrorFromUpstream(status: number, text: string): GatewayError {
   const detail = errorMessageOf(text);
-  if (status === 413) return new GatewayError('too_large', detail ?? 'The request is too large for the upstream.', { code: 'request_too_large' });
-  if (status === 400 || status === 422) return new GatewayError('invalid_request', detail ?? 'The upstream rejected the request as invalid.');
-  if (status === 402) return new GatewayError('upstream', 'The upstream account behind this model cannot serve requests right now.');
-  return new GatewayError('upstream', detail ? `The upstream refused the request: ${detail}` : `The upstream refused the request (status ${status}).`);
+  if (status === 413)
+    return new GatewayError('too_large', detail ?? 'The request is too large for the upstream.', {
+      code: 'request_too_large',
+    });
+  if (status === 400 || status === 422)
+    return new GatewayError('invalid_request', detail ?? 'The upstream rejected the request as invalid.');
+  if (status === 402)
+    return new GatewayError('upstream', 'The upstream account behind this model cannot serve requests right now.');
+  return new GatewayError(
+    'upstream',
+    detail ? `The upstream refused the request: ${detail}` : `The upstream refused the request (status ${status}).`,
+  );
 }
 
 // The request's parts live on `job`, not in this function's locals: a suspended async function
@@ -83,46 +99,75 @@ export function clientErrorFromUpstream(status: number, text: string): GatewayEr
 export function handleInference(gw: Gateway, ex: Exchange, surface: Surface, call?: SurfaceCall): Promise<void> {
   // The answer goes straight to `respond`, so that no async frame holds it (and with it the
   // upstream's headers) for as long as a stream lasts.
-  return billed(gw, ex, surface.name, (line) => admit(gw, ex, surface, line, call), (job) => sendUpstream(job).then((answer) => answer && respond(job, answer)));
+  return billed(
+    gw,
+    ex,
+    surface.name,
+    (line) => admit(gw, ex, surface, line, call),
+    (job) => sendUpstream(job).then((answer) => answer && respond(job, answer)),
+  );
 }
 
 /** The upstream's answer, whole or streamed, to the client; its error status as the client's error. */
 function respond(job: Job, { route, response, key }: Answer): Promise<void> {
   if (response.status >= 400) {
-    return response.body.text().catch(() => '').then((text) => {
-      // Gemini refuses a bad key with a 400: the gateway's credentials, not the client's request.
-      if (DIALECTS[route.provider.dialect].upstream.refusedCredentials?.(response.status, text)) {
-        job.gw.routes.keyRefused(route, response.status, key, true);
-        throw modelUnavailable(job.model.id);
-      }
-      throw clientErrorFromUpstream(response.status, text);
-    });
+    return response.body
+      .text()
+      .catch(() => '')
+      .then((text) => {
+        // Gemini refuses a bad key with a 400: the gateway's credentials, not the client's request.
+        if (DIALECTS[route.provider.dialect].upstream.refusedCredentials?.(response.status, text)) {
+          job.gw.routes.keyRefused(route, response.status, key, true);
+          throw modelUnavailable(job.model.id);
+        }
+        throw clientErrorFromUpstream(response.status, text);
+      });
   }
   job.route = route;
   job.line.route = route.key;
   const upstreamDialect = DIALECTS[route.provider.dialect];
   const contentType = String(response.headers['content-type'] ?? '');
-  if (job.ir.stream && contentType.includes('text/event-stream')) return streamAnswer(job, upstreamDialect, response.body);
+  if (job.ir.stream && contentType.includes('text/event-stream'))
+    return streamAnswer(job, upstreamDialect, response.body);
   return wholeAnswer(job, upstreamDialect, response.body);
 }
 
 /** Key, balance, body, model and terms checked; the hold reserved. */
-async function admit(gw: Gateway, ex: Exchange, surface: Surface, line: RequestLine, call: SurfaceCall | undefined): Promise<Job> {
+async function admit(
+  gw: Gateway,
+  ex: Exchange,
+  surface: Surface,
+  line: RequestLine,
+  call: SurfaceCall | undefined,
+): Promise<Job> {
   const read = await fundedJson(gw, ex, surface, line);
   const { identity } = read;
   let { body, size } = read;
   // A continuation stands for its whole history: that is what is parsed, held for and sent.
-  const conversation = surface.state && isObject(body) ? await surface.state.resume(gw, identity.userId, body, size.bytes) : undefined;
-  if (conversation && conversation.body !== body) ({ body, size } = { body: conversation.body, size: sizeOf(conversation.body) });
+  const conversation =
+    surface.state && isObject(body) ? await surface.state.resume(gw, identity.userId, body, size.bytes) : undefined;
+  if (conversation && conversation.body !== body)
+    ({ body, size } = { body: conversation.body, size: sizeOf(conversation.body) });
   const ir = surface.dialect.parseRequest(body, call);
   line.model = ir.model;
   line.stream = ir.stream;
   const model = findModelOfKind(gw, ir.model, 'chat');
-  if (ir.sameDialectOnly && !model.routes.some((r) => DIALECTS[r.provider.dialect] === surface.dialect)) throw untranslatable(ir);
+  if (ir.sameDialectOnly && !model.routes.some((r) => DIALECTS[r.provider.dialect] === surface.dialect))
+    throw untranslatable(ir);
   const terms = requestTerms(surface, body as Record<string, unknown>, size, model, ex.headers, gw.config);
   const reservation = await reserveHold(gw, identity, terms.hold);
   const job: Job = {
-    gw, ex, surface, identity, model, ir, terms, reservation, sent: false, conversation, line,
+    gw,
+    ex,
+    surface,
+    identity,
+    model,
+    ir,
+    terms,
+    reservation,
+    sent: false,
+    conversation,
+    line,
     body: body as Record<string, unknown>,
     ctx: new AnswerContext(model.id, ir.includeUsage, ex.requestId, surface, call),
   };
@@ -155,7 +200,11 @@ async function sendUpstream(job: Job) {
     // A surface whose URL says what the call is names the query to forward (never its key).
     const query = job.ctx.call ? job.ctx.call.query : ex.rawQuery;
     const call = upstreamCall(r, key, job.surface, job.ir, own ?? job.body!, job.terms, query, job.gw.config);
-    job.forwarded = { body: call.body, dialect: DIALECTS[r.provider.dialect], maxImageTokens: job.model.maxImageTokens };
+    job.forwarded = {
+      body: call.body,
+      dialect: DIALECTS[r.provider.dialect],
+      maxImageTokens: job.model.maxImageTokens,
+    };
     return call;
   };
   try {
@@ -188,7 +237,9 @@ function offerHostedTools(job: Job, runsThem: boolean): void {
 
 /** The answer's word on the hosted tools the request declared and the gateway took out (spread into its headers). */
 function droppedToolsHeader(line: RequestLine): Record<string, string> | undefined {
-  return line.droppedTools?.length ? { 'x-airouter-dropped-tools': [...new Set(line.droppedTools)].join(', ') } : undefined;
+  return line.droppedTools?.length
+    ? { 'x-airouter-dropped-tools': [...new Set(line.droppedTools)].join(', ') }
+    : undefined;
 }
 
 async function readUpstreamBody(body: UpstreamBody): Promise<string> {
@@ -206,8 +257,11 @@ async function wholeAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBod
     text = await readUpstreamBody(body);
   } catch (err) {
     // The upstream had the request: its input is billed whatever became of the answer.
-    if (ex.aborted) return settleBeforeAnswer(job, { ...ZERO_USAGE, input: await forwardedTokens(job.forwarded!) }, 499);
-    throw err instanceof GatewayError ? err : new GatewayError('upstream', 'The upstream connection failed while answering.');
+    if (ex.aborted)
+      return settleBeforeAnswer(job, { ...ZERO_USAGE, input: await forwardedTokens(job.forwarded!) }, 499);
+    throw err instanceof GatewayError
+      ? err
+      : new GatewayError('upstream', 'The upstream connection failed while answering.');
   }
   let json: Record<string, any>;
   try {
@@ -229,10 +283,15 @@ async function wholeAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBod
     usage = answer.usage;
     out = JSON.stringify(surface.dialect.renderResponse(answer, job.ctx));
   }
-  if (!usage) usage = { ...ZERO_USAGE, input: await forwardedTokens(job.forwarded!), output: await countTextTokens([text]) };
+  if (!usage)
+    usage = { ...ZERO_USAGE, input: await forwardedTokens(job.forwarded!), output: await countTextTokens([text]) };
   await settleBeforeAnswer(job, usage, ex.aborted ? 499 : 200);
   await keepAnswer(job);
-  ex.send(200, out, { 'content-type': 'application/json', ...job.surface.answerHeaders(job.ex.requestId), ...droppedToolsHeader(job.line) });
+  ex.send(200, out, {
+    'content-type': 'application/json',
+    ...job.surface.answerHeaders(job.ex.requestId),
+    ...droppedToolsHeader(job.line),
+  });
 }
 
 /** One empty list for every stream's settings rather than two of their own in each. */
@@ -265,16 +324,31 @@ function streamAnswer(job: Job, upstreamDialect: Dialect, body: UpstreamBody): P
   job.forwarded = undefined;
   job.ir = settingsOnly(job.ir);
   const type = ctx.call?.streamType ?? 'text/event-stream; charset=utf-8';
-  ex.beginStream(200, { 'content-type': type, 'cache-control': 'no-cache', 'x-accel-buffering': 'no', ...job.surface.answerHeaders(job.ex.requestId), ...droppedToolsHeader(job.line) });
+  ex.beginStream(200, {
+    'content-type': type,
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+    ...job.surface.answerHeaders(job.ex.requestId),
+    ...droppedToolsHeader(job.line),
+  });
   ex.releaseHeaders();
   let streamed: Promise<StreamOutcome>;
-  const parts = { ex, metrics: gw.metrics, keepAlive: surface.ping && { intervalMs: gw.config.PING_INTERVAL_MS, ping: surface.ping } };
-  if (passesThrough(job, upstreamDialect)) streamed = passThroughToClient(body, upstreamDialect.upstream.passThroughTap(meter, job.ir, ctx), parts);
+  const parts = {
+    ex,
+    metrics: gw.metrics,
+    keepAlive: surface.ping && { intervalMs: gw.config.PING_INTERVAL_MS, ping: surface.ping },
+  };
+  if (passesThrough(job, upstreamDialect))
+    streamed = passThroughToClient(body, upstreamDialect.upstream.passThroughTap(meter, job.ir, ctx), parts);
   else {
     const valve = new Valve();
     // Plain text deltas past the Observable, while the two dialects say they may (stream/text-lane.ts).
     const lane = new TextLane(meter);
-    const out = upstreamEvents(body, valve, lane).pipe(upstreamDialect.decodeStream(lane), meterIR(meter), surface.dialect.encodeStream(ctx, lane));
+    const out = upstreamEvents(body, valve, lane).pipe(
+      upstreamDialect.decodeStream(lane),
+      meterIR(meter),
+      surface.dialect.encodeStream(ctx, lane),
+    );
     streamed = streamToClient(out, valve, parts);
   }
   // Counted once the stream is under way: a set-up that threw has nothing to take back.
@@ -311,7 +385,11 @@ async function finishStream(job: Job, meter: StreamMeter, outcome: StreamOutcome
   // What was streamed is billed even if the store is down right now (retried until it lands);
   // the final event goes out only once the charge is recorded.
   const recorded = await gw.ledger.settleEventually(job.reservation, record.costNano, record);
-  if (!recorded && !outcome.aborted) failure ??= new GatewayError('unavailable', 'The gateway could not record this answer\'s usage; it will be billed when the store recovers.');
+  if (!recorded && !outcome.aborted)
+    failure ??= new GatewayError(
+      'unavailable',
+      "The gateway could not record this answer's usage; it will be billed when the store recovers.",
+    );
   if (failure) return ex.endWith([surface.dialect.errorEvent(failure, ex.requestId, ctx)]);
   if (status === 200) await keepAnswer(job, meter.answer);
   // The held events and the body's end in one send: each write of its own cost a send.

@@ -91,7 +91,10 @@ export function usageRecord(job: Billable, usage: IRUsage, status: number, ttftM
   const overrun = cost > reservation.amount;
   if (overrun) {
     job.gw.metrics.overruns.inc();
-    job.gw.log.warn({ requestId: ex.requestId, reserved: String(reservation.amount), cost: String(cost) }, 'cost went past the reservation; charged in full');
+    job.gw.log.warn(
+      { requestId: ex.requestId, reserved: String(reservation.amount), cost: String(cost) },
+      'cost went past the reservation; charged in full',
+    );
   }
   const record: OutboxRecord = {
     settleId: reservation.id,
@@ -134,14 +137,22 @@ export async function settleBeforeAnswer(job: Billable, usage: IRUsage, status: 
  * Whether `dialect`'s upstream gets the client's own body and its answer goes back as the
  * upstream wrote it: the client's dialect, unless the answer must be the gateway's (compaction).
  */
-export const passesThrough = (job: Pick<Job, 'surface' | 'ir'>, dialect: Dialect): boolean => dialect === job.surface.dialect && job.ir.compaction !== true;
+export const passesThrough = (job: Pick<Job, 'surface' | 'ir'>, dialect: Dialect): boolean =>
+  dialect === job.surface.dialect && job.ir.compaction !== true;
 
 export async function keepAnswer(job: Job, streamed?: Record<string, unknown>): Promise<void> {
   const { conversation, surface, route } = job;
   const answer = job.final ?? streamed;
   if (!conversation || !surface.state || !answer || !route) return;
   try {
-    await surface.state.keep(job.gw, job.identity.userId, conversation, answer, route, passesThrough(job, DIALECTS[route.provider.dialect]));
+    await surface.state.keep(
+      job.gw,
+      job.identity.userId,
+      conversation,
+      answer,
+      route,
+      passesThrough(job, DIALECTS[route.provider.dialect]),
+    );
   } catch (err) {
     job.gw.log.warn({ err, requestId: job.ex.requestId }, 'the answer could not be kept for continuations');
   }

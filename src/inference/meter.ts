@@ -183,7 +183,9 @@ export function meterIR(meter: StreamMeter): OperatorFunction<IRStreamEvent, IRS
       meter.failed = true;
     } else if (ev.type === 'delta') {
       const d = ev.delta;
-      meter.noteText(d.type === 'text' ? d.text : d.type === 'thinking' ? d.thinking : d.type === 'input_json' ? d.partialJson : '');
+      meter.noteText(
+        d.type === 'text' ? d.text : d.type === 'thinking' ? d.thinking : d.type === 'input_json' ? d.partialJson : '',
+      );
     }
     return ev;
   });

@@ -29,7 +29,13 @@ export function modelsJson(c: Catalogue) {
   if (!r) {
     const data = c.list.map(entry);
     r = {
-      list: JSON.stringify({ object: 'list', has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, data }),
+      list: JSON.stringify({
+        object: 'list',
+        has_more: false,
+        first_id: data[0]?.id ?? null,
+        last_id: data.at(-1)?.id ?? null,
+        data,
+      }),
       byId: new Map(data.map((d) => [d.id, JSON.stringify(d)])),
     };
     rendered.set(c, r);

@@ -75,7 +75,10 @@ export async function authenticate(gw: Gateway, ex: Exchange, surface: Surface):
     gw.log.error({ err }, 'key lookup failed');
     throw new GatewayError('unavailable', 'The gateway cannot check keys right now; try again shortly.');
   });
-  if (!identity) throw new GatewayError('authentication', 'Invalid API key: it is unknown or has been revoked.', { code: 'invalid_api_key' });
+  if (!identity)
+    throw new GatewayError('authentication', 'Invalid API key: it is unknown or has been revoked.', {
+      code: 'invalid_api_key',
+    });
   return identity;
 }
 
@@ -130,17 +133,24 @@ export async function authenticatedBody(
   }
   ex.resumeBody();
   const raw = await bodyPromise;
-  const containers = await checkBodyShape(raw, { maxDepth: gw.config.MAX_JSON_DEPTH, maxContainers: gw.config.MAX_JSON_CONTAINERS });
+  const containers = await checkBodyShape(raw, {
+    maxDepth: gw.config.MAX_JSON_DEPTH,
+    maxContainers: gw.config.MAX_JSON_CONTAINERS,
+  });
   return { identity, raw, size: { bytes: raw.length, containers } };
 }
 
 export function findModel(gw: Gateway, id: string): Model {
   const model = gw.catalogue.current.models.get(id);
   if (!model) {
-    throw new GatewayError('not_found', `The model "${id}" does not exist. GET /v1/models lists the available models.`, {
-      param: 'model',
-      code: 'model_not_found',
-    });
+    throw new GatewayError(
+      'not_found',
+      `The model "${id}" does not exist. GET /v1/models lists the available models.`,
+      {
+        param: 'model',
+        code: 'model_not_found',
+      },
+    );
   }
   return model;
 }
@@ -152,8 +162,9 @@ export function findModel(gw: Gateway, id: string): Model {
 export function findModelOfKind(gw: Gateway, id: string, kind: ModelKind): Model {
   const model = findModel(gw, id);
   if (model.kind === kind) return model;
-  const message = model.kind === 'embedding'
-    ? `The model "${id}" is an embedding model: call POST /v1/embeddings with it. GET /v1/models lists each model's kind.`
-    : `The model "${id}" is a chat model, not an embedding model: POST /v1/embeddings takes models of kind "embedding" (GET /v1/models lists each model's kind).`;
+  const message =
+    model.kind === 'embedding'
+      ? `The model "${id}" is an embedding model: call POST /v1/embeddings with it. GET /v1/models lists each model's kind.`
+      : `The model "${id}" is a chat model, not an embedding model: POST /v1/embeddings takes models of kind "embedding" (GET /v1/models lists each model's kind).`;
   throw new GatewayError('invalid_request', message, { param: 'model', code: 'model_not_supported' });
 }

@@ -80,11 +80,20 @@ export class RefusalLog {
     else this.count(r.userId, r.keyId, minute, r.status, r.code, r.surface, 1);
   }
 
-  private count(userId: string, keyId: string, minute: number, status: number, code: string, surface: string, n: number): void {
+  private count(
+    userId: string,
+    keyId: string,
+    minute: number,
+    status: number,
+    code: string,
+    surface: string,
+    n: number,
+  ): void {
     const k = `${minute}|${keyId}|${status}`;
     const a = this.over.get(k);
     if (a) a.count += n;
-    else if (this.over.size < MAX_AGGREGATES) this.over.set(k, { userId, keyId, minute, status, code, surface, count: n });
+    else if (this.over.size < MAX_AGGREGATES)
+      this.over.set(k, { userId, keyId, minute, status, code, surface, count: n });
     else this.dropped += n;
   }
 
@@ -123,7 +132,10 @@ export class RefusalLog {
       const now = Date.now();
       if (now - this.lastWarn > 60_000) {
         this.lastWarn = now;
-        this.log.warn({ err, waiting: this.pending.length, dropped: this.dropped }, 'refusal log: could not write to Postgres; kept for the next flush');
+        this.log.warn(
+          { err, waiting: this.pending.length, dropped: this.dropped },
+          'refusal log: could not write to Postgres; kept for the next flush',
+        );
       }
     }
   }
@@ -163,7 +175,16 @@ export class RefusalLog {
           const ak = `${g.minute}|${r.keyId}|${r.status}`;
           const a = aggregates.get(ak);
           if (a) a.count++;
-          else aggregates.set(ak, { userId: r.userId, keyId: r.keyId, minute: g.minute, status: r.status, code: r.code, surface: r.surface, count: 1 });
+          else
+            aggregates.set(ak, {
+              userId: r.userId,
+              keyId: r.keyId,
+              minute: g.minute,
+              status: r.status,
+              code: r.code,
+              surface: r.surface,
+              count: 1,
+            });
         }
       }
     }
@@ -172,10 +193,20 @@ export class RefusalLog {
       await tx`
         INSERT INTO refused_requests (user_id, key_id, request_id, model, surface, stream, status, error_code, latency_ms, created_at)
         SELECT x.user_id, x.key_id, x.request_id, x.model, x.surface, x.stream, x.status, x.error_code, x.latency_ms, to_timestamp(x.at / 1000.0)
-        FROM json_to_recordset(${JSON.stringify(logged.map((r) => ({
-          user_id: r.userId, key_id: r.keyId, request_id: r.requestId, model: r.model, surface: r.surface, stream: r.stream,
-          status: r.status, error_code: r.code, latency_ms: r.latencyMs, at: r.at,
-        })))}::text::json)
+        FROM json_to_recordset(${JSON.stringify(
+          logged.map((r) => ({
+            user_id: r.userId,
+            key_id: r.keyId,
+            request_id: r.requestId,
+            model: r.model,
+            surface: r.surface,
+            stream: r.stream,
+            status: r.status,
+            error_code: r.code,
+            latency_ms: r.latencyMs,
+            at: r.at,
+          })),
+        )}::text::json)
           AS x(user_id uuid, key_id uuid, request_id text, model text, surface text, stream boolean, status integer, error_code text, latency_ms integer, at bigint)
         WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = x.user_id)
         ORDER BY x.at`;
@@ -185,9 +216,17 @@ export class RefusalLog {
       await tx`
         INSERT INTO refused_requests AS r (user_id, key_id, request_id, model, surface, stream, status, error_code, latency_ms, requests, minute, created_at)
         SELECT x.user_id, x.key_id, '', '', x.surface, false, x.status, x.error_code, 0, x.n, to_timestamp(x.minute / 1000.0), to_timestamp(x.minute / 1000.0)
-        FROM json_to_recordset(${JSON.stringify(over.map((a) => ({
-          user_id: a.userId, key_id: a.keyId, surface: a.surface, status: a.status, error_code: a.code, n: a.count, minute: a.minute,
-        })))}::text::json)
+        FROM json_to_recordset(${JSON.stringify(
+          over.map((a) => ({
+            user_id: a.userId,
+            key_id: a.keyId,
+            surface: a.surface,
+            status: a.status,
+            error_code: a.code,
+            n: a.count,
+            minute: a.minute,
+          })),
+        )}::text::json)
           AS x(user_id uuid, key_id uuid, surface text, status integer, error_code text, n integer, minute bigint)
         WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = x.user_id)
         ORDER BY x.key_id, x.minute, x.status

@@ -43,17 +43,28 @@ export function logRequest(gw: Gateway, ex: Exchange, surface: string, line: Req
     });
   }
   if (!gw.log.isLevelEnabled('info')) return;
-  gw.log.info({
-    requestId: ex.requestId,
-    userId: line.userId,
-    keyId: line.keyId,
-    surface,
-    model: line.model,
-    route: line.route,
-    ...(line.droppedTools?.length ? { droppedTools: line.droppedTools } : {}),
-    status,
-    ...(err instanceof GatewayError ? { error: err.kind } : err !== undefined ? { error: 'internal' } : {}),
-    latencyMs,
-    ...(r ? { inputTokens: r.promptTokens, outputTokens: r.completionTokens, cachedTokens: r.cachedTokens, costNano: String(r.costNano), ttftMs: r.ttftMs } : {}),
-  }, 'inference');
+  gw.log.info(
+    {
+      requestId: ex.requestId,
+      userId: line.userId,
+      keyId: line.keyId,
+      surface,
+      model: line.model,
+      route: line.route,
+      ...(line.droppedTools?.length ? { droppedTools: line.droppedTools } : {}),
+      status,
+      ...(err instanceof GatewayError ? { error: err.kind } : err !== undefined ? { error: 'internal' } : {}),
+      latencyMs,
+      ...(r
+        ? {
+            inputTokens: r.promptTokens,
+            outputTokens: r.completionTokens,
+            cachedTokens: r.cachedTokens,
+            costNano: String(r.costNano),
+            ttftMs: r.ttftMs,
+          }
+        : {}),
+    },
+    'inference',
+  );
 }

@@ -33,7 +33,14 @@ export interface SurfaceState {
    */
   resume(gw: Gateway, userId: string, body: Body, bodyBytes: number): Promise<Conversation>;
   /** The answer as the client got it, kept before its last byte leaves. */
-  keep(gw: Gateway, userId: string, conversation: Conversation, answer: Body, route: Route, sameDialect: boolean): Promise<void>;
+  keep(
+    gw: Gateway,
+    userId: string,
+    conversation: Conversation,
+    answer: Body,
+    route: Route,
+    sameDialect: boolean,
+  ): Promise<void>;
   /**
    * The surface's other endpoints (reading and deleting what was kept, another transport,
    * compaction), with its key, its errors, and its own POST route (`route`).

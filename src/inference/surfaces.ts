@@ -37,7 +37,9 @@ function served(dialect: Dialect, surface: ClientSide): Surface {
   };
 }
 
-export const SURFACES: readonly Surface[] = Object.values(DIALECTS).flatMap((d: Dialect) => (d.surface ? [served(d, d.surface)] : []));
+export const SURFACES: readonly Surface[] = Object.values(DIALECTS).flatMap((d: Dialect) =>
+  d.surface ? [served(d, d.surface)] : [],
+);
 
 const surfaceOf = (dialect: Dialect) => SURFACES.find((s) => s.dialect === dialect)!;
 

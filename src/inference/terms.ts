@@ -52,7 +52,11 @@ export function requestTerms(
   const param = Array.isArray(body.messages) ? 'messages' : 'contents';
   const messages = body[param];
   if (Array.isArray(messages) && messages.length > limits.MAX_MESSAGES) {
-    throw new GatewayError('invalid_request', `The request has ${messages.length} messages; at most ${limits.MAX_MESSAGES} are accepted (MAX_MESSAGES).`, { param, code: 'too_many_messages' });
+    throw new GatewayError(
+      'invalid_request',
+      `The request has ${messages.length} messages; at most ${limits.MAX_MESSAGES} are accepted (MAX_MESSAGES).`,
+      { param, code: 'too_many_messages' },
+    );
   }
   const inputTokens = inputTokenBound(body, size, surface.dialect.promptParts(body), {
     maxImageTokens: model.maxImageTokens,
@@ -68,9 +72,23 @@ export function requestTerms(
   const p = lc && inputTokens > lc.threshold ? lc.prices : c.pricing;
   const inputPrice = max(p.input, p.cacheWrite, oneHourCache ? p.cacheWrite1h : 0n, c.audioIn ? p.audioIn! : 0n);
   const outputPrice = max(p.output, c.audioOut ? p.audioOut! : 0n);
-  const hold = worstCase(inputTokens, c.outputCap * c.n + c.extraOutput, inputPrice, outputPrice, c.feeNano + c.holdFees);
+  const hold = worstCase(
+    inputTokens,
+    c.outputCap * c.n + c.extraOutput,
+    inputPrice,
+    outputPrice,
+    c.feeNano + c.holdFees,
+  );
   return {
-    pricing: c.pricing, officialPricing: c.officialPricing, outputCap: c.outputCap, n: c.n, feeNano: c.feeNano, hostedFee: c.feeNano, hold,
-    forwardHeaders: c.forwardHeaders, hosted: c.hosted ?? NONE, dropped: c.dropped ?? NONE,
+    pricing: c.pricing,
+    officialPricing: c.officialPricing,
+    outputCap: c.outputCap,
+    n: c.n,
+    feeNano: c.feeNano,
+    hostedFee: c.feeNano,
+    hold,
+    forwardHeaders: c.forwardHeaders,
+    hosted: c.hosted ?? NONE,
+    dropped: c.dropped ?? NONE,
   };
 }

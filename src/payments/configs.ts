@@ -7,8 +7,4 @@ import { epusdtConfig } from './epusdt/settings.js';
 import { midtransConfig } from './midtrans/settings.js';
 import { qrisConfig } from './qris/settings.js';
 
-export const PROVIDER_CONFIGS = [
-  midtransConfig,
-  qrisConfig,
-  epusdtConfig,
-] as const;
+export const PROVIDER_CONFIGS = [midtransConfig, qrisConfig, epusdtConfig] as const;

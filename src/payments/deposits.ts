@@ -33,7 +33,8 @@ export interface DepositRow {
   expires_at: Date | null;
 }
 
-const COLUMNS = 'id, user_id, method, provider, status, amount::text AS amount, currency, credit_nano, external_id, details, created_at, paid_at, expires_at';
+const COLUMNS =
+  'id, user_id, method, provider, status, amount::text AS amount, currency, credit_nano, external_id, details, created_at, paid_at, expires_at';
 
 /** Refusals a client can act on (the dashboard maps them to its envelope). */
 export class DepositError extends Error {
@@ -43,7 +44,11 @@ export class DepositError extends Error {
     message: string,
     readonly retryAfterS?: number,
     /** The field at fault and its rule's figures, for a client to word the refusal itself. */
-    readonly detail?: { param: string; reason?: 'too_small' | 'too_large' | 'not_allowed'; params?: Record<string, string | string[]> },
+    readonly detail?: {
+      param: string;
+      reason?: 'too_small' | 'too_large' | 'not_allowed';
+      params?: Record<string, string | string[]>;
+    },
   ) {
     super(message);
     this.name = 'DepositError';
@@ -69,7 +74,14 @@ export interface Terms {
  */
 export async function openDeposit(
   sql: Sql,
-  o: { userId: string; method: string; provider: Provider; maxOpen: number; expiresInS: number; terms: (tx: Tx) => Promise<Terms> },
+  o: {
+    userId: string;
+    method: string;
+    provider: Provider;
+    maxOpen: number;
+    expiresInS: number;
+    terms: (tx: Tx) => Promise<Terms>;
+  },
 ): Promise<DepositRow> {
   return (await sql.begin(async (tx) => {
     await tx`SELECT 1 FROM users WHERE id = ${o.userId} FOR UPDATE`;
@@ -78,8 +90,12 @@ export async function openDeposit(
       SELECT count(*)::int AS n, ceil(extract(epoch FROM min(expires_at) - now()))::int AS next_s
       FROM deposits WHERE user_id = ${o.userId} AND status = 'pending'`;
     if (open.n >= o.maxOpen) {
-      throw new DepositError(429, 'too_many_open_deposits',
-        `You have ${open.n} unpaid deposits open (at most ${o.maxOpen}); pay one or wait until one expires.`, Math.max(1, open.next_s ?? 1));
+      throw new DepositError(
+        429,
+        'too_many_open_deposits',
+        `You have ${open.n} unpaid deposits open (at most ${o.maxOpen}); pay one or wait until one expires.`,
+        Math.max(1, open.next_s ?? 1),
+      );
     }
     const t = await o.terms(tx);
     const [row] = await tx<DepositRow[]>`
@@ -92,7 +108,13 @@ export async function openDeposit(
 }
 
 /** Records what the provider answered to a pending deposit's creation (its reference, payment details). */
-export async function attachProviderOrder(sql: Sql, id: string, reference: string | null, details: Record<string, unknown>, expiresAt?: Date): Promise<DepositRow | undefined> {
+export async function attachProviderOrder(
+  sql: Sql,
+  id: string,
+  reference: string | null,
+  details: Record<string, unknown>,
+  expiresAt?: Date,
+): Promise<DepositRow | undefined> {
   const [row] = await sql<DepositRow[]>`
     UPDATE deposits SET external_id = coalesce(external_id, ${reference}), details = details || ${sql.json(details as never)},
                         expires_at = least(expires_at, ${expiresAt ?? null}::timestamptz)
@@ -136,16 +158,28 @@ export async function markPaid(
       const otherReference = o.reference !== null && d.external_id !== null && d.external_id !== o.reference;
       if (d.status === 'paid') {
         outcome = otherReference
-          ? { kind: 'refused', deposit: d, reason: `already paid under reference ${d.external_id}, now reference ${o.reference}: a second payment?` }
+          ? {
+              kind: 'refused',
+              deposit: d,
+              reason: `already paid under reference ${d.external_id}, now reference ${o.reference}: a second payment?`,
+            }
           : { kind: 'unchanged', deposit: d, reason: 'already paid' };
         return null;
       }
       if (d.status === 'failed') {
-        outcome = { kind: 'refused', deposit: d, reason: 'the deposit had failed; an operator must look at this payment' };
+        outcome = {
+          kind: 'refused',
+          deposit: d,
+          reason: 'the deposit had failed; an operator must look at this payment',
+        };
         return null;
       }
       if (otherReference) {
-        outcome = { kind: 'refused', deposit: d, reason: `reference ${o.reference} is not the deposit's ${d.external_id}` };
+        outcome = {
+          kind: 'refused',
+          deposit: d,
+          reason: `reference ${o.reference} is not the deposit's ${d.external_id}`,
+        };
         return null;
       }
       previous = d.status;
@@ -160,14 +194,20 @@ export async function markPaid(
     });
     if (done) return { kind: 'credited', deposit: done.result, previous, balance: done.balance };
   } catch (err) {
-    if ((err as { code?: string }).code === '23505') return { kind: 'refused', reason: `reference ${o.reference} already paid another deposit` };
+    if ((err as { code?: string }).code === '23505')
+      return { kind: 'refused', reason: `reference ${o.reference} already paid another deposit` };
     throw err;
   }
   return outcome!;
 }
 
 /** pending → expired | failed; any other status stays as it is (returns undefined). */
-export async function markEnded(sql: Sql, id: string, to: 'expired' | 'failed', reason: string): Promise<DepositRow | undefined> {
+export async function markEnded(
+  sql: Sql,
+  id: string,
+  to: 'expired' | 'failed',
+  reason: string,
+): Promise<DepositRow | undefined> {
   const [row] = await sql<DepositRow[]>`
     UPDATE deposits SET status = ${to}, details = details || ${sql.json({ ended_by: reason } as never)}
     WHERE id = ${id} AND status = 'pending'

@@ -23,7 +23,11 @@ export async function callJson(
   try {
     const res = await request(url, {
       method: init.method,
-      headers: { accept: 'application/json', ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}), ...init.headers },
+      headers: {
+        accept: 'application/json',
+        ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...init.headers,
+      },
       body: init.body,
       headersTimeout: TIMEOUT_MS,
       bodyTimeout: TIMEOUT_MS,
@@ -53,7 +57,9 @@ export async function callJson(
 export function jsonObject(raw: Buffer | string): Record<string, unknown> | null {
   try {
     const value: unknown = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }

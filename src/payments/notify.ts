@@ -37,7 +37,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export function asDepositId(text: string): string | null {
   const t = text.toLowerCase();
   if (UUID.test(t)) return t;
-  if (/^[0-9a-f]{32}$/.test(t)) return `${t.slice(0, 8)}-${t.slice(8, 12)}-${t.slice(12, 16)}-${t.slice(16, 20)}-${t.slice(20)}`;
+  if (/^[0-9a-f]{32}$/.test(t))
+    return `${t.slice(0, 8)}-${t.slice(8, 12)}-${t.slice(12, 16)}-${t.slice(16, 20)}-${t.slice(20)}`;
   return null;
 }
 
@@ -46,10 +47,18 @@ export const fieldOf = (issue: BaseIssue<unknown>): string =>
 
 /** A body that failed its schema: an unknown field is named as such. */
 const malformed = (issue: BaseIssue<unknown>): NotifyResult =>
-  refuse(400, issue.type === 'strict_object' && issue.input !== undefined ? `unexpected field ${fieldOf(issue)}` : `field ${fieldOf(issue)} is missing or malformed`);
+  refuse(
+    400,
+    issue.type === 'strict_object' && issue.input !== undefined
+      ? `unexpected field ${fieldOf(issue)}`
+      : `field ${fieldOf(issue)} is missing or malformed`,
+  );
 
 /** The raw body as the provider's schema says, or the refusal to answer. */
-export function parseNotification<S extends GenericSchema>(schema: S, raw: Buffer): { ok: true; n: InferOutput<S> } | { ok: false; refusal: NotifyResult } {
+export function parseNotification<S extends GenericSchema>(
+  schema: S,
+  raw: Buffer,
+): { ok: true; n: InferOutput<S> } | { ok: false; refusal: NotifyResult } {
   const body = jsonObject(raw);
   if (!body) return { ok: false, refusal: refuse(400, 'the body is not a JSON object') };
   const parsed = safeParse(schema, body);
@@ -57,7 +66,11 @@ export function parseNotification<S extends GenericSchema>(schema: S, raw: Buffe
 }
 
 /** The deposit an order id names, if it is one of `provider`'s. */
-export async function depositOf(ctx: NotifyContext, provider: Provider, orderId: string): Promise<DepositRow | undefined> {
+export async function depositOf(
+  ctx: NotifyContext,
+  provider: Provider,
+  orderId: string,
+): Promise<DepositRow | undefined> {
   const id = asDepositId(orderId);
   const d = id ? await findDeposit(ctx.sql, id) : undefined;
   return d?.provider === provider ? d : undefined;
@@ -75,15 +88,30 @@ export async function applyPaid(
   const o = await markPaid(ctx.sql, ctx.hot, d.id, { provider, reference, by, details });
   if (o.kind === 'missing') return refuse(404, 'the deposit is gone', d.id);
   if (o.kind === 'refused') return refuse(409, o.reason, d.id);
-  if (o.kind === 'unchanged') return { ok: true, depositId: d.id, status: o.deposit.status, note: `${by}: ${o.reason}` };
-  const fields = { deposit_id: d.id, user_id: d.user_id, provider, reference, amount: d.amount, currency: d.currency, credit_usd: nanoToUsd(o.deposit.credit_nano) };
-  if (o.previous === 'expired') ctx.log.warn(fields, `deposit paid after it had expired (${by}); the money arrived, so it is credited`);
+  if (o.kind === 'unchanged')
+    return { ok: true, depositId: d.id, status: o.deposit.status, note: `${by}: ${o.reason}` };
+  const fields = {
+    deposit_id: d.id,
+    user_id: d.user_id,
+    provider,
+    reference,
+    amount: d.amount,
+    currency: d.currency,
+    credit_usd: nanoToUsd(o.deposit.credit_nano),
+  };
+  if (o.previous === 'expired')
+    ctx.log.warn(fields, `deposit paid after it had expired (${by}); the money arrived, so it is credited`);
   else ctx.log.info(fields, `deposit paid (${by})`);
   return { ok: true, depositId: d.id, status: 'paid', note: `${by}: credited` };
 }
 
 /** The provider ended the order unpaid. After 'paid' (or any end) this changes nothing. */
-export async function applyEnded(ctx: NotifyContext, d: DepositRow, to: 'expired' | 'failed', by: string): Promise<NotifyResult> {
+export async function applyEnded(
+  ctx: NotifyContext,
+  d: DepositRow,
+  to: 'expired' | 'failed',
+  by: string,
+): Promise<NotifyResult> {
   const row = await markEnded(ctx.sql, d.id, to, by);
   if (row) {
     ctx.log.info({ deposit_id: d.id, user_id: d.user_id, status: to }, `deposit ${to} (${by})`);

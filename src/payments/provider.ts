@@ -92,7 +92,8 @@ export interface PaymentProvider<M extends string = string, S = unknown, B = unk
 }
 
 /** The names among `pairs` whose value is unset or empty. */
-export const missingVars = (pairs: [string, unknown][]): string[] => pairs.filter(([, v]) => v === undefined || v === '').map(([k]) => k);
+export const missingVars = (pairs: [string, unknown][]): string[] =>
+  pairs.filter(([, v]) => v === undefined || v === '').map(([k]) => k);
 
 export function configFail(message: string): never {
   throw new PaymentConfigError(message);

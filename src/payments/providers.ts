@@ -6,9 +6,4 @@ import { epusdt } from './epusdt/index.js';
 import { midtrans } from './midtrans/index.js';
 import { qris } from './qris/index.js';
 
-export const PROVIDERS = [
-  midtrans,
-  qris,
-  epusdt,
-] as const;
-
+export const PROVIDERS = [midtrans, qris, epusdt] as const;

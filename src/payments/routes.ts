@@ -12,8 +12,10 @@ import { PROVIDERS } from './providers.js';
 
 const MAX_NOTIFICATION_BYTES = 64 * 1024;
 
-const plain = (ex: Exchange, status: number, text: string) => ex.send(status, text, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
-const jsonError = (ex: Exchange, status: number, code: string, message: string) => ex.json(status, { error: { code, message } }, { 'cache-control': 'no-store' });
+const plain = (ex: Exchange, status: number, text: string) =>
+  ex.send(status, text, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+const jsonError = (ex: Exchange, status: number, code: string, message: string) =>
+  ex.json(status, { error: { code, message } }, { 'cache-control': 'no-store' });
 
 export function registerPayments(router: Router, gw: Gateway): void {
   for (const { id: provider, notifyAnswer } of PROVIDERS) {
@@ -22,7 +24,8 @@ export function registerPayments(router: Router, gw: Gateway): void {
       method: 'post',
       path: `/api/payments/${provider}/notify`,
       name: `payments_${provider}_notify`,
-      onError: (ex, err) => (text ? plain(ex, err.status, err.message) : jsonError(ex, err.status, err.code ?? err.kind, err.message)),
+      onError: (ex, err) =>
+        text ? plain(ex, err.status, err.message) : jsonError(ex, err.status, err.code ?? err.kind, err.message),
       handler: (ex) => notify(gw, provider, text, ex),
     });
   }
@@ -56,12 +59,18 @@ async function notify(gw: Gateway, provider: Provider, text: boolean, ex: Exchan
     throw new GatewayError('unavailable', 'Temporarily unavailable; send it again later.');
   }
   if (!result.ok) {
-    gw.log.warn({ provider, from, deposit_id: result.depositId, reason: result.reason }, 'payment notification refused');
+    gw.log.warn(
+      { provider, from, deposit_id: result.depositId, reason: result.reason },
+      'payment notification refused',
+    );
     if (text) plain(ex, result.httpStatus, `refused: ${result.reason}`);
     else jsonError(ex, result.httpStatus, 'refused', result.reason);
     return;
   }
-  gw.log.debug({ provider, deposit_id: result.depositId, status: result.status, note: result.note }, 'payment notification handled');
+  gw.log.debug(
+    { provider, deposit_id: result.depositId, status: result.status, note: result.note },
+    'payment notification handled',
+  );
   if (text) plain(ex, 200, 'ok');
   else ex.json(200, { deposit_id: result.depositId, status: result.status }, { 'cache-control': 'no-store' });
 }

@@ -8,10 +8,24 @@ import type { Logger } from 'pino';
 import { nanoToUsd } from '../billing/money.js';
 import type { HotStore } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
-import { attachProviderOrder, DepositError, findDeposit, markEnded, openDeposit, sweepExpired, type DepositRow } from './deposits.js';
+import {
+  attachProviderOrder,
+  DepositError,
+  findDeposit,
+  markEnded,
+  openDeposit,
+  sweepExpired,
+  type DepositRow,
+} from './deposits.js';
 import { ProviderError } from './http.js';
 import { refuse, type NotifyContext, type NotifyResult } from './notify.js';
-import { notifyUrl, type LiveProvider, type OpenContext, type PaymentProvider, type ProviderOrder } from './provider.js';
+import {
+  notifyUrl,
+  type LiveProvider,
+  type OpenContext,
+  type PaymentProvider,
+  type ProviderOrder,
+} from './provider.js';
 import { PROVIDERS } from './providers.js';
 import { qrPngDataUrl } from './qr-image.js';
 import type { PaymentSettings } from './settings.js';
@@ -20,9 +34,11 @@ import type { PaymentSettings } from './settings.js';
 export const DEPOSIT_METHODS: readonly string[] = [...new Set(PROVIDERS.map((p) => p.method))];
 
 /** The request body a method's invoices are opened with (its providers share it); undefined for no registered method. */
-export const methodBody = (method: string) => (PROVIDERS as readonly PaymentProvider[]).find((p) => p.method === method)?.body;
+export const methodBody = (method: string) =>
+  (PROVIDERS as readonly PaymentProvider[]).find((p) => p.method === method)?.body;
 
-const unavailable = () => new DepositError(502, 'provider_error', 'The payment provider could not open the invoice; try again shortly.');
+const unavailable = () =>
+  new DepositError(502, 'provider_error', 'The payment provider could not open the invoice; try again shortly.');
 
 interface Live {
   provider: PaymentProvider;
@@ -69,7 +85,8 @@ export class Payments {
       publicUrl,
       expiryS,
       notifyUrl: notifyUrl(publicUrl, id),
-      open: (o) => openDeposit(this.sql, { userId: o.userId, method, provider: id, maxOpen, expiresInS: expiryS, terms: o.terms }),
+      open: (o) =>
+        openDeposit(this.sql, { userId: o.userId, method, provider: id, maxOpen, expiresInS: expiryS, terms: o.terms }),
       attach: (d, call) => this.withProvider(d, call),
     };
     return e.live.open(ctx, userId, body);
@@ -85,9 +102,15 @@ export class Payments {
       const row = await attachProviderOrder(this.sql, d.id, r.reference, r.details, r.expiresAt);
       return row ?? d;
     } catch (err) {
-      const reason = err instanceof ProviderError ? err.message : `recording the provider's answer failed: ${(err as Error).message}`;
+      const reason =
+        err instanceof ProviderError
+          ? err.message
+          : `recording the provider's answer failed: ${(err as Error).message}`;
       await markEnded(this.sql, d.id, 'failed', reason).catch(() => {});
-      this.log.warn({ deposit_id: d.id, provider: d.provider, reason }, 'deposit: the provider did not open the invoice');
+      this.log.warn(
+        { deposit_id: d.id, provider: d.provider, reason },
+        'deposit: the provider did not open the invoice',
+      );
       throw unavailable();
     }
   }
@@ -100,9 +123,17 @@ export class Payments {
     const pending = d.status === 'pending';
     const qr = pending && typeof d.details.qr_string === 'string' ? d.details.qr_string : null;
     return {
-      id: d.id, method: d.method, status: d.status, amount: d.amount, currency: d.currency, credit_usd: nanoToUsd(d.credit_nano),
-      created_at: d.created_at.toISOString(), paid_at: d.paid_at?.toISOString() ?? null, expires_at: d.expires_at?.toISOString() ?? null,
-      qr_string: qr, qr_png: qr ? await qrPngDataUrl(qr) : null,
+      id: d.id,
+      method: d.method,
+      status: d.status,
+      amount: d.amount,
+      currency: d.currency,
+      credit_usd: nanoToUsd(d.credit_nano),
+      created_at: d.created_at.toISOString(),
+      paid_at: d.paid_at?.toISOString() ?? null,
+      expires_at: d.expires_at?.toISOString() ?? null,
+      qr_string: qr,
+      qr_png: qr ? await qrPngDataUrl(qr) : null,
       payment_url: pending && typeof d.details.payment_url === 'string' ? d.details.payment_url : null,
     };
   }

@@ -30,7 +30,10 @@ export const PAYMENT_ENV: Readonly<Record<string, EnvVar>> = Object.assign({}, .
  * The payment settings from the variables as src/config.ts has validated them (the deposit
  * limits shared by every method, and each provider's own).
  */
-export function paymentSettings(e: EnvValues & { DEPOSIT_EXPIRY_S: number; DEPOSIT_MAX_OPEN: number }, publicUrl: string): PaymentSettings {
+export function paymentSettings(
+  e: EnvValues & { DEPOSIT_EXPIRY_S: number; DEPOSIT_MAX_OPEN: number },
+  publicUrl: string,
+): PaymentSettings {
   const disabled: string[] = [];
   const methods: Record<string, unknown> = {};
   for (const p of PROVIDER_CONFIGS) {
@@ -40,5 +43,11 @@ export function paymentSettings(e: EnvValues & { DEPOSIT_EXPIRY_S: number; DEPOS
     methods[p.method] = c && 'on' in c ? c.on : null;
     if (c && 'off' in c) disabled.push(c.off);
   }
-  return { ...(methods as MethodSettings), publicUrl, expiryS: e.DEPOSIT_EXPIRY_S, maxOpen: e.DEPOSIT_MAX_OPEN, disabled };
+  return {
+    ...(methods as MethodSettings),
+    publicUrl,
+    expiryS: e.DEPOSIT_EXPIRY_S,
+    maxOpen: e.DEPOSIT_MAX_OPEN,
+    disabled,
+  };
 }

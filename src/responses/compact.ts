@@ -15,7 +15,19 @@ import { inputItems } from './store.js';
 type Body = Record<string, unknown>;
 
 /** The fields of a compact request that the call carries on (the rest of a Responses body has no say in a summary). */
-const CARRIED = ['model', 'instructions', 'previous_response_id', 'tools', 'parallel_tool_calls', 'reasoning', 'text', 'prompt_cache_key', 'service_tier', 'metadata', 'user'];
+const CARRIED = [
+  'model',
+  'instructions',
+  'previous_response_id',
+  'tools',
+  'parallel_tool_calls',
+  'reasoning',
+  'text',
+  'prompt_cache_key',
+  'service_tier',
+  'metadata',
+  'user',
+];
 /** The user's latest messages kept beside the summary, at most this much of their JSON. */
 const RETAINED_BYTES = 256 * 1024;
 
@@ -27,13 +39,21 @@ export interface Compaction {
 
 export function registerCompact(router: Router, { route, readJson }: Compaction, onError: RouteDef['onError']): void {
   router.add({
-    method: 'post', path: '/v1/responses/compact', name: 'responses_compact', onError,
+    method: 'post',
+    path: '/v1/responses/compact',
+    name: 'responses_compact',
+    onError,
     handler: async (ex) => {
       const { body } = await readJson(ex);
-      if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+      if (body === null || typeof body !== 'object' || Array.isArray(body))
+        throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
       const req = body as Body;
       if (req.input !== undefined && req.input !== null && typeof req.input !== 'string' && !Array.isArray(req.input)) {
-        throw new GatewayError('invalid_request', "Invalid type for 'input': expected a string or an array of input items.", { param: 'input' });
+        throw new GatewayError(
+          'invalid_request',
+          "Invalid type for 'input': expected a string or an array of input items.",
+          { param: 'input' },
+        );
       }
       const input = inputItems(req.input);
       const call: Body = { store: false, stream: false };
@@ -43,12 +63,20 @@ export function registerCompact(router: Router, { route, readJson }: Compaction,
       if (answer === undefined) return;
       if (answer.status !== 200) {
         const headers: Record<string, string> = { 'content-type': 'application/json' };
-        for (const h of ['retry-after', 'x-should-retry']) if (answer.headers[h] !== undefined) headers[h] = answer.headers[h]!;
+        for (const h of ['retry-after', 'x-should-retry'])
+          if (answer.headers[h] !== undefined) headers[h] = answer.headers[h]!;
         return ex.send(answer.status, answer.body, headers);
       }
       const response = JSON.parse(answer.body) as Body;
       const item = (response.output as Body[]).find((o) => o.type === 'compaction');
-      ex.json(200, { id: response.id, object: 'response.compaction', created_at: response.created_at, model: response.model, output: [...latestUserMessages(input), item], usage: response.usage });
+      ex.json(200, {
+        id: response.id,
+        object: 'response.compaction',
+        created_at: response.created_at,
+        model: response.model,
+        output: [...latestUserMessages(input), item],
+        usage: response.usage,
+      });
     },
   });
 }
@@ -68,7 +96,12 @@ function latestUserMessages(input: Body[]): Body[] {
 }
 
 /** `body` through `route` as `ex`'s client's request: its answer, or undefined when the client left. */
-function callRoute(router: Router, route: RouteDef, ex: Exchange, body: Body): Promise<{ status: number; headers: Record<string, string>; body: string } | undefined> {
+function callRoute(
+  router: Router,
+  route: RouteDef,
+  ex: Exchange,
+  body: Body,
+): Promise<{ status: number; headers: Record<string, string>; body: string } | undefined> {
   return new Promise((resolve) => {
     let answer: { status: number; headers: Record<string, string>; body: string } | undefined;
     const address = new TextEncoder().encode(ex.peerAddress).buffer as ArrayBuffer;

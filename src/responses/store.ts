@@ -47,7 +47,12 @@ export async function storedBytes(sql: Sql, userId: string): Promise<number> {
 }
 
 /** The size of one of the user's stored answers (its response object, or its input), before it is read; undefined when there is none. */
-export async function storedSize(sql: Sql, userId: string, id: string, part: 'response' | 'input'): Promise<number | undefined> {
+export async function storedSize(
+  sql: Sql,
+  userId: string,
+  id: string,
+  part: 'response' | 'input',
+): Promise<number | undefined> {
   const [row] = await sql<{ n: string }[]>`
     SELECT (CASE WHEN ${part} = 'input' THEN input_bytes ELSE response_bytes END)::text AS n
     FROM responses WHERE id = ${id} AND user_id = ${userId} AND expires_at > now()`;
@@ -62,15 +67,36 @@ export async function responseText(sql: Sql, userId: string, id: string): Promis
 }
 
 export async function loadResponse(sql: Sql, userId: string, id: string): Promise<StoredResponse | undefined> {
-  const [row] = await sql<{ id: string; user_id: string; model: string; provider: string; upstream_stored: boolean; input: Record<string, unknown>[]; response: Record<string, unknown>; bytes: string }[]>`
+  const [row] = await sql<
+    {
+      id: string;
+      user_id: string;
+      model: string;
+      provider: string;
+      upstream_stored: boolean;
+      input: Record<string, unknown>[];
+      response: Record<string, unknown>;
+      bytes: string;
+    }[]
+  >`
     SELECT id, user_id, model, provider, upstream_stored, input, response, (input_bytes + response_bytes)::text AS bytes FROM responses
     WHERE id = ${id} AND user_id = ${userId} AND expires_at > now()`;
   if (!row) return undefined;
-  return { id: row.id, userId: row.user_id, model: row.model, provider: row.provider, upstreamStored: row.upstream_stored, input: row.input, response: row.response, bytes: Number(row.bytes) };
+  return {
+    id: row.id,
+    userId: row.user_id,
+    model: row.model,
+    provider: row.provider,
+    upstreamStored: row.upstream_stored,
+    input: row.input,
+    response: row.response,
+    bytes: Number(row.bytes),
+  };
 }
 
 export async function deleteResponse(sql: Sql, userId: string, id: string): Promise<boolean> {
-  const rows = await sql`DELETE FROM responses WHERE id = ${id} AND user_id = ${userId} AND expires_at > now() RETURNING id`;
+  const rows =
+    await sql`DELETE FROM responses WHERE id = ${id} AND user_id = ${userId} AND expires_at > now() RETURNING id`;
   return rows.length > 0;
 }
 
@@ -99,7 +125,8 @@ export function startResponsesSweeper(sql: Sql, log: Logger, clock: Clock = syst
 
 /** A request's `input` as items (a string is one user message). */
 export function inputItems(input: unknown): Record<string, unknown>[] {
-  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }];
+  if (typeof input === 'string')
+    return [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }];
   return Array.isArray(input) ? (input as Record<string, unknown>[]) : [];
 }
 
@@ -110,7 +137,9 @@ export function inputItems(input: unknown): Record<string, unknown>[] {
  */
 export function history(prev: StoredResponse): Record<string, unknown>[] {
   const output = Array.isArray(prev.response.output) ? (prev.response.output as Record<string, unknown>[]) : [];
-  return [...prev.input, ...output].filter((item) => item?.type !== 'reasoning' || typeof item.encrypted_content === 'string');
+  return [...prev.input, ...output].filter(
+    (item) => item?.type !== 'reasoning' || typeof item.encrypted_content === 'string',
+  );
 }
 
 /** The items of GET /v1/responses/{id}/input_items: each with an id, as the API lists them. */

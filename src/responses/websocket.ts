@@ -42,7 +42,12 @@ const IDLE_TIMEOUT_S = 120;
 const errorMessage = (status: number, error: unknown, headers: Record<string, string> = {}) =>
   JSON.stringify({ type: 'error', status, error, ...(Object.keys(headers).length ? { headers } : {}) });
 
-const clientError = (message: string, code: string, param?: string) => ({ type: 'invalid_request_error', code, message, param: param ?? null });
+const clientError = (message: string, code: string, param?: string) => ({
+  type: 'invalid_request_error',
+  code,
+  message,
+  param: param ?? null,
+});
 
 export interface ResponsesSocket {
   /** The POST /v1/responses route every turn runs. */
@@ -51,7 +56,11 @@ export interface ResponsesSocket {
   onError(ex: Exchange, err: GatewayError): void;
 }
 
-export function registerResponsesWebSocket(router: Router, gw: Gateway, { route, authenticate, onError }: ResponsesSocket): void {
+export function registerResponsesWebSocket(
+  router: Router,
+  gw: Gateway,
+  { route, authenticate, onError }: ResponsesSocket,
+): void {
   router.socket<Connection>('/v1/responses', {
     maxPayloadLength: gw.config.MAX_BODY_BYTES,
     idleTimeout: IDLE_TIMEOUT_S,
@@ -73,7 +82,9 @@ export function registerResponsesWebSocket(router: Router, gw: Gateway, { route,
       authenticate(ex).then(
         (identity) => {
           if (ex.aborted) return;
-          res.cork(() => res.upgrade<Connection>({ headers, identity, closed: false }, key, protocol, extensions, context));
+          res.cork(() =>
+            res.upgrade<Connection>({ headers, identity, closed: false }, key, protocol, extensions, context),
+          );
           // Counted here, with no `open` handler: uWS runs `open` inside the upgrade, and with
           // these two calls there the first socket of a process was dropped (1006) right after
           // its 101 in four runs of five (test/clients/replay-websocket.test.ts hung in CI).
@@ -81,7 +92,13 @@ export function registerResponsesWebSocket(router: Router, gw: Gateway, { route,
           gw.metrics.socketsOpened.inc();
         },
         (err: unknown) => {
-          if (!ex.aborted) onError(ex, err instanceof GatewayError ? err : new GatewayError('upstream', 'Internal error while handling the request.'));
+          if (!ex.aborted)
+            onError(
+              ex,
+              err instanceof GatewayError
+                ? err
+                : new GatewayError('upstream', 'Internal error while handling the request.'),
+            );
         },
       );
     },
@@ -90,22 +107,49 @@ export function registerResponsesWebSocket(router: Router, gw: Gateway, { route,
       const conn = ws.getUserData();
       // The message's memory is uWS's only until this returns.
       const raw = Buffer.from(new Uint8Array(message));
-      if (isBinary) return void send(ws, errorMessage(400, clientError('Messages are JSON text; a binary message is not one.', 'invalid_message')));
+      if (isBinary)
+        return void send(
+          ws,
+          errorMessage(400, clientError('Messages are JSON text; a binary message is not one.', 'invalid_message')),
+        );
       let msg: unknown;
       try {
         msg = JSON.parse(raw.toString('utf8'));
       } catch {
         return void send(ws, errorMessage(400, clientError('The message is not valid JSON.', 'invalid_json')));
       }
-      if (msg === null || typeof msg !== 'object' || Array.isArray(msg)) return void send(ws, errorMessage(400, clientError('A message is a JSON object with a "type".', 'invalid_message')));
+      if (msg === null || typeof msg !== 'object' || Array.isArray(msg))
+        return void send(
+          ws,
+          errorMessage(400, clientError('A message is a JSON object with a "type".', 'invalid_message')),
+        );
       const { type, ...body } = msg as Body;
       // Sent by some Codex builds after a turn, for the server's bookkeeping: nothing to do here.
       if (type === 'response.processed') return;
       if (type !== 'response.create') {
-        return void send(ws, errorMessage(400, clientError(`Unknown message type ${JSON.stringify(type)}: this socket takes "response.create".`, 'unknown_message_type', 'type')));
+        return void send(
+          ws,
+          errorMessage(
+            400,
+            clientError(
+              `Unknown message type ${JSON.stringify(type)}: this socket takes "response.create".`,
+              'unknown_message_type',
+              'type',
+            ),
+          ),
+        );
       }
       if (conn.turn) {
-        return void send(ws, errorMessage(400, clientError('A response is already in progress on this connection: send the next response.create after its response.completed.', 'response_in_progress')));
+        return void send(
+          ws,
+          errorMessage(
+            400,
+            clientError(
+              'A response is already in progress on this connection: send the next response.create after its response.completed.',
+              'response_in_progress',
+            ),
+          ),
+        );
       }
       startTurn(ws, conn, body);
     },
@@ -138,7 +182,10 @@ export function registerResponsesWebSocket(router: Router, gw: Gateway, { route,
     const continued = conn.last && body.previous_response_id === conn.last.id ? conn.last : undefined;
     if (continued) {
       // This connection's own last answer, kept here even when it was not stored.
-      body.input = [...history({ input: continued.input, response: continued.response } as Parameters<typeof history>[0]), ...inputItems(body.input)];
+      body.input = [
+        ...history({ input: continued.input, response: continued.response } as Parameters<typeof history>[0]),
+        ...inputItems(body.input),
+      ];
       delete body.previous_response_id;
     }
     const input = inputItems(body.input);
@@ -190,7 +237,10 @@ export function registerResponsesWebSocket(router: Router, gw: Gateway, { route,
   function warmUp(ws: WebSocket<Connection>, conn: Connection, body: Body, input: Body[]): void {
     if (typeof body.model !== 'string' || !gw.catalogue.current.models.has(body.model)) {
       const message = `The model ${JSON.stringify(body.model)} does not exist. GET /v1/models lists the available models.`;
-      return void send(ws, errorMessage(404, { type: 'invalid_request_error', code: 'model_not_found', message, param: 'model' }));
+      return void send(
+        ws,
+        errorMessage(404, { type: 'invalid_request_error', code: 'model_not_found', message, param: 'model' }),
+      );
     }
     const response: Body = {
       id: `resp_${randomBase62(40)}`,
@@ -199,10 +249,23 @@ export function registerResponsesWebSocket(router: Router, gw: Gateway, { route,
       status: 'completed',
       model: body.model,
       output: [],
-      usage: { input_tokens: 0, input_tokens_details: { cached_tokens: 0 }, output_tokens: 0, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 0 },
+      usage: {
+        input_tokens: 0,
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: 0,
+        output_tokens_details: { reasoning_tokens: 0 },
+        total_tokens: 0,
+      },
     };
     ws.cork(() => {
-      send(ws, JSON.stringify({ type: 'response.created', response: { ...response, status: 'in_progress', usage: null }, sequence_number: 0 }));
+      send(
+        ws,
+        JSON.stringify({
+          type: 'response.created',
+          response: { ...response, status: 'in_progress', usage: null },
+          sequence_number: 0,
+        }),
+      );
       send(ws, JSON.stringify({ type: 'response.completed', response, sequence_number: 1 }));
     });
     conn.last = { id: response.id as string, input, response };

@@ -21,7 +21,8 @@ export function parseAddress(text: string): string | undefined {
   if (kind !== 6) return undefined;
   s = s.toLowerCase();
   const g = groups6(s);
-  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return `${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`;
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff)
+    return `${g[6]! >> 8}.${g[6]! & 255}.${g[7]! >> 8}.${g[7]! & 255}`;
   return s;
 }
 
@@ -40,7 +41,9 @@ function groups6(s: string): number[] {
 }
 
 /** One TRUST_PROXY item: an address or a CIDR block, IPv4 or IPv6; undefined when invalid. */
-export function parseProxyRule(item: string): { address: string; prefix?: number; family: 'ipv4' | 'ipv6' } | undefined {
+export function parseProxyRule(
+  item: string,
+): { address: string; prefix?: number; family: 'ipv4' | 'ipv6' } | undefined {
   const [addr, bits, extra] = item.trim().split('/');
   if (extra !== undefined || addr === undefined) return undefined;
   // No ports or brackets here: an item is an address as written, or a block.

@@ -120,7 +120,8 @@ export class Exchange {
 
   /** The TCP peer: the client, or the proxy in front of it. */
   get peerAddress(): string {
-    if (this.peer === undefined) this.peer = this.aborted ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString();
+    if (this.peer === undefined)
+      this.peer = this.aborted ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString();
     return this.peer;
   }
 
@@ -129,7 +130,8 @@ export class Exchange {
    * What limits, logs and records name a request by.
    */
   get remoteAddress(): string {
-    if (this.address === undefined) this.address = this.proxies ? this.proxies.client(this.peerAddress, this.forwardedFor) : this.peerAddress;
+    if (this.address === undefined)
+      this.address = this.proxies ? this.proxies.client(this.peerAddress, this.forwardedFor) : this.peerAddress;
     return this.address;
   }
 
@@ -398,7 +400,11 @@ export class Exchange {
  * as the stream. cork() runs it at once; a write nested in it (uWS calling back) finishes
  * before the outer one reads `ok`.
  */
-const corked: { ex?: Exchange; chunk: Buffer | string; chunks: readonly Buffer[]; ok: boolean } = { chunk: '', chunks: [], ok: true };
+const corked: { ex?: Exchange; chunk: Buffer | string; chunks: readonly Buffer[]; ok: boolean } = {
+  chunk: '',
+  chunks: [],
+  ok: true,
+};
 
 const NO_CHUNKS: readonly Buffer[] = [];
 
@@ -409,9 +415,15 @@ const corkedWriteAll = () => corked.ex!.writeCorkedChunks();
 const corkedEnd = () => corked.ex!.endCorked();
 
 function conflictingLength() {
-  return new GatewayError('invalid_request', 'The request has Content-Length headers that disagree; its body cannot be told from what follows it.', { code: 'conflicting_content_length' });
+  return new GatewayError(
+    'invalid_request',
+    'The request has Content-Length headers that disagree; its body cannot be told from what follows it.',
+    { code: 'conflicting_content_length' },
+  );
 }
 
 function tooLarge(limit: number) {
-  return new GatewayError('too_large', `Request body is larger than the ${limit}-byte limit.`, { code: 'request_too_large' });
+  return new GatewayError('too_large', `Request body is larger than the ${limit}-byte limit.`, {
+    code: 'request_too_large',
+  });
 }

@@ -35,7 +35,18 @@ export interface InnerRequest {
 const statusOf = (line: string) => Number.parseInt(line, 10) || 200;
 
 /** Headers of the request that carried this one that it carries too: not a connection's own, nor a request id (it has its own). */
-const NOT_CARRIED = new Set(['upgrade', 'connection', 'sec-websocket-key', 'sec-websocket-version', 'sec-websocket-extensions', 'sec-websocket-protocol', 'x-request-id', 'content-length', 'transfer-encoding', 'host']);
+const NOT_CARRIED = new Set([
+  'upgrade',
+  'connection',
+  'sec-websocket-key',
+  'sec-websocket-version',
+  'sec-websocket-extensions',
+  'sec-websocket-protocol',
+  'x-request-id',
+  'content-length',
+  'transfer-encoding',
+  'host',
+]);
 
 export function carriedHeaders(headers: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -44,7 +55,13 @@ export function carriedHeaders(headers: Record<string, string>): Record<string, 
 }
 
 /** The request `body` to `method` `url` with `headers` (lower-case names), answered to `answer`. */
-export function innerRequest(answer: InnerAnswer, method: string, url: string, headers: Record<string, string>, body: Buffer): InnerRequest {
+export function innerRequest(
+  answer: InnerAnswer,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body: Buffer,
+): InnerRequest {
   const sent: Record<string, string> = { ...headers, 'content-length': String(body.length) };
   let onAborted: (() => void) | undefined;
   let onWritable: (() => boolean) | undefined;

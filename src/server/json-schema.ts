@@ -68,7 +68,8 @@ function describe(s: Part, names: SchemaNames | undefined, root = false): Json {
         // Past a transform, the rules that follow are about its output, not what was sent.
         if (a.type !== 'trim' && a.type !== 'to_lower_case') transformed = true;
       } else if (a.kind === 'validation') {
-        if (transformed && a.type !== 'check') throw new Error(`toJsonSchema: validation ${a.type} after a transform is not described`);
+        if (transformed && a.type !== 'check')
+          throw new Error(`toJsonSchema: validation ${a.type} after a transform is not described`);
         const apply = VALIDATIONS[a.type];
         if (!apply) throw new Error(`toJsonSchema: validation ${a.type} is not described`);
         apply(out, a.requirement);
@@ -116,7 +117,8 @@ function describe(s: Part, names: SchemaNames | undefined, root = false): Json {
 
 /** `inner`, or null: in the type list where there is one (and in its enum), else as one more alternative. */
 function orNull(inner: Json): Json {
-  if (Array.isArray(inner.oneOf) && inner.type === undefined) return { ...inner, oneOf: [...inner.oneOf, { type: 'null' }] };
+  if (Array.isArray(inner.oneOf) && inner.type === undefined)
+    return { ...inner, oneOf: [...inner.oneOf, { type: 'null' }] };
   if (inner.$ref || 'const' in inner || inner.type === undefined) return { oneOf: [inner, { type: 'null' }] };
   const types = ([] as unknown[]).concat(inner.type);
   const out: Json = { ...inner, type: types.includes('null') ? types : [...types, 'null'] };

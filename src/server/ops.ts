@@ -13,7 +13,6 @@ import { gatewayMetrics } from './cluster-metrics.js';
 import type { Exchange } from './exchange.js';
 import { GatewayError } from '../errors.js';
 
-
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms).unref())]);
 }
@@ -35,7 +34,13 @@ function operatorAccess(gw: Gateway, ex: Exchange, ops: boolean): Access {
 
 /** `ops`: the routes of the OPS_PORT listener, where no token is asked for. */
 export function registerOps(router: Router, gw: Gateway, ops = false, webNotFound?: WebNotFound): void {
-  router.add({ method: 'get', path: '/healthz', name: 'healthz', onError: plainError, handler: (ex) => ex.json(200, { status: 'ok' }) });
+  router.add({
+    method: 'get',
+    path: '/healthz',
+    name: 'healthz',
+    onError: plainError,
+    handler: (ex) => ex.json(200, { status: 'ok' }),
+  });
 
   router.add({
     method: 'get',
@@ -43,7 +48,11 @@ export function registerOps(router: Router, gw: Gateway, ops = false, webNotFoun
     name: 'readyz',
     onError: plainError,
     handler: async (ex) => {
-      const check = (p: Promise<unknown>) => withTimeout(p, 2000).then(() => 'ok', (err: Error) => `unreachable: ${err.message}`);
+      const check = (p: Promise<unknown>) =>
+        withTimeout(p, 2000).then(
+          () => 'ok',
+          (err: Error) => `unreachable: ${err.message}`,
+        );
       const [postgres, hot, outbox] = await Promise.all([
         check(gw.sql`SELECT 1`),
         check(gw.hot.ping()),
@@ -80,7 +89,10 @@ export function registerOps(router: Router, gw: Gateway, ops = false, webNotFoun
     handler: async (ex) => {
       switch (operatorAccess(gw, ex, ops)) {
         case 'not_configured':
-          throw new GatewayError('permission', 'Metrics are served on OPS_PORT, or here with METRICS_TOKEN; neither is configured.');
+          throw new GatewayError(
+            'permission',
+            'Metrics are served on OPS_PORT, or here with METRICS_TOKEN; neither is configured.',
+          );
         case 'no_token':
           throw new GatewayError('authentication', 'Send METRICS_TOKEN as "Authorization: Bearer <token>".');
         case 'wrong_token':

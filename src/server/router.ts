@@ -94,7 +94,8 @@ export class Router {
     Promise.resolve(result).then(done, (err: unknown) => {
       try {
         // A client that went away makes in-flight work fail (aborted upstream calls): not a bug.
-        if (!(err instanceof GatewayError) && !ex.aborted) this.log.error({ err, requestId: ex.requestId, route: def.name }, 'unhandled error');
+        if (!(err instanceof GatewayError) && !ex.aborted)
+          this.log.error({ err, requestId: ex.requestId, route: def.name }, 'unhandled error');
         if (ex.aborted || ex.finished) return;
         if (ex.headersSent) ex.close();
         else def.onError(ex, asGatewayError(err));

@@ -58,15 +58,27 @@ export function loadWebAssets(dir: string, log: Logger): WebAssets | undefined {
     manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
     html = readFileSync(path.join(dir, 'index.html'));
   } catch (err) {
-    log.warn({ dir, reason: (err as Error).message }, 'web dashboard not served: no build in WEB_DIR (npm run build:web makes one)');
+    log.warn(
+      { dir, reason: (err as Error).message },
+      'web dashboard not served: no build in WEB_DIR (npm run build:web makes one)',
+    );
     return undefined;
   }
   const etag = `"${createHash('sha256').update(html).digest('base64url').slice(0, 22)}"`;
-  const index = asset(html, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache', etag, ...PAGE_HEADERS });
+  const index = asset(html, {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-cache',
+    etag,
+    ...PAGE_HEADERS,
+  });
   const files = new Map<string, Asset>();
   for (const name of readdirSync(path.join(dir, 'assets'))) {
     const type = TYPES[path.extname(name)] ?? 'application/octet-stream';
-    const headers = { 'content-type': type, 'cache-control': 'public, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' };
+    const headers = {
+      'content-type': type,
+      'cache-control': 'public, max-age=31536000, immutable',
+      'x-content-type-options': 'nosniff',
+    };
     files.set(`/assets/${name}`, asset(readFileSync(path.join(dir, 'assets', name)), headers));
   }
   return { index, files, routes: manifest.routes };
@@ -77,7 +89,8 @@ function serve(ex: Exchange, a: Asset): void {
     ex.send(304, '', a.headers);
     return;
   }
-  if (a.gzip && /\bgzip\b/.test(ex.headers['accept-encoding'] ?? '')) ex.send(200, a.gzip, { ...a.headers, 'content-encoding': 'gzip' });
+  if (a.gzip && /\bgzip\b/.test(ex.headers['accept-encoding'] ?? ''))
+    ex.send(200, a.gzip, { ...a.headers, 'content-encoding': 'gzip' });
   else ex.send(200, a.body, a.headers);
 }
 
@@ -109,7 +122,12 @@ export function registerStatic(router: Router, dir: string, log: Logger): WebNot
   });
   const { etag: _etag, ...pageHeaders } = web.index.headers;
   return (ex) => {
-    if (ex.method !== 'GET' || /^\/(v1|api|assets)(\/|$)/.test(ex.path) || !/\btext\/html\b/.test(ex.headers.accept ?? '')) return false;
+    if (
+      ex.method !== 'GET' ||
+      /^\/(v1|api|assets)(\/|$)/.test(ex.path) ||
+      !/\btext\/html\b/.test(ex.headers.accept ?? '')
+    )
+      return false;
     ex.send(404, web.index.body, { ...pageHeaders, 'cache-control': 'no-store' });
     return true;
   };

@@ -7,7 +7,15 @@ import { createRequire } from 'node:module';
 import type * as UWS from 'uWebSockets.js';
 import { uwsBinary, uwsLoadError } from '../runtime.js';
 
-export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, us_socket_context_t, WebSocket, WebSocketBehavior } from 'uWebSockets.js';
+export type {
+  HttpRequest,
+  HttpResponse,
+  TemplatedApp,
+  us_listen_socket,
+  us_socket_context_t,
+  WebSocket,
+  WebSocketBehavior,
+} from 'uWebSockets.js';
 
 const require = createRequire(import.meta.url);
 
@@ -19,7 +27,8 @@ const require = createRequire(import.meta.url);
  */
 export function loadUws(opts: { maxHeaderBytes?: number; abi?: string } = {}): typeof UWS {
   const abi = opts.abi ?? process.versions.modules;
-  if (opts.maxHeaderBytes && process.env.UWS_HTTP_MAX_HEADERS_SIZE === undefined) process.env.UWS_HTTP_MAX_HEADERS_SIZE = String(opts.maxHeaderBytes);
+  if (opts.maxHeaderBytes && process.env.UWS_HTTP_MAX_HEADERS_SIZE === undefined)
+    process.env.UWS_HTTP_MAX_HEADERS_SIZE = String(opts.maxHeaderBytes);
   try {
     return require(uwsBinary(abi)) as typeof UWS;
   } catch (err) {

@@ -176,7 +176,11 @@ export class MemoryHotStore implements HotStore {
     const id = `${now}-${this.seq++}`;
     let committed!: () => void;
     const done = new Promise<void>((resolve) => (committed = resolve));
-    this.outbox.set(id, { entry: { id, record: req.record, generation, spendField: req.spendField ?? '' }, committed, done });
+    this.outbox.set(id, {
+      entry: { id, record: req.record, generation, spendField: req.spendField ?? '' },
+      committed,
+      done,
+    });
     this.wake?.();
     result.entryId = id;
     return result;
@@ -313,7 +317,14 @@ export class MemoryHotStore implements HotStore {
         if (p.entry.generation !== '' && p.entry.generation === u.acct.gen) accounted += p.entry.record.costNano;
         else unaccounted += p.entry.record.costNano;
       }
-      out.push({ userId, balance: u.acct.bal, reserved: u.reserved, holds, pendingAccounted: accounted, pendingUnaccounted: unaccounted });
+      out.push({
+        userId,
+        balance: u.acct.bal,
+        reserved: u.reserved,
+        holds,
+        pendingAccounted: accounted,
+        pendingUnaccounted: unaccounted,
+      });
     }
     return out;
   }

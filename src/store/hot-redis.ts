@@ -42,9 +42,30 @@ export { compareEntryIds } from './redis-watch.js';
 // A command without numberOfKeys is given its key count with each call.
 const HELPERS = ['neg', 'sweep'];
 const COMMANDS: Record<string, { lua: string; numberOfKeys?: number }> = {
-  arReserve: { lua: batchedScript(OFFSETS + luaScript([...HELPERS, 'rpm', 'outbox-len']), luaScript(['reserve']), { head: 0, keys: 2, args: 8, answers: 2 }) },
-  arSettle: { lua: batchedScript(OFFSETS + luaScript([...HELPERS, 'settle-memo']), luaScript(['settle']), { head: 0, keys: 2, args: 8, answers: 4 }) },
-  arLease: { lua: batchedScript(OFFSETS + luaScript([...HELPERS, 'outbox-len']), luaScript(['lease'], { LEASE_SHARE }), { head: 0, keys: 2, args: 7, answers: 2 }) },
+  arReserve: {
+    lua: batchedScript(OFFSETS + luaScript([...HELPERS, 'rpm', 'outbox-len']), luaScript(['reserve']), {
+      head: 0,
+      keys: 2,
+      args: 8,
+      answers: 2,
+    }),
+  },
+  arSettle: {
+    lua: batchedScript(OFFSETS + luaScript([...HELPERS, 'settle-memo']), luaScript(['settle']), {
+      head: 0,
+      keys: 2,
+      args: 8,
+      answers: 4,
+    }),
+  },
+  arLease: {
+    lua: batchedScript(OFFSETS + luaScript([...HELPERS, 'outbox-len']), luaScript(['lease'], { LEASE_SHARE }), {
+      head: 0,
+      keys: 2,
+      args: 7,
+      answers: 2,
+    }),
+  },
   arPrime: { numberOfKeys: 4, lua: luaScript(['neg', 'prime']) },
   arAck: { lua: luaScript(['neg', 'ack'], { GROUP }) },
   arBalance: { numberOfKeys: 1, lua: luaScript([...HELPERS, 'balance']) },
@@ -154,15 +175,26 @@ export class RedisHotStore implements HotStore {
     }
   });
   private readonly reserves = new Batcher<ScriptCall, [number, number]>(
-    (calls) => bySlot(this.clustered, calls, (part) => this.redis.arReserve(...joinCalls(part)).then((flat) => answersOf(flat, 2) as [number, number][])),
+    (calls) =>
+      bySlot(this.clustered, calls, (part) =>
+        this.redis.arReserve(...joinCalls(part)).then((flat) => answersOf(flat, 2) as [number, number][]),
+      ),
     this.turn,
   );
   private readonly settles = new Batcher<ScriptCall, [number, string, string, number]>(
-    (calls) => bySlot(this.clustered, calls, (part) => this.redis.arSettle(...joinCalls(part)).then((flat) => answersOf(flat, 4) as [number, string, string, number][])),
+    (calls) =>
+      bySlot(this.clustered, calls, (part) =>
+        this.redis
+          .arSettle(...joinCalls(part))
+          .then((flat) => answersOf(flat, 4) as [number, string, string, number][]),
+      ),
     this.turn,
   );
   private readonly leases = new Batcher<ScriptCall, [number, number]>(
-    (calls) => bySlot(this.clustered, calls, (part) => this.redis.arLease(...joinCalls(part)).then((flat) => answersOf(flat, 2) as [number, number][])),
+    (calls) =>
+      bySlot(this.clustered, calls, (part) =>
+        this.redis.arLease(...joinCalls(part)).then((flat) => answersOf(flat, 2) as [number, number][]),
+      ),
     this.turn,
   );
 
@@ -171,7 +203,10 @@ export class RedisHotStore implements HotStore {
    * with the turn's other calls: a burst of new keys and accounts writes to Redis once a turn,
    * not once a command (each write a syscall, which is most of what a command costs here).
    */
-  private readonly inTurn = new Batcher<() => Promise<unknown>, unknown>((sends) => Promise.all(sends.map((send) => send())), this.turn);
+  private readonly inTurn = new Batcher<() => Promise<unknown>, unknown>(
+    (sends) => Promise.all(sends.map((send) => send())),
+    this.turn,
+  );
   /** Shared-cache reads of one turn: one MGET (on a cluster, one per slot). */
   private readonly cacheReads = new Batcher<string, string | null>((keys) => this.mget(keys), this.turn);
 
@@ -193,7 +228,12 @@ export class RedisHotStore implements HotStore {
       ack: (...a) => this.redis.arAck(...a),
       snapshot: (...a) => this.redis.arSnapshot(...a),
     });
-    this.loss = new LossWatch(this.redis, this.layout, async (req) => (await this.runSettle(req)).entryId, () => this.outbox.forgetGroups());
+    this.loss = new LossWatch(
+      this.redis,
+      this.layout,
+      async (req) => (await this.runSettle(req)).entryId,
+      () => this.outbox.forgetGroups(),
+    );
   }
 
   private connect(extra: RedisOptions = {}): RedisClient {
@@ -242,31 +282,56 @@ export class RedisHotStore implements HotStore {
     const [code, value] = await this.reserves.call({
       keys: this.userCall(req.userId),
       args: [
-        req.reservationId, req.amount.toString(), String(req.ttlMs), req.keyId, String(req.rpmLimit),
-        req.spend ? req.spend.limit.toString() : '-1', req.spend?.field ?? '', String(req.outboxMax),
+        req.reservationId,
+        req.amount.toString(),
+        String(req.ttlMs),
+        req.keyId,
+        String(req.rpmLimit),
+        req.spend ? req.spend.limit.toString() : '-1',
+        req.spend?.field ?? '',
+        String(req.outboxMax),
       ],
     });
     switch (code) {
-      case 1: return { status: 'ok', available: BigInt(value) };
-      case 0: return { status: 'insufficient', available: BigInt(value) };
-      case -1: return { status: 'unknown' };
-      case -2: return { status: 'rate_limited', retryAfterMs: Number(value) };
-      case -4: return { status: 'key_limit', spent: BigInt(value) };
-      default: return { status: 'backlog' };
+      case 1:
+        return { status: 'ok', available: BigInt(value) };
+      case 0:
+        return { status: 'insufficient', available: BigInt(value) };
+      case -1:
+        return { status: 'unknown' };
+      case -2:
+        return { status: 'rate_limited', retryAfterMs: Number(value) };
+      case -4:
+        return { status: 'key_limit', spent: BigInt(value) };
+      default:
+        return { status: 'backlog' };
     }
   }
 
   async lease(req: LeaseRequest): Promise<LeaseResult> {
     const [code, value] = await this.leases.call({
       keys: this.userCall(req.userId),
-      args: [req.leaseId, req.mode, req.need.toString(), req.grow.toString(), req.give.toString(), String(req.ttlMs), String(req.outboxMax)],
+      args: [
+        req.leaseId,
+        req.mode,
+        req.need.toString(),
+        req.grow.toString(),
+        req.give.toString(),
+        String(req.ttlMs),
+        String(req.outboxMax),
+      ],
     });
     switch (code) {
-      case 1: return { status: 'ok', granted: BigInt(value) };
-      case 0: return { status: 'insufficient', available: BigInt(value) };
-      case -1: return { status: 'unknown' };
-      case -5: return { status: 'gone' };
-      default: return { status: 'backlog' };
+      case 1:
+        return { status: 'ok', granted: BigInt(value) };
+      case 0:
+        return { status: 'insufficient', available: BigInt(value) };
+      case -1:
+        return { status: 'unknown' };
+      case -5:
+        return { status: 'gone' };
+      default:
+        return { status: 'backlog' };
     }
   }
 
@@ -281,8 +346,14 @@ export class RedisHotStore implements HotStore {
     const [ok, entryId, , taken] = await this.settles.call({
       keys: this.userCall(req.userId),
       args: [
-        req.reservationId, req.cost.toString(), String(SETTLED_MEMORY_MS), req.userId,
-        req.spendField ?? '', req.spendFieldBefore ?? '', req.record ? encodeRecord(req.record) : '', req.leaseId ?? '',
+        req.reservationId,
+        req.cost.toString(),
+        String(SETTLED_MEMORY_MS),
+        req.userId,
+        req.spendField ?? '',
+        req.spendFieldBefore ?? '',
+        req.record ? encodeRecord(req.record) : '',
+        req.leaseId ?? '',
       ],
     });
     if (ok !== 1) return { duplicate: true };
@@ -302,7 +373,18 @@ export class RedisHotStore implements HotStore {
     const fields: string[] = [];
     for (const [f, v] of Object.entries(s.keySpend)) fields.push(f, v.toString());
     const k = this.layout.userKeys(userId);
-    const r = (await this.inTurn.call(() => this.redis.arPrime(k.acct, k.fixed, k.late, k.resv, s.balance.toString(), s.charged.toString(), randomUUID(), ...fields))) as [string, string] | null;
+    const r = (await this.inTurn.call(() =>
+      this.redis.arPrime(
+        k.acct,
+        k.fixed,
+        k.late,
+        k.resv,
+        s.balance.toString(),
+        s.charged.toString(),
+        randomUUID(),
+        ...fields,
+      ),
+    )) as [string, string] | null;
     return r ? { balance: BigInt(r[0]), reserved: BigInt(r[1]) } : null;
   }
 
@@ -338,7 +420,10 @@ export class RedisHotStore implements HotStore {
   }
 
   claimAbandoned(consumer: string): Promise<number> {
-    return this.outbox.claimAbandoned(consumer, async (name) => (await this.redis.exists(this.layout.writer(name))) === 1);
+    return this.outbox.claimAbandoned(
+      consumer,
+      async (name) => (await this.redis.exists(this.layout.writer(name))) === 1,
+    );
   }
 
   async heartbeat(consumer: string, ttlMs: number): Promise<void> {
@@ -450,8 +535,11 @@ export class RedisHotStore implements HotStore {
       });
     }
     // QUIT waits for every server's answer: a cluster whose nodes went away would never give it.
-    if (r.status === 'ready') await Promise.race([r.quit().catch(() => {}), new Promise((resolve) => setTimeout(resolve, this.timeoutMs).unref())]);
+    if (r.status === 'ready')
+      await Promise.race([
+        r.quit().catch(() => {}),
+        new Promise((resolve) => setTimeout(resolve, this.timeoutMs).unref()),
+      ]);
     r.disconnect();
   }
 }
-

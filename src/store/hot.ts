@@ -221,7 +221,11 @@ export interface AccountStore {
   /** Drops a loaded account so that the next request loads it again (safe at any time). */
   forgetBalance(userId: string): Promise<void>;
   /** count_tokens and other unbilled calls: counts against the key's rpm, needs a positive balance. */
-  gate(userId: string, keyId: string, rpmLimit: number): Promise<'ok' | 'unknown' | 'insufficient' | { retryAfterMs: number }>;
+  gate(
+    userId: string,
+    keyId: string,
+    rpmLimit: number,
+  ): Promise<'ok' | 'unknown' | 'insufficient' | { retryAfterMs: number }>;
 }
 
 /** The usage records on their way to Postgres, drained by src/billing/outbox-writer.ts. */
@@ -275,9 +279,25 @@ export interface HotStore extends AccountStore, OutboxStore, SharedCache, Counte
 // most of its bytes. Version 1 leads so that the layout can change.
 export function encodeRecord(r: OutboxRecord): string {
   return JSON.stringify([
-    1, r.settleId, r.userId, r.keyId, r.requestId, r.model, r.surface, r.stream ? 1 : 0, r.status,
-    r.promptTokens, r.completionTokens, r.cachedTokens, r.cacheWriteTokens, r.costNano.toString(),
-    r.officialCostNano.toString(), r.latencyMs, r.ttftMs, r.overrun ? 1 : 0, r.createdAt.getTime(),
+    1,
+    r.settleId,
+    r.userId,
+    r.keyId,
+    r.requestId,
+    r.model,
+    r.surface,
+    r.stream ? 1 : 0,
+    r.status,
+    r.promptTokens,
+    r.completionTokens,
+    r.cachedTokens,
+    r.cacheWriteTokens,
+    r.costNano.toString(),
+    r.officialCostNano.toString(),
+    r.latencyMs,
+    r.ttftMs,
+    r.overrun ? 1 : 0,
+    r.createdAt.getTime(),
     // Appended last: an entry of an older gateway, one shorter, still decodes (no route).
     r.route ?? null,
   ]);
@@ -287,12 +307,32 @@ export function decodeRecord(text: string): OutboxRecord {
   const o = JSON.parse(text);
   if (!Array.isArray(o)) {
     // Written by a version before the positional layout, still in the stream.
-    return { ...o, costNano: BigInt(o.costNano), officialCostNano: BigInt(o.officialCostNano), createdAt: new Date(o.createdAt) };
+    return {
+      ...o,
+      costNano: BigInt(o.costNano),
+      officialCostNano: BigInt(o.officialCostNano),
+      createdAt: new Date(o.createdAt),
+    };
   }
   return {
-    settleId: o[1], userId: o[2], keyId: o[3], requestId: o[4], model: o[5], surface: o[6], stream: o[7] === 1, status: o[8],
-    promptTokens: o[9], completionTokens: o[10], cachedTokens: o[11], cacheWriteTokens: o[12], costNano: BigInt(o[13]),
-    officialCostNano: BigInt(o[14]), latencyMs: o[15], ttftMs: o[16], overrun: o[17] === 1, createdAt: new Date(o[18]),
+    settleId: o[1],
+    userId: o[2],
+    keyId: o[3],
+    requestId: o[4],
+    model: o[5],
+    surface: o[6],
+    stream: o[7] === 1,
+    status: o[8],
+    promptTokens: o[9],
+    completionTokens: o[10],
+    cachedTokens: o[11],
+    cacheWriteTokens: o[12],
+    costNano: BigInt(o[13]),
+    officialCostNano: BigInt(o[14]),
+    latencyMs: o[15],
+    ttftMs: o[16],
+    overrun: o[17] === 1,
+    createdAt: new Date(o[18]),
     // Left out rather than null when absent, so a decoded record equals the one encoded.
     ...(o[19] != null ? { route: o[19] as string } : {}),
   };

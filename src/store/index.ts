@@ -50,14 +50,29 @@ async function firstPing(hot: HotStore): Promise<void> {
 /** Opens both stores and brings the schema up to date. */
 export async function openStores(
   // The settings it reads, by their names in src/config.ts (which sits above the stores).
-  config: { DATABASE_URL?: string; REDIS_URL?: string; dataDir: string; redis?: RedisTarget; REDIS_PREFIX?: string; REDIS_TIMEOUT_MS?: number; DATABASE_POOL_SIZE?: number },
+  config: {
+    DATABASE_URL?: string;
+    REDIS_URL?: string;
+    dataDir: string;
+    redis?: RedisTarget;
+    REDIS_PREFIX?: string;
+    REDIS_TIMEOUT_MS?: number;
+    DATABASE_POOL_SIZE?: number;
+  },
 ): Promise<Stores> {
-  const sqlStore = await openSql({ databaseUrl: config.DATABASE_URL, dataDir: config.dataDir, max: config.DATABASE_POOL_SIZE });
+  const sqlStore = await openSql({
+    databaseUrl: config.DATABASE_URL,
+    dataDir: config.dataDir,
+    max: config.DATABASE_POOL_SIZE,
+  });
   try {
     await migrate(sqlStore.sql);
   } catch (err) {
     await sqlStore.close().catch(() => {});
-    throw unusable(config.DATABASE_URL ? `Postgres at ${where(config.DATABASE_URL)}` : `the embedded Postgres in ${config.dataDir}`, err);
+    throw unusable(
+      config.DATABASE_URL ? `Postgres at ${where(config.DATABASE_URL)}` : `the embedded Postgres in ${config.dataDir}`,
+      err,
+    );
   }
   const redis = config.redis ?? config.REDIS_URL;
   const hot = openHot(redis, config.REDIS_PREFIX, config.REDIS_TIMEOUT_MS);

@@ -29,7 +29,9 @@ export async function migrate(sql: Sql, dir = SQL_DIR): Promise<string[]> {
     await tx`SELECT pg_advisory_xact_lock(${LOCK_ID})`;
     await tx`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`;
-    const done = new Set((await tx<{ version: number }[]>`SELECT version FROM schema_migrations`).map((r) => r.version));
+    const done = new Set(
+      (await tx<{ version: number }[]>`SELECT version FROM schema_migrations`).map((r) => r.version),
+    );
     const applied: string[] = [];
     for (const m of migrations) {
       if (done.has(m.version)) continue;

@@ -16,12 +16,16 @@ export function parseNode(seed: string): { node: ClusterNode & { host: string; p
   const text = /^rediss?:\/\//.test(seed) ? seed : `redis://${seed}`;
   const u = new URL(text);
   if (!u.hostname || !u.port) throw new Error(`a cluster node is host:port, got ${JSON.stringify(seed)}`);
-  return { node: { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) }, password: u.password ? decodeURIComponent(u.password) : undefined };
+  return {
+    node: { host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port) },
+    password: u.password ? decodeURIComponent(u.password) : undefined,
+  };
 }
 
 /** Host and port of what is connected to: never a password. */
 export function describeTarget(target: RedisTarget): string {
-  if (isCluster(target)) return `the Redis Cluster at ${target.map((s) => `${parseNode(s).node.host}:${parseNode(s).node.port}`).join(',')}`;
+  if (isCluster(target))
+    return `the Redis Cluster at ${target.map((s) => `${parseNode(s).node.host}:${parseNode(s).node.port}`).join(',')}`;
   const u = new URL(target);
   return `Redis at ${u.host}${u.pathname === '/' ? '' : u.pathname}`;
 }
@@ -64,7 +68,10 @@ export function whenReady(client: RedisClient, timeoutMs: number, lastError: () 
       else resolve();
     };
     const ready = () => done();
-    const timer = setTimeout(() => done(new Error(`timed out connecting${lastError() ? `: ${lastError()!.message}` : ''}`)), timeoutMs);
+    const timer = setTimeout(
+      () => done(new Error(`timed out connecting${lastError() ? `: ${lastError()!.message}` : ''}`)),
+      timeoutMs,
+    );
     client.once('ready', ready);
   });
 }

@@ -41,14 +41,19 @@ export async function adoptLegacy(
   let committed = 0;
   for (const from of ['0', '>']) {
     for (;;) {
-      const { entries, deleted } = parseStream(await redis.xreadgroup('GROUP', GROUP, consumer, 'COUNT', String(BATCH), 'STREAMS', stream, from));
+      const { entries, deleted } = parseStream(
+        await redis.xreadgroup('GROUP', GROUP, consumer, 'COUNT', String(BATCH), 'STREAMS', stream, from),
+      );
       for (const [s, ids] of deleted) await redis.xack(s, GROUP, ...ids);
       if (entries.length === 0) break;
       await ack(await commit(entries));
       committed += entries.length;
     }
   }
-  if ((await redis.xlen(stream)) > 0) throw new Error(`${stream} is still being written to: a gateway of an older version is running on this Redis; stop it first`);
+  if ((await redis.xlen(stream)) > 0)
+    throw new Error(
+      `${stream} is still being written to: a gateway of an older version is running on this Redis; stop it first`,
+    );
   await redis.del(stream);
   for (const node of masters(redis)) await dropLegacyKeys(node, layout);
   return committed;

@@ -86,12 +86,30 @@ export class RedisOutbox {
     }
   }
 
-  private async readFrom(reader: RedisClient, consumer: string, count: number, streams: readonly string[], from: string, blockMs: number): Promise<OutboxEntry[]> {
+  private async readFrom(
+    reader: RedisClient,
+    consumer: string,
+    count: number,
+    streams: readonly string[],
+    from: string,
+    blockMs: number,
+  ): Promise<OutboxEntry[]> {
     const block = blockMs > 0 ? ['BLOCK', String(blockMs)] : [];
     const calls = this.clustered ? streams.map((s) => [s]) : [streams];
     const replies = await Promise.all(
       calls.map((group) =>
-        reader.call('XREADGROUP', 'GROUP', GROUP, consumer, 'COUNT', String(count), ...block, 'STREAMS', ...group, ...group.map(() => from)),
+        reader.call(
+          'XREADGROUP',
+          'GROUP',
+          GROUP,
+          consumer,
+          'COUNT',
+          String(count),
+          ...block,
+          'STREAMS',
+          ...group,
+          ...group.map(() => from),
+        ),
       ),
     );
     const out: OutboxEntry[] = [];
@@ -124,7 +142,10 @@ export class RedisOutbox {
   }
 
   private async ackPart(stream: string, items: AckItem[]): Promise<void> {
-    const keysOf = stream === this.layout.legacyOutbox ? (u: string) => this.layout.legacyUserKeys(u) : (u: string) => this.layout.userKeys(u);
+    const keysOf =
+      stream === this.layout.legacyOutbox
+        ? (u: string) => this.layout.legacyUserKeys(u)
+        : (u: string) => this.layout.userKeys(u);
     const accounts: string[] = [];
     const index = new Map<string, number>();
     const args: string[] = [String(items.length)];
@@ -137,7 +158,15 @@ export class RedisOutbox {
         index.set(k.acct, i);
       }
       const kind = it.kind === 'inserted' ? 'I' : it.kind === 'redelivered' ? 'R' : it.kind === 'duplicate' ? 'D' : 'X';
-      args.push(it.entry.id, String(i), it.entry.record.costNano.toString(), it.entry.generation, it.entry.spendField, kind, it.chargedAfter.toString());
+      args.push(
+        it.entry.id,
+        String(i),
+        it.entry.record.costNano.toString(),
+        it.entry.generation,
+        it.entry.spendField,
+        kind,
+        it.chargedAfter.toString(),
+      );
     }
     await this.scripts.ack(String(1 + accounts.length), stream, ...accounts, ...args);
   }
@@ -157,10 +186,22 @@ export class RedisOutbox {
         if (live === undefined) verdicts.set(name, (live = await alive(name)));
         if (live) continue;
         if (Number(info.pending) > 0) {
-          const pending = (await this.redis.xpending(stream, GROUP, '-', '+', 10_000, name)) as [string, string, number, number][];
+          const pending = (await this.redis.xpending(stream, GROUP, '-', '+', 10_000, name)) as [
+            string,
+            string,
+            number,
+            number,
+          ][];
           const ids = pending.map((p) => p[0]);
           for (let i = 0; i < ids.length; i += 500) {
-            const got = (await this.redis.xclaim(stream, GROUP, consumer, 0, ...ids.slice(i, i + 500), 'JUSTID')) as string[];
+            const got = (await this.redis.xclaim(
+              stream,
+              GROUP,
+              consumer,
+              0,
+              ...ids.slice(i, i + 500),
+              'JUSTID',
+            )) as string[];
             claimed += got.length;
           }
         }

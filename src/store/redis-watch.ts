@@ -70,7 +70,11 @@ export class LossWatch {
       const node = masterOf(this.redis, slotOf(this.layout.epoch(shard)));
       const where = node ? `${node.options.host}:${node.options.port}` : '?';
       let p = runIds.get(where);
-      if (!p) runIds.set(where, (p = node ? node.info('server').then((info) => /run_id:(\w+)/.exec(info)?.[1] ?? '') : Promise.resolve('')));
+      if (!p)
+        runIds.set(
+          where,
+          (p = node ? node.info('server').then((info) => /run_id:(\w+)/.exec(info)?.[1] ?? '') : Promise.resolve('')),
+        );
       return p;
     };
     return Promise.all(
@@ -100,7 +104,11 @@ export class LossWatch {
     // stream was lost in between: the instances are read again after the streams, and a change
     // leaves everything for the audit of the next round.
     const firsts = await Promise.all(
-      this.retained.map(async (kept, shard) => (kept.size === 0 ? undefined : (await this.redis.xrange(this.layout.outboxes[shard]!, '-', '+', 'COUNT', 1))[0]?.[0])),
+      this.retained.map(async (kept, shard) =>
+        kept.size === 0
+          ? undefined
+          : (await this.redis.xrange(this.layout.outboxes[shard]!, '-', '+', 'COUNT', 1))[0]?.[0],
+      ),
     );
     const after = await this.currentInstances();
     if (after.some((inst, shard) => inst !== before[shard])) return;
@@ -121,7 +129,9 @@ export class LossWatch {
     if (kept.size === 0 || !this.opts) return;
     const stream = this.layout.outboxes[shard]!;
     const entries = [...kept];
-    const present = await Promise.all(entries.map(async ([id]) => (await this.redis.xrange(stream, id, id)).length > 0));
+    const present = await Promise.all(
+      entries.map(async ([id]) => (await this.redis.xrange(stream, id, id)).length > 0),
+    );
     const missing = entries.filter((_, i) => !present[i]);
     const done = await this.opts.committed(missing.map(([, req]) => req.record!.settleId));
     let replayed = 0;

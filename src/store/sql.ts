@@ -78,7 +78,11 @@ async function openEmbedded(dataDir: string): Promise<SqlStore> {
     await server.start();
     const conn = server.getServerConn();
     // PGlite runs one query at a time; a single client connection keeps transactions intact.
-    const sql = postgres(`postgres://postgres@${conn}/postgres`, { ...clientOptions, max: 1, ssl: false }) as unknown as Sql;
+    const sql = postgres(`postgres://postgres@${conn}/postgres`, {
+      ...clientOptions,
+      max: 1,
+      ssl: false,
+    }) as unknown as Sql;
     return {
       sql,
       embedded: true,

@@ -34,7 +34,11 @@ export function deltaSpan(data: string, span: Span): number {
     if (data.lastIndexOf('"choices":[', at) === -1 || data.indexOf('"delta":', start) !== -1) return NOT_COMMON;
     return EMPTY_DELTA;
   }
-  const openai = data.startsWith(OPENAI_OPEN, start) ? OPENAI_OPEN : data.startsWith(OPENAI_ROLE_OPEN, start) ? OPENAI_ROLE_OPEN : undefined;
+  const openai = data.startsWith(OPENAI_OPEN, start)
+    ? OPENAI_OPEN
+    : data.startsWith(OPENAI_ROLE_OPEN, start)
+      ? OPENAI_ROLE_OPEN
+      : undefined;
   if (openai !== undefined) {
     if (data.lastIndexOf('"choices":[', at) === -1) return NOT_COMMON;
     start += openai.length;

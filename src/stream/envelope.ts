@@ -184,7 +184,8 @@ export class Envelope {
 }
 
 /** Where character `i` of `data` lies in its event's bytes, `data` starting at byte `dataStart`. */
-const byteAt = (data: string, dataStart: number, i: number, ascii: boolean) => dataStart + (ascii ? i : Buffer.byteLength(data.slice(0, i)));
+const byteAt = (data: string, dataStart: number, i: number, ascii: boolean) =>
+  dataStart + (ascii ? i : Buffer.byteLength(data.slice(0, i)));
 
 /**
  * `raw` is `data: <data>\n\n`, or the same after one `event: …\n` line, with `data` (one line)

@@ -26,7 +26,8 @@ function claim(room: number, length: number): Buffer {
 }
 
 /** The piece of `out` (claim()'s) that holds the result. */
-const piece = (out: Buffer, length: number, room: number) => (out === slab ? slab.subarray(claimedAt, claimedAt + length) : length === room ? out : out.subarray(0, length));
+const piece = (out: Buffer, length: number, room: number) =>
+  out === slab ? slab.subarray(claimedAt, claimedAt + length) : length === room ? out : out.subarray(0, length);
 
 /**
  * `raw` with bytes [start, end) replaced by `value`, valid until the next releaseScratch(): the

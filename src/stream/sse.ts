@@ -110,7 +110,11 @@ export class SSEDecoder {
     const scanFrom = Math.max(0, this.pending.length - 2);
     const pending = this.pending.length === 0 ? bytes : Buffer.concat([this.pending, bytes]);
     let start = 0;
-    for (let end = eventEnd(pending, scanFrom); end !== -1; end = start < pending.length ? eventEnd(pending, start) : -1) {
+    for (
+      let end = eventEnd(pending, scanFrom);
+      end !== -1;
+      end = start < pending.length ? eventEnd(pending, start) : -1
+    ) {
       // A read that is one whole event (a paced stream's every token) is that event's bytes.
       const raw = start === 0 && end === pending.length ? pending : pending.subarray(start, end);
       if (sink.raw === undefined || !sink.raw(raw)) dispatch(raw, sink);

@@ -44,7 +44,13 @@ export class TextLane {
   take(raw: Buffer): Buffer | undefined {
     const frame = this.frame;
     const envelope = this.envelope;
-    if (frame === undefined || envelope === undefined || this.block === -1 || (frame.block !== this.block && frame.block !== ANY_BLOCK)) return undefined;
+    if (
+      frame === undefined ||
+      envelope === undefined ||
+      this.block === -1 ||
+      (frame.block !== this.block && frame.block !== ANY_BLOCK)
+    )
+      return undefined;
     const end = envelope.match(raw);
     if (end === -1) return undefined;
     const start = envelope.textStart;

@@ -141,7 +141,13 @@ export abstract class ClientWriter {
     this.settled = true;
     clearTimeout(this.timer);
     this.one = this.more = undefined;
-    const outcome: StreamOutcome = { completed, aborted, firstAt: this.firstAt, maxBufferedBytes: this.maxBuffered, held: this.held ?? [] };
+    const outcome: StreamOutcome = {
+      completed,
+      aborted,
+      firstAt: this.firstAt,
+      maxBufferedBytes: this.maxBuffered,
+      held: this.held ?? [],
+    };
     if (error !== undefined) outcome.error = error;
     this.resolve(outcome);
   }

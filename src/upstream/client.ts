@@ -170,7 +170,8 @@ export class UpstreamBody implements Dispatcher.DispatchHandler, CancelListener 
           }
           chunks.push(chunk);
         },
-        end: () => resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8')),
+        end: () =>
+          resolve(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, size).toString('utf8')),
         error: reject,
       });
     });

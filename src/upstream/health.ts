@@ -7,10 +7,26 @@ import type { Logger } from 'pino';
 import type { Sql } from '../store/sql.js';
 
 /** Why an attempt failed (sql/035_providers.sql): each has its column in route_health. */
-export const FAILURE_CAUSES = ['no_key', 'key_refused', 'timeout', 'connect', 'rate_limited', 'server', 'other'] as const;
+export const FAILURE_CAUSES = [
+  'no_key',
+  'key_refused',
+  'timeout',
+  'connect',
+  'rate_limited',
+  'server',
+  'other',
+] as const;
 export type FailureCause = (typeof FAILURE_CAUSES)[number];
 type Causes = Record<FailureCause, number>;
-const noCauses = (): Causes => ({ no_key: 0, key_refused: 0, timeout: 0, connect: 0, rate_limited: 0, server: 0, other: 0 });
+const noCauses = (): Causes => ({
+  no_key: 0,
+  key_refused: 0,
+  timeout: 0,
+  connect: 0,
+  rate_limited: 0,
+  server: 0,
+  other: 0,
+});
 
 interface Bucket {
   minute: number;
@@ -40,7 +56,17 @@ export class RouteHealth {
     const k = `${minute}|${route}`;
     let b = this.buckets.get(k);
     if (!b) {
-      b = { minute, route, attempts: 0, errors: 0, causes: noCauses(), latencySum: 0, latencyMax: 0, cooldowns: 0, coolingUntil: 0 };
+      b = {
+        minute,
+        route,
+        attempts: 0,
+        errors: 0,
+        causes: noCauses(),
+        latencySum: 0,
+        latencyMax: 0,
+        cooldowns: 0,
+        coolingUntil: 0,
+      };
       this.buckets.set(k, b);
     }
     return b;
@@ -89,10 +115,19 @@ export class RouteHealth {
         SELECT to_timestamp(x.minute / 1000.0), x.route, x.attempts, x.errors, x.latency_sum, x.latency_max, x.cooldowns,
                CASE WHEN x.cooling_until > 0 THEN to_timestamp(x.cooling_until / 1000.0) END,
                x.no_key, x.key_refused, x.timeout, x.connect, x.rate_limited, x.server, x.other
-        FROM jsonb_to_recordset(${this.sql.json(rows.map((r) => ({
-          minute: r.minute, route: r.route, attempts: r.attempts, errors: r.errors, latency_sum: r.latencySum,
-          latency_max: r.latencyMax, cooldowns: r.cooldowns, cooling_until: r.coolingUntil, ...r.causes,
-        })) as never)})
+        FROM jsonb_to_recordset(${this.sql.json(
+          rows.map((r) => ({
+            minute: r.minute,
+            route: r.route,
+            attempts: r.attempts,
+            errors: r.errors,
+            latency_sum: r.latencySum,
+            latency_max: r.latencyMax,
+            cooldowns: r.cooldowns,
+            cooling_until: r.coolingUntil,
+            ...r.causes,
+          })) as never,
+        )})
           AS x(minute bigint, route text, attempts bigint, errors bigint, latency_sum bigint, latency_max integer, cooldowns integer, cooling_until bigint,
                no_key bigint, key_refused bigint, timeout bigint, connect bigint, rate_limited bigint, server bigint, other bigint)
         ORDER BY 1, 2

@@ -16,7 +16,8 @@ export class VaultError extends Error {
 }
 
 /** What the console says when no secret is configured. */
-export const NO_SECRET = 'Provider keys cannot be saved: set PROVIDER_KEY_SECRET (32+ characters, the same on every gateway host, e.g. from `openssl rand -base64 32`) and restart.';
+export const NO_SECRET =
+  'Provider keys cannot be saved: set PROVIDER_KEY_SECRET (32+ characters, the same on every gateway host, e.g. from `openssl rand -base64 32`) and restart.';
 
 export class KeyVault {
   private readonly key: Buffer;
@@ -35,14 +36,17 @@ export class KeyVault {
 
   /** The key, or a VaultError when the secret is not the one it was sealed with. */
   open(sealed: Buffer, id: string): string {
-    if (sealed[0] !== VERSION || sealed.length < 1 + IV_BYTES + TAG_BYTES) throw new VaultError('not a sealed provider key');
+    if (sealed[0] !== VERSION || sealed.length < 1 + IV_BYTES + TAG_BYTES)
+      throw new VaultError('not a sealed provider key');
     const iv = sealed.subarray(1, 1 + IV_BYTES);
     const tag = sealed.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
     const decipher = createDecipheriv('aes-256-gcm', this.key, iv);
     decipher.setAAD(Buffer.from(id));
     decipher.setAuthTag(tag);
     try {
-      return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+      return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString(
+        'utf8',
+      );
     } catch {
       throw new VaultError('sealed under another PROVIDER_KEY_SECRET');
     }

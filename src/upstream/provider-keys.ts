@@ -88,7 +88,10 @@ export class ProviderKeys {
       next.set(r.provider_id, list);
     }
     for (const [provider, n] of away) {
-      this.log.error({ provider }, `${n} saved key(s) of provider "${provider}" cannot be opened: PROVIDER_KEY_SECRET is unset or not the one they were saved with`);
+      this.log.error(
+        { provider },
+        `${n} saved key(s) of provider "${provider}" cannot be opened: PROVIDER_KEY_SECRET is unset or not the one they were saved with`,
+      );
     }
     this.byProvider = next;
     this.sealedAway = away;
@@ -103,11 +106,17 @@ export class ProviderKeys {
   pick(provider: Pick<Provider, 'id' | 'apiKeyEnv'>, now = Date.now()): PickedKey | NoKey {
     const keys = this.byProvider.get(provider.id);
     if (keys && keys.length > 0) return this.weighted(keys, now);
-    if (this.sealedAway.has(provider.id)) return { missing: `provider "${provider.id}" has saved keys that cannot be opened: PROVIDER_KEY_SECRET is unset or not the one they were saved with` };
+    if (this.sealedAway.has(provider.id))
+      return {
+        missing: `provider "${provider.id}" has saved keys that cannot be opened: PROVIDER_KEY_SECRET is unset or not the one they were saved with`,
+      };
     const env = provider.apiKeyEnv;
     if (!env) return { value: undefined, label: 'none' };
     const value = this.env[env];
-    if (!value) return { missing: `provider "${provider.id}" has no API key: add one in the console, or set ${env} in the gateway's environment` };
+    if (!value)
+      return {
+        missing: `provider "${provider.id}" has no API key: add one in the console, or set ${env} in the gateway's environment`,
+      };
     return { value, label: env };
   }
 
@@ -139,11 +148,14 @@ export const isNoKey = (k: PickedKey | NoKey): k is NoKey => 'missing' in k;
 
 /** A provider header's value: as written, or from the environment variable it names. */
 function resolveSecret(v: string | { env: string }): string {
-  return typeof v === 'string' ? v : process.env[v.env] ?? '';
+  return typeof v === 'string' ? v : (process.env[v.env] ?? '');
 }
 
 /** Adds the provider's own headers (the catalogue's `headers`, e.g. an org id) to a call's. */
-export function addProviderHeaders(headers: Record<string, string>, provider: Pick<Provider, 'headers'>): Record<string, string> {
+export function addProviderHeaders(
+  headers: Record<string, string>,
+  provider: Pick<Provider, 'headers'>,
+): Record<string, string> {
   for (const [k, v] of Object.entries(provider.headers)) headers[k.toLowerCase()] = resolveSecret(v);
   return headers;
 }

@@ -39,7 +39,11 @@ const CREDENTIALS_LOG_MS = 60_000;
 
 /** What the client is told when every route failed for want of a working provider key. */
 export const modelUnavailable = (modelId: string) =>
-  new GatewayError('unavailable', `The model "${modelId}" is unavailable right now. GET /v1/models lists the models; another one may serve you.`, { code: 'model_unavailable', noRetry: true });
+  new GatewayError(
+    'unavailable',
+    `The model "${modelId}" is unavailable right now. GET /v1/models lists the models; another one may serve you.`,
+    { code: 'model_unavailable', noRetry: true },
+  );
 
 /** Statuses after which another route may well succeed. */
 const FALLBACK_STATUSES = new Set([401, 403, 404, 408, 409, 425, 429]);
@@ -73,7 +77,11 @@ export class RouteSelector {
     return warm.concat(cool);
   }
 
-  async forward(model: Model, build: (route: Route, key: string | undefined) => UpstreamCall, cancel?: Cancel): Promise<Answer> {
+  async forward(
+    model: Model,
+    build: (route: Route, key: string | undefined) => UpstreamCall,
+    cancel?: Cancel,
+  ): Promise<Answer> {
     const failures: Failure[] = [];
     for (const route of this.order(model)) {
       if (cancel?.cancelled) break;
@@ -94,7 +102,11 @@ export class RouteSelector {
         if (cancel?.cancelled) throw err;
         // The request itself could not be sent (an invalid header value, say): the client's
         // mistake, the same on every route; no route is to blame or to cool down.
-        if (isInvalidRequest(err)) throw new GatewayError('invalid_request', 'The request could not be sent upstream as it is (an invalid header or value).');
+        if (isInvalidRequest(err))
+          throw new GatewayError(
+            'invalid_request',
+            'The request could not be sent upstream as it is (an invalid header or value).',
+          );
         const timeout = isTimeout(err);
         this.health?.attempt(route.key, false, performance.now() - started, timeout ? 'timeout' : 'connect');
         this.fail(route, timeout ? 'timeout' : 'connect_error', err);
@@ -112,7 +124,12 @@ export class RouteSelector {
         return { route, response, key };
       }
       const refused = response.status === 401 || response.status === 403;
-      this.health?.attempt(route.key, false, performance.now() - started, refused ? 'key_refused' : causeOfStatus(response.status));
+      this.health?.attempt(
+        route.key,
+        false,
+        performance.now() - started,
+        refused ? 'key_refused' : causeOfStatus(response.status),
+      );
       const text = await response.body.text().catch(() => '');
       this.fail(route, String(response.status), undefined);
       if (refused) {
@@ -130,7 +147,11 @@ export class RouteSelector {
     this.keys.refused(key);
     // An answer counted as the route working (Gemini's 400) was this failure after all.
     if (afterAnswer) this.health?.failedAfterAnswer(route.key, 'key_refused');
-    const which = key.id ? `its key ${key.label}: check it in the console` : key.label !== 'none' ? `its key from ${key.label}: check it` : 'the call (it has no key)';
+    const which = key.id
+      ? `its key ${key.label}: check it in the console`
+      : key.label !== 'none'
+        ? `its key from ${key.label}: check it`
+        : 'the call (it has no key)';
     this.credentialsFailed(route, `provider "${route.provider.id}" refused ${which} (status ${status})`);
   }
 
@@ -151,7 +172,10 @@ export class RouteSelector {
       this.coolUntil.set(route.key, Date.now() + this.cooldownMs);
       this.health?.cooldown(route.key, Date.now() + this.cooldownMs);
     }
-    this.log.warn({ route: route.key, outcome, err: err instanceof Error ? err.message : undefined }, 'upstream route failed');
+    this.log.warn(
+      { route: route.key, outcome, err: err instanceof Error ? err.message : undefined },
+      'upstream route failed',
+    );
   }
 }
 
@@ -184,7 +208,8 @@ function retryAfterSeconds(headers: UpstreamResponse['headers']): number | undef
 export function errorMessageOf(text: string): string | undefined {
   try {
     const body = JSON.parse(text) as { error?: { message?: unknown } | string; message?: unknown };
-    const m = typeof body.error === 'object' ? body.error?.message : typeof body.error === 'string' ? body.error : body.message;
+    const m =
+      typeof body.error === 'object' ? body.error?.message : typeof body.error === 'string' ? body.error : body.message;
     return typeof m === 'string' ? sanitizeUpstreamMessage(m) : undefined;
   } catch {
     return undefined;
@@ -194,11 +219,19 @@ export function errorMessageOf(text: string): string | undefined {
 function failureFromStatus(response: UpstreamResponse, text: string): Failure {
   const s = response.status;
   const detail = errorMessageOf(text);
-  if (s === 429) return { kind: 'rate_limit', message: detail ?? 'The upstream is rate limiting requests.', retryAfter: retryAfterSeconds(response.headers) ?? 1 };
+  if (s === 429)
+    return {
+      kind: 'rate_limit',
+      message: detail ?? 'The upstream is rate limiting requests.',
+      retryAfter: retryAfterSeconds(response.headers) ?? 1,
+    };
   if (s === 529 || s === 503) return { kind: 'overloaded', message: detail ?? 'The upstream is overloaded.' };
   if (s === 504 || s === 408) return { kind: 'timeout', message: 'The upstream timed out.' };
   if (s === 404) return { kind: 'upstream', message: 'The upstream does not know this model.' };
-  return { kind: 'upstream', message: detail ? `The upstream failed: ${detail}` : `The upstream failed with status ${s}.` };
+  return {
+    kind: 'upstream',
+    message: detail ? `The upstream failed: ${detail}` : `The upstream failed with status ${s}.`,
+  };
 }
 
 /** One error for the client out of every route's failure: the most telling kind wins. */

@@ -13,7 +13,11 @@ t.test('alerts', async (t) => {
   // the mails it sends. The windows in the queries are Postgres's time.
   const clock = new ManualClock();
   const round = () => clock.advance(100);
-  const s = await startDashboard(t, { ALERT_CHECK_MS: '100', ALERT_DEPOSIT_UNPAID_S: '25', ALERT_ROUTE_COOLDOWN_S: '1', ROUTE_COOLDOWN_MS: '60000' }, { clock });
+  const s = await startDashboard(
+    t,
+    { ALERT_CHECK_MS: '100', ALERT_DEPOSIT_UNPAID_S: '25', ALERT_ROUTE_COOLDOWN_S: '1', ROUTE_COOLDOWN_MS: '60000' },
+    { clock },
+  );
   const sql = s.gw.services.sql;
   const admin = await signUp(s);
   await setAdmin(sql, { id: null, label: 'test setup' }, admin.userId, true);
@@ -22,7 +26,11 @@ t.test('alerts', async (t) => {
   const adminCall = (path: string, body: unknown) => api('POST', `/api/admin${path}`, { token: admin.session, body });
   const mailsTo = (to: string) => s.sink.mails.filter((m) => m.to.includes(to));
 
-  t.equal((await s.api('POST', '/alerts', { token: user.session, body: { low_balance_usd: '0' } })).status, 400, 'a zero threshold is refused');
+  t.equal(
+    (await s.api('POST', '/alerts', { token: user.session, body: { low_balance_usd: '0' } })).status,
+    400,
+    'a zero threshold is refused',
+  );
   t.equal((await s.api('POST', '/alerts', { body: { low_balance_usd: '5' } })).status, 401);
   await adminCall(`/users/${user.userId}/credit`, { amount_usd: '10', reason: 'start' });
   const set = await s.api('POST', '/alerts', { token: user.session, body: { low_balance_usd: '5' } });
@@ -34,7 +42,11 @@ t.test('alerts', async (t) => {
   const mail = await s.sink.take(user.email, 0);
   t.match(mail.raw, /Subject: Your airouter balance is below \$5\.000000000/);
   t.match(mailText(mail.raw), /Your balance is \$4\.000000000/);
-  t.same((await s.api('GET', '/alerts', { token: user.session })).json, { low_balance_usd: '5.000000000', below: true }, 'the banner is up');
+  t.same(
+    (await s.api('GET', '/alerts', { token: user.session })).json,
+    { low_balance_usd: '5.000000000', below: true },
+    'the banner is up',
+  );
   await adminCall(`/users/${user.userId}/debit`, { amount_usd: '1', reason: 'more usage' });
   await round();
   await round();
@@ -59,7 +71,11 @@ t.test('alerts', async (t) => {
   await sql`INSERT INTO deposits (user_id, method, status, amount, currency, credit_nano, provider) VALUES (${user.userId}, 'qris', 'failed', 50000, 'IDR', 3000000000, 'qris')`;
   await sql`INSERT INTO deposits (user_id, method, status, amount, currency, credit_nano, provider, expires_at) VALUES (${user.userId}, 'qris', 'pending', 60000, 'IDR', 3000000000, 'qris', now() + interval '1 hour')`;
   const u = await s.gw.user('1');
-  const r = await fetch(`${s.gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'fallback-model', messages: [{ role: 'user', content: 'hi' }] }) });
+  const r = await fetch(`${s.gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'fallback-model', messages: [{ role: 'user', content: 'hi' }] }),
+  });
   t.equal(r.status, 200, 'served by the second route; the first cools down');
   await r.arrayBuffer();
 
@@ -74,10 +90,30 @@ t.test('alerts', async (t) => {
   const got = subjects();
   for (let i = 0; i < 5; i++) await round();
   const after = subjects();
-  t.equal(after.length, 4, `the admin got exactly three alerts besides the verification mail (${JSON.stringify(after)})`);
-  t.ok(got.some((x) => /^Deposit unpaid for 0 minutes: 7 USD \(epusdt\)/.test(x)), 'the unpaid deposit');
-  t.ok(got.some((x) => /^Deposit failed: 50000 IDR \(qris\)/.test(x)), 'the failed deposit');
-  t.ok(got.some((x) => /^Upstream route dead\/x has been cooling down since/.test(x)), 'the route in cooldown');
-  t.notOk(got.some((x) => /60000 IDR/.test(x)), 'a deposit pending for less than ALERT_DEPOSIT_UNPAID_S is not mailed');
-  t.match(mailText(mailsTo(admin.email).find((m) => m.raw.includes(stale.id))!.raw), /admin\/deposits/, 'with the link to act on it');
+  t.equal(
+    after.length,
+    4,
+    `the admin got exactly three alerts besides the verification mail (${JSON.stringify(after)})`,
+  );
+  t.ok(
+    got.some((x) => /^Deposit unpaid for 0 minutes: 7 USD \(epusdt\)/.test(x)),
+    'the unpaid deposit',
+  );
+  t.ok(
+    got.some((x) => /^Deposit failed: 50000 IDR \(qris\)/.test(x)),
+    'the failed deposit',
+  );
+  t.ok(
+    got.some((x) => /^Upstream route dead\/x has been cooling down since/.test(x)),
+    'the route in cooldown',
+  );
+  t.notOk(
+    got.some((x) => /60000 IDR/.test(x)),
+    'a deposit pending for less than ALERT_DEPOSIT_UNPAID_S is not mailed',
+  );
+  t.match(
+    mailText(mailsTo(admin.email).find((m) => m.raw.includes(stale.id))!.raw),
+    /admin\/deposits/,
+    'with the link to act on it',
+  );
 });

@@ -18,7 +18,13 @@ import { nanoToUsd, usdToNano } from '../../src/billing/money.js';
 t.test('embedded (`npm start`): every command runs inside the running gateway', async (t) => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'airouter-op-'));
   // QRIS from the merchant's own code: a deposit the operator confirms by hand.
-  const env = childEnv({ DATA_DIR: dataDir, QRIS_MODE: 'merchant', QRIS_STATIC_PAYLOAD: STATIC_QRIS, QRIS_NOTIFY_SECRET, IDR_PER_USD: '16250' });
+  const env = childEnv({
+    DATA_DIR: dataDir,
+    QRIS_MODE: 'merchant',
+    QRIS_STATIC_PAYLOAD: STATIC_QRIS,
+    QRIS_NOTIFY_SECRET,
+    IDR_PER_USD: '16250',
+  });
   const gw = await startServe(t, env, 60_000);
   const cli = (args: string[]) => runCli(args, env);
 
@@ -36,25 +42,45 @@ t.test('embedded (`npm start`): every command runs inside the running gateway', 
   const topup = await post(`${gw.url}/api/dashboard/topup/qris`, { amount_idr: 50000 }, session);
   t.equal(topup.status, 201, JSON.stringify(topup.json));
   const confirmed = ok(t, await cli(['deposit', 'confirm', topup.json.id, '--reference', 'bank-1']), 'deposit confirm');
-  t.match(confirmed[0], new RegExp(`^confirmed deposit ${topup.json.id} \\(qris, .* IDR\\): credited \\$${topup.json.credit_usd.replace('.', '\\.')} to op@example\\.test`));
-  const after = (await fetch(`${gw.url}/api/dashboard/balance`, { headers: { authorization: `Bearer ${session}` } }).then((r) => r.json())) as { balance_usd: string };
-  t.equal(after.balance_usd, nanoToUsd(3_500_000_001n + usdToNano(topup.json.credit_usd)), 'the serving gateway\'s balance has the deposit, exactly');
+  t.match(
+    confirmed[0],
+    new RegExp(
+      `^confirmed deposit ${topup.json.id} \\(qris, .* IDR\\): credited \\$${topup.json.credit_usd.replace('.', '\\.')} to op@example\\.test`,
+    ),
+  );
+  const after = (await fetch(`${gw.url}/api/dashboard/balance`, {
+    headers: { authorization: `Bearer ${session}` },
+  }).then((r) => r.json())) as { balance_usd: string };
+  t.equal(
+    after.balance_usd,
+    nanoToUsd(3_500_000_001n + usdToNano(topup.json.credit_usd)),
+    "the serving gateway's balance has the deposit, exactly",
+  );
   fails(t, await cli(['deposit', 'confirm', topup.json.id]), /is already paid/, 'a second confirm');
 
   // The in-process hot store is the gateway's: disabling stops the key there at once.
   ok(t, await cli(['user', 'disable', '--email', 'op@example.test', '--reason', 'abuse']), 'disable');
-  t.equal(await getFresh(`${gw.url}/v1/models`, auth), 401, 'a disabled user\'s key stops');
+  t.equal(await getFresh(`${gw.url}/v1/models`, auth), 401, "a disabled user's key stops");
   ok(t, await cli(['user', 'enable', '--email', 'op@example.test']), 'enable');
   t.equal(await getFresh(`${gw.url}/v1/models`, auth), 200, 'and works again once enabled');
 
   const rec = await cli(['reconcile']);
-  t.same(ok(t, rec, 'reconcile'), ['3 users checked, 0 mismatches; 1 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox']);
+  t.same(ok(t, rec, 'reconcile'), [
+    '3 users checked, 0 mismatches; 1 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox',
+  ]);
 
   // Once node is up, a command is one round trip to the gateway.
-  for (const argv of [['reconcile'], ['user', 'credit', '--email', 'boss@example.test', '--usd', '1'], ['key', 'create', '--email', 'boss@example.test']]) {
+  for (const argv of [
+    ['reconcile'],
+    ['user', 'credit', '--email', 'boss@example.test', '--usd', '1'],
+    ['key', 'create', '--email', 'boss@example.test'],
+  ]) {
     const started = performance.now();
     const got: string[] = [];
-    t.ok(await runInGateway(dataDir, storesOf({ dataDir }), argv, (l) => got.push(l)), `${argv[0]}: answered by the gateway`);
+    t.ok(
+      await runInGateway(dataDir, storesOf({ dataDir }), argv, (l) => got.push(l)),
+      `${argv[0]}: answered by the gateway`,
+    );
     const ms = performance.now() - started;
     t.ok(ms < 500, `${argv.join(' ')} took ${ms.toFixed(0)} ms`);
   }
@@ -70,6 +96,7 @@ t.test('embedded (`npm start`): every command runs inside the running gateway', 
   idle.destroy();
   t.throws(() => statSync(socketPath(dataDir)), 'the socket goes with the gateway');
   // Without a gateway the command opens the store itself, as before.
-  t.same(ok(t, await cli(['reconcile']), 'reconcile, gateway stopped'), ['3 users checked, 0 mismatches; 0 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox']);
+  t.same(ok(t, await cli(['reconcile']), 'reconcile, gateway stopped'), [
+    '3 users checked, 0 mismatches; 0 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox',
+  ]);
 });
-

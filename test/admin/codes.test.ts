@@ -18,17 +18,34 @@ t.test('redemption codes', async (t) => {
   await setAdmin(sql, { id: null, label: 'test setup' }, admin.userId, true);
   const user = await signUp(s);
   const api = dashboardClient(s.gw, t);
-  const adminCall = (method: string, path: string, body?: unknown, token = admin.session) => api(method, `/api/admin${path}`, { token, body });
+  const adminCall = (method: string, path: string, body?: unknown, token = admin.session) =>
+    api(method, `/api/admin${path}`, { token, body });
   const redeem = (code: unknown, token = user.session) => api('POST', '/redeem', { token, body: { code } });
 
   const inADay = new Date(Date.now() + 86_400_000).toISOString();
-  t.equal((await adminCall('POST', '/codes', { count: 2, amount_usd: '1', expires_at: inADay }, user.session)).status, 403, 'a user cannot make codes');
+  t.equal(
+    (await adminCall('POST', '/codes', { count: 2, amount_usd: '1', expires_at: inADay }, user.session)).status,
+    403,
+    'a user cannot make codes',
+  );
   t.equal((await adminCall('GET', '/codes', undefined, user.session)).status, 403, 'or list them');
-  for (const bad of [{ count: 0 }, { count: 1001 }, { amount_usd: '0' }, { amount_usd: 2 }, { expires_at: '2020-01-01T00:00:00Z' }, { expires_at: 'tomorrow' }]) {
+  for (const bad of [
+    { count: 0 },
+    { count: 1001 },
+    { amount_usd: '0' },
+    { amount_usd: 2 },
+    { expires_at: '2020-01-01T00:00:00Z' },
+    { expires_at: 'tomorrow' },
+  ]) {
     const r = await adminCall('POST', '/codes', { count: 3, amount_usd: '2.5', expires_at: inADay, ...bad });
     t.equal(r.status, 400, `refused: ${JSON.stringify(bad)}`);
   }
-  const made = await adminCall('POST', '/codes', { count: 3, amount_usd: '2.500000001', expires_at: inADay, note: 'launch' });
+  const made = await adminCall('POST', '/codes', {
+    count: 3,
+    amount_usd: '2.500000001',
+    expires_at: inADay,
+    note: 'launch',
+  });
   t.equal(made.status, 201, made.text);
   t.equal(made.json.codes.length, 3);
   t.ok(v.safeParse(NewCodes, made.json).success, 'POST /codes fits its documented shape');
@@ -44,7 +61,11 @@ t.test('redemption codes', async (t) => {
   t.equal(ok.status, 200, ok.text);
   t.same(ok.json, { credited_usd: '2.500000001', balance_usd: '2.500000001' });
   t.ok(v.safeParse(RedeemAnswer, ok.json).success, 'POST /redeem fits its documented shape');
-  t.equal((await s.api('GET', '/balance', { token: user.session })).json.balance_usd, '2.500000001', 'the balance has it at once');
+  t.equal(
+    (await s.api('GET', '/balance', { token: user.session })).json.balance_usd,
+    '2.500000001',
+    'the balance has it at once',
+  );
   const again = await redeem(c1);
   t.equal(again.status, 409);
   t.equal(again.json.error.code, 'code_used', 'a second redemption is refused');
@@ -65,7 +86,11 @@ t.test('redemption codes', async (t) => {
   );
   const raced = await Promise.all(sessions.map((u) => redeem(c2, u.token)));
   const statuses = raced.map((r) => r.status).sort();
-  t.same(statuses, [...Array(49).fill(409), 200].sort(), 'exactly one of 50 redemptions succeeds; the others are told it is used');
+  t.same(
+    statuses,
+    [...Array(49).fill(409), 200].sort(),
+    'exactly one of 50 redemptions succeeds; the others are told it is used',
+  );
   const [{ credited, deposits }] = await sql<{ credited: bigint; deposits: number }[]>`
     SELECT coalesce(sum(balance_nano), 0)::bigint AS credited,
            (SELECT count(*)::int FROM deposits WHERE method = 'code' AND user_id = ANY(${sessions.map((u) => u.id)}::uuid[])) AS deposits
@@ -78,7 +103,14 @@ t.test('redemption codes', async (t) => {
   t.ok(v.safeParse(CodeList, list.json).success, 'GET /codes fits its documented shape');
   t.same(list.json.data.map((c: { status: string }) => c.status).sort(), ['expired', 'redeemed', 'redeemed']);
   t.equal((await adminCall('GET', '/codes?status=redeemed')).json.data.length, 2);
-  t.ok(list.json.data.every((c: { prefix: string }) => made.json.codes.some((code: string) => code.startsWith(c.prefix))), 'listed by prefix');
+  t.ok(
+    list.json.data.every((c: { prefix: string }) => made.json.codes.some((code: string) => code.startsWith(c.prefix))),
+    'listed by prefix',
+  );
   const audit = await adminCall('GET', '/audit?action=codes.create');
-  t.match(audit.json.data[0], { actor: admin.email, target: made.json.batch_id, after: { count: 3, amount_usd: '2.500000001' } }, 'making codes is audited');
+  t.match(
+    audit.json.data[0],
+    { actor: admin.email, target: made.json.batch_id, after: { count: 3, amount_usd: '2.500000001' } },
+    'making codes is audited',
+  );
 });

@@ -36,22 +36,43 @@ async function cmd(...argv: string[]): Promise<{ ok: boolean; lines: string[]; e
 }
 
 t.test('flags and words', async (t) => {
-  t.same(parseArgs(['user', 'create', '--email', 'a@b.c', '--admin', '--usd=5']), { words: ['user', 'create'], flags: { email: 'a@b.c', admin: 'true', usd: '5' } });
+  t.same(parseArgs(['user', 'create', '--email', 'a@b.c', '--admin', '--usd=5']), {
+    words: ['user', 'create'],
+    flags: { email: 'a@b.c', admin: 'true', usd: '5' },
+  });
 });
 
 t.test('users: create, credit, debit, roles, disable, password, keys; the books stay exact', async (t) => {
   t.ok(control, 'the control socket is served');
-  t.match((await cmd('user', 'create', '--email', 'op@example.test', '--balance-usd', '2.5')).lines[0], /created user op@example.test .* with balance \$2\.500000000/);
+  t.match(
+    (await cmd('user', 'create', '--email', 'op@example.test', '--balance-usd', '2.5')).lines[0],
+    /created user op@example.test .* with balance \$2\.500000000/,
+  );
   t.match((await cmd('user', 'create', '--email', 'op@example.test')).error, /already exists/);
-  t.match((await cmd('user', 'create', '--email', 'boss@example.test', '--admin')).lines[0], /created admin boss@example.test/);
-  t.match((await cmd('user', 'credit', '--email', 'op@example.test', '--usd', '1', '--reason', 'goodwill')).lines[0], /credited \$1\.000000000 .* balance \$3\.500000000/);
+  t.match(
+    (await cmd('user', 'create', '--email', 'boss@example.test', '--admin')).lines[0],
+    /created admin boss@example.test/,
+  );
+  t.match(
+    (await cmd('user', 'credit', '--email', 'op@example.test', '--usd', '1', '--reason', 'goodwill')).lines[0],
+    /credited \$1\.000000000 .* balance \$3\.500000000/,
+  );
   t.match((await cmd('user', 'credit', '--email', 'op@example.test', '--usd', '0')).error, /more than 0/);
   t.match((await cmd('user', 'credit', '--email', 'nobody@example.test', '--usd', '1')).error, /no user with email/);
-  t.match((await cmd('user', 'debit', '--email', 'op@example.test', '--usd', '0.5', '--reason', 'refund')).lines[0], /debited \$0\.500000000 .* balance \$3\.000000000/);
-  t.match((await cmd('user', 'debit', '--email', 'op@example.test', '--usd', '100', '--reason', 'x')).error, /below zero/);
+  t.match(
+    (await cmd('user', 'debit', '--email', 'op@example.test', '--usd', '0.5', '--reason', 'refund')).lines[0],
+    /debited \$0\.500000000 .* balance \$3\.000000000/,
+  );
+  t.match(
+    (await cmd('user', 'debit', '--email', 'op@example.test', '--usd', '100', '--reason', 'x')).error,
+    /below zero/,
+  );
   t.match((await cmd('user', 'promote', '--email', 'op@example.test')).lines[0], /now an admin/);
   t.match((await cmd('user', 'demote', '--email', 'op@example.test')).lines[0], /no longer an admin/);
-  t.match((await cmd('user', 'disable', '--email', 'op@example.test', '--reason', 'abuse')).lines[0], /disabled op@example.test/);
+  t.match(
+    (await cmd('user', 'disable', '--email', 'op@example.test', '--reason', 'abuse')).lines[0],
+    /disabled op@example.test/,
+  );
   t.match((await cmd('user', 'enable', '--email', 'op@example.test')).lines[0], /enabled op@example.test/);
   const pw = await cmd('user', 'password', '--email', 'op@example.test');
   t.match(pw.lines[0], /shown once/);
@@ -71,10 +92,16 @@ t.test('codes, the catalogue, deposits, and what is refused', async (t) => {
   t.match(codes.lines[0], /created 2 codes of \$1\.000000000/);
   t.equal(codes.lines.length, 3, 'the codes follow, one a line');
   t.match((await cmd('codes', 'create', '--count', '0', '--usd', '1', '--expires', future)).error, /--count/);
-  t.match((await cmd('codes', 'create', '--count', '1', '--usd', '1', '--expires', '2000-01-01')).error, /in the future/);
+  t.match(
+    (await cmd('codes', 'create', '--count', '1', '--usd', '1', '--expires', '2000-01-01')).error,
+    /in the future/,
+  );
   const exported = await cmd('catalogue', 'export');
   const doc = JSON.parse(exported.lines.join('\n'));
-  t.ok(doc.models.some((m: { id: string }) => m.id === 'oa-model'), 'the file catalogue, before any is saved');
+  t.ok(
+    doc.models.some((m: { id: string }) => m.id === 'oa-model'),
+    'the file catalogue, before any is saved',
+  );
   const file = path.join(dir, 'import.json');
   writeFileSync(file, JSON.stringify(doc));
   t.match((await cmd('catalogue', 'import', '--file', file)).lines[0], /saved catalogue version \d+/);
@@ -92,9 +119,21 @@ t.test('codes, the catalogue, deposits, and what is refused', async (t) => {
 
 t.test('the socket answers only for its own stores, and only to well-formed requests', async (t) => {
   const lines: string[] = [];
-  t.equal(await runInGateway(dir, 'other-stores', ['migrate'], (l) => lines.push(l)), false, 'another store set: the caller opens its own');
-  t.equal(await runInGateway(path.join(dir, 'nowhere'), STORES, ['migrate'], (l) => lines.push(l)), false, 'no gateway: false');
+  t.equal(
+    await runInGateway(dir, 'other-stores', ['migrate'], (l) => lines.push(l)),
+    false,
+    'another store set: the caller opens its own',
+  );
+  t.equal(
+    await runInGateway(path.join(dir, 'nowhere'), STORES, ['migrate'], (l) => lines.push(l)),
+    false,
+    'no gateway: false',
+  );
   t.same(lines, []);
-  t.equal(await serveControl(dir, STORES, run, () => {}), null, 'a second gateway on the same data directory does not take the socket');
+  t.equal(
+    await serveControl(dir, STORES, run, () => {}),
+    null,
+    'a second gateway on the same data directory does not take the socket',
+  );
   t.ok(socketPath(dir).endsWith('airouter.sock'));
 });

@@ -13,9 +13,30 @@ import { answerErrors } from '../helpers/openapi.js';
 import { startFakeUpstream } from '../fake-upstream/server.js';
 import { parseCsv } from '../helpers/csv.js';
 
-
-interface DbRow { id: string; request_id: string; user_id: string; model: string; route: string | null; status: number; key_id: string | null; at: Date }
-interface Row { id: string; request_id: string; user_id: string; model: string; route: string | null; status: number; key_id: string | null; created_at: string; cost_usd: string; error_code: string | null; email: string | null; key_prefix: string | null }
+interface DbRow {
+  id: string;
+  request_id: string;
+  user_id: string;
+  model: string;
+  route: string | null;
+  status: number;
+  key_id: string | null;
+  at: Date;
+}
+interface Row {
+  id: string;
+  request_id: string;
+  user_id: string;
+  model: string;
+  route: string | null;
+  status: number;
+  key_id: string | null;
+  created_at: string;
+  cost_usd: string;
+  error_code: string | null;
+  email: string | null;
+  key_prefix: string | null;
+}
 
 const chat = (url: string, key: string, model: string, content = 'hello there', stream = false) =>
   fetch(`${url}/v1/chat/completions`, {
@@ -46,13 +67,17 @@ t.test('the request log across users', async (t) => {
   t.equal(await chat(s.gw.url, poor.key, 'oa-model'), 402, 'a refusal: no balance');
 
   // Records come through the outbox, refusals through their own batching: wait for both.
-  const db = await waitFor(async () => {
-    const rows = await sql<DbRow[]>`
+  const db = (await waitFor(
+    async () => {
+      const rows = await sql<DbRow[]>`
       SELECT id::text, request_id, user_id, model, route, status, key_id, created_at AS at FROM usage_records
       UNION ALL SELECT id::text, request_id, user_id, model, NULL, status, key_id, created_at FROM refused_requests
       ORDER BY at DESC, id DESC`;
-    return rows.length >= 8 ? [...rows] : undefined;
-  }, 10_000, 50) as DbRow[];
+      return rows.length >= 8 ? [...rows] : undefined;
+    },
+    10_000,
+    50,
+  )) as DbRow[];
   t.equal(db.length, 8, 'six answered, one upstream failure and one refusal');
   const ids = (rows: { request_id: string }[]) => rows.map((r) => r.request_id);
 
@@ -67,41 +92,116 @@ t.test('the request log across users', async (t) => {
 
   // The route is the one that answered.
   const byModel = (m: string) => rows.filter((r) => r.model === m && r.status === 200);
-  t.same(byModel('fallback-model').map((r) => r.route), ['fake-openai/upstream-oa'], 'fallback-model: its second route answered, not the dead first');
-  t.same(byModel('oa-model').map((r) => r.route), Array(3).fill('fake-openai/upstream-oa'));
-  t.same(byModel('an-model').map((r) => r.route), Array(2).fill('fake-anthropic/upstream-an'));
+  t.same(
+    byModel('fallback-model').map((r) => r.route),
+    ['fake-openai/upstream-oa'],
+    'fallback-model: its second route answered, not the dead first',
+  );
+  t.same(
+    byModel('oa-model').map((r) => r.route),
+    Array(3).fill('fake-openai/upstream-oa'),
+  );
+  t.same(
+    byModel('an-model').map((r) => r.route),
+    Array(2).fill('fake-anthropic/upstream-an'),
+  );
   const refusal = rows.find((r) => r.user_id === poor.userId)!;
-  t.match(refusal, { status: 402, error_code: 'insufficient_balance', cost_usd: '0.000000000', route: null, email: poor.email, key_id: poor.keyId }, 'a refusal at $0, without route');
+  t.match(
+    refusal,
+    {
+      status: 402,
+      error_code: 'insufficient_balance',
+      cost_usd: '0.000000000',
+      route: null,
+      email: poor.email,
+      key_id: poor.keyId,
+    },
+    'a refusal at $0, without route',
+  );
   t.ok(refusal.key_prefix && poor.key.startsWith(refusal.key_prefix), 'the key by its prefix');
   const paid = rows.find((r) => r.status === 200)!;
   t.match(paid.cost_usd, /^0\.\d{9}$/, 'money as the admin API writes it');
   t.ok(paid.cost_usd !== '0.000000000', 'an answered request cost something');
-  t.ok(rows.every((r) => /T\d\d:\d\d:\d\d\.\d{3}Z$/.test(r.created_at)), 'times to the millisecond, in UTC');
+  t.ok(
+    rows.every((r) => /T\d\d:\d\d:\d\d\.\d{3}Z$/.test(r.created_at)),
+    'times to the millisecond, in UTC',
+  );
 
   // Each filter: exactly the rows the tables hold for it.
   const expect = async (query: string, want: DbRow[], what: string) => {
     const r = await get(`/requests?limit=200&${query}`);
     t.equal(r.status, 200, `${query}: ${r.text}`);
     t.same(ids(r.json.data), ids(want), what);
-    t.ok(want.length > 0 || query.includes('from=2999') || query.includes('to=2000'), `${what}: the test asks for something`);
+    t.ok(
+      want.length > 0 || query.includes('from=2999') || query.includes('to=2000'),
+      `${what}: the test asks for something`,
+    );
   };
-  await expect(`user=${a.userId}`, db.filter((r) => r.user_id === a.userId), 'by user id');
-  await expect(`user=${encodeURIComponent(b.email.toUpperCase())}`, db.filter((r) => r.user_id === b.userId), 'by email, in any case');
-  await expect(`key=${a.keyId}`, db.filter((r) => r.key_id === a.keyId), 'by key');
-  await expect(`key=${b.keyId}&user=${b.userId}`, db.filter((r) => r.key_id === b.keyId), 'by key and its owner');
+  await expect(
+    `user=${a.userId}`,
+    db.filter((r) => r.user_id === a.userId),
+    'by user id',
+  );
+  await expect(
+    `user=${encodeURIComponent(b.email.toUpperCase())}`,
+    db.filter((r) => r.user_id === b.userId),
+    'by email, in any case',
+  );
+  await expect(
+    `key=${a.keyId}`,
+    db.filter((r) => r.key_id === a.keyId),
+    'by key',
+  );
+  await expect(
+    `key=${b.keyId}&user=${b.userId}`,
+    db.filter((r) => r.key_id === b.keyId),
+    'by key and its owner',
+  );
   t.same((await get(`/requests?key=${b.keyId}&user=${a.userId}`)).json.data, [], 'a key of another user: nothing');
   t.same((await get('/requests?user=nobody@example.test')).json.data, [], 'an unknown address: nothing');
-  await expect('model=an-model', db.filter((r) => r.model === 'an-model'), 'by model');
-  await expect('route=fake-openai/upstream-oa', db.filter((r) => r.route === 'fake-openai/upstream-oa'), 'by route: both models it served');
+  await expect(
+    'model=an-model',
+    db.filter((r) => r.model === 'an-model'),
+    'by model',
+  );
+  await expect(
+    'route=fake-openai/upstream-oa',
+    db.filter((r) => r.route === 'fake-openai/upstream-oa'),
+    'by route: both models it served',
+  );
   t.equal(db.filter((r) => r.route === 'fake-openai/upstream-oa').length, 4);
-  await expect(`route=${encodeURIComponent('fake-anthropic/upstream-an')}&model=an-model`, db.filter((r) => r.route === 'fake-anthropic/upstream-an'), 'route and model');
+  await expect(
+    `route=${encodeURIComponent('fake-anthropic/upstream-an')}&model=an-model`,
+    db.filter((r) => r.route === 'fake-anthropic/upstream-an'),
+    'route and model',
+  );
   t.same((await get('/requests?route=dead/x')).json.data, [], 'a route that never answered: nothing');
-  await expect('status=402', db.filter((r) => r.status === 402), 'by one status: the refusal');
-  await expect('status=200', db.filter((r) => r.status === 200), 'by one status: the answered');
-  await expect('status=error', db.filter((r) => r.status < 200 || r.status > 299), 'errors: every non-2xx, refusals included');
+  await expect(
+    'status=402',
+    db.filter((r) => r.status === 402),
+    'by one status: the refusal',
+  );
+  await expect(
+    'status=200',
+    db.filter((r) => r.status === 200),
+    'by one status: the answered',
+  );
+  await expect(
+    'status=error',
+    db.filter((r) => r.status < 200 || r.status > 299),
+    'errors: every non-2xx, refusals included',
+  );
   t.equal(db.filter((r) => r.status < 200 || r.status > 299).length, 2);
-  await expect('status=ok', db.filter((r) => r.status >= 200 && r.status <= 299), 'ok: the 2xx');
-  await expect(`status=error&user=${b.userId}`, db.filter((r) => r.user_id === b.userId && r.status !== 200), 'filters combine');
+  await expect(
+    'status=ok',
+    db.filter((r) => r.status >= 200 && r.status <= 299),
+    'ok: the 2xx',
+  );
+  await expect(
+    `status=error&user=${b.userId}`,
+    db.filter((r) => r.user_id === b.userId && r.status !== 200),
+    'filters combine',
+  );
   // Time: [from, to), to the instant given.
   const sorted = [...db].sort((x, y) => x.at.getTime() - y.at.getTime());
   const from = sorted[2]!.at;
@@ -124,11 +224,19 @@ t.test('the request log across users', async (t) => {
     cursor = page.json.next_cursor;
     pages++;
   } while (cursor && pages < 20);
-  t.same(seen, rows.map((r) => r.id), 'the pages are the log, in order');
+  t.same(
+    seen,
+    rows.map((r) => r.id),
+    'the pages are the log, in order',
+  );
   t.equal(pages, 4);
   const filteredPage = await get(`/requests?limit=1&status=error`);
   const second = await get(`/requests?limit=1&status=error&cursor=${filteredPage.json.next_cursor}`);
-  t.same([...filteredPage.json.data, ...second.json.data].map((r: Row) => r.status).sort(), [402, 502], 'pages of a filter');
+  t.same(
+    [...filteredPage.json.data, ...second.json.data].map((r: Row) => r.status).sort(),
+    [402, 502],
+    'pages of a filter',
+  );
   t.equal(second.json.next_cursor, null);
 
   // CSV: the same rows, with a header, the same filters.
@@ -140,8 +248,16 @@ t.test('the request log across users', async (t) => {
   const header = lines[0]!;
   t.same(header.slice(0, 4), ['created_at', 'request_id', 'user_id', 'email'], 'a header line');
   const col = (name: string) => header.indexOf(name);
-  t.same(lines.slice(1).map((l) => l[col('request_id')]), ids(rows), 'the rows of the log, newest first');
-  t.same(lines.slice(1).map((l) => [l[col('route')], l[col('cost_usd')], l[col('status')], l[col('email')]]), rows.map((r) => [r.route ?? '', r.cost_usd, String(r.status), r.email]), 'route, money, status, address as in the JSON');
+  t.same(
+    lines.slice(1).map((l) => l[col('request_id')]),
+    ids(rows),
+    'the rows of the log, newest first',
+  );
+  t.same(
+    lines.slice(1).map((l) => [l[col('route')], l[col('cost_usd')], l[col('status')], l[col('email')]]),
+    rows.map((r) => [r.route ?? '', r.cost_usd, String(r.status), r.email]),
+    'route, money, status, address as in the JSON',
+  );
   const csvAn = parseCsv((await get('/requests/export?model=an-model')).text);
   t.equal(csvAn.length, 3, 'filtered: header and the two rows');
   t.same(parseCsv((await get('/requests/export?from=2999-01-01')).text), [header], 'nothing: the header alone');
@@ -171,7 +287,9 @@ t.test('the request log across users', async (t) => {
     ['cursor=bm9wZQ', 'cursor', 'invalid_cursor'],
   ];
   for (const [q, param, code] of bad) {
-    for (const path of q.startsWith('limit') || q.startsWith('cursor') ? ['/requests'] : ['/requests', '/requests/export']) {
+    for (const path of q.startsWith('limit') || q.startsWith('cursor')
+      ? ['/requests']
+      : ['/requests', '/requests/export']) {
       const r = await get(`${path}?${q}`);
       t.equal(r.status, 400, `${path}?${q}`);
       t.match(r.json, { error: { code, param } }, `${path}?${q}: ${r.json?.error?.message}`);
@@ -184,7 +302,11 @@ t.test('the request log across users', async (t) => {
   const wrong = await get(`/requests?cursor=${asUsage}`);
   t.equal(wrong.status, 400, 'a usage-log cursor is refused');
   t.equal(wrong.json.error.code, 'invalid_cursor');
-  t.equal((await get('/requests?limit=5000')).json.data.length, 8, 'a limit past 200 is held to it, as on the other admin lists');
+  t.equal(
+    (await get('/requests?limit=5000')).json.data.length,
+    8,
+    'a limit past 200 is held to it, as on the other admin lists',
+  );
 });
 
 t.test('the in-process hot store carries the route to the record', async (t) => {
@@ -194,9 +316,15 @@ t.test('the in-process hot store carries the route to the record', async (t) => 
   t.equal(gw.services.hot.kind, 'memory', 'no Redis here');
   const u = await gw.user('10');
   t.equal(await chat(gw.url, u.key, 'fallback-model'), 200);
-  const routes = await waitFor(async () => {
-    const rows = await gw.services.sql<{ route: string | null }[]>`SELECT route FROM usage_records WHERE user_id = ${u.userId}`;
-    return rows.length ? rows.map((r) => r.route) : undefined;
-  }, 10_000, 50);
+  const routes = await waitFor(
+    async () => {
+      const rows = await gw.services.sql<
+        { route: string | null }[]
+      >`SELECT route FROM usage_records WHERE user_id = ${u.userId}`;
+      return rows.length ? rows.map((r) => r.route) : undefined;
+    },
+    10_000,
+    50,
+  );
   t.same(routes, ['fake-openai/upstream-oa']);
 });

@@ -28,16 +28,30 @@ interface OpenStream {
 }
 
 /** A streamed request over node:http, which does not keep the body once written. */
-function openStream(model: string, prompt: string, to: { url: string; key: string; surface?: 'chat' | 'messages' } = { url: gw.url, key: user.key }): OpenStream {
+function openStream(
+  model: string,
+  prompt: string,
+  to: { url: string; key: string; surface?: 'chat' | 'messages' } = { url: gw.url, key: user.key },
+): OpenStream {
   let first!: () => void;
   const firstData = new Promise<void>((r) => (first = r));
   const done = new Promise<string>((resolve, reject) => {
     const messages = to.surface === 'messages';
-    const body = JSON.stringify({ model, stream: true, ...(messages ? { max_tokens: 100 } : {}), messages: [{ role: 'user', content: prompt }] });
+    const body = JSON.stringify({
+      model,
+      stream: true,
+      ...(messages ? { max_tokens: 100 } : {}),
+      messages: [{ role: 'user', content: prompt }],
+    });
     const req = http.request(`${to.url}${messages ? '/v1/messages' : '/v1/chat/completions'}`, {
       method: 'POST',
       agent: false,
-      headers: { ...(messages ? { 'x-api-key': to.key, 'anthropic-version': '2023-06-01' } : { authorization: `Bearer ${to.key}` }), 'content-type': 'application/json' },
+      headers: {
+        ...(messages
+          ? { 'x-api-key': to.key, 'anthropic-version': '2023-06-01' }
+          : { authorization: `Bearer ${to.key}` }),
+        'content-type': 'application/json',
+      },
     });
     req.on('response', (res) => {
       let text = '';
@@ -63,7 +77,10 @@ function settledArrayBuffers(): number {
 
 t.test('an open stream holds neither the body it read nor the body it sent', async (t) => {
   const before = settledArrayBuffers();
-  const prompts = Array.from({ length: STREAMS }, (_, i) => `${i} `.padEnd(PROMPT_BYTES, 'lorem ipsum ') + ' [[paced:30:100]]');
+  const prompts = Array.from(
+    { length: STREAMS },
+    (_, i) => `${i} `.padEnd(PROMPT_BYTES, 'lorem ipsum ') + ' [[paced:30:100]]',
+  );
   const streams = prompts.map((p) => openStream('oa-model', p));
   await Promise.all(streams.map((s) => s.firstData));
   const held = settledArrayBuffers() - before;
@@ -73,10 +90,16 @@ t.test('an open stream holds neither the body it read nor the body it sent', asy
 
   const answers = await Promise.all(streams.map((s) => s.done));
   for (const a of answers) t.match(a, /data: \[DONE\]/, 'each stream ends normally');
-  const sent = fake.requests.filter((r) => typeof r.body?.messages?.[0]?.content === 'string' && r.body.messages[0].content.length > PROMPT_BYTES);
+  const sent = fake.requests.filter(
+    (r) => typeof r.body?.messages?.[0]?.content === 'string' && r.body.messages[0].content.length > PROMPT_BYTES,
+  );
   t.equal(sent.length, STREAMS, 'every request reached the upstream');
   for (const r of sent) {
-    t.equal(r.headers['content-length'], String(Buffer.byteLength(JSON.stringify(r.body))), 'sent with its length, not chunked');
+    t.equal(
+      r.headers['content-length'],
+      String(Buffer.byteLength(JSON.stringify(r.body))),
+      'sent with its length, not chunked',
+    );
     t.equal(r.headers['transfer-encoding'], undefined);
   }
   t.same(new Set(sent.map((r) => r.body.messages[0].content)), new Set(prompts), 'each prompt arrived whole');
@@ -90,7 +113,9 @@ t.test('a large body still reaches the second route when the first is down', asy
   t.equal(last.body.messages[0].content, prompt, 'the whole prompt, from the second route');
   await eventually(async () => {
     await gw.services.outbox.drained();
-    const [row] = await gw.services.sql<{ status: number }[]>`SELECT status FROM usage_records WHERE user_id = ${user.userId} ORDER BY id DESC LIMIT 1`;
+    const [row] = await gw.services.sql<
+      { status: number }[]
+    >`SELECT status FROM usage_records WHERE user_id = ${user.userId} ORDER BY id DESC LIMIT 1`;
     return row?.status === 200 ? row : undefined;
   });
 });
@@ -107,7 +132,10 @@ t.test('a stream whose upstream reports its input at once holds no prompt at all
   const own = await startTestGateway(t, { upstream: quiet.url });
   const buyer = await own.user('100');
   const held = async (model: string, surface: 'chat' | 'messages') => {
-    const prompts = Array.from({ length: MANY }, (_, i) => `${model} ${i} `.padEnd(LARGE, 'amet consectetur ') + ' [[paced:30:100]]');
+    const prompts = Array.from(
+      { length: MANY },
+      (_, i) => `${model} ${i} `.padEnd(LARGE, 'amet consectetur ') + ' [[paced:30:100]]',
+    );
     gc();
     gc();
     const before = process.memoryUsage().heapUsed;
@@ -116,7 +144,8 @@ t.test('a stream whose upstream reports its input at once holds no prompt at all
     gc();
     gc();
     const bytes = process.memoryUsage().heapUsed - before;
-    for (const a of await Promise.all(streams.map((s) => s.done))) t.ok(a.includes('[DONE]') || a.includes('message_stop'), 'each stream ends normally');
+    for (const a of await Promise.all(streams.map((s) => s.done)))
+      t.ok(a.includes('[DONE]') || a.includes('message_stop'), 'each stream ends normally');
     return bytes;
   };
   const total = MANY * LARGE;
@@ -124,6 +153,12 @@ t.test('a stream whose upstream reports its input at once holds no prompt at all
   // both figures count a copy of every prompt on its side: the difference is the gateway's.
   const openai = await held('oa-model', 'chat');
   const anthropic = await held('an-model', 'messages');
-  t.ok(openai > total, `OpenAI upstream: ${openai} bytes of heap held by ${MANY} open streams (the fake's copy and the gateway's)`);
-  t.ok(openai - anthropic > total * 0.8, `Anthropic upstream: ${anthropic} bytes, at least one copy of every prompt less`);
+  t.ok(
+    openai > total,
+    `OpenAI upstream: ${openai} bytes of heap held by ${MANY} open streams (the fake's copy and the gateway's)`,
+  );
+  t.ok(
+    openai - anthropic > total * 0.8,
+    `Anthropic upstream: ${anthropic} bytes, at least one copy of every prompt less`,
+  );
 });

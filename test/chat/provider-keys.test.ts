@@ -14,7 +14,14 @@ const UNSET = 'AIROUTER_TEST_NEVER_SET_KEY';
 delete process.env[UNSET];
 const fake = await startFakeUpstream();
 t.teardown(() => fake.close());
-const model = (id: string, routes: { provider: string; model: string }[]) => ({ id, owned_by: 'fake', context_window: 100000, max_output_tokens: 1000, ...PRICES, routes });
+const model = (id: string, routes: { provider: string; model: string }[]) => ({
+  id,
+  owned_by: 'fake',
+  context_window: 100000,
+  max_output_tokens: 1000,
+  ...PRICES,
+  routes,
+});
 const catalogue = testCatalogue({
   upstream: fake.url,
   extra: {
@@ -22,12 +29,18 @@ const catalogue = testCatalogue({
     models: [
       model('keyless-model', [{ provider: 'keyless', model: 'upstream-oa' }]),
       model('refused-model', [{ provider: 'fake-openai', model: 'error:401' }]),
-      model('mixed-model', [{ provider: 'keyless', model: 'upstream-oa' }, { provider: 'fake-openai', model: 'upstream-oa' }]),
+      model('mixed-model', [
+        { provider: 'keyless', model: 'upstream-oa' },
+        { provider: 'fake-openai', model: 'upstream-oa' },
+      ]),
     ],
   },
 });
 const logged: { level: number; msg: string; provider?: string }[] = [];
-const log = pino({ level: 'info' }, new Writable({ write: (chunk, _enc, done) => (logged.push(JSON.parse(String(chunk))), done()) }));
+const log = pino(
+  { level: 'info' },
+  new Writable({ write: (chunk, _enc, done) => (logged.push(JSON.parse(String(chunk))), done()) }),
+);
 const gw = await startTestGateway(t, { upstream: fake.url, catalogue, log });
 const user = await gw.user('5');
 
@@ -44,24 +57,42 @@ t.test('a key missing from the environment', async (t) => {
   t.equal(res.status, 503);
   t.equal(res.headers.get('x-should-retry'), 'false', 'not to be retried: the SDKs give up at once');
   const body = (await res.json()) as { error: { message: string } };
-  t.match(body, { error: { type: 'service_unavailable', code: 'model_unavailable', message: /"keyless-model" is unavailable/ } });
-  t.notMatch(body.error.message, new RegExp(`${UNSET}|keyless"`), 'the client is not told the operator\'s configuration');
+  t.match(body, {
+    error: { type: 'service_unavailable', code: 'model_unavailable', message: /"keyless-model" is unavailable/ },
+  });
+  t.notMatch(
+    body.error.message,
+    new RegExp(`${UNSET}|keyless"`),
+    "the client is not told the operator's configuration",
+  );
   t.equal(errorsLogged('keyless').length, 1, 'the operator is, at error level');
-  t.match(errorsLogged('keyless')[0]!.msg, new RegExp(`provider "keyless" has no API key: add one in the console, or set ${UNSET}`));
+  t.match(
+    errorsLogged('keyless')[0]!.msg,
+    new RegExp(`provider "keyless" has no API key: add one in the console, or set ${UNSET}`),
+  );
   t.equal((await chat('keyless-model')).status, 503);
   t.equal(errorsLogged('keyless').length, 1, 'once a minute, not once a request');
 
   const anthropic = new Anthropic({ baseURL: gw.url, apiKey: user.key, maxRetries: 0 });
-  const err = await anthropic.messages.create({ model: 'keyless-model', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+  const err = await anthropic.messages
+    .create({ model: 'keyless-model', max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] })
+    .catch((e: unknown) => e);
   t.type(err, Anthropic.APIError);
-  t.equal((err as InstanceType<typeof Anthropic.APIError>).status, 503, 'the same on the Messages surface, in its envelope');
+  t.equal(
+    (err as InstanceType<typeof Anthropic.APIError>).status,
+    503,
+    'the same on the Messages surface, in its envelope',
+  );
 });
 
 t.test('a key the vendor refuses', async (t) => {
   const res = await chat('refused-model');
   t.equal(res.status, 503);
   t.match(await res.json(), { error: { code: 'model_unavailable' } });
-  t.match(errorsLogged('fake-openai')[0]?.msg ?? '', /provider "fake-openai" refused its key from FAKE_OPENAI_KEY: check it \(status 401\)/);
+  t.match(
+    errorsLogged('fake-openai')[0]?.msg ?? '',
+    /provider "fake-openai" refused its key from FAKE_OPENAI_KEY: check it \(status 401\)/,
+  );
 });
 
 t.test('another route with a working key serves the model', async (t) => {
@@ -70,13 +101,23 @@ t.test('another route with a working key serves the model', async (t) => {
   await res.arrayBuffer();
 });
 
-t.test('the routes\' health counts the failures', async (t) => {
+t.test("the routes' health counts the failures", async (t) => {
   const errors = async (route: string) => {
-    const [row] = await gw.stores.sql<{ errors: number }[]>`SELECT coalesce(sum(errors), 0)::int AS errors FROM route_health WHERE route = ${route}`;
+    const [row] = await gw.stores.sql<
+      { errors: number }[]
+    >`SELECT coalesce(sum(errors), 0)::int AS errors FROM route_health WHERE route = ${route}`;
     return row!.errors;
   };
   const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline && ((await errors('keyless/upstream-oa')) < 4 || (await errors('fake-openai/error:401')) < 1)) await new Promise((r) => setTimeout(r, 250));
-  t.equal(await errors('keyless/upstream-oa'), 4, 'every request that found no key (three direct, one before the working route)');
+  while (
+    Date.now() < deadline &&
+    ((await errors('keyless/upstream-oa')) < 4 || (await errors('fake-openai/error:401')) < 1)
+  )
+    await new Promise((r) => setTimeout(r, 250));
+  t.equal(
+    await errors('keyless/upstream-oa'),
+    4,
+    'every request that found no key (three direct, one before the working route)',
+  );
   t.equal(await errors('fake-openai/error:401'), 1);
 });

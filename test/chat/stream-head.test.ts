@@ -24,7 +24,9 @@ const late = http.createServer((req, res) => {
       res.write(chunk({ role: 'assistant', content: 'hi' }, null));
       setTimeout(() => {
         res.write(chunk({}, 'stop'));
-        res.write(`data: ${JSON.stringify({ id: 'chatcmpl-late', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id: 'chatcmpl-late', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } })}\n\n`,
+        );
         res.end('data: [DONE]\n\n');
       }, 300);
     }, LATE_MS);
@@ -47,7 +49,11 @@ const gwPort = Number(new URL(gw.url).port);
 
 /** Data segments the gateway has sent on its end of the connection from `clientPort`. */
 function segmentsSent(clientPort: number): number {
-  const out = execFileSync('ss', ['-tinH', 'state', 'established', `( sport = :${gwPort} and dport = :${clientPort} )`], { encoding: 'utf8' });
+  const out = execFileSync(
+    'ss',
+    ['-tinH', 'state', 'established', `( sport = :${gwPort} and dport = :${clientPort} )`],
+    { encoding: 'utf8' },
+  );
   const m = /\bdata_segs_out:(\d+)/.exec(out);
   if (!m) throw new Error(`ss printed no data_segs_out for port ${clientPort}: ${out}`);
   return Number(m[1]);
@@ -100,7 +106,7 @@ t.test('the status line waits for a first event that comes long after the upstre
   const port = s.socket.localPort!;
   // uWS ends a chunked head only with the first body bytes: a head sent alone was never usable.
   t.ok(at >= LATE_MS, `the first event came after ${Math.round(at)} ms`);
-  t.match(s.text(), /^HTTP\/1\.1 200 OK\r\n[^]*content-type: text\/event-stream/, 'the stream\'s status and headers');
+  t.match(s.text(), /^HTTP\/1\.1 200 OK\r\n[^]*content-type: text\/event-stream/, "the stream's status and headers");
   t.equal(segmentsSent(port), 1, 'status, headers and the first event left in one segment');
   await s.read('data: [DONE]');
 });

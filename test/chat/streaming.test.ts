@@ -18,9 +18,30 @@ const catalogue = testCatalogue({
   upstream: fake.url,
   extra: {
     models: [
-      { id: 'fb-5xx', ...PRICES, routes: [{ provider: 'fake-openai', model: 'error:500' }, { provider: 'fake-openai', model: 'text' }] },
-      { id: 'fb-drop', ...PRICES, routes: [{ provider: 'fake-openai', model: 'drop:2' }, { provider: 'fake-openai', model: 'text' }] },
-      { id: 'fb-all-dead', ...PRICES, routes: [{ provider: 'dead', model: 'a' }, { provider: 'dead', model: 'b' }] },
+      {
+        id: 'fb-5xx',
+        ...PRICES,
+        routes: [
+          { provider: 'fake-openai', model: 'error:500' },
+          { provider: 'fake-openai', model: 'text' },
+        ],
+      },
+      {
+        id: 'fb-drop',
+        ...PRICES,
+        routes: [
+          { provider: 'fake-openai', model: 'drop:2' },
+          { provider: 'fake-openai', model: 'text' },
+        ],
+      },
+      {
+        id: 'fb-all-dead',
+        ...PRICES,
+        routes: [
+          { provider: 'dead', model: 'a' },
+          { provider: 'dead', model: 'b' },
+        ],
+      },
     ],
   },
 });
@@ -36,7 +57,9 @@ async function lastRecord(status?: number) {
   });
 }
 async function latest() {
-  const [row] = await gw.services.sql<{ status: number; completion_tokens: number; cost_nano: bigint; prompt_tokens: number }[]>`
+  const [row] = await gw.services.sql<
+    { status: number; completion_tokens: number; cost_nano: bigint; prompt_tokens: number }[]
+  >`
     SELECT status, completion_tokens, cost_nano, prompt_tokens FROM usage_records WHERE user_id = ${user.userId} ORDER BY id DESC LIMIT 1`;
   return row;
 }
@@ -44,7 +67,11 @@ async function latest() {
 t.test('a client that aborts mid-stream releases its reservation and pays for what was produced', async (t) => {
   fake.reset();
   const before = await gw.services.ledger.balance(user.userId);
-  const stream = await client.chat.completions.create({ model: 'oa-model', stream: true, messages: [{ role: 'user', content: 'count [[paced:50:20]]' }] });
+  const stream = await client.chat.completions.create({
+    model: 'oa-model',
+    stream: true,
+    messages: [{ role: 'user', content: 'count [[paced:50:20]]' }],
+  });
   let received = 0;
   for await (const chunk of stream) {
     if (chunk.choices[0]?.delta?.content) received++;
@@ -62,7 +89,10 @@ t.test('a client that aborts mid-stream releases its reservation and pays for wh
   t.ok(after, 'reservation released and something charged');
   const row = (await lastRecord(499))!;
   t.equal(row?.status, 499, 'recorded as a client abort');
-  t.ok(row.completion_tokens >= 5 && row.completion_tokens < 50, `billed ${row.completion_tokens} tokens produced so far`);
+  t.ok(
+    row.completion_tokens >= 5 && row.completion_tokens < 50,
+    `billed ${row.completion_tokens} tokens produced so far`,
+  );
   t.equal(before.balance - after!.balance, row.cost_nano, 'charged exactly the recorded cost');
   const upstreamStream = await eventually(() => fake.streams.find((s) => s.aborted));
   t.ok(upstreamStream, 'the upstream request was aborted');
@@ -73,8 +103,15 @@ t.test('a slow reader keeps the gateway buffer bounded while the upstream is pau
   fake.reset();
   // ~37 MB: far more than the loopback socket buffers (which autotune to several MB) absorb.
   const CHUNKS = 30000;
-  const body = JSON.stringify({ model: 'oa-model', stream: true, messages: [{ role: 'user', content: `[[long:${CHUNKS}]]` }] });
-  const req = http.request(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${user.key}`, 'content-type': 'application/json' } });
+  const body = JSON.stringify({
+    model: 'oa-model',
+    stream: true,
+    messages: [{ role: 'user', content: `[[long:${CHUNKS}]]` }],
+  });
+  const req = http.request(`${gw.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${user.key}`, 'content-type': 'application/json' },
+  });
   req.end(body);
   const res = await new Promise<http.IncomingMessage>((resolve) => req.on('response', resolve));
   res.pause();
@@ -92,7 +129,9 @@ t.test('a slow reader keeps the gateway buffer bounded while the upstream is pau
   t.ok(stats.backpressureEvents > 0, 'the upstream saw backpressure (paused)');
   t.ok(stats.bytesWritten < CHUNKS * 1024, `the upstream produced ${stats.bytesWritten} of ${CHUNKS * 1024} bytes`);
   t.ok(buffered > 0 && buffered <= 256 * 1024, `gateway held at most ${buffered} bytes for the slow client`);
-  t.comment(`slow reader: client read ${read} B, upstream wrote ${stats.bytesWritten} B, gateway buffered max ${buffered} B`);
+  t.comment(
+    `slow reader: client read ${read} B, upstream wrote ${stats.bytesWritten} B, gateway buffered max ${buffered} B`,
+  );
   res.destroy();
   await eventually(async () => (await gw.services.ledger.balance(user.userId)).reserved === 0n);
 });
@@ -101,10 +140,18 @@ t.test('fallback: 5xx and connection refused hand over to the next route', async
   fake.reset();
   const r = await client.chat.completions.create({ model: 'fb-5xx', messages: [{ role: 'user', content: 'hi' }] });
   t.equal(r.choices[0].message.content, 'Hello from the fake upstream.');
-  t.same(fake.requests.map((q) => q.body.model), ['error:500', 'text']);
-  const dead = await client.chat.completions.create({ model: 'fallback-model', messages: [{ role: 'user', content: 'hi' }] });
+  t.same(
+    fake.requests.map((q) => q.body.model),
+    ['error:500', 'text'],
+  );
+  const dead = await client.chat.completions.create({
+    model: 'fallback-model',
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   t.equal(dead.choices[0].message.content, 'Hello from the fake upstream.');
-  const none = await client.chat.completions.create({ model: 'fb-all-dead', messages: [{ role: 'user', content: 'hi' }] }).catch((e) => e);
+  const none = await client.chat.completions
+    .create({ model: 'fb-all-dead', messages: [{ role: 'user', content: 'hi' }] })
+    .catch((e) => e);
   t.equal(none.status, 502);
   // Released before the 502 goes out, or by the ledger's retry a second later when the store
   // call failed. Read at once, one .ci/run on Node 24 found a hold still there (2,207,500 nano).
@@ -124,12 +171,20 @@ t.test('no retry after the first byte: a stream dropped mid-way ends with an err
   t.match(text, /"content":"Hello"/, 'the first deltas arrived');
   t.match(text.trimEnd().split('\n').at(-1), /^data: \{"error":\{/, 'a final error event');
   t.notMatch(text, /\[DONE\]/);
-  t.same(fake.requests.map((q) => q.body.model), ['drop:2'], 'the second route was not tried');
+  t.same(
+    fake.requests.map((q) => q.body.model),
+    ['drop:2'],
+    'the second route was not tried',
+  );
   const row = (await lastRecord(502))!;
   t.equal(row?.status, 502);
   t.ok(row.completion_tokens > 0, 'billed for what was produced');
   // The openai client surfaces that event as an error.
-  const stream = await client.chat.completions.create({ model: 'fb-drop', stream: true, messages: [{ role: 'user', content: 'hi' }] });
+  const stream = await client.chat.completions.create({
+    model: 'fb-drop',
+    stream: true,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   const err = await (async () => {
     for await (const _ of stream);
   })().catch((e) => e);
@@ -137,7 +192,7 @@ t.test('no retry after the first byte: a stream dropped mid-way ends with an err
 });
 
 const sse = readdirSync(path.join(FIXTURES, 'openai')).filter((f) => f.endsWith('.sse'));
-t.test('every recorded OpenAI stream passes through byte for byte, bar the model\'s name', async (t) => {
+t.test("every recorded OpenAI stream passes through byte for byte, bar the model's name", async (t) => {
   t.ok(sse.length >= 6);
   for (const file of sse) {
     const recorded = readFileSync(path.join(FIXTURES, 'openai', file), 'utf8');
@@ -148,7 +203,12 @@ t.test('every recorded OpenAI stream passes through byte for byte, bar the model
       fetch(`${gw.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${user.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'oa-model', stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}), messages: [{ role: 'user', content: `[[replay:openai/${file}]]` }] }),
+        body: JSON.stringify({
+          model: 'oa-model',
+          stream: true,
+          ...(includeUsage ? { stream_options: { include_usage: true } } : {}),
+          messages: [{ role: 'user', content: `[[replay:openai/${file}]]` }],
+        }),
       }).then((r) => r.text());
     t.equal(await post(true), wire, `${file} with include_usage`);
     const withoutUsage = wire
@@ -164,11 +224,13 @@ t.test('every recorded OpenAI stream passes through byte for byte, bar the model
   }
 });
 
-t.test('/v1/models: both vendors\' shapes, and a reload shows at once', async (t) => {
+t.test("/v1/models: both vendors' shapes, and a reload shows at once", async (t) => {
   const page = await client.models.list();
   const ids = page.data.map((m) => m.id);
   t.ok(ids.includes('oa-model') && ids.includes('an-model'));
-  const raw = (await (await fetch(`${gw.url}/v1/models`, { headers: { 'x-api-key': user.key, 'anthropic-version': '2023-06-01' } })).json()) as any;
+  const raw = (await (
+    await fetch(`${gw.url}/v1/models`, { headers: { 'x-api-key': user.key, 'anthropic-version': '2023-06-01' } })
+  ).json()) as any;
   t.equal(raw.object, 'list');
   t.equal(raw.has_more, false);
   t.equal(raw.first_id, raw.data[0].id);
@@ -177,7 +239,10 @@ t.test('/v1/models: both vendors\' shapes, and a reload shows at once', async (t
   t.match(m, { object: 'model', type: 'model', owned_by: 'fake', context_window: 100000, max_output_tokens: 1000 });
   t.match(m.created_at, /^\d{4}-\d\d-\d\dT/);
   const { writeFileSync } = await import('node:fs');
-  const next = testCatalogue({ upstream: fake.url, extra: { models: [{ id: 'brand-new', ...PRICES, routes: [{ provider: 'fake-openai', model: 'text' }] }] } });
+  const next = testCatalogue({
+    upstream: fake.url,
+    extra: { models: [{ id: 'brand-new', ...PRICES, routes: [{ provider: 'fake-openai', model: 'text' }] }] },
+  });
   writeFileSync(gw.configPath, JSON.stringify(next));
   t.ok(gw.reloadCatalogue().ok);
   const after = (await client.models.list()).data.map((d) => d.id);

@@ -10,11 +10,16 @@ const vendor = http.createServer((req, res) => {
   req.resume();
   req.on('end', () => {
     res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify({
-      id: '7a1f2c3e-5b6d-4e8f-9a0b-1c2d3e4f5a6b', object: 'chat.completion', created: 1, model: 'v',
-      choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-      usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
-    }));
+    res.end(
+      JSON.stringify({
+        id: '7a1f2c3e-5b6d-4e8f-9a0b-1c2d3e4f5a6b',
+        object: 'chat.completion',
+        created: 1,
+        model: 'v',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+        usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+      }),
+    );
   });
 });
 await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));

@@ -25,11 +25,20 @@ const followUp = load('gemini-cli.follow-up.json');
 const fake = await startFakeUpstream();
 t.teardown(() => fake.close());
 const MAX_OUTPUT = 64000;
-const model = (id: string, provider: string) => ({ id, owned_by: 'fake', context_window: 1000000, max_output_tokens: MAX_OUTPUT, ...PRICES, routes: [{ provider, model: 'tool_round', reasoning: true }] });
+const model = (id: string, provider: string) => ({
+  id,
+  owned_by: 'fake',
+  context_window: 1000000,
+  max_output_tokens: MAX_OUTPUT,
+  ...PRICES,
+  routes: [{ provider, model: 'tool_round', reasoning: true }],
+});
 const catalogue = testCatalogue({
   upstream: fake.url,
   extra: {
-    providers: [{ id: 'fake-gemini', dialect: 'gemini', base_url: `${fake.url}/v1beta`, api_key: { env: 'FAKE_GEMINI_KEY' } }],
+    providers: [
+      { id: 'fake-gemini', dialect: 'gemini', base_url: `${fake.url}/v1beta`, api_key: { env: 'FAKE_GEMINI_KEY' } },
+    ],
     models: [model('rg-an', 'fake-anthropic'), model('rg-oa', 'fake-openai'), model('rg-gm', 'fake-gemini')],
   },
 });
@@ -44,8 +53,16 @@ async function send(fx: ClientFixture, modelId: string, body = fx.request.body) 
   const before = fake.requests.length;
   const res = await request(`${gw.url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
   const text = await res.body.text();
-  const chunks = text.split('\r\n\r\n').filter((e) => e.trim() !== '').map((e) => JSON.parse(e.replace(/^data: /, '')));
-  return { status: res.statusCode, type: String(res.headers['content-type'] ?? ''), chunks, upstream: fake.requests.length > before ? fake.requests.at(-1) : undefined };
+  const chunks = text
+    .split('\r\n\r\n')
+    .filter((e) => e.trim() !== '')
+    .map((e) => JSON.parse(e.replace(/^data: /, '')));
+  return {
+    status: res.statusCode,
+    type: String(res.headers['content-type'] ?? ''),
+    chunks,
+    upstream: fake.requests.length > before ? fake.requests.at(-1) : undefined,
+  };
 }
 
 const parts = (chunks: any[]) => chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []);
@@ -69,23 +86,45 @@ for (const target of [
       const { generationConfig, ...rest } = sent.body;
       const { generationConfig: clientConfig, ...clientRest } = first.request.body;
       t.same(rest, clientRest, 'the body as the CLI sent it');
-      t.same(generationConfig, { ...clientConfig, maxOutputTokens: MAX_OUTPUT }, 'its config, the cap added (the CLI sends none)');
+      t.same(
+        generationConfig,
+        { ...clientConfig, maxOutputTokens: MAX_OUTPUT },
+        'its config, the cap added (the CLI sends none)',
+      );
       t.equal(sent.path, '/v1beta/models/tool_round:streamGenerateContent');
     } else if (target.dialect === 'anthropic') {
-      t.same(sent.body.tools.map((x: any) => x.name), tools, 'every declared tool');
+      t.same(
+        sent.body.tools.map((x: any) => x.name),
+        tools,
+        'every declared tool',
+      );
       t.match(JSON.stringify(sent.body.system), /You are Gemini CLI/, 'systemInstruction → system');
       t.match(sent.body.thinking, { type: 'enabled' }, 'thinkingLevel HIGH → a thinking budget');
     } else {
-      t.same(sent.body.tools.map((x: any) => x.function.name), tools);
+      t.same(
+        sent.body.tools.map((x: any) => x.function.name),
+        tools,
+      );
       t.equal(sent.body.messages[0].role, 'system');
       t.equal(sent.body.reasoning_effort, 'high', 'thinkingLevel HIGH → reasoning_effort');
     }
 
     // The follow-up as the CLI would send it after running the tool: the call as it got it, its result.
-    const body = JSON.parse(JSON.stringify(followUp.request.body).replaceAll(followUp.toolCallId!, call.functionCall.id ?? followUp.toolCallId!));
+    const body = JSON.parse(
+      JSON.stringify(followUp.request.body).replaceAll(
+        followUp.toolCallId!,
+        call.functionCall.id ?? followUp.toolCallId!,
+      ),
+    );
     const two = await send(followUp, target.model, body);
     t.equal(two.status, 200);
-    t.equal(parts(two.chunks).map((p) => p.text ?? '').join(''), TEXT_ANSWER, 'the answer after the tool ran');
+    t.equal(
+      parts(two.chunks)
+        .map((p) => p.text ?? '')
+        .join(''),
+      TEXT_ANSWER,
+      'the answer after the tool ran',
+    );
     const back = JSON.stringify(two.upstream!.body);
     t.match(back, /Directory listing for/, 'the tool result reached the upstream');
     if (target.dialect === 'anthropic') {

@@ -40,13 +40,19 @@ t.teardown(() => fake.close());
 // As a plain catalogue has them: no hosted tool priced. Codex declares the hosted web_search
 // tool on every turn all the same; the gateway takes it out and says so.
 const model = (id: string, provider: string) => ({
-  id, owned_by: 'fake', context_window: 400000, max_output_tokens: MAX_OUTPUT, ...PRICES,
+  id,
+  owned_by: 'fake',
+  context_window: 400000,
+  max_output_tokens: MAX_OUTPUT,
+  ...PRICES,
   routes: [{ provider, model: 'tool_round', reasoning: true }],
 });
 const base = testCatalogue({
   upstream: fake.url,
   extra: {
-    providers: [{ id: 'fake-responses', dialect: 'responses', base_url: `${fake.url}/v1`, api_key: { env: 'FAKE_OPENAI_KEY' } }],
+    providers: [
+      { id: 'fake-responses', dialect: 'responses', base_url: `${fake.url}/v1`, api_key: { env: 'FAKE_OPENAI_KEY' } },
+    ],
     models: [model('rr-an', 'fake-anthropic'), model('rr-oa', 'fake-openai'), model('rr-rs', 'fake-responses')],
   },
 });
@@ -64,23 +70,36 @@ async function send(fx: ClientFixture, modelId: string, body = fx.request.body) 
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(fx.request.headers)) headers[k] = v.replace('ar-REPLACED-BY-THE-TEST', user.key);
   const before = fake.requests.length;
-  const res = await request(`${gw.url}${fx.request.path}`, { method: 'POST', headers, body: JSON.stringify({ ...body, model: modelId }) });
+  const res = await request(`${gw.url}${fx.request.path}`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ ...body, model: modelId }),
+  });
   const text = await res.body.text();
   const upstream: RecordedRequest | undefined = fake.requests.length > before ? fake.requests.at(-1) : undefined;
-  return { status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), dropped: res.headers['x-airouter-dropped-tools'], text, upstream };
+  return {
+    status: res.statusCode,
+    contentType: String(res.headers['content-type'] ?? ''),
+    dropped: res.headers['x-airouter-dropped-tools'],
+    text,
+    upstream,
+  };
 }
 
 /** SSE text → its events, each with its `event:` name and parsed data. */
 function events(text: string): { event: string | undefined; data: any }[] {
-  return text.split(/\r?\n\r?\n/).filter((block) => block.trim() !== '').map((block) => {
-    let event: string | undefined;
-    const data: string[] = [];
-    for (const line of block.split(/\r?\n/)) {
-      if (line.startsWith('event:')) event = line.slice(6).trim();
-      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-    }
-    return { event, data: JSON.parse(data.join('\n')) };
-  });
+  return text
+    .split(/\r?\n\r?\n/)
+    .filter((block) => block.trim() !== '')
+    .map((block) => {
+      let event: string | undefined;
+      const data: string[] = [];
+      for (const line of block.split(/\r?\n/)) {
+        if (line.startsWith('event:')) event = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+      return { event, data: JSON.parse(data.join('\n')) };
+    });
 }
 
 /** The response as the client reads it: the JSON body, or the streamed `response.completed`'s. */
@@ -91,20 +110,29 @@ function read(t: Test, fx: ClientFixture, res: { contentType: string; text: stri
   }
   t.match(res.contentType, /text\/event-stream/);
   const evs = events(res.text);
-  t.ok(evs.every((e) => e.event === undefined || e.event === e.data.type), 'each event line names its data\'s type');
+  t.ok(
+    evs.every((e) => e.event === undefined || e.event === e.data.type),
+    "each event line names its data's type",
+  );
   t.equal(evs[0]?.data.type, 'response.created', 'the stream opens with response.created');
   const last = evs.at(-1)!;
   t.equal(last.data.type, 'response.completed', 'and closes with response.completed');
   const seqs = evs.map((e) => e.data.sequence_number);
-  t.same(seqs, seqs.map((_, i) => i), 'sequence numbers count from 0');
+  t.same(
+    seqs,
+    seqs.map((_, i) => i),
+    'sequence numbers count from 0',
+  );
   return last.data.response;
 }
 
 /** Declared tools as the IR names them: functions and freeform tools, namespaced ones joined. */
 function declared(body: Record<string, any>): { name: string; freeform: boolean }[] {
   return (body.tools ?? []).flatMap((tool: any) => {
-    if (tool.type === 'function' || tool.type === 'custom') return [{ name: tool.name, freeform: tool.type === 'custom' }];
-    if (tool.type === 'namespace') return declared({ tools: tool.tools }).map((x) => ({ ...x, name: `${tool.name}${NAMESPACE_JOIN}${x.name}` }));
+    if (tool.type === 'function' || tool.type === 'custom')
+      return [{ name: tool.name, freeform: tool.type === 'custom' }];
+    if (tool.type === 'namespace')
+      return declared({ tools: tool.tools }).map((x) => ({ ...x, name: `${tool.name}${NAMESPACE_JOIN}${x.name}` }));
     return []; // hosted (web_search): the vendor's, not sent to a model that has no such tool
   });
 }
@@ -122,12 +150,18 @@ function instructionTexts(body: Record<string, any>): string[] {
 
 const CLIENT_TOOL_TYPES = new Set(['function', 'custom', 'namespace']);
 /** The hosted tools a body declares (web_search): none is priced here. */
-const hostedTools = (body: Record<string, any>): string[] => (body.tools ?? []).map((x: any) => x.type).filter((type: string) => !CLIENT_TOOL_TYPES.has(type));
+const hostedTools = (body: Record<string, any>): string[] =>
+  (body.tools ?? []).map((x: any) => x.type).filter((type: string) => !CLIENT_TOOL_TYPES.has(type));
 
 /** What a Responses provider must receive: the client's body, bar the model, the output cap and the hosted tools. */
 function passThroughBody(body: Record<string, any>): Record<string, unknown> {
   const tools = body.tools?.filter((x: any) => CLIENT_TOOL_TYPES.has(x.type));
-  return { ...body, model: 'tool_round', max_output_tokens: Math.min(MAX_OUTPUT, body.max_output_tokens ?? MAX_OUTPUT), ...(tools ? { tools } : {}) };
+  return {
+    ...body,
+    model: 'tool_round',
+    max_output_tokens: Math.min(MAX_OUTPUT, body.max_output_tokens ?? MAX_OUTPUT),
+    ...(tools ? { tools } : {}),
+  };
 }
 
 /** Checks of a request mapped to a chat or Anthropic upstream. */
@@ -136,28 +170,61 @@ function checkMapped(t: Test, fx: ClientFixture, up: RecordedRequest, target: (t
   const body = up.body;
   const json = JSON.stringify(body);
   const tools = declared(sent);
-  const upTools = body.tools.map((x: any) => (target.dialect === 'openai' ? { name: x.function.name, schema: x.function.parameters } : { name: x.name, schema: x.input_schema }));
-  t.same(upTools.map((x: any) => x.name), tools.map((x) => x.name), 'every function and namespaced tool, in order; hosted tools dropped');
+  const upTools = body.tools.map((x: any) =>
+    target.dialect === 'openai'
+      ? { name: x.function.name, schema: x.function.parameters }
+      : { name: x.name, schema: x.input_schema },
+  );
+  t.same(
+    upTools.map((x: any) => x.name),
+    tools.map((x) => x.name),
+    'every function and namespaced tool, in order; hosted tools dropped',
+  );
   for (const [i, tool] of tools.entries()) {
-    if (tool.freeform) t.match(upTools[i].schema, FREEFORM, `${tool.name}: a freeform tool → a function of one input string`);
+    if (tool.freeform)
+      t.match(upTools[i].schema, FREEFORM, `${tool.name}: a freeform tool → a function of one input string`);
   }
   t.notOk(json.includes('"web_search"'), 'no hosted tool reaches a model that has none');
-  t.notOk(json.includes('encrypted_content') || json.includes('"reasoning"'), 'no reasoning item or include is forwarded');
-  for (const field of ['input', 'instructions', 'include', 'store', 'client_metadata', 'prompt_cache_key', 'parallel_tool_calls', 'max_output_tokens']) {
-    if (target.dialect === 'anthropic' || field !== 'parallel_tool_calls') t.notOk(field in body, `${field} is not sent to a ${target.dialect}-dialect upstream`);
+  t.notOk(
+    json.includes('encrypted_content') || json.includes('"reasoning"'),
+    'no reasoning item or include is forwarded',
+  );
+  for (const field of [
+    'input',
+    'instructions',
+    'include',
+    'store',
+    'client_metadata',
+    'prompt_cache_key',
+    'parallel_tool_calls',
+    'max_output_tokens',
+  ]) {
+    if (target.dialect === 'anthropic' || field !== 'parallel_tool_calls')
+      t.notOk(field in body, `${field} is not sent to a ${target.dialect}-dialect upstream`);
   }
   const instructions = instructionTexts(sent);
   t.ok(instructions.length > 0);
   if (target.dialect === 'openai') {
     const systems = body.messages.filter((m: any) => m.role === 'system');
-    const systemText = systems.map((m: any) => (typeof m.content === 'string' ? m.content : m.content.map((c: any) => c.text).join('\n'))).join('\n');
-    t.ok(instructions.every((x) => systemText.includes(x)), 'instructions and developer messages → system messages');
+    const systemText = systems
+      .map((m: any) => (typeof m.content === 'string' ? m.content : m.content.map((c: any) => c.text).join('\n')))
+      .join('\n');
+    t.ok(
+      instructions.every((x) => systemText.includes(x)),
+      'instructions and developer messages → system messages',
+    );
     t.equal(body.messages[0].role, 'system', 'which lead');
     t.notOk(body.messages.some((m: any) => m.role === 'developer'));
   } else {
     const system = typeof body.system === 'string' ? body.system : body.system.map((b: any) => b.text).join('\n');
-    t.ok(instructions.every((x) => system.includes(x)), 'instructions and developer messages → the system prompt');
-    t.ok(body.messages.every((m: any) => m.role === 'user' || m.role === 'assistant'), 'only user and assistant turns');
+    t.ok(
+      instructions.every((x) => system.includes(x)),
+      'instructions and developer messages → the system prompt',
+    );
+    t.ok(
+      body.messages.every((m: any) => m.role === 'user' || m.role === 'assistant'),
+      'only user and assistant turns',
+    );
     t.ok(body.tools.every((x: any) => x.input_schema?.type === 'object'));
   }
 }
@@ -166,51 +233,78 @@ for (const name of CLIENTS) {
   const first = load(`${name}.first.json`);
   const followUp = load(`${name}.follow-up.json`);
   for (const target of TARGETS) {
-    t.test(`${name} → ${target.model} (${target.dialect === 'responses' ? 'same dialect' : 'mapped'}): a tool call, then its result`, async (t) => {
-      const one = await send(first, target.model);
-      t.equal(one.status, 200, one.text.slice(0, 300));
-      const hosted = hostedTools(first.request.body);
-      if (name === 'codex') t.same(hosted, ['web_search'], 'Codex declares web search');
-      t.equal(one.dropped, hosted.length ? hosted.join(', ') : undefined, 'the hosted tools taken out are named in the answer');
-      const up = one.upstream!;
-      t.ok(up, 'the request reached the upstream');
-      t.equal(up.path, target.path, `in the ${target.dialect} dialect`);
-      if (target.dialect === 'responses') t.same(up.body, passThroughBody(first.request.body), 'forwarded as the client sent it (model and cap aside)');
-      else checkMapped(t, first, up, target);
+    t.test(
+      `${name} → ${target.model} (${target.dialect === 'responses' ? 'same dialect' : 'mapped'}): a tool call, then its result`,
+      async (t) => {
+        const one = await send(first, target.model);
+        t.equal(one.status, 200, one.text.slice(0, 300));
+        const hosted = hostedTools(first.request.body);
+        if (name === 'codex') t.same(hosted, ['web_search'], 'Codex declares web search');
+        t.equal(
+          one.dropped,
+          hosted.length ? hosted.join(', ') : undefined,
+          'the hosted tools taken out are named in the answer',
+        );
+        const up = one.upstream!;
+        t.ok(up, 'the request reached the upstream');
+        t.equal(up.path, target.path, `in the ${target.dialect} dialect`);
+        if (target.dialect === 'responses')
+          t.same(up.body, passThroughBody(first.request.body), 'forwarded as the client sent it (model and cap aside)');
+        else checkMapped(t, first, up, target);
 
-      const answer = read(t, first, one);
-      t.equal(answer.object, 'response');
-      t.equal(answer.status, 'completed');
-      const calls = answer.output.filter((o: any) => o.type === 'function_call' || o.type === 'custom_tool_call');
-      t.equal(calls.length, 1, 'one tool call item');
-      const call = calls[0];
-      t.equal(call.name, declared(first.request.body)[0]!.name, 'naming the first declared tool');
-      t.match(call.call_id, /\S/, 'with a call_id');
+        const answer = read(t, first, one);
+        t.equal(answer.object, 'response');
+        t.equal(answer.status, 'completed');
+        const calls = answer.output.filter((o: any) => o.type === 'function_call' || o.type === 'custom_tool_call');
+        t.equal(calls.length, 1, 'one tool call item');
+        const call = calls[0];
+        t.equal(call.name, declared(first.request.body)[0]!.name, 'naming the first declared tool');
+        t.match(call.call_id, /\S/, 'with a call_id');
 
-      // The client runs the tool and sends the result under the call_id it was given.
-      t.ok(JSON.stringify(followUp.request.body).includes(followUp.toolCallId!), 'the follow-up carries the captured call_id');
-      const body = JSON.parse(JSON.stringify(followUp.request.body).replaceAll(followUp.toolCallId!, call.call_id));
-      const two = await send(followUp, target.model, body);
-      t.equal(two.status, 200, two.text.slice(0, 300));
-      const final = read(t, followUp, two);
-      const texts = final.output.filter((o: any) => o.type === 'message').flatMap((m: any) => m.content.filter((c: any) => c.type === 'output_text').map((c: any) => c.text));
-      t.same(texts, [TEXT_ANSWER], 'the model answers once the result is back');
-      t.same(final.output.filter((o: any) => o.type === 'function_call'), [], 'and calls nothing more');
+        // The client runs the tool and sends the result under the call_id it was given.
+        t.ok(
+          JSON.stringify(followUp.request.body).includes(followUp.toolCallId!),
+          'the follow-up carries the captured call_id',
+        );
+        const body = JSON.parse(JSON.stringify(followUp.request.body).replaceAll(followUp.toolCallId!, call.call_id));
+        const two = await send(followUp, target.model, body);
+        t.equal(two.status, 200, two.text.slice(0, 300));
+        const final = read(t, followUp, two);
+        const texts = final.output
+          .filter((o: any) => o.type === 'message')
+          .flatMap((m: any) => m.content.filter((c: any) => c.type === 'output_text').map((c: any) => c.text));
+        t.same(texts, [TEXT_ANSWER], 'the model answers once the result is back');
+        t.same(
+          final.output.filter((o: any) => o.type === 'function_call'),
+          [],
+          'and calls nothing more',
+        );
 
-      const sent = two.upstream!.body;
-      if (target.dialect === 'responses') {
-        t.same(sent, passThroughBody(body), 'the follow-up is forwarded as sent too');
-      } else if (target.dialect === 'anthropic') {
-        const last = sent.messages.at(-1);
-        const prev = sent.messages.at(-2);
-        t.ok(last.content.some((b: any) => b.type === 'tool_result' && b.tool_use_id === call.call_id), 'the function_call_output → a tool_result naming the call');
-        t.ok(prev.content.some((b: any) => b.type === 'tool_use' && b.id === call.call_id), 'after the function_call as a tool_use');
-      } else {
-        const last = sent.messages.at(-1);
-        const prev = sent.messages.at(-2);
-        t.same([last.role, last.tool_call_id], ['tool', call.call_id], 'the function_call_output → a tool message naming the call');
-        t.equal(prev.tool_calls[0].id, call.call_id, 'after the function_call as the assistant\'s tool call');
-      }
-    });
+        const sent = two.upstream!.body;
+        if (target.dialect === 'responses') {
+          t.same(sent, passThroughBody(body), 'the follow-up is forwarded as sent too');
+        } else if (target.dialect === 'anthropic') {
+          const last = sent.messages.at(-1);
+          const prev = sent.messages.at(-2);
+          t.ok(
+            last.content.some((b: any) => b.type === 'tool_result' && b.tool_use_id === call.call_id),
+            'the function_call_output → a tool_result naming the call',
+          );
+          t.ok(
+            prev.content.some((b: any) => b.type === 'tool_use' && b.id === call.call_id),
+            'after the function_call as a tool_use',
+          );
+        } else {
+          const last = sent.messages.at(-1);
+          const prev = sent.messages.at(-2);
+          t.same(
+            [last.role, last.tool_call_id],
+            ['tool', call.call_id],
+            'the function_call_output → a tool message naming the call',
+          );
+          t.equal(prev.tool_calls[0].id, call.call_id, "after the function_call as the assistant's tool call");
+        }
+      },
+    );
   }
 }

@@ -23,13 +23,19 @@ const fx: SocketFixture = JSON.parse(readFileSync(fixturePath('clients/codex-web
 const fake = await startFakeUpstream();
 t.teardown(() => fake.close());
 const model = (id: string, provider: string) => ({
-  id, owned_by: 'fake', context_window: 400000, max_output_tokens: 64000, ...PRICES,
+  id,
+  owned_by: 'fake',
+  context_window: 400000,
+  max_output_tokens: 64000,
+  ...PRICES,
   routes: [{ provider, model: 'tool_round', reasoning: true }],
 });
 const catalogue = testCatalogue({
   upstream: fake.url,
   extra: {
-    providers: [{ id: 'fake-responses', dialect: 'responses', base_url: `${fake.url}/v1`, api_key: { env: 'FAKE_OPENAI_KEY' } }],
+    providers: [
+      { id: 'fake-responses', dialect: 'responses', base_url: `${fake.url}/v1`, api_key: { env: 'FAKE_OPENAI_KEY' } },
+    ],
     models: [model('ws-an', 'fake-anthropic'), model('ws-oa', 'fake-openai'), model('ws-rs', 'fake-responses')],
   },
 });
@@ -61,7 +67,9 @@ async function connect() {
     const from = received.length;
     ws.send(JSON.stringify(message));
     for (;;) {
-      const end = received.findIndex((m, i) => i >= from && ['response.completed', 'response.failed', 'error'].includes(m.type));
+      const end = received.findIndex(
+        (m, i) => i >= from && ['response.completed', 'response.failed', 'error'].includes(m.type),
+      );
       if (end !== -1) return received.slice(from, end + 1);
       if (closed) throw new Error(closed);
       await new Promise<void>((r) => (wake = r));
@@ -71,24 +79,40 @@ async function connect() {
 }
 
 t.test('the capture is what the replay assumes', async (t) => {
-  t.same(fx.messages.map((m) => m.type), ['response.create', 'response.create', 'response.create']);
+  t.same(
+    fx.messages.map((m) => m.type),
+    ['response.create', 'response.create', 'response.create'],
+  );
   t.equal(fx.messages[0]!.generate, false, 'a warm-up first');
-  t.ok(fx.messages[1]!.previous_response_id && fx.messages[2]!.previous_response_id, 'then two turns, each continuing the one before');
-  t.ok(fx.messages.every((m) => m.store === false), 'nothing stored');
-  t.equal(fx.messages[2]!.input.length, 1, 'the last carries only the tool\'s result');
+  t.ok(
+    fx.messages[1]!.previous_response_id && fx.messages[2]!.previous_response_id,
+    'then two turns, each continuing the one before',
+  );
+  t.ok(
+    fx.messages.every((m) => m.store === false),
+    'nothing stored',
+  );
+  t.equal(fx.messages[2]!.input.length, 1, "the last carries only the tool's result");
   t.equal(fx.upgrade.headers['openai-beta'], 'responses_websockets=2026-02-06');
 });
 
 for (const target of ['ws-an', 'ws-oa', 'ws-rs']) {
   t.test(`Codex's session over a WebSocket, to ${target}`, async (t) => {
     const c = await connect();
-    const records = () => gw.services.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM usage_records WHERE user_id = ${user.userId}`.then((r) => r[0]!.n);
+    const records = () =>
+      gw.services.sql<
+        { n: number }[]
+      >`SELECT count(*)::int AS n FROM usage_records WHERE user_id = ${user.userId}`.then((r) => r[0]!.n);
     await gw.services.outbox.drained();
     const recordsBefore = await records();
     const upstreamBefore = fake.requests.length;
 
     const warm = await c.turn({ ...fx.messages[0], model: target });
-    t.same(warm.map((e) => e.type), ['response.created', 'response.completed'], 'the warm-up: an empty response');
+    t.same(
+      warm.map((e) => e.type),
+      ['response.created', 'response.completed'],
+      'the warm-up: an empty response',
+    );
     t.equal(fake.requests.length, upstreamBefore, 'nothing sent upstream for it');
 
     const first = await c.turn({ ...fx.messages[1], model: target, previous_response_id: warm.at(-1)!.response.id });
@@ -97,18 +121,35 @@ for (const target of ['ws-an', 'ws-oa', 'ws-rs']) {
     const call = firstDone.response.output.find((o: any) => o.type === 'function_call');
     t.equal(call?.name, 'exec_command', 'with a call of the first declared tool');
     const up1 = JSON.stringify(fake.requests.at(-1)!.body);
-    t.match(up1, /stand-in for Codex's \d+-character base instructions/, 'the warm-up\'s input reached the upstream');
-    t.match(up1, /list the markdown files here/, 'and the turn\'s own');
+    t.match(up1, /stand-in for Codex's \d+-character base instructions/, "the warm-up's input reached the upstream");
+    t.match(up1, /list the markdown files here/, "and the turn's own");
     t.notMatch(up1, /"web_search"/, 'the hosted tool no model here sells is not forwarded');
 
     const result = { ...fx.messages[2]!.input[0], call_id: call.call_id };
-    const second = await c.turn({ ...fx.messages[2], model: target, previous_response_id: firstDone.response.id, input: [result] });
+    const second = await c.turn({
+      ...fx.messages[2],
+      model: target,
+      previous_response_id: firstDone.response.id,
+      input: [result],
+    });
     const done = second.at(-1)!;
-    t.equal(done.type, "response.completed", `the tool result's turn completes: ${JSON.stringify(done).slice(0, 400)}`);
-    t.equal(done.response.output.find((o: any) => o.type === 'message')?.content[0].text, TEXT_ANSWER, 'in text, once the result is back');
+    t.equal(done.type, 'response.completed', `the tool result's turn completes: ${JSON.stringify(done).slice(0, 400)}`);
+    t.equal(
+      done.response.output.find((o: any) => o.type === 'message')?.content[0].text,
+      TEXT_ANSWER,
+      'in text, once the result is back',
+    );
     const up2 = JSON.stringify(fake.requests.at(-1)!.body);
     t.match(up2, /list the markdown files here/, 'the upstream saw the conversation so far');
-    t.match(up2, new RegExp(String(result.output).slice(0, 12).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'and the tool\'s result');
+    t.match(
+      up2,
+      new RegExp(
+        String(result.output)
+          .slice(0, 12)
+          .replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+      ),
+      "and the tool's result",
+    );
     t.equal(fake.requests.length, upstreamBefore + 2, 'two upstream calls in all');
     await gw.services.outbox.drained();
     t.equal(await records(), recordsBefore + 2, 'two records: the turns, not the warm-up');

@@ -36,14 +36,21 @@ const CLIENTS = readdirSync(DIR)
   .filter((f) => f.endsWith('.first.json') && !['responses', 'gemini'].includes(load(f).surface))
   .map((f) => f.slice(0, -'.first.json'.length))
   .sort();
-assume(CLIENTS.length === 7, 'seven client fixtures (Claude Code 2.1.197 and 2.1.332, opencode, LangChain ×2, AI SDK ×2)');
+assume(
+  CLIENTS.length === 7,
+  'seven client fixtures (Claude Code 2.1.197 and 2.1.332, opencode, LangChain ×2, AI SDK ×2)',
+);
 
 /** Claude Code, any release: the checks of its mapped fields apply to each. */
 const isClaudeCode = (name: string) => name === 'claude-code' || name.startsWith('claude-code-');
 
 const MAX_OUTPUT = 64000;
 const model = (id: string, provider: string, extra: object = {}) => ({
-  id, owned_by: 'fake', context_window: 200000, max_output_tokens: MAX_OUTPUT, ...PRICES,
+  id,
+  owned_by: 'fake',
+  context_window: 200000,
+  max_output_tokens: MAX_OUTPUT,
+  ...PRICES,
   routes: [{ provider, model: 'tool_round', ...extra }],
 });
 
@@ -74,7 +81,11 @@ async function send(fx: ClientFixture, modelId: string, body = fx.request.body) 
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(fx.request.headers)) headers[k] = v.replace('ar-REPLACED-BY-THE-TEST', user.key);
   const before = fake.requests.length;
-  const res = await request(`${gw.url}${fx.request.path}`, { method: 'POST', headers, body: JSON.stringify({ ...body, model: modelId }) });
+  const res = await request(`${gw.url}${fx.request.path}`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ ...body, model: modelId }),
+  });
   const text = await res.body.text();
   const upstream: RecordedRequest | undefined = fake.requests.length > before ? fake.requests.at(-1) : undefined;
   return { status: res.statusCode, text, upstream };
@@ -109,19 +120,40 @@ function passThroughBody(fx: ClientFixture): Record<string, unknown> {
 }
 
 /** Checks of a translated request the upstream received, by client. */
-function checkTranslated(t: Test, name: string, fx: ClientFixture, up: RecordedRequest, target: (typeof TARGETS)[number]) {
+function checkTranslated(
+  t: Test,
+  name: string,
+  fx: ClientFixture,
+  up: RecordedRequest,
+  target: (typeof TARGETS)[number],
+) {
   const body = up.body;
   t.equal(up.query, '', 'no query string on a translated request');
   if (target.dialect === 'openai') {
     t.equal(up.path, '/v1/chat/completions');
-    for (const dropped of ['context_management', 'thinking', 'output_config', 'metadata', 'system', 'max_tokens_to_sample']) {
+    for (const dropped of [
+      'context_management',
+      'thinking',
+      'output_config',
+      'metadata',
+      'system',
+      'max_tokens_to_sample',
+    ]) {
       t.notOk(dropped in body, `${dropped} is not sent to an OpenAI-dialect upstream`);
     }
     t.equal(body.tools.length, fx.request.body.tools.length, 'every client tool');
     if (isClaudeCode(name)) {
       const blocks = fx.request.body.system.length;
-      t.same(roles(body).slice(0, blocks + 2), [...Array(blocks).fill('system'), 'user', 'system'], 'the mid-conversation system message stays after the first user turn');
-      t.same(body.messages.slice(0, blocks).map((m: any) => m.content), fx.request.body.system.map((b: any) => b.text), 'the system blocks lead, in order');
+      t.same(
+        roles(body).slice(0, blocks + 2),
+        [...Array(blocks).fill('system'), 'user', 'system'],
+        'the mid-conversation system message stays after the first user turn',
+      );
+      t.same(
+        body.messages.slice(0, blocks).map((m: any) => m.content),
+        fx.request.body.system.map((b: any) => b.text),
+        'the system blocks lead, in order',
+      );
       t.equal(body.messages[blocks + 1].content, fx.request.body.messages[1].content[0].text);
       t.equal(body.reasoning_effort, 'high', 'adaptive thinking at effort high → reasoning_effort');
       t.equal(body.user, fx.request.body.metadata.user_id, 'metadata.user_id (a JSON string) → user');
@@ -131,8 +163,15 @@ function checkTranslated(t: Test, name: string, fx: ClientFixture, up: RecordedR
     t.equal(up.path, '/v1/messages');
     t.notOk('stream_options' in body);
     t.notOk('reasoning_effort' in body);
-    t.ok(body.messages.every((m: any) => m.role === 'user' || m.role === 'assistant'), 'only user and assistant turns');
-    t.same(body.tools.map((x: any) => x.name), declaredTools(fx.request.body), 'tools as Anthropic tools');
+    t.ok(
+      body.messages.every((m: any) => m.role === 'user' || m.role === 'assistant'),
+      'only user and assistant turns',
+    );
+    t.same(
+      body.tools.map((x: any) => x.name),
+      declaredTools(fx.request.body),
+      'tools as Anthropic tools',
+    );
     t.ok(body.tools.every((x: any) => x.input_schema?.type === 'object'));
     const systems = fx.request.body.messages.filter((m: any) => m.role === 'system').map((m: any) => m.content);
     if (systems.length > 0) t.equal(body.system, systems.join('\n\n'), 'system messages → the system prompt');
@@ -144,52 +183,78 @@ for (const name of CLIENTS) {
   const followUp = load(`${name}.follow-up.json`);
   for (const target of TARGETS) {
     const same = (first.surface === 'messages') === (target.dialect === 'anthropic');
-    t.test(`${name} → ${target.model} (${same ? 'same dialect' : 'translated'}): a tool call, then its result`, async (t) => {
-      const one = await send(first, target.model);
-      t.equal(one.status, 200, one.text.slice(0, 300));
-      const up = one.upstream!;
-      t.ok(up, 'the request reached the upstream');
-      if (same) {
-        t.same(up.body, passThroughBody(first), 'forwarded as the client sent it (model and cap aside)');
-        t.equal(up.query, first.request.path.split('?')[1] ?? '', 'the query string is forwarded');
-        if (isClaudeCode(name)) t.equal(up.headers['anthropic-beta'], first.request.headers['anthropic-beta'], 'every Claude Code beta is forwarded');
-      } else checkTranslated(t, name, first, up, target);
+    t.test(
+      `${name} → ${target.model} (${same ? 'same dialect' : 'translated'}): a tool call, then its result`,
+      async (t) => {
+        const one = await send(first, target.model);
+        t.equal(one.status, 200, one.text.slice(0, 300));
+        const up = one.upstream!;
+        t.ok(up, 'the request reached the upstream');
+        if (same) {
+          t.same(up.body, passThroughBody(first), 'forwarded as the client sent it (model and cap aside)');
+          t.equal(up.query, first.request.path.split('?')[1] ?? '', 'the query string is forwarded');
+          if (isClaudeCode(name))
+            t.equal(
+              up.headers['anthropic-beta'],
+              first.request.headers['anthropic-beta'],
+              'every Claude Code beta is forwarded',
+            );
+        } else checkTranslated(t, name, first, up, target);
 
-      const answer = read(t, first, one.text);
-      t.equal(answer.tools.length, 1, 'one tool call, in the client\'s dialect');
-      const call = answer.tools[0]!;
-      t.equal(call.name, declaredTools(first.request.body)[0], 'the tool the fake upstream chose');
-      t.ok(call.id.length > 0);
-      t.equal(answer.stop, first.surface === 'messages' ? 'tool_use' : 'tool_calls');
+        const answer = read(t, first, one.text);
+        t.equal(answer.tools.length, 1, "one tool call, in the client's dialect");
+        const call = answer.tools[0]!;
+        t.equal(call.name, declaredTools(first.request.body)[0], 'the tool the fake upstream chose');
+        t.ok(call.id.length > 0);
+        t.equal(answer.stop, first.surface === 'messages' ? 'tool_use' : 'tool_calls');
 
-      // The client runs the tool and sends the result under the id it was given.
-      const body = JSON.parse(JSON.stringify(followUp.request.body).replaceAll(followUp.toolCallId!, call.id));
-      const two = await send(followUp, target.model, body);
-      t.equal(two.status, 200, two.text.slice(0, 300));
-      const final = read(t, followUp, two.text);
-      t.equal(final.text, TEXT_ANSWER, 'the model answers once the result is back');
-      t.same(final.tools, []);
-      // The result is the last turn, bar system messages after it (Claude Code's tool changes).
-      const turns = two.upstream!.body.messages.filter((m: any) => m.role !== 'system');
-      const last = turns.at(-1);
-      const prev = turns.at(-2);
-      if (target.dialect === 'anthropic') {
-        t.ok(last.content.some((b: any) => b.type === 'tool_result' && b.tool_use_id === call.id), 'the tool_result names the call');
-        t.ok(prev.content.some((b: any) => b.type === 'tool_use' && b.id === call.id), 'after the tool_use');
-      } else {
-        t.same([last.role, last.tool_call_id], ['tool', call.id], 'a tool message names the call');
-        t.equal(prev.tool_calls[0].id, call.id, 'after the assistant\'s tool call');
-      }
-      if (isClaudeCode(name) && !same) {
-        const blocks = followUp.request.body.system.length;
-        const after = followUp.request.body.messages.at(-1).role === 'system' ? ['system'] : [];
-        t.same(roles(two.upstream!.body), [...Array(blocks).fill('system'), 'user', 'system', 'assistant', 'tool', ...after], 'each system message keeps its place in a longer conversation');
-      }
-      if (isClaudeCode(name) && same) {
-        t.equal(two.upstream!.headers['anthropic-beta'], followUp.request.headers['anthropic-beta'], 'the follow-up\'s betas are forwarded too');
-        t.same(roles(two.upstream!.body), roles(followUp.request.body), 'every message, system ones included, at its place');
-      }
-    });
+        // The client runs the tool and sends the result under the id it was given.
+        const body = JSON.parse(JSON.stringify(followUp.request.body).replaceAll(followUp.toolCallId!, call.id));
+        const two = await send(followUp, target.model, body);
+        t.equal(two.status, 200, two.text.slice(0, 300));
+        const final = read(t, followUp, two.text);
+        t.equal(final.text, TEXT_ANSWER, 'the model answers once the result is back');
+        t.same(final.tools, []);
+        // The result is the last turn, bar system messages after it (Claude Code's tool changes).
+        const turns = two.upstream!.body.messages.filter((m: any) => m.role !== 'system');
+        const last = turns.at(-1);
+        const prev = turns.at(-2);
+        if (target.dialect === 'anthropic') {
+          t.ok(
+            last.content.some((b: any) => b.type === 'tool_result' && b.tool_use_id === call.id),
+            'the tool_result names the call',
+          );
+          t.ok(
+            prev.content.some((b: any) => b.type === 'tool_use' && b.id === call.id),
+            'after the tool_use',
+          );
+        } else {
+          t.same([last.role, last.tool_call_id], ['tool', call.id], 'a tool message names the call');
+          t.equal(prev.tool_calls[0].id, call.id, "after the assistant's tool call");
+        }
+        if (isClaudeCode(name) && !same) {
+          const blocks = followUp.request.body.system.length;
+          const after = followUp.request.body.messages.at(-1).role === 'system' ? ['system'] : [];
+          t.same(
+            roles(two.upstream!.body),
+            [...Array(blocks).fill('system'), 'user', 'system', 'assistant', 'tool', ...after],
+            'each system message keeps its place in a longer conversation',
+          );
+        }
+        if (isClaudeCode(name) && same) {
+          t.equal(
+            two.upstream!.headers['anthropic-beta'],
+            followUp.request.headers['anthropic-beta'],
+            "the follow-up's betas are forwarded too",
+          );
+          t.same(
+            roles(two.upstream!.body),
+            roles(followUp.request.body),
+            'every message, system ones included, at its place',
+          );
+        }
+      },
+    );
   }
 }
 

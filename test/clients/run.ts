@@ -57,7 +57,9 @@ if (CLIS.length === 0) {
 }
 const packages = CLIS.map((cli) => PACKAGES[cli]);
 say(`installing ${packages.join(', ')} into ${prefix}`);
-await promisify(execFile)('npm', ['i', '--prefix', prefix, '--no-audit', '--no-fund', ...packages], { maxBuffer: 16 * 1024 * 1024 });
+await promisify(execFile)('npm', ['i', '--prefix', prefix, '--no-audit', '--no-fund', ...packages], {
+  maxBuffer: 16 * 1024 * 1024,
+});
 const bin = (name: string) => path.join(prefix, 'node_modules', '.bin', name);
 const version = async (name: string) => (await promisify(execFile)(bin(name), ['--version'])).stdout.trim();
 say((await Promise.all(CLIS.map(async (cli) => `${cli} ${await version(cli)}`))).join(', '));
@@ -79,7 +81,12 @@ const TOOL: Record<Cli, string> = {
   gemini: 'list_directory:{"dir_path":"."}',
 };
 /** The upstream dialects each CLI is run through: translated ones and, for Gemini CLI and Codex, their own. */
-const DIALECTS: Record<Cli, readonly string[]> = { claude: ['anthropic', 'openai'], opencode: ['anthropic', 'openai'], codex: ['anthropic', 'openai', 'responses'], gemini: ['openai', 'gemini'] };
+const DIALECTS: Record<Cli, readonly string[]> = {
+  claude: ['anthropic', 'openai'],
+  opencode: ['anthropic', 'openai'],
+  codex: ['anthropic', 'openai', 'responses'],
+  gemini: ['openai', 'gemini'],
+};
 const modelId = (cli: Cli, dialect: string, kind: 'text' | 'tools') => `${cli}-${dialect}-${kind}`;
 const models = (Object.keys(TOOL) as Cli[]).flatMap((cli) =>
   DIALECTS[cli].flatMap((dialect) =>
@@ -88,11 +95,13 @@ const models = (Object.keys(TOOL) as Cli[]).flatMap((cli) =>
       context_window: 200000,
       max_output_tokens: 64000,
       pricing: { input: 1, output: 2 },
-      routes: [{
-        provider: `fake-${dialect}`,
-        model: kind === 'text' ? 'text' : `tool_round:${TOOL[cli]}`,
-        reasoning: true,
-      }],
+      routes: [
+        {
+          provider: `fake-${dialect}`,
+          model: kind === 'text' ? 'text' : `tool_round:${TOOL[cli]}`,
+          reasoning: true,
+        },
+      ],
     })),
   ),
 );
@@ -122,7 +131,11 @@ const gatewayUrl = `http://127.0.0.1:${gateway.port}`;
 const recorder = await startWsRecorder(gateway.port);
 const account = await createVerifiedUser(stores.sql, 'clients@localhost', 'correct horse battery staple');
 const credit = usdToNano('100');
-await creditUser(stores.sql, stores.hot, account.id, credit, { method: 'operator', amount: nanoToUsd(credit), currency: 'USD' });
+await creditUser(stores.sql, stores.hot, account.id, credit, {
+  method: 'operator',
+  amount: nanoToUsd(credit),
+  currency: 'USD',
+});
 const key = (await createKey(stores.sql, account.id, 'clients')).key;
 say(`gateway ${gatewayUrl}, fake upstream ${fake.url}`);
 
@@ -139,7 +152,16 @@ function run(command: string, argv: string[], env: Record<string, string>): Prom
     const child = spawn(command, argv, {
       cwd: project,
       // A home of its own: nothing from this machine's CLI settings, nothing left behind in them.
-      env: { PATH: process.env.PATH ?? '', HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), XDG_DATA_HOME: path.join(home, '.local/share'), XDG_CACHE_HOME: path.join(home, '.cache'), TERM: 'dumb', CI: '1', ...env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: home,
+        XDG_CONFIG_HOME: path.join(home, '.config'),
+        XDG_DATA_HOME: path.join(home, '.local/share'),
+        XDG_CACHE_HOME: path.join(home, '.cache'),
+        TERM: 'dumb',
+        CI: '1',
+        ...env,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -164,7 +186,8 @@ async function recording(fn: () => Promise<Run>): Promise<{ out: Run; requests: 
 /** A request that handed a tool's result back: the second half of a tool round. */
 function carriesToolResult(r: RecordedRequest): boolean {
   const item = r.body?.input;
-  if (Array.isArray(item) && ['function_call_output', 'custom_tool_call_output'].includes(item.at(-1)?.type)) return true;
+  if (Array.isArray(item) && ['function_call_output', 'custom_tool_call_output'].includes(item.at(-1)?.type))
+    return true;
   const turn = r.body?.contents?.at(-1);
   if (Array.isArray(turn?.parts) && turn.parts.some((p: any) => p?.functionResponse)) return true;
   const last = r.body?.messages?.at(-1);
@@ -215,30 +238,42 @@ function codex(model: string, prompt: string, websocket = false): Promise<Run> {
   // WebSocket mode, supports_websockets).
   const codexHome = path.join(home, '.codex');
   mkdirSync(codexHome, { recursive: true });
-  writeFileSync(path.join(codexHome, 'config.toml'), [
-    `model = ${JSON.stringify(model)}`,
-    'model_provider = "airouter"',
-    'check_for_update_on_startup = false',
-    '',
-    '[model_providers.airouter]',
-    'name = "airouter"',
-    // Over its WebSocket mode, through a proxy that keeps what Codex sends (`--keep`).
-    `base_url = ${JSON.stringify(`${websocket ? `http://127.0.0.1:${recorder.port}` : gatewayUrl}/v1`)}`,
-    'env_key = "AIROUTER_KEY"',
-    'wire_api = "responses"',
-    ...(websocket ? ['supports_websockets = true'] : []),
-    '',
-  ].join('\n'));
+  writeFileSync(
+    path.join(codexHome, 'config.toml'),
+    [
+      `model = ${JSON.stringify(model)}`,
+      'model_provider = "airouter"',
+      'check_for_update_on_startup = false',
+      '',
+      '[model_providers.airouter]',
+      'name = "airouter"',
+      // Over its WebSocket mode, through a proxy that keeps what Codex sends (`--keep`).
+      `base_url = ${JSON.stringify(`${websocket ? `http://127.0.0.1:${recorder.port}` : gatewayUrl}/v1`)}`,
+      'env_key = "AIROUTER_KEY"',
+      'wire_api = "responses"',
+      ...(websocket ? ['supports_websockets = true'] : []),
+      '',
+    ].join('\n'),
+  );
   // No approvals and no sandbox: the tool round runs `ls` without asking, in the temp project.
-  return run(bin('codex'), ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-m', model, prompt], {
-    CODEX_HOME: codexHome,
-    AIROUTER_KEY: key,
-  });
+  return run(
+    bin('codex'),
+    ['exec', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '-m', model, prompt],
+    {
+      CODEX_HOME: codexHome,
+      AIROUTER_KEY: key,
+    },
+  );
 }
 
 function gemini(model: string, prompt: string): Promise<Run> {
   // An API key (not a Google login), no telemetry, no update check; its base URL is the gateway.
-  const settings = { security: { auth: { selectedType: 'gemini-api-key' } }, privacy: { usageStatisticsEnabled: false }, telemetry: { enabled: false }, general: { disableAutoUpdate: true, disableUpdateNag: true } };
+  const settings = {
+    security: { auth: { selectedType: 'gemini-api-key' } },
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    general: { disableAutoUpdate: true, disableUpdateNag: true },
+  };
   mkdirSync(path.join(home, '.gemini'), { recursive: true });
   writeFileSync(path.join(home, '.gemini', 'settings.json'), JSON.stringify(settings));
   return run(bin('gemini'), ['-p', prompt, '-m', model, '--skip-trust', '-o', 'text'], {
@@ -247,37 +282,60 @@ function gemini(model: string, prompt: string): Promise<Run> {
   });
 }
 
-const RUNNERS: Record<Cli, (model: string, prompt: string, websocket?: boolean) => Promise<Run>> = { claude, opencode, codex, gemini };
+const RUNNERS: Record<Cli, (model: string, prompt: string, websocket?: boolean) => Promise<Run>> = {
+  claude,
+  opencode,
+  codex,
+  gemini,
+};
 /** Codex runs over HTTP and over its WebSocket mode; the others speak HTTP only. */
-const TRANSPORTS: Record<Cli, readonly ('http' | 'websocket')[]> = { claude: ['http'], opencode: ['http'], codex: ['http', 'websocket'], gemini: ['http'] };
+const TRANSPORTS: Record<Cli, readonly ('http' | 'websocket')[]> = {
+  claude: ['http'],
+  opencode: ['http'],
+  codex: ['http', 'websocket'],
+  gemini: ['http'],
+};
 const results: { name: string; ok: boolean; why: string }[] = [];
 const socketsOpened = async () => (await gateway.services.metrics.socketsOpened.get()).values[0]?.value ?? 0;
 
 for (const cli of CLIS) {
-  for (const transport of TRANSPORTS[cli]) for (const dialect of DIALECTS[cli]) {
-    for (const kind of ['text', 'tools'] as const) {
-      const name = `${cli}${transport === 'websocket' ? ' (WebSocket)' : ''} · ${dialect}-dialect model · ${kind === 'text' ? 'say hi' : 'one tool round'}`;
-      const prompt = kind === 'text' ? 'say hi' : 'list the markdown files here';
-      const started = Date.now();
-      const opened = await socketsOpened();
-      const { out, requests } = await recording(() => RUNNERS[cli](modelId(cli, dialect, kind), prompt, transport === 'websocket'));
-      const problems: string[] = [];
-      if (transport === 'websocket' && (await socketsOpened()) === opened) problems.push('no WebSocket was opened (the client used HTTP)');
-      if (out.code !== 0) problems.push(`exit code ${out.code}`);
-      if (!out.stdout.includes(TEXT_ANSWER)) problems.push('the answer is not on stdout');
-      if (requests.length === 0) problems.push('nothing reached the upstream');
-      if (kind === 'tools' && !requests.some(carriesToolResult)) problems.push('no request carried the tool result back');
-      const ok = problems.length === 0;
-      results.push({ name, ok, why: problems.join('; ') });
-      say(`${ok ? 'PASS' : 'FAIL'}  ${name}  (${((Date.now() - started) / 1000).toFixed(1)} s, ${requests.length} upstream requests)`);
-      if (!ok) {
-        say(`      ${problems.join('; ')}`);
-        const tail = (s: string) => s.trim().split('\n').slice(-8).map((l) => `      | ${l}`).join('\n');
-        if (out.stdout.trim()) say(`      stdout:\n${tail(out.stdout)}`);
-        if (out.stderr.trim()) say(`      stderr:\n${tail(out.stderr)}`);
+  for (const transport of TRANSPORTS[cli])
+    for (const dialect of DIALECTS[cli]) {
+      for (const kind of ['text', 'tools'] as const) {
+        const name = `${cli}${transport === 'websocket' ? ' (WebSocket)' : ''} · ${dialect}-dialect model · ${kind === 'text' ? 'say hi' : 'one tool round'}`;
+        const prompt = kind === 'text' ? 'say hi' : 'list the markdown files here';
+        const started = Date.now();
+        const opened = await socketsOpened();
+        const { out, requests } = await recording(() =>
+          RUNNERS[cli](modelId(cli, dialect, kind), prompt, transport === 'websocket'),
+        );
+        const problems: string[] = [];
+        if (transport === 'websocket' && (await socketsOpened()) === opened)
+          problems.push('no WebSocket was opened (the client used HTTP)');
+        if (out.code !== 0) problems.push(`exit code ${out.code}`);
+        if (!out.stdout.includes(TEXT_ANSWER)) problems.push('the answer is not on stdout');
+        if (requests.length === 0) problems.push('nothing reached the upstream');
+        if (kind === 'tools' && !requests.some(carriesToolResult))
+          problems.push('no request carried the tool result back');
+        const ok = problems.length === 0;
+        results.push({ name, ok, why: problems.join('; ') });
+        say(
+          `${ok ? 'PASS' : 'FAIL'}  ${name}  (${((Date.now() - started) / 1000).toFixed(1)} s, ${requests.length} upstream requests)`,
+        );
+        if (!ok) {
+          say(`      ${problems.join('; ')}`);
+          const tail = (s: string) =>
+            s
+              .trim()
+              .split('\n')
+              .slice(-8)
+              .map((l) => `      | ${l}`)
+              .join('\n');
+          if (out.stdout.trim()) say(`      stdout:\n${tail(out.stdout)}`);
+          if (out.stderr.trim()) say(`      stderr:\n${tail(out.stderr)}`);
+        }
       }
     }
-  }
 }
 
 await gateway.stop();
@@ -287,7 +345,9 @@ if (keep) {
   // What the upstream received, and what Codex sent over its WebSockets, to compare with test/fixtures/clients/.
   writeFileSync(path.join(root, 'upstream-requests.json'), JSON.stringify(fake.requests, null, 1));
   writeFileSync(path.join(root, 'websocket-messages.json'), JSON.stringify(recorder.sockets(), null, 1));
-  say(`kept ${root} (upstream-requests.json: what the upstream received; websocket-messages.json: what the WebSocket clients sent)`);
+  say(
+    `kept ${root} (upstream-requests.json: what the upstream received; websocket-messages.json: what the WebSocket clients sent)`,
+  );
 } else rmSync(root, { recursive: true, force: true });
 const failed = results.filter((r) => !r.ok).length;
 say(`${results.length - failed}/${results.length} passed`);

@@ -63,7 +63,9 @@ export function readClientSide(bytes: Buffer): RecordedSocket | undefined {
 }
 
 /** A proxy to `port` on loopback that keeps what clients send; `sockets()` reads it back. */
-export async function startWsRecorder(port: number): Promise<{ port: number; sockets(): RecordedSocket[]; close(): Promise<void> }> {
+export async function startWsRecorder(
+  port: number,
+): Promise<{ port: number; sockets(): RecordedSocket[]; close(): Promise<void> }> {
   const sent: Buffer[][] = [];
   const server = net.createServer((client) => {
     const chunks: Buffer[] = [];
@@ -82,7 +84,10 @@ export async function startWsRecorder(port: number): Promise<{ port: number; soc
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
-    sockets: () => sent.map((c) => readClientSide(Buffer.concat(c))).filter((s): s is RecordedSocket => s !== undefined && s.upgrade.headers.upgrade !== undefined),
+    sockets: () =>
+      sent
+        .map((c) => readClientSide(Buffer.concat(c)))
+        .filter((s): s is RecordedSocket => s !== undefined && s.upgrade.headers.upgrade !== undefined),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

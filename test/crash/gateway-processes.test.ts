@@ -11,7 +11,11 @@ t.test('kill -9 of a worker, then of the primary, under load', async (t) => {
   const rig = await DrillRig.start(t, { workers: 2 });
   // Under a loaded machine a worker may have been replaced already: wait for two live ones.
   await waitFor(() => rig.workerPids().length === 2, 10_000).catch(() => {});
-  t.equal(rig.workerPids().length, 2, `two workers (${JSON.stringify(rig.workerPids())}, primary ${rig.gateway.proc.pid})`);
+  t.equal(
+    rig.workerPids().length,
+    2,
+    `two workers (${JSON.stringify(rig.workerPids())}, primary ${rig.gateway.proc.pid})`,
+  );
 
   const w = await workerKill(rig);
   t.ok(w.answered > 20, `answers flowed (${w.answered})`);
@@ -31,7 +35,17 @@ t.test('kill -9 of a worker, then of the primary, under load', async (t) => {
   t.equal(p.reconcile.ok, true, 'the ledger reconciles');
   t.ok(p.recoveryMs !== null && p.recoveryMs < 30_000, `serving again after the restart (${p.recoveryMs} ms)`);
   const failures = new Map<string, number>();
-  for (const o of p.outcomes) if (!o.complete) failures.set(`${o.status} ${o.error?.slice(0, 80)}`, (failures.get(`${o.status} ${o.error?.slice(0, 80)}`) ?? 0) + 1);
+  for (const o of p.outcomes)
+    if (!o.complete)
+      failures.set(
+        `${o.status} ${o.error?.slice(0, 80)}`,
+        (failures.get(`${o.status} ${o.error?.slice(0, 80)}`) ?? 0) + 1,
+      );
   t.comment(JSON.stringify([...failures].slice(0, 5)));
-  t.comment(JSON.stringify({ worker: { ...w, outcomes: undefined, reconcile: undefined }, primary: { ...p, outcomes: undefined, reconcile: undefined } }));
+  t.comment(
+    JSON.stringify({
+      worker: { ...w, outcomes: undefined, reconcile: undefined },
+      primary: { ...p, outcomes: undefined, reconcile: undefined },
+    }),
+  );
 });

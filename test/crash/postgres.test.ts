@@ -9,14 +9,20 @@ import { DrillRig } from '../drills/rig.js';
 t.test('Postgres cut for 20 s under load', async (t) => {
   const rig = await DrillRig.start(t, { workers: 2 });
   // A dashboard session, opened while Postgres is up.
-  const login = await fetch(`${rig.gateway.url}/api/dashboard/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  const login = await fetch(`${rig.gateway.url}/api/dashboard/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{}',
+  });
   t.equal(login.status, 400, 'dashboard reachable before the cut');
 
   const r = await postgresCut(rig, 20_000);
   const during = r.during as { readyz: { status: number; body: Record<string, unknown> }; cutAt: number };
   t.equal(during.readyz.status, 503, '/readyz says not ready');
   t.match(during.readyz.body, { postgres: /unreachable/, redis: 'ok' }, 'and which store is down');
-  const answeredDuring = r.outcomes.filter((o) => o.complete && o.startedAt > during.cutAt + 500 && o.endedAt < during.cutAt + 19_500);
+  const answeredDuring = r.outcomes.filter(
+    (o) => o.complete && o.startedAt > during.cutAt + 500 && o.endedAt < during.cutAt + 19_500,
+  );
   t.ok(answeredDuring.length > 50, `answers went on during the cut (${answeredDuring.length})`);
   t.equal(r.lost, 0, 'then every record arrived');
   t.equal(r.duplicates, 0, 'exactly once');

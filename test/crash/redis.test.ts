@@ -38,11 +38,18 @@ t.test('Redis cut: 503s in the surface envelope, nothing served unbilled, recove
   const chat = refused.find((o) => o.kind !== 'messages-stream');
   const messages = refused.find((o) => o.kind === 'messages-stream');
   t.match(JSON.parse(chat!.error!), { error: { type: 'service_unavailable' } }, 'OpenAI envelope on the chat surface');
-  t.match(JSON.parse(messages!.error!), { type: 'error', error: { type: 'api_error' } }, 'Anthropic envelope on the messages surface');
+  t.match(
+    JSON.parse(messages!.error!),
+    { type: 'error', error: { type: 'api_error' } },
+    'Anthropic envelope on the messages surface',
+  );
   const sentDuring = refused.filter((o) => o.startedAt > cut.cutAt + 200 && o.endedAt < cut.restoredAt);
   const slowest = Math.max(...sentDuring.map((o) => o.endedAt - o.startedAt));
   t.ok(slowest < 3000, `refused within the connect timeout (slowest ${slowest} ms, REDIS_TIMEOUT_MS 1000)`);
-  t.ok(r.outcomes.every((o) => o.status === 200 || o.status === 503 || o.status === 0), 'nothing but answers and 503s');
+  t.ok(
+    r.outcomes.every((o) => o.status === 200 || o.status === 503 || o.status === 0),
+    'nothing but answers and 503s',
+  );
   t.equal(r.lost, 0, 'every full answer has its record');
   const begun = r.outcomes.filter((o) => o.status === 200 && !o.complete).length;
   t.equal(r.partialBilled, begun, `streams cut short by the outage were billed once Redis returned (${begun})`);

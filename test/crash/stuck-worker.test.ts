@@ -62,7 +62,13 @@ function healthz(url: string, ms: number): Promise<number> {
 }
 
 t.test('the primary kills a worker that stops answering its heartbeat, and replaces it', async (t) => {
-  const env = childEnv({ DATABASE_URL: await testDatabase(t), REDIS_URL, REDIS_PREFIX: testRedisPrefix(t), WORKERS: '2', WORKER_HEARTBEAT_TIMEOUT_MS: '1500' });
+  const env = childEnv({
+    DATABASE_URL: await testDatabase(t),
+    REDIS_URL,
+    REDIS_PREFIX: testRedisPrefix(t),
+    WORKERS: '2',
+    WORKER_HEARTBEAT_TIMEOUT_MS: '1500',
+  });
   const serve = await startServe(t, env, 60_000);
   await waitFor(() => workerPids(serve.proc.pid!).length === 2, 20_000);
   const [frozen, other] = workerPids(serve.proc.pid!) as [number, number];
@@ -81,10 +87,14 @@ t.test('the primary kills a worker that stops answering its heartbeat, and repla
   t.ok(alive(other), 'the other worker lives on');
   t.ok(alive(serve.proc.pid!), 'and so does the primary');
 
-  const replaced: number[] = await waitFor(() => {
-    const pids = workerPids(serve.proc.pid!);
-    return pids.length === 2 && !pids.includes(frozen) ? pids : undefined;
-  }, 30_000, 100).then((pids) => pids!);
+  const replaced: number[] = await waitFor(
+    () => {
+      const pids = workerPids(serve.proc.pid!);
+      return pids.length === 2 && !pids.includes(frozen) ? pids : undefined;
+    },
+    30_000,
+    100,
+  ).then((pids) => pids!);
   t.ok(replaced.includes(other), `a new worker beside the other (${replaced})`);
   // Until the new one listens the kernel gives the port to the other alone: wait for it to.
   const fresh = replaced.find((p) => p !== other)!;

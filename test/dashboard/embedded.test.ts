@@ -20,7 +20,11 @@ t.test('embedded stores', async (t) => {
   const api = dashboardClient(gw, t);
   const u = await signUp({ gw, sink, api, up });
   const { creditUser } = await import('../../src/accounts/users.js');
-  await creditUser(gw.services.sql, gw.services.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, u.userId, 1_000_000_000n, {
+    method: 'operator',
+    amount: '1',
+    currency: 'USD',
+  });
   const key = (await api('POST', '/keys', { token: u.session })).json.key;
   /** One chat request with the user's key: its status once its answer is read. */
   const chat = async () => {
@@ -44,10 +48,21 @@ t.test('embedded stores', async (t) => {
   // A provider key saved in the console: the embedded default seals it with a secret of its own
   // in DATA_DIR (no PROVIDER_KEY_SECRET needed), and calls carry it.
   await setAdmin(gw.services.sql, { id: null, label: 'test setup' }, u.userId, true);
-  const saved = await api('POST', '/api/admin/providers/fake-openai/keys', { token: u.session, body: { key: 'sk-embedded-console-key-4242' } });
+  const saved = await api('POST', '/api/admin/providers/fake-openai/keys', {
+    token: u.session,
+    body: { key: 'sk-embedded-console-key-4242' },
+  });
   t.equal(saved.status, 201, saved.text);
-  t.equal(statSync(path.join(gw.services.config.dataDir, 'provider-key.secret')).mode & 0o777, 0o600, 'the secret is the owner\'s alone');
+  t.equal(
+    statSync(path.join(gw.services.config.dataDir, 'provider-key.secret')).mode & 0o777,
+    0o600,
+    "the secret is the owner's alone",
+  );
   up.reset();
   t.equal(await chat(), 200);
-  t.equal(up.requests.at(-1)?.headers.authorization, 'Bearer sk-embedded-console-key-4242', 'the saved key, not the environment\'s');
+  t.equal(
+    up.requests.at(-1)?.headers.authorization,
+    'Bearer sk-embedded-console-key-4242',
+    "the saved key, not the environment's",
+  );
 });

@@ -21,7 +21,11 @@ t.test('user B cannot see or touch user A', async (t) => {
   const a = await signUp(s);
   const b = await signUp(s);
   const { creditUser } = await import('../../src/accounts/users.js');
-  await creditUser(gw.services.sql, gw.services.hot, a.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, a.userId, 1_000_000_000n, {
+    method: 'operator',
+    amount: '1',
+    currency: 'USD',
+  });
 
   const keyA = (await api('POST', '/keys', { token: a.session, body: { name: 'A' } })).json;
   t.equal((await chat(gw.url, keyA.key)).status, 200);
@@ -32,7 +36,11 @@ t.test('user B cannot see or touch user A', async (t) => {
   // Listing shows only one's own.
   t.same((await api('GET', '/keys', { token: b.session })).json, { data: [] });
   t.same((await api('GET', '/usage', { token: b.session })).json, { data: [], next_cursor: null });
-  t.same((await api('GET', `/usage?key_id=${keyA.id}`, { token: b.session })).json, { data: [], next_cursor: null }, "filtering by A's key id shows nothing");
+  t.same(
+    (await api('GET', `/usage?key_id=${keyA.id}`, { token: b.session })).json,
+    { data: [], next_cursor: null },
+    "filtering by A's key id shows nothing",
+  );
   const statsB = (await api('GET', '/usage-stats', { token: b.session })).json;
   t.match(statsB, { requests: 0, cost_usd: '0.000000000', by_model: [], by_day: [] });
   t.same((await api('GET', '/deposits', { token: b.session })).json, { data: [], next_cursor: null });
@@ -43,7 +51,14 @@ t.test('user B cannot see or touch user A', async (t) => {
   t.equal(cursorA.next_cursor, null);
 
   // Revoking: A's real id, a made-up id, a malformed one: all the same 404 to B.
-  for (const id of [keyA.id, '00000000-0000-4000-8000-000000000000', 'not-a-uuid', '1', "x' OR '1'='1", keyA.id.toUpperCase()]) {
+  for (const id of [
+    keyA.id,
+    '00000000-0000-4000-8000-000000000000',
+    'not-a-uuid',
+    '1',
+    "x' OR '1'='1",
+    keyA.id.toUpperCase(),
+  ]) {
     const r = await api('DELETE', `/keys/${encodeURIComponent(id)}`, { token: b.session });
     t.equal(r.status, 404, `DELETE /keys/${id}`);
     t.equal(r.json.error.code, 'not_found');
@@ -52,7 +67,17 @@ t.test('user B cannot see or touch user A', async (t) => {
   t.equal((await api('GET', '/keys', { token: a.session })).json.data[0].revoked_at, null);
 
   // Without a session, nothing at all.
-  for (const [m, p] of [['GET', '/keys'], ['POST', '/keys'], ['DELETE', `/keys/${keyA.id}`], ['GET', '/usage'], ['GET', '/usage-stats'], ['GET', '/balance'], ['GET', '/deposits'], ['GET', '/catalog'], ['POST', '/logout']]) {
+  for (const [m, p] of [
+    ['GET', '/keys'],
+    ['POST', '/keys'],
+    ['DELETE', `/keys/${keyA.id}`],
+    ['GET', '/usage'],
+    ['GET', '/usage-stats'],
+    ['GET', '/balance'],
+    ['GET', '/deposits'],
+    ['GET', '/catalog'],
+    ['POST', '/logout'],
+  ]) {
     const r = await api(m, p);
     t.equal(r.status, 401, `${m} ${p} without a session`);
     t.equal(r.json.error.code, 'unauthorized');
@@ -69,7 +94,11 @@ t.test('a revoked key gets 401 on the inference surface', async (t) => {
   const { api, gw } = s;
   const a = await signUp(s);
   const { creditUser } = await import('../../src/accounts/users.js');
-  await creditUser(gw.services.sql, gw.services.hot, a.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, a.userId, 1_000_000_000n, {
+    method: 'operator',
+    amount: '1',
+    currency: 'USD',
+  });
   const k1 = (await api('POST', '/keys', { token: a.session, body: {} })).json;
   const k2 = (await api('POST', '/keys', { token: a.session })).json;
   t.equal(k1.name, '');

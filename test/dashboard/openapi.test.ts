@@ -74,20 +74,38 @@ t.test('openapi document', async (t) => {
   t.equal(doc.servers[0].url, 'https://dash.example.test/api/dashboard');
 
   const routes = registeredRoutes(gw.services);
-  for (const r of ['post /redeem', 'get /alerts', 'post /alerts', 'post /playground', 'get /usage.csv']) t.ok(routes.includes(r), `${r} is registered`);
-  const documented = Object.entries(doc.paths).flatMap(([p, ops]: [string, any]) => Object.keys(ops).map((m) => `${m} ${p}`));
+  for (const r of ['post /redeem', 'get /alerts', 'post /alerts', 'post /playground', 'get /usage.csv'])
+    t.ok(routes.includes(r), `${r} is registered`);
+  const documented = Object.entries(doc.paths).flatMap(([p, ops]: [string, any]) =>
+    Object.keys(ops).map((m) => `${m} ${p}`),
+  );
   t.same(documented.sort(), [...routes].sort(), 'exactly the routes that exist');
 
   // Live answers against their documented schemas.
   const u = await signUp(s);
-  await creditUser(gw.services.sql, gw.services.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
-  const key = (await api('POST', '/keys', { token: u.session, body: { name: 'k' } }));
-  const limited = await api('POST', '/keys', { token: u.session, body: { rpm_limit: 5, spend_limit_usd: '1.5', spend_limit_period: 'week' } });
-  const patched = await api('PATCH', `/keys/${limited.json.id}`, { token: u.session, body: { rpm_limit: null, spend_limit_usd: 2, spend_limit_period: 'day' } });
-  await gw.services.sql`INSERT INTO usage_records (user_id, key_id, request_id, model, surface, stream, status, prompt_tokens, completion_tokens, cost_nano, official_cost_nano, ttft_ms)
+  await creditUser(gw.services.sql, gw.services.hot, u.userId, 1_000_000_000n, {
+    method: 'operator',
+    amount: '1',
+    currency: 'USD',
+  });
+  const key = await api('POST', '/keys', { token: u.session, body: { name: 'k' } });
+  const limited = await api('POST', '/keys', {
+    token: u.session,
+    body: { rpm_limit: 5, spend_limit_usd: '1.5', spend_limit_period: 'week' },
+  });
+  const patched = await api('PATCH', `/keys/${limited.json.id}`, {
+    token: u.session,
+    body: { rpm_limit: null, spend_limit_usd: 2, spend_limit_period: 'day' },
+  });
+  await gw.services
+    .sql`INSERT INTO usage_records (user_id, key_id, request_id, model, surface, stream, status, prompt_tokens, completion_tokens, cost_nano, official_cost_nano, ttft_ms)
                   VALUES (${u.userId}, ${key.json.id}, 'r1', 'oa-model', 'chat', true, 200, 10, 5, 123, 456, 42),
                          (${u.userId}, NULL, 'r2', 'an-model', 'messages', false, 499, 0, 0, 0, 0, NULL)`;
-  const code = await createCodes(gw.services.sql, { id: null, label: 'test' }, { count: 1, creditNano: 2_000_000_000n, expiresAt: new Date(Date.now() + 3_600_000), note: '' });
+  const code = await createCodes(
+    gw.services.sql,
+    { id: null, label: 'test' },
+    { count: 1, creditNano: 2_000_000_000n, expiresAt: new Date(Date.now() + 3_600_000), note: '' },
+  );
   const revoked = await api('DELETE', `/keys/${key.json.id}`, { token: u.session });
   const login = await api('POST', '/login', { body: { email: u.email, password: u.password } });
   const register = await api('POST', '/register', { body: { email: 'someone@example.test' } });
@@ -110,15 +128,40 @@ t.test('openapi document', async (t) => {
     // No deposit method is configured here (test/payments/ covers them enabled).
     ['/deposit/info', 'get', await api('GET', '/deposit/info', { token: u.session })],
     ['/topup/qris', 'post', await api('POST', '/topup/qris', { token: u.session, body: { amount_idr: 50000 } })],
-    ['/deposit/epusdt/create', 'post', await api('POST', '/deposit/epusdt/create', { token: u.session, body: { amount_usd: 'ten' } })],
+    [
+      '/deposit/epusdt/create',
+      'post',
+      await api('POST', '/deposit/epusdt/create', { token: u.session, body: { amount_usd: 'ten' } }),
+    ],
     ['/deposits/{id}', 'get', await api('GET', '/deposits/00000000-0000-4000-8000-000000000000', { token: u.session })],
     ['/keys', 'post', limited],
     ['/keys/{id}', 'patch', patched],
-    ['/keys/{id}', 'patch', await api('PATCH', `/keys/${limited.json.id}`, { token: u.session, body: { rpm_limit: 0 } })],
-    ['/keys/{id}', 'patch', await api('PATCH', '/keys/00000000-0000-4000-8000-000000000000', { token: u.session, body: {} })],
-    ['/password', 'post', await api('POST', '/password', { token: u.session, body: { current_password: 'not it', new_password: 'a new long password' } })],
+    [
+      '/keys/{id}',
+      'patch',
+      await api('PATCH', `/keys/${limited.json.id}`, { token: u.session, body: { rpm_limit: 0 } }),
+    ],
+    [
+      '/keys/{id}',
+      'patch',
+      await api('PATCH', '/keys/00000000-0000-4000-8000-000000000000', { token: u.session, body: {} }),
+    ],
+    [
+      '/password',
+      'post',
+      await api('POST', '/password', {
+        token: u.session,
+        body: { current_password: 'not it', new_password: 'a new long password' },
+      }),
+    ],
     ['/password-reset', 'post', await api('POST', '/password-reset', { body: { email: u.email } })],
-    ['/password-reset/confirm', 'post', await api('POST', '/password-reset/confirm', { body: { token: 'A'.repeat(43), password: 'a new long password' } })],
+    [
+      '/password-reset/confirm',
+      'post',
+      await api('POST', '/password-reset/confirm', {
+        body: { token: 'A'.repeat(43), password: 'a new long password' },
+      }),
+    ],
     ['/logout-all', 'post', await api('POST', '/logout-all')],
     ['/redeem', 'post', await api('POST', '/redeem', { token: u.session, body: { code: 'NOT-A-CODE' } })],
     ['/redeem', 'post', await api('POST', '/redeem', { token: u.session, body: { code: code.codes[0] } })],
@@ -136,7 +179,10 @@ t.test('openapi document', async (t) => {
       const shape = SHAPES[`${m} ${p} ${r.status}`];
       t.ok(shape, `${m} ${p} ${r.status} has its shape here`);
       const fit = shape ? v.safeParse(shape, r.json) : undefined;
-      t.ok(fit?.success, `${m} ${p} ${r.status} fits its shape${fit && !fit.success ? `: ${fit.issues[0].message} at ${(fit.issues[0].path ?? []).map((x) => String(x.key)).join('.')}` : ''}`);
+      t.ok(
+        fit?.success,
+        `${m} ${p} ${r.status} fits its shape${fit && !fit.success ? `: ${fit.issues[0].message} at ${(fit.issues[0].path ?? []).map((x) => String(x.key)).join('.')}` : ''}`,
+      );
     }
   }
   t.same([...USAGE_SURFACES].sort(), [...SURFACE_NAMES].sort(), 'the usage shape names every inference surface');
@@ -150,7 +196,16 @@ t.test('openapi document', async (t) => {
   t.equal(live[20][2].status, 400, 'a bad limit');
   t.equal(live[21][2].status, 404, 'no such key');
   const redeemed = live.filter(([p]) => p === '/redeem').map(([, , r]) => [r.status, r.json.error?.code]);
-  t.same(redeemed, [[400, 'invalid_code'], [200, undefined], [409, 'code_used'], [400, 'invalid_request']], 'redeem: refused, credited, used, malformed');
+  t.same(
+    redeemed,
+    [
+      [400, 'invalid_code'],
+      [200, undefined],
+      [409, 'code_used'],
+      [400, 'invalid_request'],
+    ],
+    'redeem: refused, credited, used, malformed',
+  );
   const alerts = live.filter(([p]) => p === '/alerts').map(([, , r]) => r.status);
   t.same(alerts, [200, 200, 400, 401]);
 });

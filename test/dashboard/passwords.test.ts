@@ -15,19 +15,44 @@ t.test('change password: needs the current one, keeps this session, ends the oth
   const { api } = s;
   const u = await signUp(s);
   const other = (await api('POST', '/login', { body: { email: u.email, password: u.password } })).json.token;
-  const wrong = await api('POST', '/password', { token: u.session, body: { current_password: 'not the password', new_password: 'a brand new password' } });
+  const wrong = await api('POST', '/password', {
+    token: u.session,
+    body: { current_password: 'not the password', new_password: 'a brand new password' },
+  });
   t.equal(wrong.status, 400);
   t.match(wrong.json.error, { code: 'wrong_password', param: 'current_password' });
-  const short = await api('POST', '/password', { token: u.session, body: { current_password: u.password, new_password: 'short' } });
+  const short = await api('POST', '/password', {
+    token: u.session,
+    body: { current_password: u.password, new_password: 'short' },
+  });
   t.match(short.json.error, { param: 'new_password', reason: 'too_short', params: { min: 8 } });
-  t.equal((await api('GET', '/balance', { token: other })).status, 200, 'refusals change nothing: the other session lives');
-  const ok = await api('POST', '/password', { token: u.session, body: { current_password: u.password, new_password: 'a brand new password' } });
+  t.equal(
+    (await api('GET', '/balance', { token: other })).status,
+    200,
+    'refusals change nothing: the other session lives',
+  );
+  const ok = await api('POST', '/password', {
+    token: u.session,
+    body: { current_password: u.password, new_password: 'a brand new password' },
+  });
   t.equal(ok.status, 204);
   t.equal((await api('GET', '/balance', { token: u.session })).status, 200, 'this session stays');
   t.equal((await api('GET', '/balance', { token: other })).status, 401, 'the other session is ended');
-  t.equal((await api('POST', '/login', { body: { email: u.email, password: u.password } })).status, 401, 'the old password no longer works');
-  t.equal((await api('POST', '/login', { body: { email: u.email, password: 'a brand new password' } })).status, 200, 'the new one does');
-  t.equal((await api('POST', '/password', { body: { current_password: 'x', new_password: 'yyyyyyyyy' } })).status, 401, 'needs a session');
+  t.equal(
+    (await api('POST', '/login', { body: { email: u.email, password: u.password } })).status,
+    401,
+    'the old password no longer works',
+  );
+  t.equal(
+    (await api('POST', '/login', { body: { email: u.email, password: 'a brand new password' } })).status,
+    200,
+    'the new one does',
+  );
+  t.equal(
+    (await api('POST', '/password', { body: { current_password: 'x', new_password: 'yyyyyyyyy' } })).status,
+    401,
+    'needs a session',
+  );
 });
 
 t.test('change password attempts are limited per account', async (t) => {
@@ -64,24 +89,42 @@ t.test('reset by a mailed link: same answer for unknown emails, single use, expi
   const { base, token } = resetToken(mail.raw);
   t.equal(base, 'https://dash.example.test', 'the link is on PUBLIC_URL');
   await new Promise((r) => setTimeout(r, 300));
-  t.notOk(s.sink.mails.some((m) => m.to.includes(stranger)), 'nothing is mailed to an unknown email');
+  t.notOk(
+    s.sink.mails.some((m) => m.to.includes(stranger)),
+    'nothing is mailed to an unknown email',
+  );
 
   // A reset token is not a signup token, and the other way round.
-  t.equal((await api('POST', '/verify', { body: { token, password: 'whatever password' } })).json.error.code, 'invalid_token', 'a reset link does not verify');
+  t.equal(
+    (await api('POST', '/verify', { body: { token, password: 'whatever password' } })).json.error.code,
+    'invalid_token',
+    'a reset link does not verify',
+  );
 
   const set = await api('POST', '/password-reset/confirm', { body: { token, password: 'the reset password' } });
   t.equal(set.status, 200);
   t.match(set.json.token, /^ars_/, 'opens a session');
   t.equal((await api('GET', '/balance', { token: u.session })).status, 401, 'sessions from before are ended');
-  t.equal((await api('POST', '/login', { body: { email: u.email, password: 'the reset password' } })).status, 200, 'the new password works');
+  t.equal(
+    (await api('POST', '/login', { body: { email: u.email, password: 'the reset password' } })).status,
+    200,
+    'the new password works',
+  );
   const again = await api('POST', '/password-reset/confirm', { body: { token, password: 'yet another password' } });
   t.equal(again.json.error.code, 'token_used', 'single use');
 
   await api('POST', '/password-reset', { body: { email: u.email } });
   const late = resetToken((await s.sink.take(u.email)).raw).token;
   await gw.services.sql`UPDATE email_tokens SET expires_at = now() - interval '1 second' WHERE used_at IS NULL`;
-  t.equal((await api('POST', '/password-reset/confirm', { body: { token: late, password: 'yet another password' } })).json.error.code, 'token_expired', 'expires');
-  const bogus = await api('POST', '/password-reset/confirm', { body: { token: 'A'.repeat(43), password: 'yet another password' } });
+  t.equal(
+    (await api('POST', '/password-reset/confirm', { body: { token: late, password: 'yet another password' } })).json
+      .error.code,
+    'token_expired',
+    'expires',
+  );
+  const bogus = await api('POST', '/password-reset/confirm', {
+    body: { token: 'A'.repeat(43), password: 'yet another password' },
+  });
   t.equal(bogus.json.error.code, 'invalid_token');
 });
 
@@ -90,9 +133,16 @@ t.test('without PUBLIC_URL, links use the local address the request came to', as
   const port = new URL(s.gw.url).port;
   const email = newEmail();
   const post = (host: string, body: unknown) =>
-    request(`${s.gw.url}/api/dashboard/register`, { method: 'POST', headers: { host, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    request(`${s.gw.url}/api/dashboard/register`, {
+      method: 'POST',
+      headers: { host, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
   t.equal((await post(`127.0.0.1:${port}`, { email })).statusCode, 202);
-  t.ok(verifyLinkToken((await s.sink.take(email)).raw).link.startsWith(`http://127.0.0.1:${port}/verify?token=`), 'reached as 127.0.0.1: the link says 127.0.0.1');
+  t.ok(
+    verifyLinkToken((await s.sink.take(email)).raw).link.startsWith(`http://127.0.0.1:${port}/verify?token=`),
+    'reached as 127.0.0.1: the link says 127.0.0.1',
+  );
   const other = newEmail();
   t.equal((await post('attacker.example:443', { email: other })).statusCode, 202);
   const link = verifyLinkToken((await s.sink.take(other)).raw).link;
@@ -120,6 +170,8 @@ t.test('a hash records its cost: the default is 15, a lowered one applies to new
   // A gateway applies its configuration to the passwords it stores.
   const s = await startDashboard(t, { PASSWORD_HASH_COST: '11' });
   const u = await signUp(s);
-  const [row] = await s.gw.stores.sql<{ password_hash: string }[]>`SELECT password_hash FROM users WHERE id = ${u.userId}`;
+  const [row] = await s.gw.stores.sql<
+    { password_hash: string }[]
+  >`SELECT password_hash FROM users WHERE id = ${u.userId}`;
   t.match(row.password_hash, /^scrypt\$2048\$8\$1\$/);
 });

@@ -26,8 +26,15 @@ t.test('public stats', async (t) => {
   const u = await signUp(s);
   const now = Date.now();
   const row = (ageMs: number, prompt: number, completion: number) => ({
-    user_id: u.userId, request_id: `r${ageMs}`, model: 'oa-model', surface: 'chat', stream: false, status: 200,
-    prompt_tokens: prompt, completion_tokens: completion, created_at: new Date(now - ageMs),
+    user_id: u.userId,
+    request_id: `r${ageMs}`,
+    model: 'oa-model',
+    surface: 'chat',
+    stream: false,
+    status: 200,
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    created_at: new Date(now - ageMs),
   });
   await sql`INSERT INTO usage_records ${sql([
     row(60_000, 10, 5), // a minute ago

@@ -15,9 +15,10 @@ const PER_MINUTE = 5;
 async function chat(base: string, key: string, body: unknown, surface: 'chat' | 'messages' = 'chat') {
   const res = await request(`${base}${surface === 'chat' ? '/v1/chat/completions' : '/v1/messages'}`, {
     method: 'POST',
-    headers: surface === 'chat'
-      ? { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
-      : { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+    headers:
+      surface === 'chat'
+        ? { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+        : { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   await res.body.text();
@@ -35,7 +36,11 @@ t.test('refused requests in the usage log, at $0', async (t) => {
   if (Date.now() % 60_000 > 45_000) await sleep(60_000 - (Date.now() % 60_000) + 50);
 
   const rich = await signUp(s);
-  await creditUser(sql, gw.services.hot, rich.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(sql, gw.services.hot, rich.userId, 1_000_000_000n, {
+    method: 'operator',
+    amount: '1',
+    currency: 'USD',
+  });
   const key = (await api('POST', '/keys', { token: rich.session, body: { name: 'main' } })).json;
   const limited = (await api('POST', '/keys', { token: rich.session, body: { name: 'limited', rpm_limit: 1 } })).json;
   const poor = await signUp(s);
@@ -65,22 +70,73 @@ t.test('refused requests in the usage log, at $0', async (t) => {
 
   const log = (await api('GET', '/usage?range=24h', { token: rich.session })).json.data;
   const refused = log.filter((r: any) => r.error_code !== null);
-  t.same(refused.map((r: any) => r.request_id).sort(), [badJson.requestId, noModel.requestId, noModelMessages.requestId, limitedOut.requestId].sort(), 'each refusal, with the request id it was answered with');
+  t.same(
+    refused.map((r: any) => r.request_id).sort(),
+    [badJson.requestId, noModel.requestId, noModelMessages.requestId, limitedOut.requestId].sort(),
+    'each refusal, with the request id it was answered with',
+  );
   const byId = new Map(refused.map((r: any) => [r.request_id, r]));
-  t.match(byId.get(badJson.requestId), { status: 400, error_code: 'invalid_json', key_id: key.id, surface: 'chat', model: '', cost_usd: '0.000000000', official_cost_usd: '0.000000000', prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, requests: 1, ttft_ms: null });
-  t.match(byId.get(noModel.requestId), { status: 404, error_code: 'model_not_found', model: 'no-such-model', surface: 'chat', cost_usd: '0.000000000' });
+  t.match(byId.get(badJson.requestId), {
+    status: 400,
+    error_code: 'invalid_json',
+    key_id: key.id,
+    surface: 'chat',
+    model: '',
+    cost_usd: '0.000000000',
+    official_cost_usd: '0.000000000',
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    cached_tokens: 0,
+    requests: 1,
+    ttft_ms: null,
+  });
+  t.match(byId.get(noModel.requestId), {
+    status: 404,
+    error_code: 'model_not_found',
+    model: 'no-such-model',
+    surface: 'chat',
+    cost_usd: '0.000000000',
+  });
   t.match(byId.get(noModelMessages.requestId), { status: 404, model: 'no-such-model', surface: 'messages' });
-  t.match(byId.get(limitedOut.requestId), { status: 429, error_code: 'key_rate_limit', key_id: limited.id, model: 'oa-model', cost_usd: '0.000000000' });
-  t.ok(refused.every((r: any) => Number.isInteger(r.latency_ms) && r.latency_ms >= 0), 'latency');
-  t.same(log.filter((r: any) => r.error_code === null).map((r: any) => r.status), [200, 200], 'and the answered ones, as before');
+  t.match(byId.get(limitedOut.requestId), {
+    status: 429,
+    error_code: 'key_rate_limit',
+    key_id: limited.id,
+    model: 'oa-model',
+    cost_usd: '0.000000000',
+  });
+  t.ok(
+    refused.every((r: any) => Number.isInteger(r.latency_ms) && r.latency_ms >= 0),
+    'latency',
+  );
+  t.same(
+    log.filter((r: any) => r.error_code === null).map((r: any) => r.status),
+    [200, 200],
+    'and the answered ones, as before',
+  );
 
   const poorLog = (await api('GET', '/usage', { token: poor.session })).json.data;
-  t.match(poorLog, [{ status: 402, error_code: 'insufficient_balance', request_id: broke.requestId, key_id: poorKey.id, cost_usd: '0.000000000' }], 'a 402 before the body: no model yet');
-  const [{ n: unknownRows }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM refused_requests WHERE request_id = ${unknown.requestId}`;
+  t.match(
+    poorLog,
+    [
+      {
+        status: 402,
+        error_code: 'insufficient_balance',
+        request_id: broke.requestId,
+        key_id: poorKey.id,
+        cost_usd: '0.000000000',
+      },
+    ],
+    'a 402 before the body: no model yet',
+  );
+  const [{ n: unknownRows }] = await sql<
+    { n: number }[]
+  >`SELECT count(*)::int AS n FROM refused_requests WHERE request_id = ${unknown.requestId}`;
   t.equal(unknownRows, 0, 'an unknown key has no user: nothing logged');
 
   // The status filter, over both tables.
-  const ids = async (q: string) => (await api('GET', `/usage?${q}`, { token: rich.session })).json.data.map((r: any) => r.status);
+  const ids = async (q: string) =>
+    (await api('GET', `/usage?${q}`, { token: rich.session })).json.data.map((r: any) => r.status);
   t.same(await ids('status=ok'), [200, 200], 'ok: answered only');
   t.same((await ids('status=refused')).sort(), [400, 404, 404, 429], 'refused: the refusal log');
   t.same((await ids('status=error')).sort(), [400, 404, 404, 429], 'error: refusals too');
@@ -92,18 +148,26 @@ t.test('refused requests in the usage log, at $0', async (t) => {
   const seen: string[] = [];
   let cursor: string | null = null;
   do {
-    const page: any = (await api('GET', `/usage?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token: rich.session })).json;
+    const page: any = (await api('GET', `/usage?limit=2${cursor ? `&cursor=${cursor}` : ''}`, { token: rich.session }))
+      .json;
     seen.push(...page.data.map((r: any) => r.id));
     cursor = page.next_cursor;
   } while (cursor);
-  t.same(seen, log.map((r: any) => r.id), 'paged: the same rows in the same order');
+  t.same(
+    seen,
+    log.map((r: any) => r.id),
+    'paged: the same rows in the same order',
+  );
   t.equal(new Set(seen).size, 6);
 
   // The CSV has them, with their code.
   const csv = (await api('GET', '/usage.csv?status=refused', { token: rich.session })).text.trim().split('\r\n');
   t.equal(csv.length, 5, 'a header and the four refusals');
   t.match(csv[0], /,error_code,requests$/);
-  t.ok(csv.some((l) => l.includes(limitedOut.requestId) && l.endsWith(',key_rate_limit,1') && l.includes(',0.000000000,')), 'with code, count and $0');
+  t.ok(
+    csv.some((l) => l.includes(limitedOut.requestId) && l.endsWith(',key_rate_limit,1') && l.includes(',0.000000000,')),
+    'with code, count and $0',
+  );
 
   // Money: nothing moved.
   await gw.services.outbox.drained();
@@ -111,7 +175,11 @@ t.test('refused requests in the usage log, at $0', async (t) => {
   t.equal(balanceAfter.balance, balanceBefore.balance, 'the balance is untouched');
   t.equal((await gw.services.ledger.balance(poor.userId)).balance, 0n);
   const statsAfter = (await api('GET', '/usage-stats?range=24h', { token: rich.session })).json;
-  t.same({ ...statsAfter, from: null, to: null }, { ...statsBefore, from: null, to: null }, 'the totals count answered requests only');
+  t.same(
+    { ...statsAfter, from: null, to: null },
+    { ...statsBefore, from: null, to: null },
+    'the totals count answered requests only',
+  );
   const report = await reconcile(sql, gw.services.hot);
   t.same(report.mismatches, [], 'reconcile is exact');
 
@@ -122,7 +190,19 @@ t.test('refused requests in the usage log, at $0', async (t) => {
   // A second process's refusals (a second log on the same database) count against the same cap.
   const { RefusalLog } = await import('../../src/inference/refusal-log.js');
   const other = new RefusalLog(sql, gw.services.log, PER_MINUTE);
-  for (let i = 0; i < 3; i++) other.add({ userId: poor.userId, keyId: poorKey.id, requestId: `other-${i}`, model: '', surface: 'chat', stream: false, status: 402, code: 'insufficient_balance', latencyMs: 1, at: Date.now() });
+  for (let i = 0; i < 3; i++)
+    other.add({
+      userId: poor.userId,
+      keyId: poorKey.id,
+      requestId: `other-${i}`,
+      model: '',
+      surface: 'chat',
+      stream: false,
+      status: 402,
+      code: 'insufficient_balance',
+      latencyMs: 1,
+      at: Date.now(),
+    });
   await other.flush();
   const rows = (await api('GET', '/usage?status=402', { token: poor.session })).json.data;
   const single = rows.filter((r: any) => r.requests === 1 && r.request_id !== '');
@@ -130,7 +210,12 @@ t.test('refused requests in the usage log, at $0', async (t) => {
   t.equal(single.length, PER_MINUTE, `${PER_MINUTE} logged one by one in the minute`);
   t.equal(aggregate.length, 1, 'one aggregate row');
   t.equal(aggregate[0].requests, 1 + 3 * PER_MINUTE + 3 - PER_MINUTE, 'counting the rest, from both processes');
-  t.match(aggregate[0], { status: 402, error_code: 'insufficient_balance', cost_usd: '0.000000000', key_id: poorKey.id });
+  t.match(aggregate[0], {
+    status: 402,
+    error_code: 'insufficient_balance',
+    cost_usd: '0.000000000',
+    key_id: poorKey.id,
+  });
   t.equal((await ids('status=refused')).length, 4, "another user's refusals are not in this log");
   t.same(await reconcile(sql, gw.services.hot).then((r) => r.mismatches), [], 'reconcile is still exact');
 });
@@ -154,6 +239,8 @@ t.test('on the embedded stores (PGlite) too', async (t) => {
   const r = await chat(gw.url, u.key, hello());
   t.equal(r.status, 402);
   await gw.services.refusals.flush();
-  const rows = await gw.services.sql<{ request_id: string; status: number; error_code: string }[]>`SELECT request_id, status, error_code FROM refused_requests`;
+  const rows = await gw.services.sql<
+    { request_id: string; status: number; error_code: string }[]
+  >`SELECT request_id, status, error_code FROM refused_requests`;
   t.same(rows, [{ request_id: r.requestId, status: 402, error_code: 'insufficient_balance' }]);
 });

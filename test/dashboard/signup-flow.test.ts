@@ -11,10 +11,16 @@ import { captureLog } from '../helpers/payments.js';
 const nanoPerMillion = (usdPerMillion: number) => BigInt(Math.round(usdPerMillion * 1e9));
 const nanoToUsd = (n: bigint) => `${n / 1_000_000_000n}.${(n % 1_000_000_000n).toString().padStart(9, '0')}`;
 
-function expectedCost(usage: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number }, p: typeof PRICES.pricing) {
+function expectedCost(
+  usage: { prompt_tokens: number; completion_tokens: number; cached_tokens?: number },
+  p: typeof PRICES.pricing,
+) {
   const cached = BigInt(usage.cached_tokens ?? 0);
   const input = BigInt(usage.prompt_tokens) - cached;
-  const total = input * nanoPerMillion(p.input) + cached * nanoPerMillion(p.cache_read) + BigInt(usage.completion_tokens) * nanoPerMillion(p.output);
+  const total =
+    input * nanoPerMillion(p.input) +
+    cached * nanoPerMillion(p.cache_read) +
+    BigInt(usage.completion_tokens) * nanoPerMillion(p.output);
   return (total + 999_999n) / 1_000_000n;
 }
 
@@ -48,7 +54,9 @@ t.test('signup, login, key, inference, usage', async (t) => {
   const ver = await api('POST', '/verify', { body: { token, password } });
   t.equal(ver.status, 200);
   t.match(ver.json, { user_id: String, token: /^ars_/, expires_at: String });
-  const [user] = await gw.services.sql<{ email_verified_at: Date | null; password_hash: string }[]>`SELECT email_verified_at, password_hash FROM users WHERE id = ${ver.json.user_id}`;
+  const [user] = await gw.services.sql<
+    { email_verified_at: Date | null; password_hash: string }[]
+  >`SELECT email_verified_at, password_hash FROM users WHERE id = ${ver.json.user_id}`;
   t.ok(user.email_verified_at, 'email verified');
   t.match(user.password_hash, /^scrypt\$/);
 
@@ -62,24 +70,53 @@ t.test('signup, login, key, inference, usage', async (t) => {
 
   // New accounts start empty; give this one some credit as a deposit would.
   const { creditUser } = await import('../../src/accounts/users.js');
-  await creditUser(gw.services.sql, gw.services.hot, login.json.user_id, 5_000_000_000n, { method: 'operator', amount: '5', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, login.json.user_id, 5_000_000_000n, {
+    method: 'operator',
+    amount: '5',
+    currency: 'USD',
+  });
   const bal = await api('GET', '/balance', { token: session });
-  t.same(bal.json, { currency: 'USD', balance_usd: '5.000000000', reserved_usd: '0.000000000', available_usd: '5.000000000', is_admin: false });
+  t.same(bal.json, {
+    currency: 'USD',
+    balance_usd: '5.000000000',
+    reserved_usd: '0.000000000',
+    available_usd: '5.000000000',
+    is_admin: false,
+  });
 
   const created = await api('POST', '/keys', { token: session, body: { name: 'my laptop' } });
   t.equal(created.status, 201);
-  t.match(created.json, { id: String, name: 'my laptop', key: /^ar-[0-9A-Za-z]{40}$/, prefix: String, created_at: String });
+  t.match(created.json, {
+    id: String,
+    name: 'my laptop',
+    key: /^ar-[0-9A-Za-z]{40}$/,
+    prefix: String,
+    created_at: String,
+  });
   t.ok(created.json.key.startsWith(created.json.prefix));
 
   const listed = await api('GET', '/keys', { token: session });
   t.equal(listed.status, 200);
   t.equal(listed.json.data.length, 1);
-  t.same(Object.keys(listed.json.data[0]).sort(), ['created_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'rpm_limit', 'spend_limit_period', 'spend_limit_usd']);
+  t.same(Object.keys(listed.json.data[0]).sort(), [
+    'created_at',
+    'id',
+    'last_used_at',
+    'name',
+    'prefix',
+    'revoked_at',
+    'rpm_limit',
+    'spend_limit_period',
+    'spend_limit_usd',
+  ]);
   t.notOk(listed.text.includes(created.json.key), 'the secret is never listed');
 
   // One plain request and one with cached prompt tokens, so every price is exercised.
   const chats = [];
-  for (const content of ['Hello there, how are you today?', 'Again, with the cache please [[cached]] and some more words.']) {
+  for (const content of [
+    'Hello there, how are you today?',
+    'Again, with the cache please [[cached]] and some more words.',
+  ]) {
     const res = await request(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${created.json.key}`, 'content-type': 'application/json' },
@@ -104,7 +141,10 @@ t.test('signup, login, key, inference, usage', async (t) => {
   let completion = 0;
   let cached = 0;
   // Newest first.
-  for (const [row, u] of [[rows[1], chats[0]], [rows[0], chats[1]]] as const) {
+  for (const [row, u] of [
+    [rows[1], chats[0]],
+    [rows[0], chats[1]],
+  ] as const) {
     const c = expectedCost(u, PRICES.pricing);
     const o = expectedCost(u, PRICES.official_pricing);
     t.match(row, {
@@ -142,10 +182,19 @@ t.test('signup, login, key, inference, usage', async (t) => {
       official_cost_usd: nanoToUsd(official),
       saved_usd: nanoToUsd(official - cost),
     });
-    t.same(stats.json.by_model, [{
-      model: 'oa-model', requests: 2, prompt_tokens: prompt, completion_tokens: completion, cached_tokens: cached,
-      total_tokens: prompt + completion, cost_usd: nanoToUsd(cost), official_cost_usd: nanoToUsd(official), saved_usd: nanoToUsd(official - cost),
-    }]);
+    t.same(stats.json.by_model, [
+      {
+        model: 'oa-model',
+        requests: 2,
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        cached_tokens: cached,
+        total_tokens: prompt + completion,
+        cost_usd: nanoToUsd(cost),
+        official_cost_usd: nanoToUsd(official),
+        saved_usd: nanoToUsd(official - cost),
+      },
+    ]);
     t.equal(stats.json.by_day.length, 1);
     t.equal(stats.json.by_day[0].day, new Date().toISOString().slice(0, 10));
     t.equal(stats.json.by_day[0].cost_usd, nanoToUsd(cost));
@@ -161,19 +210,46 @@ t.test('signup, login, key, inference, usage', async (t) => {
   const filtered = await api('GET', `/usage?key_id=${created.json.id}&model=oa-model&limit=1`, { token: session });
   t.equal(filtered.json.data.length, 1);
   t.equal(filtered.json.data[0].id, rows[0].id);
-  const page2 = await api('GET', `/usage?key_id=${created.json.id}&model=oa-model&limit=1&cursor=${filtered.json.next_cursor}`, { token: session });
-  t.same(page2.json.data.map((r: any) => r.id), [rows[1].id]);
+  const page2 = await api(
+    'GET',
+    `/usage?key_id=${created.json.id}&model=oa-model&limit=1&cursor=${filtered.json.next_cursor}`,
+    { token: session },
+  );
+  t.same(
+    page2.json.data.map((r: any) => r.id),
+    [rows[1].id],
+  );
   t.equal(page2.json.next_cursor, null);
   t.same((await api('GET', '/usage?model=an-model', { token: session })).json.data, []);
 
   const deposits = await api('GET', '/deposits', { token: session });
   t.equal(deposits.status, 200);
-  t.match(deposits.json, { data: [{ id: String, method: 'operator', status: 'paid', amount: '5', currency: 'USD', credit_usd: '5.000000000', created_at: String, paid_at: String }], next_cursor: null });
+  t.match(deposits.json, {
+    data: [
+      {
+        id: String,
+        method: 'operator',
+        status: 'paid',
+        amount: '5',
+        currency: 'USD',
+        credit_usd: '5.000000000',
+        created_at: String,
+        paid_at: String,
+      },
+    ],
+    next_cursor: null,
+  });
 
   const catalog = await api('GET', '/catalog', { token: session });
   t.equal(catalog.status, 200);
   const oa = catalog.json.data.find((m: any) => m.id === 'oa-model');
-  t.match(oa, { owned_by: 'fake', context_window: 100000, pricing: PRICES.pricing, official_pricing: PRICES.official_pricing, discount_pct: 20 });
+  t.match(oa, {
+    owned_by: 'fake',
+    context_window: 100000,
+    pricing: PRICES.pricing,
+    official_pricing: PRICES.official_pricing,
+    discount_pct: 20,
+  });
 
   const out = await api('POST', '/logout', { token: session });
   t.equal(out.status, 204);
@@ -185,7 +261,9 @@ t.test('signup, login, key, inference, usage', async (t) => {
 t.test('register for an existing account changes nothing and tells the owner', async (t) => {
   const s = await sharedDashboard();
   const u = await s.gw.user('1');
-  const [before] = await s.gw.services.sql<{ password_hash: string }[]>`SELECT password_hash FROM users WHERE id = ${u.userId}`;
+  const [before] = await s.gw.services.sql<
+    { password_hash: string }[]
+  >`SELECT password_hash FROM users WHERE id = ${u.userId}`;
   const fresh = newEmail();
   const known = await s.api('POST', '/register', { body: { email: u.email } });
   const unknown = await s.api('POST', '/register', { body: { email: fresh } });
@@ -195,9 +273,14 @@ t.test('register for an existing account changes nothing and tells the owner', a
   t.match(mailText(mail.raw), /already has one/);
   t.notMatch(mail.raw, /verify\?token=/, 'no link that could change the account');
   t.equal((await s.gw.services.sql`SELECT 1 FROM email_tokens WHERE user_id = ${u.userId}`).length, 0);
-  const [after] = await s.gw.services.sql<{ password_hash: string }[]>`SELECT password_hash FROM users WHERE id = ${u.userId}`;
+  const [after] = await s.gw.services.sql<
+    { password_hash: string }[]
+  >`SELECT password_hash FROM users WHERE id = ${u.userId}`;
   t.equal(after.password_hash, before.password_hash);
-  t.equal((await s.api('POST', '/login', { body: { email: u.email, password: 'correct horse battery staple' } })).status, 200);
+  t.equal(
+    (await s.api('POST', '/login', { body: { email: u.email, password: 'correct horse battery staple' } })).status,
+    200,
+  );
   await s.sink.take(fresh);
 });
 

@@ -16,7 +16,11 @@ t.test('verification tokens', async (t) => {
     const again = await api('POST', '/verify', { body: { token, password: 'second password' } });
     t.equal(again.status, 400);
     t.equal(again.json.error.code, 'token_used');
-    t.equal((await api('POST', '/login', { body: { email, password: 'second password' } })).status, 401, 'the password did not change');
+    t.equal(
+      (await api('POST', '/login', { body: { email, password: 'second password' } })).status,
+      401,
+      'the password did not change',
+    );
     t.equal((await api('POST', '/login', { body: { email, password: 'first password' } })).status, 200);
   });
 
@@ -37,7 +41,9 @@ t.test('verification tokens', async (t) => {
     const email = newEmail();
     await api('POST', '/register', { body: { email } });
     const { token } = verifyLinkToken((await sink.take(email)).raw);
-    const results = await Promise.all([1, 2, 3, 4].map((i) => api('POST', '/verify', { body: { token, password: `password number ${i}` } })));
+    const results = await Promise.all(
+      [1, 2, 3, 4].map((i) => api('POST', '/verify', { body: { token, password: `password number ${i}` } })),
+    );
     t.same(results.map((r) => r.status).sort(), [200, 400, 400, 400]);
   });
 
@@ -45,7 +51,8 @@ t.test('verification tokens', async (t) => {
     const email = newEmail();
     await api('POST', '/register', { body: { email } });
     const { token } = verifyLinkToken((await sink.take(email)).raw);
-    await gw.services.sql`UPDATE email_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = ${hashSecret(token)}`;
+    await gw.services
+      .sql`UPDATE email_tokens SET expires_at = now() - interval '1 second' WHERE token_hash = ${hashSecret(token)}`;
     const r = await api('POST', '/verify', { body: { token, password: 'some password' } });
     t.equal(r.status, 400);
     t.equal(r.json.error.code, 'token_expired');
@@ -76,16 +83,24 @@ t.test('login and sessions', async (t) => {
   t.equal(ok.status, 200);
   const session = ok.json.token as string;
   t.equal((await api('GET', '/balance', { token: session })).status, 200);
-  const [row] = await gw.services.sql<{ n: bigint }[]>`SELECT count(*) AS n FROM sessions WHERE token_hash = ${hashSecret(session)}`;
+  const [row] = await gw.services.sql<
+    { n: bigint }[]
+  >`SELECT count(*) AS n FROM sessions WHERE token_hash = ${hashSecret(session)}`;
   t.equal(row.n, 1n, 'stored hashed');
 
-  await gw.services.sql`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE token_hash = ${hashSecret(session)}`;
+  await gw.services
+    .sql`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE token_hash = ${hashSecret(session)}`;
   const expired = await api('GET', '/balance', { token: session });
   t.equal(expired.status, 401);
   t.equal(expired.json.error.code, 'invalid_session');
 
-  const again = (await api('POST', '/login', { body: { email: u.email, password: 'the right password' } })).json.token as string;
-  t.equal((await gw.services.sql`SELECT 1 FROM sessions WHERE token_hash = ${hashSecret(session)}`).length, 0, 'expired sessions are swept at the next login');
+  const again = (await api('POST', '/login', { body: { email: u.email, password: 'the right password' } })).json
+    .token as string;
+  t.equal(
+    (await gw.services.sql`SELECT 1 FROM sessions WHERE token_hash = ${hashSecret(session)}`).length,
+    0,
+    'expired sessions are swept at the next login',
+  );
   t.equal((await api('POST', '/logout', { token: again })).status, 204);
   const out = await api('GET', '/keys', { token: again });
   t.equal(out.status, 401);
@@ -115,5 +130,8 @@ t.test('logins for unknown and known emails take about as long', async (t) => {
     unknown.push(await time(newEmail()));
   }
   const med = (xs: number[]) => xs.sort((a, b) => a - b)[2];
-  t.ok(med(unknown) > med(known) * 0.5, `unknown ${med(unknown).toFixed(1)} ms vs known ${med(known).toFixed(1)} ms: the KDF runs either way`);
+  t.ok(
+    med(unknown) > med(known) * 0.5,
+    `unknown ${med(unknown).toFixed(1)} ms vs known ${med(known).toFixed(1)} ms: the KDF runs either way`,
+  );
 });

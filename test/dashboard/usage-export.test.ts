@@ -8,7 +8,6 @@ import { csvCell } from '../../src/dashboard/usage-export.js';
 import { signUp, startDashboard } from '../helpers/dashboard.js';
 import { parseCsv } from '../helpers/csv.js';
 
-
 t.test('csv cells', async (t) => {
   t.equal(csvCell('plain'), 'plain');
   t.equal(csvCell('a,b'), '"a,b"');
@@ -24,7 +23,11 @@ t.test('status filter, request ids and the CSV export', async (t) => {
   const { api, gw } = s;
   const u = await signUp(s);
   const token = u.session;
-  await creditUser(gw.services.sql, gw.services.hot, u.userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, u.userId, 1_000_000_000n, {
+    method: 'operator',
+    amount: '1',
+    currency: 'USD',
+  });
   const k = (await api('POST', '/keys', { token, body: { name: '=HYPERLINK("http://x")' } })).json;
   const [{ id: keyRow }] = await gw.services.sql<{ id: string }[]>`SELECT id FROM api_keys WHERE id = ${k.id}`;
   t.ok(keyRow);
@@ -33,13 +36,18 @@ t.test('status filter, request ids and the CSV export', async (t) => {
   for (let i = 0; i < 2; i++) {
     const r = await request(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${k.key}`, 'content-type': 'application/json', 'x-request-id': `req-export-${i}` },
+      headers: {
+        authorization: `Bearer ${k.key}`,
+        'content-type': 'application/json',
+        'x-request-id': `req-export-${i}`,
+      },
       body: JSON.stringify({ model: 'oa-model', max_tokens: 20, messages: [{ role: 'user', content: 'Hello' }] }),
     });
     await r.body.text();
     t.equal(r.statusCode, 200);
   }
-  await gw.services.sql`INSERT INTO usage_records (user_id, key_id, request_id, model, surface, stream, status, latency_ms)
+  await gw.services
+    .sql`INSERT INTO usage_records (user_id, key_id, request_id, model, surface, stream, status, latency_ms)
     VALUES (${u.userId}, ${k.id}, 'req-refused', 'oa-model', 'messages', false, 429, 3)`;
   let all: any[] = [];
   for (let i = 0; i < 50 && all.length < 3; i++) {
@@ -47,10 +55,26 @@ t.test('status filter, request ids and the CSV export', async (t) => {
     if (all.length < 3) await new Promise((r) => setTimeout(r, 100));
   }
   t.equal(all.length, 3, 'three records');
-  t.same(all.map((r) => r.request_id).sort(), ['req-export-0', 'req-export-1', 'req-refused'], 'each with its request id');
-  t.same((await api('GET', '/usage?status=ok', { token })).json.data.map((r: any) => r.status), [200, 200], 'status=ok');
-  t.same((await api('GET', '/usage?status=error', { token })).json.data.map((r: any) => r.request_id), ['req-refused'], 'status=error');
-  t.same((await api('GET', '/usage?status=429', { token })).json.data.map((r: any) => r.request_id), ['req-refused'], 'one status code');
+  t.same(
+    all.map((r) => r.request_id).sort(),
+    ['req-export-0', 'req-export-1', 'req-refused'],
+    'each with its request id',
+  );
+  t.same(
+    (await api('GET', '/usage?status=ok', { token })).json.data.map((r: any) => r.status),
+    [200, 200],
+    'status=ok',
+  );
+  t.same(
+    (await api('GET', '/usage?status=error', { token })).json.data.map((r: any) => r.request_id),
+    ['req-refused'],
+    'status=error',
+  );
+  t.same(
+    (await api('GET', '/usage?status=429', { token })).json.data.map((r: any) => r.request_id),
+    ['req-refused'],
+    'one status code',
+  );
   const bad = await api('GET', '/usage?status=fine', { token });
   t.match(bad.json.error, { code: 'invalid_request', param: 'status', reason: 'not_allowed' });
 
@@ -61,19 +85,52 @@ t.test('status filter, request ids and the CSV export', async (t) => {
   t.equal(csv.headers['content-length'], undefined, 'streamed: no length up front');
   t.equal(csv.headers['transfer-encoding'], 'chunked');
   const rows = parseCsv(csv.text);
-  t.same(rows[0], ['id', 'created_at', 'request_id', 'model', 'key_id', 'key_name', 'surface', 'stream', 'status', 'prompt_tokens', 'cached_tokens', 'completion_tokens', 'cost_usd', 'official_cost_usd', 'latency_ms', 'ttft_ms', 'error_code', 'requests']);
+  t.same(rows[0], [
+    'id',
+    'created_at',
+    'request_id',
+    'model',
+    'key_id',
+    'key_name',
+    'surface',
+    'stream',
+    'status',
+    'prompt_tokens',
+    'cached_tokens',
+    'completion_tokens',
+    'cost_usd',
+    'official_cost_usd',
+    'latency_ms',
+    'ttft_ms',
+    'error_code',
+    'requests',
+  ]);
   t.equal(rows.length, 3, 'a header and the two matching rows');
   const ok = all.filter((r) => r.status === 200);
   for (const [i, r] of ok.entries()) {
     const line = rows[i + 1];
-    t.same([line[0], line[2], line[12], line[8]], [r.id, r.request_id, r.cost_usd, '200'], `row ${i}: id, request id, exact cost, status`);
+    t.same(
+      [line[0], line[2], line[12], line[8]],
+      [r.id, r.request_id, r.cost_usd, '200'],
+      `row ${i}: id, request id, exact cost, status`,
+    );
     t.equal(line[5], `'=HYPERLINK("http://x")`, 'the key name, defused');
   }
   const byKey = await api('GET', `/usage.csv?key_id=${k.id}&status=error`, { token });
-  t.same(parseCsv(byKey.text).slice(1).map((r) => r[2]), ['req-refused'], 'filters by key and status');
+  t.same(
+    parseCsv(byKey.text)
+      .slice(1)
+      .map((r) => r[2]),
+    ['req-refused'],
+    'filters by key and status',
+  );
   t.equal((await api('GET', '/usage.csv')).status, 401, 'needs a session');
   const other = await signUp(s);
-  t.equal(parseCsv((await api('GET', '/usage.csv', { token: other.session })).text).length, 1, "another user's export has only the header");
+  t.equal(
+    parseCsv((await api('GET', '/usage.csv', { token: other.session })).text).length,
+    1,
+    "another user's export has only the header",
+  );
 });
 
 t.test('a large export streams, every row once, in order, past the batches it is read in', async (t) => {
@@ -82,10 +139,13 @@ t.test('a large export streams, every row once, in order, past the batches it is
   const u = await signUp(s);
   // 12,345 records (two whole batches of 5,000 and a part), a second apart, at no cost.
   const n = 12_345;
-  await gw.services.sql`INSERT INTO usage_records (user_id, request_id, model, surface, stream, status, latency_ms, created_at)
+  await gw.services
+    .sql`INSERT INTO usage_records (user_id, request_id, model, surface, stream, status, latency_ms, created_at)
     SELECT ${u.userId}, 'req-big-' || i, 'oa-model', 'chat', false, 200, 1, now() - make_interval(secs => i)
     FROM generate_series(1, ${n}::int) i`;
-  const res = await request(`${gw.url}/api/dashboard/usage.csv?range=24h`, { headers: { authorization: `Bearer ${u.session}` } });
+  const res = await request(`${gw.url}/api/dashboard/usage.csv?range=24h`, {
+    headers: { authorization: `Bearer ${u.session}` },
+  });
   t.equal(res.statusCode, 200);
   let chunks = 0;
   let text = '';
@@ -100,7 +160,10 @@ t.test('a large export streams, every row once, in order, past the batches it is
   t.same([rows[0]![2], rows.at(-1)![2]], ['req-big-1', `req-big-${n}`], 'newest first, to the oldest');
 
   // A client that goes away part-way leaves nothing behind: the next export is whole.
-  const cut = await request(`${gw.url}/api/dashboard/usage.csv?range=24h`, { headers: { authorization: `Bearer ${u.session}` }, highWaterMark: 1024 });
+  const cut = await request(`${gw.url}/api/dashboard/usage.csv?range=24h`, {
+    headers: { authorization: `Bearer ${u.session}` },
+    highWaterMark: 1024,
+  });
   for await (const _ of cut.body) break;
   const again = await api('GET', '/usage.csv?range=24h', { token: u.session });
   t.equal(parseCsv(again.text).length, n + 1, 'the next export after a cut one is whole');

@@ -106,7 +106,10 @@ function wireEvents(text: string): WireEvent[] {
     .filter((chunk) => chunk.trim() !== '')
     .map((chunk) => {
       const lines = chunk.split(/\r?\n/);
-      const event = lines.find((l) => l.startsWith('event:'))?.slice(6).trim();
+      const event = lines
+        .find((l) => l.startsWith('event:'))
+        ?.slice(6)
+        .trim();
       const data = lines
         .filter((l) => l.startsWith('data:'))
         .map((l) => l.slice(5).replace(/^ /, ''))
@@ -167,7 +170,11 @@ function summarizeWire(text: string): Summary {
   return { content, usage, stopReason, error, ended };
 }
 
-const ERROR_KIND: Record<string, string> = { overloaded_error: 'overloaded', rate_limit_error: 'rate_limit', api_error: 'upstream' };
+const ERROR_KIND: Record<string, string> = {
+  overloaded_error: 'overloaded',
+  rate_limit_error: 'rate_limit',
+  api_error: 'upstream',
+};
 
 /** The final message as @anthropic-ai/sdk's MessageStream builds it from our bytes. */
 async function sdkFinalMessage(bytes: Buffer) {
@@ -175,9 +182,16 @@ async function sdkFinalMessage(bytes: Buffer) {
     apiKey: 'ar-test',
     maxRetries: 0,
     fetch: async () =>
-      new Response(new Uint8Array(bytes), { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8' } }),
+      new Response(new Uint8Array(bytes), {
+        status: 200,
+        headers: { 'content-type': 'text/event-stream; charset=utf-8' },
+      }),
   });
-  const stream = client.messages.stream({ model: 'claude-test', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });
+  const stream = client.messages.stream({
+    model: 'claude-test',
+    max_tokens: 100,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   return stream.finalMessage();
 }
 
@@ -291,9 +305,15 @@ for (const file of sseFixtures) {
     t.equal(got.stopReason, want.stopReason, 'stop reason');
     t.same(got.error, want.error, 'error');
     t.equal(got.ended, want.ended, 'end');
-    for (const b of got.content) if (b.type === 'tool_use') t.doesNotThrow(() => JSON.parse(b.inputJson!), 'tool input is JSON');
+    for (const b of got.content)
+      if (b.type === 'tool_use') t.doesNotThrow(() => JSON.parse(b.inputJson!), 'tool input is JSON');
     // Thinking signatures are checked against the raw file text, byte for byte.
-    for (const b of got.content) if (b.type === 'thinking') t.ok(bytes.includes(`"signature": "${b.signature}"`) || bytes.includes(`"signature":"${b.signature}"`), 'signature verbatim');
+    for (const b of got.content)
+      if (b.type === 'thinking')
+        t.ok(
+          bytes.includes(`"signature": "${b.signature}"`) || bytes.includes(`"signature":"${b.signature}"`),
+          'signature verbatim',
+        );
     t.ok(SPOT[file], 'fixture has spot checks');
     SPOT[file]?.(t, got);
 
@@ -402,7 +422,8 @@ t.test('decodeStream: blocks that start with content', async (t) => {
 });
 
 t.test('decodeStream: a malformed event is an upstream error and ends decoding', async (t) => {
-  const wire = 'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"x"}}\n\nevent: ping\ndata: {oops\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n';
+  const wire =
+    'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"x"}}\n\nevent: ping\ndata: {oops\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n';
   const events = await decodeBytes(Buffer.from(wire));
   t.equal(events.length, 2);
   t.match(events[1], { type: 'error', kind: 'upstream' });
@@ -440,7 +461,12 @@ t.test('encodeStream: usage known only at stop, skipped and implicit blocks', as
   const text = wire.toString();
   checkWireShape(t, text);
   const ev = wireEvents(text);
-  t.same(ev[0]!.data.message.usage, { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 0 });
+  t.same(ev[0]!.data.message.usage, {
+    input_tokens: 0,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    output_tokens: 0,
+  });
   t.equal(ev[0]!.data.message.id, ctx.id);
   const delta = ev.find((e) => e.data.type === 'message_delta')!.data;
   t.same(delta, {
@@ -449,11 +475,24 @@ t.test('encodeStream: usage known only at stop, skipped and implicit blocks', as
     usage: { input_tokens: 100, cache_creation_input_tokens: 0, cache_read_input_tokens: 30, output_tokens: 20 },
   });
   const starts = ev.filter((e) => e.data.type === 'content_block_start').map((e) => e.data.content_block);
-  t.match(starts, [{ type: 'thinking', thinking: '', signature: '' }, { type: 'text', text: '' }, { type: 'tool_use', id: /^toolu_/, input: {} }]);
+  t.match(starts, [
+    { type: 'thinking', thinking: '', signature: '' },
+    { type: 'text', text: '' },
+    { type: 'tool_use', id: /^toolu_/, input: {} },
+  ]);
 
   const msg = await sdkFinalMessage(wire);
-  t.match(msg.usage, { input_tokens: 100, output_tokens: 20, cache_read_input_tokens: 30, cache_creation_input_tokens: 0 });
-  t.match(msg.content, [{ type: 'thinking', thinking: 'hmm', signature: '' }, { type: 'text', text: 'Hi' }, { type: 'tool_use', input: { a: 1 } }]);
+  t.match(msg.usage, {
+    input_tokens: 100,
+    output_tokens: 20,
+    cache_read_input_tokens: 30,
+    cache_creation_input_tokens: 0,
+  });
+  t.match(msg.content, [
+    { type: 'thinking', thinking: 'hmm', signature: '' },
+    { type: 'text', text: 'Hi' },
+    { type: 'tool_use', input: { a: 1 } },
+  ]);
   t.equal(msg.stop_reason, 'tool_use');
 });
 
@@ -473,8 +512,15 @@ t.test('encodeStream: events before start, split signatures, stop without end', 
   const ev = wireEvents(text);
   t.equal(ev[0]!.data.type, 'message_start', 'message_start is synthesized, the early ping dropped');
   const sigs = ev.filter((e) => e.data.delta?.type === 'signature_delta');
-  t.same(sigs.map((e) => e.data.delta.signature), ['ABCD'], 'one signature_delta, concatenated');
-  t.notOk(ev.some((e) => e.data.delta?.type === 'text_delta'), 'a text delta cannot land in a thinking block');
+  t.same(
+    sigs.map((e) => e.data.delta.signature),
+    ['ABCD'],
+    'one signature_delta, concatenated',
+  );
+  t.notOk(
+    ev.some((e) => e.data.delta?.type === 'text_delta'),
+    'a text delta cannot land in a thinking block',
+  );
   t.equal(ev.find((e) => e.data.type === 'message_delta')!.data.delta.stop_reason, 'end_turn');
   t.same(ev.find((e) => e.data.type === 'message_delta')!.data.usage, { output_tokens: 4 });
   t.equal(ev.at(-1)!.data.type, 'message_stop', 'a stopped answer gets its message_stop at completion');
@@ -492,7 +538,10 @@ t.test('encodeStream: an error is the last thing sent', async (t) => {
   ];
   const text = (await encode(events)).toString();
   const ev = wireEvents(text);
-  t.same(ev.at(-1), { event: 'error', data: { type: 'error', error: { type: 'api_error', message: 'Upstream timed out.' } } });
+  t.same(ev.at(-1), {
+    event: 'error',
+    data: { type: 'error', error: { type: 'api_error', message: 'Upstream timed out.' } },
+  });
   t.equal(ev.filter((e) => e.data.type === 'error').length, 1);
   t.notOk(text.includes('more'));
   t.notOk(text.includes('message_stop'));
@@ -505,7 +554,8 @@ t.test('parseResponse / renderResponse on every JSON fixture', async (t) => {
   const bodies: [string, any][] = jsonFixtures.map((f) => [f, readJSON(f)]);
   for (const file of readdirSync(path.join(fixtures, 'exchanges'))) {
     for (const ex of readJSON(`exchanges/${file}`)) {
-      if (ex.response.status_code === 200 && typeof ex.response.body === 'object') bodies.push([`exchanges/${file}`, ex.response.body]);
+      if (ex.response.status_code === 200 && typeof ex.response.body === 'object')
+        bodies.push([`exchanges/${file}`, ex.response.body]);
     }
   }
   t.ok(bodies.length >= 7);
@@ -525,13 +575,33 @@ t.test('parseResponse / renderResponse on every JSON fixture', async (t) => {
     );
     const rendered = dialect.renderResponse(ir, { ...ctx, id: body.id, model: body.model }) as any;
     // The fields the gateway carries, per block type; extras like `caller` are not carried.
-    const keep: Record<string, string[]> = { text: ['type', 'text'], thinking: ['type', 'thinking', 'signature'], tool_use: ['type', 'id', 'name', 'input'] };
+    const keep: Record<string, string[]> = {
+      text: ['type', 'text'],
+      thinking: ['type', 'thinking', 'signature'],
+      tool_use: ['type', 'id', 'name', 'input'],
+    };
     const expected = body.content.map((b: any) => Object.fromEntries(keep[b.type]!.map((k) => [k, b[k]])));
     t.same(rendered.content, expected, `${name}: content`);
-    t.match(rendered, { id: body.id, type: 'message', role: 'assistant', model: body.model, stop_reason: body.stop_reason, stop_sequence: null }, `${name}: envelope`);
+    t.match(
+      rendered,
+      {
+        id: body.id,
+        type: 'message',
+        role: 'assistant',
+        model: body.model,
+        stop_reason: body.stop_reason,
+        stop_sequence: null,
+      },
+      `${name}: envelope`,
+    );
     t.same(
       rendered.usage,
-      Object.fromEntries(['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'].map((k) => [k, body.usage[k]])),
+      Object.fromEntries(
+        ['input_tokens', 'output_tokens', 'cache_creation_input_tokens', 'cache_read_input_tokens'].map((k) => [
+          k,
+          body.usage[k],
+        ]),
+      ),
       `${name}: rendered usage`,
     );
     t.same(dialect.parseResponse(rendered), ir, `${name}: round trip`);
@@ -563,7 +633,10 @@ t.test('renderResponse: unsigned thinking, null stop reason', async (t) => {
   t.equal(out.id, ctx.id);
   t.equal(out.model, ctx.model);
   t.same(out.usage, { input_tokens: 1, output_tokens: 2, cache_read_input_tokens: 3, cache_creation_input_tokens: 4 });
-  t.throws(() => dialect.parseResponse({ type: 'error' }), new GatewayError('upstream', 'The upstream returned a malformed message.'));
+  t.throws(
+    () => dialect.parseResponse({ type: 'error' }),
+    new GatewayError('upstream', 'The upstream returned a malformed message.'),
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -590,7 +663,11 @@ t.test('errorResponse and errorEvent', async (t) => {
   }
   const ev = dialect.errorEvent(new GatewayError('overloaded', 'Overloaded'), 'req_2').toString();
   t.match(ev, /^event: error\ndata: .*\n\n$/);
-  t.same(JSON.parse(ev.slice(ev.indexOf('data: ') + 6)), { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' }, request_id: 'req_2' });
+  t.same(JSON.parse(ev.slice(ev.indexOf('data: ') + 6)), {
+    type: 'error',
+    error: { type: 'overloaded_error', message: 'Overloaded' },
+    request_id: 'req_2',
+  });
 });
 
 t.test('upstreamErrorMessage on the recorded error bodies', async (t) => {
@@ -613,7 +690,10 @@ t.test('parseRequest: a full request', async (t) => {
   const ir = dialect.parseRequest({
     model: 'claude-sonnet-4',
     max_tokens: 2048,
-    system: [{ type: 'text', text: 'Be terse.', cache_control: { type: 'ephemeral' } }, { type: 'text', text: 'Use SI units.' }],
+    system: [
+      { type: 'text', text: 'Be terse.', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'Use SI units.' },
+    ],
     messages: [
       {
         role: 'user',
@@ -641,7 +721,11 @@ t.test('parseRequest: a full request', async (t) => {
       },
     ],
     tools: [
-      { name: 'get_weather', description: 'Weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
+      {
+        name: 'get_weather',
+        description: 'Weather',
+        input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+      },
       { type: 'web_search_20250305', name: 'web_search', max_uses: 3 },
     ],
     tool_choice: { type: 'any', disable_parallel_tool_use: true },
@@ -682,7 +766,13 @@ t.test('parseRequest: a full request', async (t) => {
         ],
       },
     ],
-    tools: [{ name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }],
+    tools: [
+      {
+        name: 'get_weather',
+        description: 'Weather',
+        parameters: { type: 'object', properties: { city: { type: 'string' } } },
+      },
+    ],
     toolChoice: { type: 'required' },
     parallelToolCalls: false,
     maxTokens: 2048,
@@ -696,7 +786,10 @@ t.test('parseRequest: a full request', async (t) => {
     user: 'u-42',
   };
   t.same(ir, want);
-  t.same(dialect.parseRequest({ ...base, tool_choice: { type: 'tool', name: 'f' } }).toolChoice, { type: 'tool', name: 'f' });
+  t.same(dialect.parseRequest({ ...base, tool_choice: { type: 'tool', name: 'f' } }).toolChoice, {
+    type: 'tool',
+    name: 'f',
+  });
   t.same(dialect.parseRequest({ ...base, tool_choice: { type: 'none' } }).toolChoice, { type: 'none' });
   t.equal(dialect.parseRequest({ ...base, thinking: { type: 'adaptive' } }).thinking, undefined);
   t.equal(dialect.parseRequest(base).stream, false);
@@ -706,7 +799,10 @@ t.test('parseRequest: a full request', async (t) => {
 t.test('parseRequest: lenient where the vendor decides (issue 15)', async (t) => {
   const ir = dialect.parseRequest({
     ...base,
-    system: [{ type: 'text', text: 'S' }, { type: 'future_block', data: 1 }],
+    system: [
+      { type: 'text', text: 'S' },
+      { type: 'future_block', data: 1 },
+    ],
     messages: [
       { role: 'user', content: 'hi' },
       { role: 'system', content: [{ type: 'text', text: 'Mid.' }, { type: 'future_block' }] },
@@ -717,17 +813,25 @@ t.test('parseRequest: lenient where the vendor decides (issue 15)', async (t) =>
     context_management: { edits: [{ type: 'clear_thinking_20251015' }] },
   });
   t.same(ir.system, ['S'], 'non-text system blocks stay out of the IR');
-  t.same(ir.messages, [
-    { role: 'user', content: [{ type: 'text', text: 'hi' }] },
-    { role: 'system', content: [{ type: 'text', text: 'Mid.' }] },
-    { role: 'assistant', content: [{ type: 'text', text: 'ok' }] },
-  ], 'the system message keeps its place; an unknown role has no IR form');
+  t.same(
+    ir.messages,
+    [
+      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+      { role: 'system', content: [{ type: 'text', text: 'Mid.' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'ok' }] },
+    ],
+    'the system message keeps its place; an unknown role has no IR form',
+  );
   t.equal(ir.toolChoice, undefined, 'an unknown tool choice maps to nothing');
   t.equal(ir.parallelToolCalls, false);
 
   const effort = (extra: object) => dialect.parseRequest({ ...base, ...extra }).reasoningEffort;
-  t.equal(effort({ thinking: { type: 'adaptive' } }), 'high', 'adaptive: Anthropic\'s default effort');
-  t.equal(effort({ thinking: { type: 'adaptive' }, output_config: { effort: 'low' } }), 'low', 'an explicit effort wins');
+  t.equal(effort({ thinking: { type: 'adaptive' } }), 'high', "adaptive: Anthropic's default effort");
+  t.equal(
+    effort({ thinking: { type: 'adaptive' }, output_config: { effort: 'low' } }),
+    'low',
+    'an explicit effort wins',
+  );
   t.equal(effort({ output_config: { effort: 'max' } }), 'high');
   t.equal(effort({ output_config: { effort: 'medium' } }), 'medium');
   t.equal(effort({ output_config: { effort: 'unheard-of' } }), undefined);
@@ -760,12 +864,42 @@ t.test('parseRequest: validation errors name the field', async (t) => {
     [{ ...base, messages: [{ role: 5, content: 'x' }] }, 'messages.0.role:'],
     [{ ...base, messages: [{ role: 'user' }] }, 'messages.0.content: Field required'],
     [{ ...base, messages: [{ role: 'user', content: 5 }] }, 'messages.0.content:'],
-    [{ ...base, messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'text', text: 1 }] }] }, 'messages.1.content.0.text:'],
-    [{ ...base, messages: [{ role: 'user', content: [{ text: 'no type' }] }] }, 'messages.0.content.0.type: Field required'],
-    [{ ...base, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png' } }] }] }, 'messages.0.content.0.source.data: Field required'],
-    [{ ...base, messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f' }] }] }, 'messages.0.content.0.input: Field required'],
-    [{ ...base, messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text' }] }] }] }, 'messages.0.content.0.content.0.text: Field required'],
-    [{ ...base, messages: [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'x' }] }] }, 'messages.0.content.0.signature: Field required'],
+    [
+      {
+        ...base,
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: [{ type: 'text', text: 1 }] },
+        ],
+      },
+      'messages.1.content.0.text:',
+    ],
+    [
+      { ...base, messages: [{ role: 'user', content: [{ text: 'no type' }] }] },
+      'messages.0.content.0.type: Field required',
+    ],
+    [
+      {
+        ...base,
+        messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png' } }] }],
+      },
+      'messages.0.content.0.source.data: Field required',
+    ],
+    [
+      { ...base, messages: [{ role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f' }] }] },
+      'messages.0.content.0.input: Field required',
+    ],
+    [
+      {
+        ...base,
+        messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text' }] }] }],
+      },
+      'messages.0.content.0.content.0.text: Field required',
+    ],
+    [
+      { ...base, messages: [{ role: 'assistant', content: [{ type: 'thinking', thinking: 'x' }] }] },
+      'messages.0.content.0.signature: Field required',
+    ],
     [{ ...base, system: [{ text: 'no type' }] }, 'system.0.type: Field required'],
     [{ ...base, messages: [{ role: 'system', content: [{ type: 'text', text: 2 }] }] }, 'messages.0.content.0.text:'],
     [{ ...base, system: 7 }, 'system:'],
@@ -787,7 +921,10 @@ t.test('parseRequest: validation errors name the field', async (t) => {
       t.fail(`accepted: ${prefix}`);
     } catch (err) {
       t.ok(err instanceof GatewayError && err.kind === 'invalid_request', `${prefix} is invalid_request`);
-      t.ok((err as Error).message.startsWith(prefix), `${JSON.stringify((err as Error).message)} starts with ${prefix}`);
+      t.ok(
+        (err as Error).message.startsWith(prefix),
+        `${JSON.stringify((err as Error).message)} starts with ${prefix}`,
+      );
     }
   }
 });
@@ -874,10 +1011,20 @@ t.test('buildRequest: turns merge, alternate, and start with the user', async (t
   });
   const roles = (body.messages as { role: string }[]).map((m) => m.role);
   const trailing = dialect.buildRequest(
-    { ...irBase, messages: [{ role: 'user', content: [{ type: 'text', text: 'q' }] }, { role: 'assistant', content: [{ type: 'text', text: '  ' }] }] },
+    {
+      ...irBase,
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'q' }] },
+        { role: 'assistant', content: [{ type: 'text', text: '  ' }] },
+      ],
+    },
     'up',
   );
-  t.same(trailing.messages, [{ role: 'user', content: [{ type: 'text', text: 'q' }] }], 'a whitespace-only prefill disappears');
+  t.same(
+    trailing.messages,
+    [{ role: 'user', content: [{ type: 'text', text: 'q' }] }],
+    'a whitespace-only prefill disappears',
+  );
   for (let i = 1; i < roles.length; i++) t.not(roles[i], roles[i - 1], 'roles alternate');
 });
 
@@ -917,38 +1064,89 @@ t.test('buildRequest: parameters', async (t) => {
     stream: true,
     metadata: { user_id: 'u-1' },
   });
-  t.same(dialect.buildRequest({ ...irBase, messages, tools, toolChoice: { type: 'tool', name: 'g' } }, 'up').tool_choice, { type: 'tool', name: 'g' });
-  t.same(dialect.buildRequest({ ...irBase, messages, tools, parallelToolCalls: false }, 'up').tool_choice, { type: 'auto', disable_parallel_tool_use: true });
-  t.same(dialect.buildRequest({ ...irBase, messages, tools, toolChoice: { type: 'none' }, parallelToolCalls: false }, 'up').tool_choice, { type: 'none' });
+  t.same(
+    dialect.buildRequest({ ...irBase, messages, tools, toolChoice: { type: 'tool', name: 'g' } }, 'up').tool_choice,
+    { type: 'tool', name: 'g' },
+  );
+  t.same(dialect.buildRequest({ ...irBase, messages, tools, parallelToolCalls: false }, 'up').tool_choice, {
+    type: 'auto',
+    disable_parallel_tool_use: true,
+  });
+  t.same(
+    dialect.buildRequest({ ...irBase, messages, tools, toolChoice: { type: 'none' }, parallelToolCalls: false }, 'up')
+      .tool_choice,
+    { type: 'none' },
+  );
   t.notOk('tool_choice' in dialect.buildRequest({ ...irBase, messages, tools }, 'up'));
   t.equal(dialect.buildRequest({ ...irBase, messages, temperature: -1 }, 'up').temperature, 0);
 
   // Thinking and its constraints.
-  const thinking = dialect.buildRequest({ ...irBase, messages, maxTokens: 8000, thinking: { budgetTokens: 2000 }, temperature: 0.3, topP: 0.5 }, 'up');
+  const thinking = dialect.buildRequest(
+    { ...irBase, messages, maxTokens: 8000, thinking: { budgetTokens: 2000 }, temperature: 0.3, topP: 0.5 },
+    'up',
+  );
   t.same(thinking.thinking, { type: 'enabled', budget_tokens: 2000 });
   t.notOk('temperature' in thinking, 'temperature cannot be set with thinking');
   t.notOk('top_p' in thinking, 'top_p below 0.95 cannot be set with thinking');
-  t.same(dialect.buildRequest({ ...irBase, messages, maxTokens: 3000, thinking: { budgetTokens: 5000 } }, 'up').thinking, { type: 'enabled', budget_tokens: 2999 });
-  t.notOk('thinking' in dialect.buildRequest({ ...irBase, messages, maxTokens: 1000, thinking: { budgetTokens: 5000 } }, 'up'));
-  t.notOk('thinking' in dialect.buildRequest({ ...irBase, messages, tools, toolChoice: { type: 'required' }, maxTokens: 8000, thinking: { budgetTokens: 2000 } }, 'up'));
+  t.same(
+    dialect.buildRequest({ ...irBase, messages, maxTokens: 3000, thinking: { budgetTokens: 5000 } }, 'up').thinking,
+    { type: 'enabled', budget_tokens: 2999 },
+  );
+  t.notOk(
+    'thinking' in
+      dialect.buildRequest({ ...irBase, messages, maxTokens: 1000, thinking: { budgetTokens: 5000 } }, 'up'),
+  );
+  t.notOk(
+    'thinking' in
+      dialect.buildRequest(
+        {
+          ...irBase,
+          messages,
+          tools,
+          toolChoice: { type: 'required' },
+          maxTokens: 8000,
+          thinking: { budgetTokens: 2000 },
+        },
+        'up',
+      ),
+  );
   // A reasoning effort (OpenAI client) becomes a budget inside max_tokens; none and minimal, no thinking.
-  t.same(dialect.buildRequest({ ...irBase, messages, maxTokens: 30000, reasoningEffort: 'medium' }, 'up').thinking, { type: 'enabled', budget_tokens: 8192 });
-  t.same(dialect.buildRequest({ ...irBase, messages, maxTokens: 10000, reasoningEffort: 'high' }, 'up').thinking, { type: 'enabled', budget_tokens: 9999 });
-  t.notOk('thinking' in dialect.buildRequest({ ...irBase, messages, maxTokens: 30000, reasoningEffort: 'minimal' }, 'up'));
+  t.same(dialect.buildRequest({ ...irBase, messages, maxTokens: 30000, reasoningEffort: 'medium' }, 'up').thinking, {
+    type: 'enabled',
+    budget_tokens: 8192,
+  });
+  t.same(dialect.buildRequest({ ...irBase, messages, maxTokens: 10000, reasoningEffort: 'high' }, 'up').thinking, {
+    type: 'enabled',
+    budget_tokens: 9999,
+  });
+  t.notOk(
+    'thinking' in dialect.buildRequest({ ...irBase, messages, maxTokens: 30000, reasoningEffort: 'minimal' }, 'up'),
+  );
 });
 
 t.test('buildRequest: a mid-conversation system message joins the system prompt', async (t) => {
-  const body = dialect.buildRequest({
-    ...irBase,
-    system: ['First.'],
-    messages: [
-      { role: 'user', content: [{ type: 'text', text: 'hi' }] },
-      { role: 'system', content: [{ type: 'text', text: 'Later.' }] },
-      { role: 'user', content: [{ type: 'text', text: 'more' }] },
-    ],
-  }, 'up');
+  const body = dialect.buildRequest(
+    {
+      ...irBase,
+      system: ['First.'],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+        { role: 'system', content: [{ type: 'text', text: 'Later.' }] },
+        { role: 'user', content: [{ type: 'text', text: 'more' }] },
+      ],
+    },
+    'up',
+  );
   t.equal(body.system, 'First.\n\nLater.');
-  t.same(body.messages, [{ role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'text', text: 'more' }] }]);
+  t.same(body.messages, [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'hi' },
+        { type: 'text', text: 'more' },
+      ],
+    },
+  ]);
 });
 
 t.test('buildRequest ∘ parseRequest keeps an Anthropic conversation', async (t) => {
@@ -961,7 +1159,9 @@ t.test('buildRequest ∘ parseRequest keeps an Anthropic conversation', async (t
       t.equal(body.stream, req.stream);
       // The SDK's recorded follow-up turns are user, user (merged) or user, assistant, user.
       const flat = (req.messages as any[]).flatMap((m) =>
-        typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content.map(({ caller: _c, ...b }: any) => b),
+        typeof m.content === 'string'
+          ? [{ type: 'text', text: m.content }]
+          : m.content.map(({ caller: _c, ...b }: any) => b),
       );
       // Merging may move a tool_result ahead of text in its turn, so compare as multisets.
       const sorted = (blocks: any[]) => blocks.map(canonical).sort();

@@ -10,10 +10,19 @@ import type { IRResponse, IRStopReason, IRStreamEvent, IRUsage } from '../../src
 import { FIXTURES_DIR } from '../fixtures/index.js';
 
 const fixtures = path.join(FIXTURES_DIR, 'openai');
-const sseFixtures = readdirSync(fixtures).filter((f) => f.endsWith('.sse')).sort();
-const jsonFixtures = readdirSync(fixtures).filter((f) => f.endsWith('.json')).sort();
+const sseFixtures = readdirSync(fixtures)
+  .filter((f) => f.endsWith('.sse'))
+  .sort();
+const jsonFixtures = readdirSync(fixtures)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
-const ctx = (includeUsage: boolean): RenderContext => ({ model: 'my-model', id: 'chatcmpl-test', created: 1700000000, includeUsage });
+const ctx = (includeUsage: boolean): RenderContext => ({
+  model: 'my-model',
+  id: 'chatcmpl-test',
+  created: 1700000000,
+  includeUsage,
+});
 
 /** Bytes in small uneven pieces, so event boundaries fall inside chunks. */
 function pieces(bytes: Buffer, size = 37): Buffer[] {
@@ -40,11 +49,15 @@ function summarize(events: IRStreamEvent[]) {
       if (e.block.type === 'tool_use') Object.assign(blocks[e.index]!, { id: e.block.id, name: e.block.name });
     } else if (e.type === 'delta') {
       const d = e.delta;
-      blocks[e.index]!.text += d.type === 'text' ? d.text : d.type === 'thinking' ? d.thinking : d.type === 'input_json' ? d.partialJson : '';
+      blocks[e.index]!.text +=
+        d.type === 'text' ? d.text : d.type === 'thinking' ? d.thinking : d.type === 'input_json' ? d.partialJson : '';
     } else if (e.type === 'stop') stop = e;
   }
   return {
-    text: blocks.filter((b) => b.type === 'text').map((b) => b.text).join(''),
+    text: blocks
+      .filter((b) => b.type === 'text')
+      .map((b) => b.text)
+      .join(''),
     tools: blocks.filter((b) => b.type === 'tool_use').map((b) => ({ id: b.id, name: b.name, arguments: b.text })),
     stopReason: stop?.stopReason,
     usage: stop?.usage,
@@ -75,7 +88,12 @@ function reference(file: string) {
 
 const baseBody = () => ({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] });
 
-function expectInvalid(t: TAP | Parameters<Parameters<TAP['test']>[0]>[0], body: unknown, param: string | undefined, label: string) {
+function expectInvalid(
+  t: TAP | Parameters<Parameters<TAP['test']>[0]>[0],
+  body: unknown,
+  param: string | undefined,
+  label: string,
+) {
   try {
     openai.parseRequest(body);
     t.fail(`${label}: expected a validation error`);
@@ -95,7 +113,13 @@ t.test('parseRequest maps a full request to the IR', async (t) => {
     model: 'gpt-4o',
     messages: [
       { role: 'system', content: 'Be brief.' },
-      { role: 'developer', content: [{ type: 'text', text: 'Use' }, { type: 'text', text: 'tools.' }] },
+      {
+        role: 'developer',
+        content: [
+          { type: 'text', text: 'Use' },
+          { type: 'text', text: 'tools.' },
+        ],
+      },
       {
         role: 'user',
         content: [
@@ -128,7 +152,14 @@ t.test('parseRequest maps a full request to the IR', async (t) => {
     top_p: 0.9,
     stop: 'END',
     tools: [
-      { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+      {
+        type: 'function',
+        function: {
+          name: 'get_weather',
+          description: 'Weather',
+          parameters: { type: 'object', properties: { city: { type: 'string' } } },
+        },
+      },
       { type: 'function', function: { name: 'noop' } },
     ],
     tool_choice: { type: 'function', function: { name: 'get_weather' } },
@@ -175,7 +206,11 @@ t.test('parseRequest maps a full request to the IR', async (t) => {
   t.equal(ir.topP, 0.9);
   t.strictSame(ir.stop, ['END']);
   t.strictSame(ir.tools, [
-    { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, description: 'Weather' },
+    {
+      name: 'get_weather',
+      parameters: { type: 'object', properties: { city: { type: 'string' } } },
+      description: 'Weather',
+    },
     { name: 'noop', parameters: { type: 'object', properties: {} } },
   ]);
   t.strictSame(ir.toolChoice, { type: 'tool', name: 'get_weather' });
@@ -205,7 +240,10 @@ t.test('parseRequest defaults and simple forms', async (t) => {
   for (const choice of ['auto', 'none'] as const) {
     t.strictSame(openai.parseRequest({ ...baseBody(), tool_choice: choice }).toolChoice, { type: choice });
   }
-  t.equal(openai.parseRequest({ ...baseBody(), stream: true, stream_options: { include_usage: false } }).includeUsage, false);
+  t.equal(
+    openai.parseRequest({ ...baseBody(), stream: true, stream_options: { include_usage: false } }).includeUsage,
+    false,
+  );
 });
 
 t.test('parseRequest merges turns so the IR alternates', async (t) => {
@@ -215,7 +253,11 @@ t.test('parseRequest merges turns so the IR alternates', async (t) => {
       { role: 'user', content: 'a' },
       { role: 'user', content: [{ type: 'text', text: 'b' }] },
       { role: 'assistant', content: 'c' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'x', type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
       { role: 'assistant', content: null },
       { role: 'system', content: 'late system' },
       { role: 'user', content: 'before result' },
@@ -238,10 +280,14 @@ t.test('parseRequest merges turns so the IR alternates', async (t) => {
     { type: 'text', text: 'c' },
     { type: 'tool_use', id: 'x', name: 'f', input: {} },
   ]);
-  t.strictSame(ir.messages[2]!.content, [
-    { type: 'tool_result', toolUseId: 'x', content: 'r' },
-    { type: 'text', text: 'before result' },
-  ], 'tool results lead their user turn');
+  t.strictSame(
+    ir.messages[2]!.content,
+    [
+      { type: 'tool_result', toolUseId: 'x', content: 'r' },
+      { type: 'text', text: 'before result' },
+    ],
+    'tool results lead their user turn',
+  );
   t.strictSame(ir.messages[3]!.content, [
     { type: 'text', text: 'No.' },
     { type: 'text', text: 'Sorry.' },
@@ -251,7 +297,11 @@ t.test('parseRequest merges turns so the IR alternates', async (t) => {
 });
 
 t.test('parseRequest validation names the field at fault', async (t) => {
-  const withMsg = (m: unknown, extra: Record<string, unknown> = {}) => ({ model: 'm', messages: [{ role: 'user', content: 'hi' }, m], ...extra });
+  const withMsg = (m: unknown, extra: Record<string, unknown> = {}) => ({
+    model: 'm',
+    messages: [{ role: 'user', content: 'hi' }, m],
+    ...extra,
+  });
   const cases: Array<[string, unknown, string | undefined]> = [
     ['array body', [], undefined],
     ['null body', null, undefined],
@@ -267,19 +317,56 @@ t.test('parseRequest validation names the field at fault', async (t) => {
     // The keyed lookup of the role must not find what every object has.
     ['role named like a prototype key', withMsg({ role: 'constructor', content: 'x' }), 'messages[1].role'],
     ['role number', withMsg({ role: 5, content: 'x' }), 'messages[1].role'],
-    ['assistant image part', withMsg({ role: 'assistant', content: [{ type: 'image_url', image_url: { url: 'https://x' } }] }), 'messages[1].content[0].type'],
+    [
+      'assistant image part',
+      withMsg({ role: 'assistant', content: [{ type: 'image_url', image_url: { url: 'https://x' } }] }),
+      'messages[1].content[0].type',
+    ],
     ['message not object', withMsg(5), 'messages[1]'],
     ['user without content', withMsg({ role: 'user' }), 'messages[1].content'],
     ['user content number', withMsg({ role: 'user', content: 5 }), 'messages[1].content'],
     ['user content empty array', withMsg({ role: 'user', content: [] }), 'messages[1].content'],
     ['bad part type', withMsg({ role: 'user', content: [{ type: 'video' }] }), 'messages[1].content[0].type'],
-    ['text part not string', withMsg({ role: 'user', content: [{ type: 'text', text: 3 }] }), 'messages[1].content[0].text'],
-    ['image without url', withMsg({ role: 'user', content: [{ type: 'image_url', image_url: {} }] }), 'messages[1].content[0].image_url.url'],
-    ['image ftp url', withMsg({ role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'image_url', image_url: { url: 'ftp://x/y.png' } }] }), 'messages[1].content[1].image_url.url'],
-    ['system image part', withMsg({ role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://x' } }] }), 'messages[1].content[0].type'],
+    [
+      'text part not string',
+      withMsg({ role: 'user', content: [{ type: 'text', text: 3 }] }),
+      'messages[1].content[0].text',
+    ],
+    [
+      'image without url',
+      withMsg({ role: 'user', content: [{ type: 'image_url', image_url: {} }] }),
+      'messages[1].content[0].image_url.url',
+    ],
+    [
+      'image ftp url',
+      withMsg({
+        role: 'user',
+        content: [
+          { type: 'text', text: 'x' },
+          { type: 'image_url', image_url: { url: 'ftp://x/y.png' } },
+        ],
+      }),
+      'messages[1].content[1].image_url.url',
+    ],
+    [
+      'system image part',
+      withMsg({ role: 'system', content: [{ type: 'image_url', image_url: { url: 'https://x' } }] }),
+      'messages[1].content[0].type',
+    ],
     ['tool without id', withMsg({ role: 'tool', content: 'r' }), 'messages[1].tool_call_id'],
-    ['tool call without name', withMsg({ role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { arguments: '{}' } }] }), 'messages[1].tool_calls[0].function.name'],
-    ['tool call args not string', withMsg({ role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: {} } }] }), 'messages[1].tool_calls[0].function.arguments'],
+    [
+      'tool call without name',
+      withMsg({ role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { arguments: '{}' } }] }),
+      'messages[1].tool_calls[0].function.name',
+    ],
+    [
+      'tool call args not string',
+      withMsg({
+        role: 'assistant',
+        tool_calls: [{ id: 'a', type: 'function', function: { name: 'f', arguments: {} } }],
+      }),
+      'messages[1].tool_calls[0].function.arguments',
+    ],
     ['assistant content number', withMsg({ role: 'assistant', content: 7 }), 'messages[1].content'],
     ['function without name', withMsg({ role: 'function', content: 'x' }), 'messages[1].name'],
     ['stream string', { ...baseBody(), stream: 'yes' }, 'stream'],
@@ -296,13 +383,29 @@ t.test('parseRequest validation names the field at fault', async (t) => {
     ['tools not array', { ...baseBody(), tools: {} }, 'tools'],
     ['tool bad type', { ...baseBody(), tools: [{ type: 'web', function: { name: 'f' } }] }, 'tools[0].type'],
     ['tool without name', { ...baseBody(), tools: [{ type: 'function', function: {} }] }, 'tools[0].function.name'],
-    ['tool params not object', { ...baseBody(), tools: [{ type: 'function', function: { name: 'f', parameters: 'x' } }] }, 'tools[0].function.parameters'],
+    [
+      'tool params not object',
+      { ...baseBody(), tools: [{ type: 'function', function: { name: 'f', parameters: 'x' } }] },
+      'tools[0].function.parameters',
+    ],
     ['tool_choice unknown', { ...baseBody(), tool_choice: 'any' }, 'tool_choice'],
-    ['tool_choice without name', { ...baseBody(), tool_choice: { type: 'function', function: {} } }, 'tool_choice.function.name'],
-    ['tool_choice bad type', { ...baseBody(), tool_choice: { type: 'tool', function: { name: 'f' } } }, 'tool_choice.type'],
+    [
+      'tool_choice without name',
+      { ...baseBody(), tool_choice: { type: 'function', function: {} } },
+      'tool_choice.function.name',
+    ],
+    [
+      'tool_choice bad type',
+      { ...baseBody(), tool_choice: { type: 'tool', function: { name: 'f' } } },
+      'tool_choice.type',
+    ],
     ['parallel_tool_calls string', { ...baseBody(), parallel_tool_calls: 'true' }, 'parallel_tool_calls'],
     ['stream_options not object', { ...baseBody(), stream_options: true }, 'stream_options'],
-    ['include_usage string', { ...baseBody(), stream_options: { include_usage: 'yes' } }, 'stream_options.include_usage'],
+    [
+      'include_usage string',
+      { ...baseBody(), stream_options: { include_usage: 'yes' } },
+      'stream_options.include_usage',
+    ],
     ['user number', { ...baseBody(), user: 5 }, 'user'],
   ];
   for (const [label, body, param] of cases) expectInvalid(t, body, param, label);
@@ -310,7 +413,12 @@ t.test('parseRequest validation names the field at fault', async (t) => {
   // t.throws, not a try/catch: a parser that stopped throwing must fail here, not pass unasserted.
   t.throws(
     () => openai.parseRequest(withMsg({ role: 'bot', content: 'x' })),
-    { kind: 'invalid_request', status: 400, param: 'messages[1].role', message: /'system', 'developer', 'user', 'assistant', 'tool', 'function' \(got "bot"\)/ },
+    {
+      kind: 'invalid_request',
+      status: 400,
+      param: 'messages[1].role',
+      message: /'system', 'developer', 'user', 'assistant', 'tool', 'function' \(got "bot"\)/,
+    },
     'a bad role is refused, naming the field and the allowed roles',
   );
   t.throws(
@@ -337,18 +445,36 @@ t.test('decodeStream reads every recorded OpenAI stream', async (t) => {
     t.strictSame(got.tools, ref.tools, `${file}: tool calls`);
     const prompt = ref.usage.prompt_tokens as number;
     const cached = (ref.usage.prompt_tokens_details?.cached_tokens ?? 0) as number;
-    t.strictSame(got.usage, { input: prompt - cached, output: ref.usage.completion_tokens, cacheRead: cached, cacheWrite: 0 }, `${file}: usage`);
-    const expectedStop: Record<string, IRStopReason> = { stop: 'end_turn', tool_calls: 'tool_use', length: 'max_tokens' };
+    t.strictSame(
+      got.usage,
+      { input: prompt - cached, output: ref.usage.completion_tokens, cacheRead: cached, cacheWrite: 0 },
+      `${file}: usage`,
+    );
+    const expectedStop: Record<string, IRStopReason> = {
+      stop: 'end_turn',
+      tool_calls: 'tool_use',
+      length: 'max_tokens',
+    };
     t.equal(got.stopReason, expectedStop[ref.finish], `${file}: stop reason`);
 
     // Blocks: indices 0..n-1 in order, each opened once and closed before stop.
     const starts = events.filter((e) => e.type === 'block_start').map((e) => (e as { index: number }).index);
     const stops = events.filter((e) => e.type === 'block_stop').map((e) => (e as { index: number }).index);
-    t.strictSame(starts, starts.map((_, i) => i), `${file}: block indices are positions`);
+    t.strictSame(
+      starts,
+      starts.map((_, i) => i),
+      `${file}: block indices are positions`,
+    );
     t.strictSame(stops, starts, `${file}: every block closed in order`);
     const stopAt = events.findIndex((e) => e.type === 'stop');
-    t.ok(events.slice(stopAt).every((e) => e.type === 'stop' || e.type === 'end'), `${file}: nothing after stop but end`);
-    t.notOk(events.some((e) => e.type === 'delta' && e.delta.type === 'text' && e.delta.text === ''), `${file}: no empty text deltas`);
+    t.ok(
+      events.slice(stopAt).every((e) => e.type === 'stop' || e.type === 'end'),
+      `${file}: nothing after stop but end`,
+    );
+    t.notOk(
+      events.some((e) => e.type === 'delta' && e.delta.type === 'text' && e.delta.text === ''),
+      `${file}: no empty text deltas`,
+    );
   }
 });
 
@@ -359,7 +485,10 @@ t.test('decodeStream: hand-checked facts from specific recordings', async (t) =>
   t.strictSame(refusal.usage, { input: 79, output: 11, cacheRead: 0, cacheWrite: 0 });
 
   const parallel = await read('stream_parallel_tool_calls_include_usage.sse');
-  t.strictSame(parallel.tools.map((c) => c.name), ['GetWeatherArgs', 'get_stock_price']);
+  t.strictSame(
+    parallel.tools.map((c) => c.name),
+    ['GetWeatherArgs', 'get_stock_price'],
+  );
   t.equal(parallel.tools[0]!.id, 'call_JMW1whyEaYG438VE1OIflxA2');
   t.strictSame(JSON.parse(parallel.tools[0]!.arguments), { city: 'Edinburgh', country: 'GB', units: 'c' });
   t.strictSame(JSON.parse(parallel.tools[1]!.arguments), { ticker: 'AAPL', exchange: 'NASDAQ' });
@@ -367,15 +496,25 @@ t.test('decodeStream: hand-checked facts from specific recordings', async (t) =>
   t.equal(parallel.stopReason, 'tool_use');
 
   const roleChunk = await read('stream_tool_call_in_role_chunk.sse');
-  t.strictSame(roleChunk.tools, [{ id: 'call_4XzlGBLtUe9dy3GVNV4jhq7h', name: 'get_weather', arguments: '{"city":"New York City"}' }]);
+  t.strictSame(roleChunk.tools, [
+    { id: 'call_4XzlGBLtUe9dy3GVNV4jhq7h', name: 'get_weather', arguments: '{"city":"New York City"}' },
+  ]);
 
   const azure = await decode(readFileSync(path.join(fixtures, 'stream_azure_prompt_filter_first_chunk.sse')));
-  t.strictSame(azure[0], { type: 'start', id: 'chatcmpl-CYPS1lijGoK8gd9lYzY3r9Sx50nbt', model: 'gpt-5-nano-2025-08-07' }, 'the empty Azure chunk does not start the answer');
+  t.strictSame(
+    azure[0],
+    { type: 'start', id: 'chatcmpl-CYPS1lijGoK8gd9lYzY3r9Sx50nbt', model: 'gpt-5-nano-2025-08-07' },
+    'the empty Azure chunk does not start the answer',
+  );
   t.equal(summarize(azure).text, 'Capital of Denmark.');
   t.strictSame(summarize(azure).usage, { input: 15, output: 78, cacheRead: 0, cacheWrite: 0 });
 
   const obf = await read('stream_text_usage_null_obfuscation.sse');
-  t.strictSame(obf.usage, { input: 16, output: 300, cacheRead: 0, cacheWrite: 0 }, 'usage:null chunks are not the usage chunk');
+  t.strictSame(
+    obf.usage,
+    { input: 16, output: 300, cacheRead: 0, cacheWrite: 0 },
+    'usage:null chunks are not the usage chunk',
+  );
   t.match(obf.text, /^\*\*Holiday Name:\*\* Harmony Day\n\n/);
 });
 
@@ -398,7 +537,11 @@ t.test('decodeStream: reasoning, block switching and edge cases', async (t) => {
       ch({ tool_calls: [{ index: 0, id: 'a', type: 'function', function: { name: 'f', arguments: '' } }] }),
       ch({ tool_calls: [{ index: 0, function: { arguments: '{"x":1}' } }] }),
       ch({}, 'tool_calls'),
-      { id: 'c1', choices: [], usage: { prompt_tokens: 100, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 60 } } },
+      {
+        id: 'c1',
+        choices: [],
+        usage: { prompt_tokens: 100, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 60 } },
+      },
       '[DONE]',
     ),
   );
@@ -419,18 +562,35 @@ t.test('decodeStream: reasoning, block switching and edge cases', async (t) => {
   ]);
 
   const noUsage = await decode(sse(ch({ content: 'x' }), ch({}, 'length'), '[DONE]'));
-  t.strictSame(noUsage.slice(-2), [{ type: 'stop', stopReason: 'max_tokens' }, { type: 'end' }], 'stop without usage at [DONE]');
+  t.strictSame(
+    noUsage.slice(-2),
+    [{ type: 'stop', stopReason: 'max_tokens' }, { type: 'end' }],
+    'stop without usage at [DONE]',
+  );
 
   const noDone = await decode(sse(ch({ content: 'x' }), ch({}, 'stop')));
-  t.strictSame(noDone.slice(-2), [{ type: 'stop', stopReason: 'end_turn' }, { type: 'end' }], 'a finished stream without [DONE] still ends');
+  t.strictSame(
+    noDone.slice(-2),
+    [{ type: 'stop', stopReason: 'end_turn' }, { type: 'end' }],
+    'a finished stream without [DONE] still ends',
+  );
 
   const cut = await decode(sse(ch({ content: 'x' })));
   t.equal(cut.at(-1)!.type, 'error', 'a stream cut before finishing is an error');
   t.notOk(cut.some((e) => e.type === 'end'));
 
-  const overloaded = await decode(sse(ch({ content: 'x' }), { error: { message: 'Server is overloaded', type: 'server_error', code: 'overloaded' } }, ch({ content: 'y' })));
+  const overloaded = await decode(
+    sse(
+      ch({ content: 'x' }),
+      { error: { message: 'Server is overloaded', type: 'server_error', code: 'overloaded' } },
+      ch({ content: 'y' }),
+    ),
+  );
   t.strictSame(overloaded.at(-1), { type: 'error', kind: 'overloaded', message: 'Server is overloaded' });
-  t.notOk(overloaded.some((e) => e.type === 'delta' && e.delta.type === 'text' && e.delta.text === 'y'), 'nothing after the error');
+  t.notOk(
+    overloaded.some((e) => e.type === 'delta' && e.delta.type === 'text' && e.delta.text === 'y'),
+    'nothing after the error',
+  );
 
   const failed = await decode(sse(ch({ content: 'x' }), { error: { message: 'boom', type: 'server_error' } }));
   t.strictSame(failed.at(-1), { type: 'error', kind: 'upstream', message: 'boom' });
@@ -457,7 +617,12 @@ t.test('decodeStream: reasoning, block switching and edge cases', async (t) => {
 
   // Running usage before the finish chunk must not end the answer early.
   const running = await decode(
-    sse(ch({ content: 'a' }, null, { usage: { prompt_tokens: 3, completion_tokens: 1 } }), ch({ content: 'b' }, null, { usage: { prompt_tokens: 3, completion_tokens: 2 } }), ch({}, 'stop'), '[DONE]'),
+    sse(
+      ch({ content: 'a' }, null, { usage: { prompt_tokens: 3, completion_tokens: 1 } }),
+      ch({ content: 'b' }, null, { usage: { prompt_tokens: 3, completion_tokens: 2 } }),
+      ch({}, 'stop'),
+      '[DONE]',
+    ),
   );
   t.equal(summarize(running).text, 'ab');
   t.strictSame(summarize(running).usage, { input: 3, output: 2, cacheRead: 0, cacheWrite: 0 });
@@ -524,7 +689,9 @@ const anthropicLike = (): IRStreamEvent[] => [
 
 t.test('encodeStream renumbers tool calls, maps reasoning and accumulates usage', async (t) => {
   const chunks = chunksOf(await encode(anthropicLike(), ctx(true)));
-  const deltas = chunks.filter((c): c is Record<string, any> => c !== '[DONE]' && c.choices.length > 0).map((c) => c.choices[0].delta);
+  const deltas = chunks
+    .filter((c): c is Record<string, any> => c !== '[DONE]' && c.choices.length > 0)
+    .map((c) => c.choices[0].delta);
   t.strictSame(deltas, [
     { role: 'assistant', content: '' },
     { reasoning_content: 'hmm' },
@@ -560,7 +727,10 @@ t.test('encodeStream omits the usage chunk unless the client asked', async (t) =
   const chunks = chunksOf(Buffer.from(text));
   t.equal(chunks.at(-1), '[DONE]');
   t.notOk(text.includes('"usage"'), 'no usage anywhere');
-  t.notOk(chunks.some((c) => c !== '[DONE]' && c.choices.length === 0), 'no choices:[] chunk');
+  t.notOk(
+    chunks.some((c) => c !== '[DONE]' && c.choices.length === 0),
+    'no choices:[] chunk',
+  );
   t.equal((chunks.at(-2) as Record<string, any>).choices[0].finish_reason, 'tool_calls');
 });
 
@@ -575,7 +745,12 @@ t.test('encodeStream maps every stop reason', async (t) => {
     [null, 'stop'],
   ];
   for (const [reason, finish] of map) {
-    const chunks = chunksOf(await encode([{ type: 'start', id: 'x', model: 'm' }, { type: 'stop', stopReason: reason }, { type: 'end' }], ctx(false)));
+    const chunks = chunksOf(
+      await encode(
+        [{ type: 'start', id: 'x', model: 'm' }, { type: 'stop', stopReason: reason }, { type: 'end' }],
+        ctx(false),
+      ),
+    );
     t.equal((chunks.at(-2) as Record<string, any>).choices[0].finish_reason, finish, `${reason} → ${finish}`);
   }
 });
@@ -607,23 +782,45 @@ t.test('parseResponse reads every recorded completion', async (t) => {
     const msg = body.choices[0].message;
     t.equal(ir.id, body.id, `${file}: id`);
     t.equal(ir.model, body.model, `${file}: model`);
-    const text = ir.content.filter((c) => c.type === 'text').map((c) => (c as { text: string }).text).join('');
+    const text = ir.content
+      .filter((c) => c.type === 'text')
+      .map((c) => (c as { text: string }).text)
+      .join('');
     t.equal(text, msg.content ?? '', `${file}: text`);
     const calls = ir.content.filter((c) => c.type === 'tool_use');
     t.strictSame(
       calls,
-      (msg.tool_calls ?? []).map((c: any) => ({ type: 'tool_use', id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments) })),
+      (msg.tool_calls ?? []).map((c: any) => ({
+        type: 'tool_use',
+        id: c.id,
+        name: c.function.name,
+        input: JSON.parse(c.function.arguments),
+      })),
       `${file}: tool calls`,
     );
     const cached = body.usage.prompt_tokens_details?.cached_tokens ?? 0;
-    t.strictSame(ir.usage, { input: body.usage.prompt_tokens - cached, output: body.usage.completion_tokens, cacheRead: cached, cacheWrite: 0 }, `${file}: usage`);
+    t.strictSame(
+      ir.usage,
+      {
+        input: body.usage.prompt_tokens - cached,
+        output: body.usage.completion_tokens,
+        cacheRead: cached,
+        cacheWrite: 0,
+      },
+      `${file}: usage`,
+    );
   }
   const read = (f: string) => openai.parseResponse(JSON.parse(readFileSync(path.join(fixtures, f), 'utf8')));
   t.equal(read('chat_completion_finish_length.json').stopReason, 'max_tokens');
   t.equal(read('chat_completion_parallel_tool_calls.json').stopReason, 'tool_use');
   t.equal(read('chat_completion_parallel_tool_calls.json').content.length, 2, 'null content gives no text block');
   t.equal(read('chat_completion_text.json').stopReason, 'end_turn');
-  t.strictSame(read('chat_completion_cached_tokens.json').usage, { input: 138, output: 1, cacheRead: 9984, cacheWrite: 0 });
+  t.strictSame(read('chat_completion_cached_tokens.json').usage, {
+    input: 138,
+    output: 1,
+    cacheRead: 9984,
+    cacheWrite: 0,
+  });
   t.match(
     (read('chat_completion_n3_multiple_choices.json').content[0] as { text: string }).text,
     '"temperature":64,',
@@ -656,12 +853,19 @@ t.test('parseResponse: reasoning, refusal, broken arguments, malformed bodies', 
     { type: 'tool_use', id: 'c', name: 'f', input: { [RAW_ARGUMENTS_KEY]: '{"a": tru' } },
   ]);
   t.strictSame(ir.usage, { input: 2, output: 4, cacheRead: 8, cacheWrite: 0 }, "DeepSeek's cache hits count as cached");
-  const refusal = openai.parseResponse({ id: 'r', model: 'm', choices: [{ index: 0, message: { content: null, refusal: 'No.' }, finish_reason: 'content_filter' }] });
+  const refusal = openai.parseResponse({
+    id: 'r',
+    model: 'm',
+    choices: [{ index: 0, message: { content: null, refusal: 'No.' }, finish_reason: 'content_filter' }],
+  });
   t.strictSame(refusal.content, [{ type: 'text', text: 'No.' }]);
   t.equal(refusal.stopReason, 'refusal');
   t.strictSame(refusal.usage, { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 });
   for (const bad of [null, {}, { choices: [] }, { choices: [{ index: 0 }] }]) {
-    t.throws(() => openai.parseResponse(bad), new GatewayError('upstream', 'The upstream returned a malformed chat completion.'));
+    t.throws(
+      () => openai.parseResponse(bad),
+      new GatewayError('upstream', 'The upstream returned a malformed chat completion.'),
+    );
   }
 });
 
@@ -702,13 +906,25 @@ t.test('renderResponse builds a chat.completion', async (t) => {
         finish_reason: 'tool_calls',
       },
     ],
-    usage: { prompt_tokens: 160, completion_tokens: 20, total_tokens: 180, cached_tokens: 50, prompt_tokens_details: { cached_tokens: 50 } },
+    usage: {
+      prompt_tokens: 160,
+      completion_tokens: 20,
+      total_tokens: 180,
+      cached_tokens: 50,
+      prompt_tokens_details: { cached_tokens: 50 },
+    },
   });
-  const toolsOnly = openai.renderResponse({ ...res, content: [res.content[3]!], stopReason: 'max_tokens' }, ctx(false)) as Record<string, any>;
+  const toolsOnly = openai.renderResponse(
+    { ...res, content: [res.content[3]!], stopReason: 'max_tokens' },
+    ctx(false),
+  ) as Record<string, any>;
   t.equal(toolsOnly.choices[0].message.content, null, 'content is null when only tool calls');
   t.notOk('reasoning_content' in toolsOnly.choices[0].message);
   t.equal(toolsOnly.choices[0].finish_reason, 'length');
-  const plain = openai.renderResponse({ ...res, content: [{ type: 'text', text: 'Hi' }], stopReason: 'refusal' }, ctx(false)) as Record<string, any>;
+  const plain = openai.renderResponse(
+    { ...res, content: [{ type: 'text', text: 'Hi' }], stopReason: 'refusal' },
+    ctx(false),
+  ) as Record<string, any>;
   t.notOk('tool_calls' in plain.choices[0].message);
   t.equal(plain.choices[0].message.content, 'Hi');
   t.equal(plain.choices[0].finish_reason, 'content_filter');
@@ -733,8 +949,13 @@ t.test('errorResponse follows the API.md table', async (t) => {
     t.equal(s, status, `${kind} status`);
     t.strictSame(body, { error: { message: `msg ${kind}`, type, param: null, code } }, `${kind} body`);
   }
-  const withParam = openai.errorResponse(new GatewayError('invalid_request', 'bad', { param: 'messages[0].role', code: 'invalid_value' }), 'r');
-  t.strictSame(withParam.body, { error: { message: 'bad', type: 'invalid_request_error', param: 'messages[0].role', code: 'invalid_value' } });
+  const withParam = openai.errorResponse(
+    new GatewayError('invalid_request', 'bad', { param: 'messages[0].role', code: 'invalid_value' }),
+    'r',
+  );
+  t.strictSame(withParam.body, {
+    error: { message: 'bad', type: 'invalid_request_error', param: 'messages[0].role', code: 'invalid_value' },
+  });
   const override = openai.errorResponse(new GatewayError('not_found', 'gone', { code: 'model_retired' }), 'r');
   t.equal((override.body as any).error.code, 'model_retired', 'err.code overrides the default');
   t.equal(
@@ -787,12 +1008,23 @@ t.test('buildRequest turns the IR into an upstream body', async (t) => {
           content: [
             { type: 'text', text: 'and then' },
             { type: 'tool_result', toolUseId: 't1', content: 'one' },
-            { type: 'tool_result', toolUseId: 't2', content: [{ type: 'text', text: 'two' }, { type: 'text', text: 'lines' }], isError: true },
+            {
+              type: 'tool_result',
+              toolUseId: 't2',
+              content: [
+                { type: 'text', text: 'two' },
+                { type: 'text', text: 'lines' },
+              ],
+              isError: true,
+            },
           ],
         },
         { role: 'assistant', content: [{ type: 'text', text: 'Done' }] },
       ],
-      tools: [{ name: 'f', description: 'F', parameters: { type: 'object' } }, { name: 'g', parameters: { type: 'object' } }],
+      tools: [
+        { name: 'f', description: 'F', parameters: { type: 'object' } },
+        { name: 'g', parameters: { type: 'object' } },
+      ],
       toolChoice: { type: 'tool', name: 'f' },
       parallelToolCalls: true,
       maxTokens: 256,
@@ -846,8 +1078,17 @@ t.test('buildRequest turns the IR into an upstream body', async (t) => {
     user: 'u1',
   });
 
-  const minimal = { model: 'x', system: [], messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }], stream: false, includeUsage: false };
-  const plain = openai.buildRequest({ ...minimal, parallelToolCalls: false, maxTokens: 10, toolChoice: { type: 'none' } }, 'o3-mini');
+  const minimal = {
+    model: 'x',
+    system: [],
+    messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }],
+    stream: false,
+    includeUsage: false,
+  };
+  const plain = openai.buildRequest(
+    { ...minimal, parallelToolCalls: false, maxTokens: 10, toolChoice: { type: 'none' } },
+    'o3-mini',
+  );
   t.equal(plain.max_completion_tokens, 10, 'reasoning models get max_completion_tokens');
   t.notOk('max_tokens' in plain);
   t.notOk('parallel_tool_calls' in plain, 'no parallel_tool_calls without tools');
@@ -860,16 +1101,25 @@ t.test('buildRequest turns the IR into an upstream body', async (t) => {
   t.notOk('reasoning_effort' in plain);
   t.equal(openai.buildRequest({ ...minimal, reasoningEffort: 'high' }, 'o3-mini').reasoning_effort, 'high');
   // A mid-conversation system message (Anthropic client) stays at its place; an empty one is left out.
-  const placed = openai.buildRequest({
-    ...minimal,
-    system: ['S'],
-    messages: [
-      minimal.messages[0]!,
-      { role: 'system', content: [{ type: 'text', text: 'Mid' }, { type: 'text', text: 'dle' }] },
-      { role: 'system', content: [] },
-      { role: 'assistant', content: [{ type: 'text', text: 'A' }] },
-    ],
-  }, 'gpt-4o');
+  const placed = openai.buildRequest(
+    {
+      ...minimal,
+      system: ['S'],
+      messages: [
+        minimal.messages[0]!,
+        {
+          role: 'system',
+          content: [
+            { type: 'text', text: 'Mid' },
+            { type: 'text', text: 'dle' },
+          ],
+        },
+        { role: 'system', content: [] },
+        { role: 'assistant', content: [{ type: 'text', text: 'A' }] },
+      ],
+    },
+    'gpt-4o',
+  );
   t.strictSame(placed.messages, [
     { role: 'system', content: 'S' },
     { role: 'user', content: 'hi' },
@@ -892,7 +1142,11 @@ t.test('a chat request survives parseRequest → buildRequest', async (t) => {
     messages: [
       { role: 'system', content: 'S' },
       { role: 'user', content: 'Q' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"x":' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"x":' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'R' },
     ],
     tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: {} } } }],
@@ -913,7 +1167,10 @@ t.test('non-stream response round trip through render and parse', async (t) => {
   const res: IRResponse = {
     id: 'a',
     model: 'b',
-    content: [{ type: 'text', text: 'x' }, { type: 'tool_use', id: 'c', name: 'f', input: { q: [1, 2] } }],
+    content: [
+      { type: 'text', text: 'x' },
+      { type: 'tool_use', id: 'c', name: 'f', input: { q: [1, 2] } },
+    ],
     stopReason: 'tool_use',
     usage: usageOf({ input: 7, output: 3, cacheRead: 2 }),
   };

@@ -22,7 +22,18 @@ import { parseSSE } from '../helpers/sse.js';
 /** What every dialect provides (dialect.ts `Dialect`): functions, by the object that holds them. */
 const REQUIRED = {
   /** The IR mapping both ways, and error mapping. */
-  dialect: ['parseRequest', 'renderResponse', 'encodeStream', 'errorResponse', 'errorEvent', 'buildRequest', 'parseResponse', 'decodeStream', 'upstreamErrorMessage', 'promptParts'],
+  dialect: [
+    'parseRequest',
+    'renderResponse',
+    'encodeStream',
+    'errorResponse',
+    'errorEvent',
+    'buildRequest',
+    'parseResponse',
+    'decodeStream',
+    'upstreamErrorMessage',
+    'promptParts',
+  ],
   /** How a provider of the dialect is called and read. */
   upstream: ['endpoint', 'headers', 'setOutputCap', 'passThroughWhole', 'passThroughTap'],
   upstreamOptional: ['countTokensEndpoint', 'refusedCredentials', 'prepareForward'],
@@ -47,9 +58,15 @@ const PUBLIC = {
 /** A model name of each vendor's reasoning models, and one of its models that does not reason. */
 const REASONING_SAMPLES: Record<string, { reasons: string[]; not: string[] }> = {
   openai: { reasons: ['o3-mini', 'gpt-5.1', 'openai/o4-mini'], not: ['gpt-4o', 'gpt-4.1-mini'] },
-  anthropic: { reasons: ['claude-sonnet-4-20250514', 'claude-3-7-sonnet-latest', 'anthropic/claude-opus-4.1'], not: ['claude-3-5-haiku-latest'] },
+  anthropic: {
+    reasons: ['claude-sonnet-4-20250514', 'claude-3-7-sonnet-latest', 'anthropic/claude-opus-4.1'],
+    not: ['claude-3-5-haiku-latest'],
+  },
   responses: { reasons: ['gpt-5-codex'], not: ['gpt-4o-mini'] },
-  gemini: { reasons: ['gemini-2.5-pro', 'models/gemini-3-flash', 'google/gemini-2.5-flash'], not: ['gemini-2.0-flash'] },
+  gemini: {
+    reasons: ['gemini-2.5-pro', 'models/gemini-3-flash', 'google/gemini-2.5-flash'],
+    not: ['gemini-2.0-flash'],
+  },
 };
 
 const LIMITS: DialectLimits = { MAX_N: 8, ANTHROPIC_VERSIONS: ['2023-06-01'], ANTHROPIC_PRICED_BETAS: [] };
@@ -85,7 +102,12 @@ const IR_STREAM: IRStreamEvent[] = [
 const names = Object.keys(DIALECTS) as (keyof typeof DIALECTS)[];
 const registered = names.map((name) => [name, DIALECTS[name] as Dialect] as const);
 
-const ctx = (d: Dialect): RenderContext => ({ model: 'm', id: d.surface?.newId() ?? 'a1', created: 1700000000, includeUsage: true });
+const ctx = (d: Dialect): RenderContext => ({
+  model: 'm',
+  id: d.surface?.newId() ?? 'a1',
+  created: 1700000000,
+  includeUsage: true,
+});
 
 /** Every path of a JSON value whose value is `value`. */
 function pathsOf(json: unknown, value: unknown, at = ''): string[] {
@@ -94,18 +116,26 @@ function pathsOf(json: unknown, value: unknown, at = ''): string[] {
   return Object.entries(json).flatMap(([k, v]) => pathsOf(v, value, at ? `${at}.${k}` : k));
 }
 
-const textOf = (events: IRStreamEvent[]) => events.flatMap((e) => (e.type === 'delta' && e.delta.type === 'text' ? [e.delta.text] : [])).join('');
+const textOf = (events: IRStreamEvent[]) =>
+  events.flatMap((e) => (e.type === 'delta' && e.delta.type === 'text' ? [e.delta.text] : [])).join('');
 
 const DIALECTS_DIR = fileURLToPath(new URL('../../src/dialects/', import.meta.url));
 
 for (const [name, dialect] of registered) {
   t.test(`${name}: what a dialect provides`, async (t) => {
-    t.equal(dialect.name, name, 'its name is its registry key (the catalogue\'s `dialect`)');
-    t.ok(existsSync(`${DIALECTS_DIR}${name}/index.ts`) && existsSync(`${DIALECTS_DIR}${name}/meta.ts`), 'its folder has its name, with index.ts and meta.ts');
-    t.ok(DIALECT_METAS.some((m) => m.name === name), 'its meta.ts is in the leaf registry');
+    t.equal(dialect.name, name, "its name is its registry key (the catalogue's `dialect`)");
+    t.ok(
+      existsSync(`${DIALECTS_DIR}${name}/index.ts`) && existsSync(`${DIALECTS_DIR}${name}/meta.ts`),
+      'its folder has its name, with index.ts and meta.ts',
+    );
+    t.ok(
+      DIALECT_METAS.some((m) => m.name === name),
+      'its meta.ts is in the leaf registry',
+    );
     for (const fn of REQUIRED.dialect) t.type(dialect[fn], 'function', fn);
     for (const fn of REQUIRED.upstream) t.type(dialect.upstream[fn], 'function', `upstream.${fn}`);
-    for (const fn of REQUIRED.upstreamOptional) t.ok(dialect.upstream[fn] === undefined || typeof dialect.upstream[fn] === 'function', `upstream.${fn}, if any`);
+    for (const fn of REQUIRED.upstreamOptional)
+      t.ok(dialect.upstream[fn] === undefined || typeof dialect.upstream[fn] === 'function', `upstream.${fn}, if any`);
   });
 
   t.test(`${name}: the upstream side`, async (t) => {
@@ -114,15 +144,25 @@ for (const [name, dialect] of registered) {
       const url = new URL(upstream.endpoint(BASE, { model: 'm', stream }));
       t.equal(url.host, 'upstream.example', `the endpoint is under base_url (stream: ${stream})`);
     }
-    if (upstream.countTokensEndpoint) t.equal(new URL(upstream.countTokensEndpoint(BASE)).host, 'upstream.example', 'so is the count_tokens endpoint');
+    if (upstream.countTokensEndpoint)
+      t.equal(new URL(upstream.countTokensEndpoint(BASE)).host, 'upstream.example', 'so is the count_tokens endpoint');
     const headers = upstream.headers(KEY, undefined, LIMITS);
-    t.ok(Object.values(headers).some((v) => v.includes(KEY)), 'the key goes in a header');
-    t.notOk(Object.values(upstream.headers(undefined, undefined, LIMITS)).some((v) => v.includes(KEY)), 'no key, no key header');
+    t.ok(
+      Object.values(headers).some((v) => v.includes(KEY)),
+      'the key goes in a header',
+    );
+    t.notOk(
+      Object.values(upstream.headers(undefined, undefined, LIMITS)).some((v) => v.includes(KEY)),
+      'no key, no key header',
+    );
 
     const body = dialect.buildRequest(IR_REQUEST, 'upstream-model');
     t.ok(JSON.stringify(body).includes('Hi'), 'an IR request becomes a body carrying its prompt');
     upstream.setOutputCap(body, 4321, { host: 'upstream.example' }, 'upstream-model');
-    t.ok(pathsOf(body, 4321).length > 0, `the output cap is set in the provider's field (${pathsOf(body, 4321).join(', ')})`);
+    t.ok(
+      pathsOf(body, 4321).length > 0,
+      `the output cap is set in the provider's field (${pathsOf(body, 4321).join(', ')})`,
+    );
 
     // What the client half writes, the upstream half reads: the same wire both ways.
     const c = ctx(dialect);
@@ -136,14 +176,21 @@ for (const [name, dialect] of registered) {
     const wire = Buffer.concat(await lastValueFrom(from(IR_STREAM).pipe(dialect.encodeStream(c), toArray())));
     const events = await lastValueFrom(from([wire]).pipe(parseSSE(), dialect.decodeStream(), toArray()));
     t.equal(textOf(events), 'Hello there', 'a stream: its text read back');
-    t.ok(events.some((e) => e.type === 'stop' || e.type === 'end'), 'and its end');
+    t.ok(
+      events.some((e) => e.type === 'stop' || e.type === 'end'),
+      'and its end',
+    );
   });
 
   t.test(`${name}: error mapping`, async (t) => {
     const err = new GatewayError('invalid_request', 'Something is wrong with the request.');
     const { status, body } = dialect.errorResponse(err, 'req_registry');
     t.equal(status, 400, 'a gateway error keeps its status');
-    t.equal(dialect.upstreamErrorMessage(body), 'Something is wrong with the request.', 'an upstream of the dialect saying it is read back');
+    t.equal(
+      dialect.upstreamErrorMessage(body),
+      'Something is wrong with the request.',
+      'an upstream of the dialect saying it is read back',
+    );
     t.ok(dialect.errorEvent(err, 'req_registry', ctx(dialect)).length > 0, 'a mid-stream error event');
   });
 
@@ -154,11 +201,16 @@ for (const [name, dialect] of registered) {
       t.equal(expected, undefined, 'a dialect the public table serves has a surface');
       return;
     }
-    t.equal(surface.name, expected.surface, 'the usage record\'s `surface` (public: stored rows and the API docs name it)');
+    t.equal(
+      surface.name,
+      expected.surface,
+      "the usage record's `surface` (public: stored rows and the API docs name it)",
+    );
     t.equal(surface.path, expected.path, 'the inference route (public)');
     t.type(surface.missingKey, 'string');
     for (const fn of REQUIRED.surface) t.type(surface[fn], 'function', `surface.${fn}`);
-    for (const fn of REQUIRED.surfaceOptional) t.ok(surface[fn] === undefined || typeof surface[fn] === 'function', `surface.${fn}, if any`);
+    for (const fn of REQUIRED.surfaceOptional)
+      t.ok(surface[fn] === undefined || typeof surface[fn] === 'function', `surface.${fn}, if any`);
     if (surface.models) {
       t.type(surface.models.path, 'string');
       for (const fn of ['asks', 'list', 'one'] as const) t.type(surface.models[fn], 'function', `surface.models.${fn}`);
@@ -177,7 +229,10 @@ for (const [name, dialect] of registered) {
     t.ok(Number.isInteger(adapter.maxInputs) && adapter.maxInputs > 0, 'maxInputs');
     t.type(adapter.takesTokens, 'boolean');
     t.equal(new URL(adapter.endpoint(BASE, 'e')).host, 'upstream.example');
-    t.ok(Object.values(adapter.headers(KEY)).some((v) => v.includes(KEY)), 'the key goes in a header');
+    t.ok(
+      Object.values(adapter.headers(KEY)).some((v) => v.includes(KEY)),
+      'the key goes in a header',
+    );
     const { request } = parseEmbeddingsRequest({ model: 'x', input: ['a', 'b'] });
     t.ok(JSON.stringify(adapter.body(request, 'e')).includes('"a"'), 'the inputs go in the body');
     t.equal(adapter.parse({ error: { message: 'no' } }), undefined, 'an error body is no answer');
@@ -185,20 +240,32 @@ for (const [name, dialect] of registered) {
 }
 
 t.test('the lists derived from the registry match it', async (t) => {
-  t.same(DIALECT_NAMES, names, 'the catalogue\'s dialect names, in the registry\'s order');
-  t.same(DIALECT_METAS.map((m) => m.name), names, 'the leaf registry lists the same dialects');
+  t.same(DIALECT_NAMES, names, "the catalogue's dialect names, in the registry's order");
+  t.same(
+    DIALECT_METAS.map((m) => m.name),
+    names,
+    'the leaf registry lists the same dialects',
+  );
   t.same(Object.keys(PUBLIC), names, 'every dialect has its row in the public table');
-  t.same(EMBEDDING_DIALECT_NAMES, names.filter((n) => DIALECTS[n].embeddings !== undefined), 'the embedding dialects are those with an adapter');
-  t.same(Object.keys(EMBEDDINGS), EMBEDDING_DIALECT_NAMES, 'the adapters\' registry is theirs');
+  t.same(
+    EMBEDDING_DIALECT_NAMES,
+    names.filter((n) => DIALECTS[n].embeddings !== undefined),
+    'the embedding dialects are those with an adapter',
+  );
+  t.same(Object.keys(EMBEDDINGS), EMBEDDING_DIALECT_NAMES, "the adapters' registry is theirs");
   t.equal(embeddingsUpstream('nope'), undefined);
   t.equal(embeddingsUpstream('__proto__'), undefined, 'only own names');
 
   const surfaces = registered.flatMap(([, d]) => (d.surface ? [d.surface.name] : []));
-  t.same(SURFACE_NAMES, [...surfaces, EMBEDDINGS_SURFACE], 'the usage record\'s surface values: each served dialect\'s, and embeddings');
+  t.same(
+    SURFACE_NAMES,
+    [...surfaces, EMBEDDINGS_SURFACE],
+    "the usage record's surface values: each served dialect's, and embeddings",
+  );
   t.equal(new Set(SURFACE_NAMES).size, SURFACE_NAMES.length, 'no two surfaces share a name');
 });
 
-t.test('the reasoning-model default is the union of the vendors\' patterns', async (t) => {
+t.test("the reasoning-model default is the union of the vendors' patterns", async (t) => {
   for (const meta of DIALECT_METAS) {
     const own = meta.reasoningModels;
     if (!own) continue;
@@ -209,7 +276,11 @@ t.test('the reasoning-model default is the union of the vendors\' patterns', asy
     for (const model of samples.reasons) t.ok(REASONING_MODEL.test(model), `${model} reasons`);
     for (const model of samples.not) t.notOk(REASONING_MODEL.test(model), `${model} does not`);
   }
-  t.equal(new Set(REASONING_MODEL_PATTERNS.map((p) => p.source)).size, REASONING_MODEL_PATTERNS.length, 'each vendor\'s pattern once');
+  t.equal(
+    new Set(REASONING_MODEL_PATTERNS.map((p) => p.source)).size,
+    REASONING_MODEL_PATTERNS.length,
+    "each vendor's pattern once",
+  );
   t.notOk(REASONING_MODEL.test('my-o3-clone'), 'only at the start of the name or after a /');
   t.ok(REASONING_MODEL.test('GPT-5'), 'case-insensitively');
 });

@@ -13,25 +13,37 @@ export interface DrillExtras {
   outcomes: Outcome[];
 }
 
-async function run(rig: DrillRig, name: string, fault: () => Promise<Record<string, unknown>>, afterMs = 2500, partialBilled = false): Promise<DrillResult & DrillExtras> {
+async function run(
+  rig: DrillRig,
+  name: string,
+  fault: () => Promise<Record<string, unknown>>,
+  afterMs = 2500,
+  partialBilled = false,
+): Promise<DrillResult & DrillExtras> {
   const load = rig.load(CLIENTS, name.replace(/\W+/g, '-'));
   await sleep(WARM_MS);
   const during = await fault();
   const faultEnd = Date.now();
   await sleep(afterMs);
   // A loaded machine may take longer than afterMs to serve again: that is measured, not cut off.
-  for (const deadline = Date.now() + 20_000; load.recoveredAfter(faultEnd) === null && Date.now() < deadline;) await sleep(100);
+  for (const deadline = Date.now() + 20_000; load.recoveredAfter(faultEnd) === null && Date.now() < deadline;)
+    await sleep(100);
   const outcomes = await load.stop();
   return { ...(await rig.verify(name, outcomes, faultEnd, load, { partialBilled })), during, outcomes };
 }
 
 /** kill -9 of one worker: the primary starts another, the other worker keeps serving. */
 export function workerKill(rig: DrillRig) {
-  return run(rig, 'kill -9 a worker', async () => {
-    const [pid] = rig.workerPids();
-    process.kill(pid, 'SIGKILL');
-    return { killed: pid };
-  }, 3000);
+  return run(
+    rig,
+    'kill -9 a worker',
+    async () => {
+      const [pid] = rig.workerPids();
+      process.kill(pid, 'SIGKILL');
+      return { killed: pid };
+    },
+    3000,
+  );
 }
 
 /** kill -9 of the primary: the workers finish what they hold and stop; an operator restarts. */
@@ -66,25 +78,36 @@ export function redisFlush(rig: DrillRig) {
 
 /** Postgres out of reach for `ms`: answers go on from the hot store, records wait in the outbox. */
 export function postgresCut(rig: DrillRig, ms = 20_000) {
-  return run(rig, `Postgres cut ${ms / 1000} s`, async () => {
-    const cutAt = Date.now();
-    rig.pgProxy.cut('reset');
-    await sleep(Math.min(2000, ms / 2));
-    const readyz = await fetch(`${rig.gateway.url}/readyz`, { headers: OPERATOR });
-    const ready = { status: readyz.status, body: await readyz.json() };
-    await sleep(ms - (Date.now() - cutAt));
-    rig.pgProxy.restore();
-    return { readyz: ready, cutAt };
-  }, 4000);
+  return run(
+    rig,
+    `Postgres cut ${ms / 1000} s`,
+    async () => {
+      const cutAt = Date.now();
+      rig.pgProxy.cut('reset');
+      await sleep(Math.min(2000, ms / 2));
+      const readyz = await fetch(`${rig.gateway.url}/readyz`, { headers: OPERATOR });
+      const ready = { status: readyz.status, body: await readyz.json() };
+      await sleep(ms - (Date.now() - cutAt));
+      rig.pgProxy.restore();
+      return { readyz: ready, cutAt };
+    },
+    4000,
+  );
 }
 
 /** Redis out of reach for `ms`: requests get 503 quickly, nothing is served unbilled. */
 export function redisCut(rig: DrillRig, ms = 3000) {
-  return run(rig, `Redis cut ${ms / 1000} s`, async () => {
-    const cutAt = Date.now();
-    rig.redisProxy.cut('reset');
-    await sleep(ms);
-    rig.redisProxy.restore();
-    return { cutAt, restoredAt: Date.now() };
-  }, 2500, true);
+  return run(
+    rig,
+    `Redis cut ${ms / 1000} s`,
+    async () => {
+      const cutAt = Date.now();
+      rig.redisProxy.cut('reset');
+      await sleep(ms);
+      rig.redisProxy.restore();
+      return { cutAt, restoredAt: Date.now() };
+    },
+    2500,
+    true,
+  );
 }

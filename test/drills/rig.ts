@@ -64,7 +64,12 @@ export class Load {
   private loops: Promise<void>[] = [];
   private seq = 0;
 
-  constructor(private readonly url: string, private readonly key: string, concurrency: number, private readonly tag: string) {
+  constructor(
+    private readonly url: string,
+    private readonly key: string,
+    concurrency: number,
+    private readonly tag: string,
+  ) {
     for (let i = 0; i < concurrency; i++) this.loops.push(this.loop(i));
   }
 
@@ -78,7 +83,11 @@ export class Load {
         const messages = kind === 'messages-stream';
         const res = await fetch(`${this.url}${messages ? '/v1/messages' : '/v1/chat/completions'}`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-request-id': id, ...(messages ? { 'x-api-key': this.key } : { authorization: `Bearer ${this.key}` }) },
+          headers: {
+            'content-type': 'application/json',
+            'x-request-id': id,
+            ...(messages ? { 'x-api-key': this.key } : { authorization: `Bearer ${this.key}` }),
+          },
           body: JSON.stringify({
             model: messages ? 'an-model' : 'oa-model',
             max_tokens: 200,
@@ -89,7 +98,13 @@ export class Load {
         });
         o.status = res.status;
         const text = await res.text();
-        if (res.status === 200) o.complete = kind === 'chat' ? text.includes('"choices"') : kind === 'chat-stream' ? text.includes('data: [DONE]') : text.includes('event: message_stop');
+        if (res.status === 200)
+          o.complete =
+            kind === 'chat'
+              ? text.includes('"choices"')
+              : kind === 'chat-stream'
+                ? text.includes('data: [DONE]')
+                : text.includes('event: message_stop');
         if (!o.complete) o.error = text.slice(-500);
       } catch (err) {
         o.error = (err as Error).message;
@@ -102,7 +117,9 @@ export class Load {
 
   /** Time from `since` to the first full answer of a request sent at or after it. */
   recoveredAfter(since: number): number | null {
-    const first = this.outcomes.filter((o) => o.complete && o.startedAt >= since).sort((a, b) => a.endedAt - b.endedAt)[0];
+    const first = this.outcomes
+      .filter((o) => o.complete && o.startedAt >= since)
+      .sort((a, b) => a.endedAt - b.endedAt)[0];
     return first ? first.endedAt - since : null;
   }
 
@@ -135,7 +152,10 @@ export class DrillRig {
   private configPath!: string;
   private dbUrl!: string;
 
-  private constructor(private readonly t: Teardown, private readonly opts: RigOptions) {}
+  private constructor(
+    private readonly t: Teardown,
+    private readonly opts: RigOptions,
+  ) {}
 
   static async start(t: Teardown, opts: RigOptions): Promise<DrillRig> {
     const rig = new DrillRig(t, opts);
@@ -153,7 +173,11 @@ export class DrillRig {
     const direct = new URL(ADMIN_URL);
     direct.pathname = `/${this.dbName}`;
     this.dbUrl = direct.toString();
-    this.sql = postgres(this.dbUrl, { max: 2, onnotice: () => {}, types: { bigint: postgres.BigInt } }) as unknown as Sql;
+    this.sql = postgres(this.dbUrl, {
+      max: 2,
+      onnotice: () => {},
+      types: { bigint: postgres.BigInt },
+    }) as unknown as Sql;
     this.t.teardown(() => this.sql.end({ timeout: 1 }));
     await migrate(this.sql);
 
@@ -173,7 +197,11 @@ export class DrillRig {
     writeFileSync(this.configPath, JSON.stringify(testCatalogue({ upstream: this.fake.url })));
 
     const user = await createVerifiedUser(this.sql, `${this.dbName}@example.test`);
-    await creditUser(this.sql, this.hot, user.id, usdToNano('1000'), { method: 'operator', amount: '1000', currency: 'USD' });
+    await creditUser(this.sql, this.hot, user.id, usdToNano('1000'), {
+      method: 'operator',
+      amount: '1000',
+      currency: 'USD',
+    });
     this.userId = user.id;
     this.key = (await createKey(this.sql, user.id, 'drill')).key;
     await this.startGateway();
@@ -210,7 +238,9 @@ export class DrillRig {
    */
   workerPids(): number[] {
     try {
-      return execFileSync('ps', ['-o', 'pid=,stat=,args=', '--ppid', String(this.gateway.proc.pid)], { encoding: 'utf8' })
+      return execFileSync('ps', ['-o', 'pid=,stat=,args=', '--ppid', String(this.gateway.proc.pid)], {
+        encoding: 'utf8',
+      })
         .split('\n')
         .map((l) => l.trim().split(/\s+/))
         .filter(([pid, stat, ...args]) => pid && stat && !stat.startsWith('Z') && args.at(-1) === 'serve')
@@ -225,7 +255,13 @@ export class DrillRig {
   }
 
   /** Waits until every full answer has its record (or `timeoutMs`), then counts. */
-  async verify(drill: string, outcomes: Outcome[], faultEnd: number, load: Load, opts: { partialBilled?: boolean; timeoutMs?: number } = {}): Promise<DrillResult> {
+  async verify(
+    drill: string,
+    outcomes: Outcome[],
+    faultEnd: number,
+    load: Load,
+    opts: { partialBilled?: boolean; timeoutMs?: number } = {},
+  ): Promise<DrillResult> {
     const answered = outcomes.filter((o) => o.status === 200 && o.complete);
     const begun = outcomes.filter((o) => o.status === 200 && !o.complete);
     const ids = [...answered, ...begun].map((o) => o.id);
@@ -238,11 +274,15 @@ export class DrillRig {
     // Streams cut short while the gateway lived are billed too, once their charge can land.
     const mustRecord = opts.partialBilled ? [...answered, ...begun] : answered;
     let recordedAt: number | null = null;
-    await waitFor(async () => {
-      recorded = await count();
-      if (recordedAt === null && answered.every((o) => recorded.has(o.id))) recordedAt = Date.now();
-      return mustRecord.every((o) => recorded.has(o.id)) && (await this.hot.outboxLength()) === 0;
-    }, opts.timeoutMs ?? 30_000, 100).catch(() => {});
+    await waitFor(
+      async () => {
+        recorded = await count();
+        if (recordedAt === null && answered.every((o) => recorded.has(o.id))) recordedAt = Date.now();
+        return mustRecord.every((o) => recorded.has(o.id)) && (await this.hot.outboxLength()) === 0;
+      },
+      opts.timeoutMs ?? 30_000,
+      100,
+    ).catch(() => {});
     // The gateway's own retries and audits have had their chance: now the books must balance.
     const report = await reconcile(this.sql, this.hot);
     return {

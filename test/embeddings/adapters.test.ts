@@ -3,40 +3,75 @@
 
 import t from 'tap';
 import { EMBEDDINGS } from '../../src/dialects/embeddings.js';
-import { base64ToFloats, embeddingTokenBound, floatsToBase64, parseEmbeddingsRequest, PER_INPUT_TOKENS } from '../../src/inference/embeddings.js';
+import {
+  base64ToFloats,
+  embeddingTokenBound,
+  floatsToBase64,
+  parseEmbeddingsRequest,
+  PER_INPUT_TOKENS,
+} from '../../src/inference/embeddings.js';
 import { readFixtureJson } from './fixtures.js';
 
 const { openai, gemini } = EMBEDDINGS;
 
 t.test('Gemini: the version segment added unless the base_url has one, models/ not doubled', async (t) => {
-  t.equal(gemini.endpoint('https://generativelanguage.googleapis.com', 'gemini-embedding-001'), 'https://generativelanguage.googleapis.com/v1beta/models/gemini-embedding-001:batchEmbedContents');
-  t.equal(gemini.endpoint('https://generativelanguage.googleapis.com/v1beta', 'models/gemini-embedding-001'), 'https://generativelanguage.googleapis.com/v1beta/models/gemini-embedding-001:batchEmbedContents');
+  t.equal(
+    gemini.endpoint('https://generativelanguage.googleapis.com', 'gemini-embedding-001'),
+    'https://generativelanguage.googleapis.com/v1beta/models/gemini-embedding-001:batchEmbedContents',
+  );
+  t.equal(
+    gemini.endpoint('https://generativelanguage.googleapis.com/v1beta', 'models/gemini-embedding-001'),
+    'https://generativelanguage.googleapis.com/v1beta/models/gemini-embedding-001:batchEmbedContents',
+  );
   t.equal(gemini.endpoint('https://example.test/v1', 'm'), 'https://example.test/v1/models/m:batchEmbedContents');
   t.same(gemini.headers('k'), { 'x-goog-api-key': 'k' });
   const { request } = parseEmbeddingsRequest({ model: 'x', input: ['a', 'b'], user: 'u' });
-  t.same(gemini.body(request, 'models/gemini-embedding-001'), {
-    requests: [
-      { model: 'models/gemini-embedding-001', content: { parts: [{ text: 'a' }] } },
-      { model: 'models/gemini-embedding-001', content: { parts: [{ text: 'b' }] } },
-    ],
-  }, 'no outputDimensionality unless asked; no user');
+  t.same(
+    gemini.body(request, 'models/gemini-embedding-001'),
+    {
+      requests: [
+        { model: 'models/gemini-embedding-001', content: { parts: [{ text: 'a' }] } },
+        { model: 'models/gemini-embedding-001', content: { parts: [{ text: 'b' }] } },
+      ],
+    },
+    'no outputDimensionality unless asked; no user',
+  );
   const recorded = readFixtureJson('gemini/batch_embed_contents_256d.json');
   const parsed = gemini.parse(recorded)!;
   t.equal(parsed.vectors.length, 3);
   t.equal(parsed.promptTokens, null, 'the recorded answer has no usage');
   t.equal(gemini.parse({ embeddings: [{ values: ['x'] }] }), undefined, 'not numbers');
-  t.equal(gemini.parse(readFixtureJson('gemini/errors/404_not_found_embed.json')), undefined, 'an error body is no answer');
+  t.equal(
+    gemini.parse(readFixtureJson('gemini/errors/404_not_found_embed.json')),
+    undefined,
+    'an error body is no answer',
+  );
 });
 
 t.test('OpenAI: the body passes through bar model; answers in any order; usage read or absent', async (t) => {
   t.equal(openai.endpoint('https://api.openai.com/v1', 'm'), 'https://api.openai.com/v1/embeddings');
   const { request } = parseEmbeddingsRequest({ model: 'ours', input: 'a', dimensions: 3, future_field: 1 });
   t.same(openai.body(request, 'theirs'), { model: 'theirs', input: 'a', dimensions: 3, future_field: 1 });
-  const swapped = openai.parse({ data: [{ index: 1, embedding: [2] }, { index: 0, embedding: [1] }], usage: { prompt_tokens: 7 } })!;
+  const swapped = openai.parse({
+    data: [
+      { index: 1, embedding: [2] },
+      { index: 0, embedding: [1] },
+    ],
+    usage: { prompt_tokens: 7 },
+  })!;
   t.same(swapped.vectors, [[1], [2]], 'placed by index');
   t.equal(swapped.promptTokens, 7);
   t.equal(openai.parse({ data: [{ embedding: [1] }] })!.promptTokens, null, 'no usage: null, so the gateway counts');
-  t.equal(openai.parse({ data: [{ index: 0, embedding: [1] }, { index: 0, embedding: [2] }] }), undefined, 'an index twice');
+  t.equal(
+    openai.parse({
+      data: [
+        { index: 0, embedding: [1] },
+        { index: 0, embedding: [2] },
+      ],
+    }),
+    undefined,
+    'an index twice',
+  );
   t.equal(openai.parse({ data: [{ index: 5, embedding: [1] }] }), undefined, 'an index out of range');
   t.equal(openai.parse({ error: { message: 'x' } }), undefined);
   const recorded = openai.parse(readFixtureJson('openai/embeddings/base64.json'))!;

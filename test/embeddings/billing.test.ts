@@ -19,12 +19,24 @@ const { fake, gw } = await startEmbeddings(t, { log });
 const sql = gw.stores.sql;
 
 type Row = {
-  request_id: string; model: string; key_id: string; surface: string; stream: boolean; status: number;
-  prompt_tokens: number; completion_tokens: number; cached_tokens: number; cost_nano: bigint; official_cost_nano: bigint; overrun: boolean;
+  request_id: string;
+  model: string;
+  key_id: string;
+  surface: string;
+  stream: boolean;
+  status: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cached_tokens: number;
+  cost_nano: bigint;
+  official_cost_nano: bigint;
+  overrun: boolean;
 };
 const rowsOf = async (userId: string) => {
   await gw.services.outbox.drained();
-  return sql<Row[]>`SELECT request_id, model, key_id, surface, stream, status, prompt_tokens, completion_tokens, cached_tokens, cost_nano, official_cost_nano, overrun
+  return sql<
+    Row[]
+  >`SELECT request_id, model, key_id, surface, stream, status, prompt_tokens, completion_tokens, cached_tokens, cost_nano, official_cost_nano, overrun
                     FROM usage_records WHERE user_id = ${userId} ORDER BY id`;
 };
 const balanceOf = async (userId: string) => {
@@ -39,7 +51,8 @@ async function booksReconcile(t: Test) {
   t.same(report.hotMismatches, [], 'Redis agrees');
   t.equal(report.ok, true, 'reconcile is exact');
 }
-const upstreamCalls = () => fake.requests.filter((r) => r.path.endsWith('/embeddings') || r.path.endsWith(':batchEmbedContents')).length;
+const upstreamCalls = () =>
+  fake.requests.filter((r) => r.path.endsWith('/embeddings') || r.path.endsWith(':batchEmbedContents')).length;
 
 t.test('OpenAI-dialect upstream: charged its prompt_tokens × the input price, to the nano-dollar', async (t) => {
   const u = await gw.user('1');
@@ -48,26 +61,46 @@ t.test('OpenAI-dialect upstream: charged its prompt_tokens × the input price, t
   const res = await embed(gw, u.key, { model: 'emb-model', input }, { 'x-request-id': 'embed-exact-1' });
   t.equal(res.status, 200);
   const tokens = input.reduce((n, s) => n + fakeInputTokens(s), 0);
-  t.equal(res.json.usage.prompt_tokens, tokens, 'the upstream\'s count, passed on');
+  t.equal(res.json.usage.prompt_tokens, tokens, "the upstream's count, passed on");
   const [row] = await rowsOf(u.userId);
   t.match(row, {
-    request_id: 'embed-exact-1', model: 'emb-model', key_id: u.keyId, surface: 'embeddings', stream: false, status: 200,
-    prompt_tokens: tokens, completion_tokens: 0, cached_tokens: 0, overrun: false,
+    request_id: 'embed-exact-1',
+    model: 'emb-model',
+    key_id: u.keyId,
+    surface: 'embeddings',
+    stream: false,
+    status: 200,
+    prompt_tokens: tokens,
+    completion_tokens: 0,
+    cached_tokens: 0,
+    overrun: false,
   });
   t.equal(row!.cost_nano, BigInt(tokens) * NANO_PER_TOKEN, 'cost = prompt_tokens × input price');
-  t.equal(row!.official_cost_nano, BigInt(tokens) * OFFICIAL_NANO_PER_TOKEN, 'official cost at the vendor\'s list price: the saving shows');
+  t.equal(
+    row!.official_cost_nano,
+    BigInt(tokens) * OFFICIAL_NANO_PER_TOKEN,
+    "official cost at the vendor's list price: the saving shows",
+  );
   t.equal(before - (await balanceOf(u.userId)), row!.cost_nano, 'the balance moved by exactly the charge');
   const logged = lines.filter((l) => l.msg === 'inference' && l.requestId === 'embed-exact-1');
   t.equal(logged.length, 1, 'one request log line');
-  t.match(logged[0], { surface: 'embeddings', model: 'emb-model', route: 'fake-openai/upstream-emb', status: 200, inputTokens: tokens, outputTokens: 0, costNano: String(row!.cost_nano) });
+  t.match(logged[0], {
+    surface: 'embeddings',
+    model: 'emb-model',
+    route: 'fake-openai/upstream-emb',
+    status: 200,
+    inputTokens: tokens,
+    outputTokens: 0,
+    costNano: String(row!.cost_nano),
+  });
   t.notOk(JSON.stringify(lines).includes('quick brown fox'), 'and no input text in the log');
   await booksReconcile(t);
 });
 
-t.test('the upstream\'s count is authoritative: a recorded answer saying 1 token is charged 1 token', async (t) => {
+t.test("the upstream's count is authoritative: a recorded answer saying 1 token is charged 1 token", async (t) => {
   const u = await gw.user('1');
   const input = 'several words the gateway would count as more than one token';
-  t.ok(countTokens(input) > 5, 'the gateway\'s own count would be more');
+  t.ok(countTokens(input) > 5, "the gateway's own count would be more");
   const res = await embed(gw, u.key, { model: 'emb-replay', input });
   t.equal(res.status, 200);
   const [row] = await rowsOf(u.userId);
@@ -75,21 +108,24 @@ t.test('the upstream\'s count is authoritative: a recorded answer saying 1 token
   t.equal(row!.cost_nano, NANO_PER_TOKEN);
 });
 
-t.test('Gemini upstream (no usage): charged the gateway\'s own o200k count, which is the answer\'s usage too', async (t) => {
-  const u = await gw.user('1');
-  const before = await balanceOf(u.userId);
-  const input = ['héllo wörld', '日本語のテキストです', 'emoji 🦊🦊 fox'];
-  const res = await embed(gw, u.key, { model: 'emb-gemini', input, encoding_format: 'float' });
-  t.equal(res.status, 200);
-  t.notOk(fake.requests.at(-1)!.body.usage, 'the upstream said nothing of usage');
-  const counted = input.reduce((n, s) => n + countTokens(s), 0);
-  t.equal(res.json.usage.prompt_tokens, counted, 'usage is the gateway\'s count');
-  const [row] = await rowsOf(u.userId);
-  t.equal(row!.prompt_tokens, counted);
-  t.equal(row!.cost_nano, BigInt(counted) * NANO_PER_TOKEN);
-  t.equal(before - (await balanceOf(u.userId)), row!.cost_nano);
-  t.ok(counted < input.reduce((n, s) => n + Buffer.byteLength(s), 0), 'fewer than the bytes held for');
-});
+t.test(
+  "Gemini upstream (no usage): charged the gateway's own o200k count, which is the answer's usage too",
+  async (t) => {
+    const u = await gw.user('1');
+    const before = await balanceOf(u.userId);
+    const input = ['héllo wörld', '日本語のテキストです', 'emoji 🦊🦊 fox'];
+    const res = await embed(gw, u.key, { model: 'emb-gemini', input, encoding_format: 'float' });
+    t.equal(res.status, 200);
+    t.notOk(fake.requests.at(-1)!.body.usage, 'the upstream said nothing of usage');
+    const counted = input.reduce((n, s) => n + countTokens(s), 0);
+    t.equal(res.json.usage.prompt_tokens, counted, "usage is the gateway's count");
+    const [row] = await rowsOf(u.userId);
+    t.equal(row!.prompt_tokens, counted);
+    t.equal(row!.cost_nano, BigInt(counted) * NANO_PER_TOKEN);
+    t.equal(before - (await balanceOf(u.userId)), row!.cost_nano);
+    t.ok(counted < input.reduce((n, s) => n + Buffer.byteLength(s), 0), 'fewer than the bytes held for');
+  },
+);
 
 t.test('token-array inputs are charged their length; a mixed model routes them past its Gemini route', async (t) => {
   const u = await gw.user('1');
@@ -163,23 +199,35 @@ t.test('fallback: the second route answers, one charge', async (t) => {
   const rows = await rowsOf(u.userId);
   t.equal(rows.length, 1);
   t.equal(rows[0]!.cost_nano, BigInt(fakeInputTokens('fall back')) * NANO_PER_TOKEN);
-  const fromGemini = await embed(gw, u.key, { model: 'emb-ratelimited', input: 'rate limited, then Gemini', encoding_format: 'float' });
+  const fromGemini = await embed(gw, u.key, {
+    model: 'emb-ratelimited',
+    input: 'rate limited, then Gemini',
+    encoding_format: 'float',
+  });
   t.equal(fromGemini.status, 200, 'a 429 hands over to the next route too');
   t.equal(fake.requests.at(-1)!.path, '/v1beta/models/gemini-embedding-001:batchEmbedContents');
-  t.equal((await rowsOf(u.userId))[1]!.prompt_tokens, countTokens('rate limited, then Gemini'), 'billed by the gateway\'s count there');
+  t.equal(
+    (await rowsOf(u.userId))[1]!.prompt_tokens,
+    countTokens('rate limited, then Gemini'),
+    "billed by the gateway's count there",
+  );
 });
 
 t.test('key limits apply: requests per minute, and a spend cap', async (t) => {
   const u = await gw.user('1');
   const limited = await createKey(sql, u.userId, 'rpm', { rpm: 2 });
   const statuses = [];
-  for (let i = 0; i < 3; i++) statuses.push((await embed(gw, limited.key, { model: 'emb-model', input: `rpm ${i}` })).status);
+  for (let i = 0; i < 3; i++)
+    statuses.push((await embed(gw, limited.key, { model: 'emb-model', input: `rpm ${i}` })).status);
   t.same(statuses, [200, 200, 429], 'the third in the minute is refused');
   // A total cap of 1,000 nano: one 'cap' request holds (3 + 4) × 100 = 700 and is charged 100.
   const capped = await createKey(sql, u.userId, 'cap', { spend: { nano: 1000n, period: 'total' } });
   const first = await embed(gw, capped.key, { model: 'emb-model', input: 'cap' });
   t.equal(first.status, 200);
-  const over = await embed(gw, capped.key, { model: 'emb-model', input: 'a much longer input that the cap cannot cover' });
+  const over = await embed(gw, capped.key, {
+    model: 'emb-model',
+    input: 'a much longer input that the cap cannot cover',
+  });
   t.equal(over.status, 429, 'a hold past the cap is refused');
   await booksReconcile(t);
 });

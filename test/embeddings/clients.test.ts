@@ -20,7 +20,10 @@ const lastUpstream = () => fake.requests.at(-1)!;
 /** langchain-client.ts under tsx (see there why not in this process). */
 function runLangChain(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/embeddings/langchain-client.ts'], { cwd: REPO_ROOT, env: childEnv(env) });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/embeddings/langchain-client.ts'], {
+      cwd: REPO_ROOT,
+      env: childEnv(env),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d));
@@ -33,15 +36,23 @@ function runLangChain(env: Record<string, string>): Promise<{ code: number | nul
   });
 }
 
-t.test('openai SDK: one string, with the SDK\'s default base64 decoded back to the fake\'s floats', async (t) => {
+t.test("openai SDK: one string, with the SDK's default base64 decoded back to the fake's floats", async (t) => {
   const res = await client.embeddings.create({ model: 'emb-model', input: 'The quick brown fox' });
   t.equal(res.object, 'list');
-  t.equal(res.model, 'emb-model', 'the catalogue id the client asked for, not the upstream\'s');
+  t.equal(res.model, 'emb-model', "the catalogue id the client asked for, not the upstream's");
   t.equal(res.data.length, 1);
   t.equal(res.data[0]!.object, 'embedding');
   t.equal(res.data[0]!.index, 0);
-  t.same(Array.from(res.data[0]!.embedding), fakeEmbedding('The quick brown fox'), 'the vector the upstream made, exactly');
-  t.equal(lastUpstream().body.encoding_format, 'base64', 'the SDK\'s base64 reached the OpenAI-dialect upstream as asked');
+  t.same(
+    Array.from(res.data[0]!.embedding),
+    fakeEmbedding('The quick brown fox'),
+    'the vector the upstream made, exactly',
+  );
+  t.equal(
+    lastUpstream().body.encoding_format,
+    'base64',
+    "the SDK's base64 reached the OpenAI-dialect upstream as asked",
+  );
   t.equal(lastUpstream().body.model, 'upstream-emb', 'the upstream is sent its own model name');
   t.equal(res.usage.prompt_tokens, 4);
   t.equal(res.usage.total_tokens, 4);
@@ -49,28 +60,54 @@ t.test('openai SDK: one string, with the SDK\'s default base64 decoded back to t
 
 t.test('openai SDK: an array of strings, float on request, with dimensions and user passed through', async (t) => {
   const input = ['alpha', 'beta gamma', 'δέλτα'];
-  const res = await client.embeddings.create({ model: 'emb-model', input, dimensions: 8, encoding_format: 'float', user: 'end-user-7' });
-  t.same(res.data.map((d) => d.index), [0, 1, 2]);
+  const res = await client.embeddings.create({
+    model: 'emb-model',
+    input,
+    dimensions: 8,
+    encoding_format: 'float',
+    user: 'end-user-7',
+  });
+  t.same(
+    res.data.map((d) => d.index),
+    [0, 1, 2],
+  );
   res.data.forEach((d, i) => t.same(d.embedding, fakeEmbedding(input[i]!, 8), `vector ${i}`));
   const sent = lastUpstream().body;
-  t.same(sent, { model: 'upstream-emb', input, dimensions: 8, encoding_format: 'float', user: 'end-user-7' }, 'the client\'s body, bar the model');
+  t.same(
+    sent,
+    { model: 'upstream-emb', input, dimensions: 8, encoding_format: 'float', user: 'end-user-7' },
+    "the client's body, bar the model",
+  );
 });
 
 t.test('openai SDK: token arrays, one and several', async (t) => {
   const one = await client.embeddings.create({ model: 'emb-model', input: [9906, 1917, 0], encoding_format: 'float' });
   t.same(one.data[0]!.embedding, fakeEmbedding([9906, 1917, 0]));
   t.equal(one.usage.prompt_tokens, 3, 'a token array costs its length');
-  const many = await client.embeddings.create({ model: 'emb-model', input: [[1, 2], [3, 4, 5]], encoding_format: 'float' });
-  t.same(many.data.map((d) => d.embedding), [fakeEmbedding([1, 2]), fakeEmbedding([3, 4, 5])]);
+  const many = await client.embeddings.create({
+    model: 'emb-model',
+    input: [
+      [1, 2],
+      [3, 4, 5],
+    ],
+    encoding_format: 'float',
+  });
+  t.same(
+    many.data.map((d) => d.embedding),
+    [fakeEmbedding([1, 2]), fakeEmbedding([3, 4, 5])],
+  );
   t.equal(many.usage.prompt_tokens, 5);
 });
 
 t.test('base64 asked of an upstream that answers floats (Gemini): encoded by the gateway', async (t) => {
   const res = await client.embeddings.create({ model: 'emb-gemini', input: ['one', 'two'], dimensions: 12 });
-  t.same(res.data.map((d) => Array.from(d.embedding)), [fakeEmbedding('one', 12), fakeEmbedding('two', 12)]);
+  t.same(
+    res.data.map((d) => Array.from(d.embedding)),
+    [fakeEmbedding('one', 12), fakeEmbedding('two', 12)],
+  );
   const sent = lastUpstream();
   t.equal(sent.path, '/v1beta/models/gemini-embedding-001:batchEmbedContents');
-  t.equal(sent.headers['x-goog-api-key'], process.env.FAKE_GEMINI_KEY, 'Gemini\'s key header');
+  t.equal(sent.headers['x-goog-api-key'], process.env.FAKE_GEMINI_KEY, "Gemini's key header");
   t.notOk(sent.headers.authorization, 'and no bearer');
   t.same(sent.body, {
     requests: [
@@ -80,28 +117,38 @@ t.test('base64 asked of an upstream that answers floats (Gemini): encoded by the
   });
 });
 
-t.test('recorded OpenAI answers: a float answer asked as base64 gives the recorded base64, byte for byte', async (t) => {
-  const float = readFixtureJson('openai/embeddings/float.json');
-  const base64 = readFixtureJson('openai/embeddings/base64.json');
-  const asB64 = await embed(gw, user.key, { model: 'emb-replay', input: 'x', encoding_format: 'base64' });
-  t.equal(asB64.status, 200);
-  t.equal(asB64.json.data[0].embedding, base64.data[0].embedding);
-  t.same(asB64.json.usage, { prompt_tokens: 1, total_tokens: 1 }, 'the recorded usage');
-  t.equal(asB64.json.model, 'emb-replay');
-  // And the other way: a base64 answer asked as floats decodes to the recorded floats (as float32).
-  const asFloat = await embed(gw, user.key, { model: 'emb-replay-b64', input: 'x', encoding_format: 'float' });
-  t.equal(asFloat.status, 200);
-  t.same(asFloat.json.data[0].embedding, float.data[0].embedding.map(Math.fround));
-  const asIs = await embed(gw, user.key, { model: 'emb-replay', input: 'x' });
-  t.same(asIs.json.data[0].embedding, float.data[0].embedding, 'float to float: the numbers as recorded');
-});
+t.test(
+  'recorded OpenAI answers: a float answer asked as base64 gives the recorded base64, byte for byte',
+  async (t) => {
+    const float = readFixtureJson('openai/embeddings/float.json');
+    const base64 = readFixtureJson('openai/embeddings/base64.json');
+    const asB64 = await embed(gw, user.key, { model: 'emb-replay', input: 'x', encoding_format: 'base64' });
+    t.equal(asB64.status, 200);
+    t.equal(asB64.json.data[0].embedding, base64.data[0].embedding);
+    t.same(asB64.json.usage, { prompt_tokens: 1, total_tokens: 1 }, 'the recorded usage');
+    t.equal(asB64.json.model, 'emb-replay');
+    // And the other way: a base64 answer asked as floats decodes to the recorded floats (as float32).
+    const asFloat = await embed(gw, user.key, { model: 'emb-replay-b64', input: 'x', encoding_format: 'float' });
+    t.equal(asFloat.status, 200);
+    t.same(asFloat.json.data[0].embedding, float.data[0].embedding.map(Math.fround));
+    const asIs = await embed(gw, user.key, { model: 'emb-replay', input: 'x' });
+    t.same(asIs.json.data[0].embedding, float.data[0].embedding, 'float to float: the numbers as recorded');
+  },
+);
 
 t.test('recorded Gemini answer: three vectors in order, no usage from the vendor', async (t) => {
   const recorded = readFixtureJson('gemini/batch_embed_contents_256d.json');
-  const res = await embed(gw, user.key, { model: 'emb-gemini-replay', input: ['a', 'bb', 'ccc'], encoding_format: 'float' });
+  const res = await embed(gw, user.key, {
+    model: 'emb-gemini-replay',
+    input: ['a', 'bb', 'ccc'],
+    encoding_format: 'float',
+  });
   t.equal(res.status, 200);
-  t.same(res.json.data.map((d: any) => d.embedding), recorded.embeddings.map((e: any) => e.values));
-  t.same(res.json.usage, { prompt_tokens: 3, total_tokens: 3 }, 'the gateway\'s own count of the three texts');
+  t.same(
+    res.json.data.map((d: any) => d.embedding),
+    recorded.embeddings.map((e: any) => e.values),
+  );
+  t.same(res.json.usage, { prompt_tokens: 3, total_tokens: 3 }, "the gateway's own count of the three texts");
 });
 
 t.test('LangChain OpenAIEmbeddings: embedQuery and embedDocuments', async (t) => {
@@ -116,7 +163,12 @@ t.test('LangChain OpenAIEmbeddings: embedQuery and embedDocuments', async (t) =>
 });
 
 t.test('x-api-key works too', async (t) => {
-  const res = await embed(gw, undefined, { model: 'emb-model', input: 'k' }, { 'x-api-key': user.key, 'x-request-id': 'embed-rid-1' });
+  const res = await embed(
+    gw,
+    undefined,
+    { model: 'emb-model', input: 'k' },
+    { 'x-api-key': user.key, 'x-request-id': 'embed-rid-1' },
+  );
   t.equal(res.status, 200);
   t.equal(res.headers.get('x-request-id'), 'embed-rid-1', 'the request id comes back, as on every surface');
   t.match(res.headers.get('content-type'), /^application\/json/);

@@ -35,7 +35,11 @@ export function deliver(
     for (let i = 0; i <= delaysMs.length; i++) {
       if (i > 0) await new Promise((r) => setTimeout(r, delaysMs[i - 1]));
       try {
-        const res = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: payload });
+        const res = await request(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: payload,
+        });
         const body = await res.body.text();
         d.attempts.push({ at: Date.now(), status: res.statusCode, body });
         if (isAck(res.statusCode, body)) {

@@ -43,7 +43,11 @@ export interface FakeEpusdt {
   close(): Promise<void>;
 }
 
-export async function startFakeEpusdt(opts: { token: string; retryDelaysMs?: number[]; expiryMinutes?: number }): Promise<FakeEpusdt> {
+export async function startFakeEpusdt(opts: {
+  token: string;
+  retryDelaysMs?: number[];
+  expiryMinutes?: number;
+}): Promise<FakeEpusdt> {
   const orders = new Map<string, EpusdtOrder>();
   const deliveries: Delivery[] = [];
   const wallets = [EPUSDT_WALLET];
@@ -54,7 +58,9 @@ export async function startFakeEpusdt(opts: { token: string; retryDelaysMs?: num
 
   /** The smallest amount ≥ `wanted` (4 decimals) not held by an open order on the wallet. */
   const freeAmount = (wallet: string, wanted: number): number => {
-    const held = new Set([...orders.values()].filter((o) => o.status === 1 && o.token === wallet).map((o) => o.actual_amount));
+    const held = new Set(
+      [...orders.values()].filter((o) => o.status === 1 && o.token === wallet).map((o) => o.actual_amount),
+    );
     let cents = BigInt(Math.round(wanted * 10_000));
     while (held.has(Number(cents) / 10_000)) cents += 100n; // +0.01
     return Number(formatDecimal({ units: cents, scale: 4 }));
@@ -76,7 +82,12 @@ export async function startFakeEpusdt(opts: { token: string; retryDelaysMs?: num
   const send = async (orderId: string, body: Record<string, unknown>) => {
     const o = find(orderId);
     if (!o) throw new Error(`fake epusdt: no order ${orderId}`);
-    const d = deliver(o.notify_url, JSON.stringify(body), (status, text) => status === 200 && text === 'ok', opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS);
+    const d = deliver(
+      o.notify_url,
+      JSON.stringify(body),
+      (status, text) => status === 200 && text === 'ok',
+      opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS,
+    );
     deliveries.push(d);
     return d.done;
   };
@@ -84,11 +95,16 @@ export async function startFakeEpusdt(opts: { token: string; retryDelaysMs?: num
   const server = await listen((req, res) => {
     if (req.method === 'POST' && req.path === '/api/v1/order/create-transaction') {
       const b = req.body;
-      if (!b || typeof b !== 'object' || Array.isArray(b)) return reply(res, 10009, 'cannot parse the request parameters');
-      if (typeof b.signature !== 'string' || !epusdtSignatureValid(b as Record<string, SignedValue>, opts.token)) return reply(res, 401, 'signature verification failed');
-      if (typeof b.order_id !== 'string' || b.order_id === '' || b.order_id.length > 32) return reply(res, 10009, 'order_id is required, at most 32 characters');
-      if (typeof b.notify_url !== 'string' || !/^https?:\/\/[^/]+/.test(b.notify_url)) return reply(res, 10009, 'notify_url must be a full URL');
-      if (typeof b.amount !== 'number' || numberText(b.amount) === null || !(b.amount > 0.01)) return reply(res, 10004, 'the payment amount is below the smallest unit');
+      if (!b || typeof b !== 'object' || Array.isArray(b))
+        return reply(res, 10009, 'cannot parse the request parameters');
+      if (typeof b.signature !== 'string' || !epusdtSignatureValid(b as Record<string, SignedValue>, opts.token))
+        return reply(res, 401, 'signature verification failed');
+      if (typeof b.order_id !== 'string' || b.order_id === '' || b.order_id.length > 32)
+        return reply(res, 10009, 'order_id is required, at most 32 characters');
+      if (typeof b.notify_url !== 'string' || !/^https?:\/\/[^/]+/.test(b.notify_url))
+        return reply(res, 10009, 'notify_url must be a full URL');
+      if (typeof b.amount !== 'number' || numberText(b.amount) === null || !(b.amount > 0.01))
+        return reply(res, 10004, 'the payment amount is below the smallest unit');
       if (orders.has(b.order_id)) return reply(res, 10002, 'the order already exists');
       if (wallets.length === 0) return reply(res, 10003, 'no wallet address available');
       const token = wallets[0];
@@ -120,7 +136,9 @@ export async function startFakeEpusdt(opts: { token: string; retryDelaysMs?: num
     if (req.method === 'GET' && page) {
       const o = find(page[1]);
       res.writeHead(o ? 200 : 404, { 'content-type': 'text/html; charset=utf-8' });
-      res.end(o ? `<!doctype html><title>Pay</title><p>Send ${o.actual_amount} USDT to ${o.token}</p>` : 'no such order');
+      res.end(
+        o ? `<!doctype html><title>Pay</title><p>Send ${o.actual_amount} USDT to ${o.token}</p>` : 'no such order',
+      );
       return;
     }
     reply(res, 404, 'not found');

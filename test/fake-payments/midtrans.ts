@@ -17,7 +17,14 @@ export const MIDTRANS_MERCHANT_QRIS =
 
 export type MidtransState = 'pending' | 'settlement' | 'expire' | 'cancel' | 'deny' | 'refund';
 
-const STATUS_CODE: Record<MidtransState, string> = { pending: '201', settlement: '200', expire: '407', cancel: '200', deny: '202', refund: '200' };
+const STATUS_CODE: Record<MidtransState, string> = {
+  pending: '201',
+  settlement: '200',
+  expire: '407',
+  cancel: '200',
+  deny: '202',
+  refund: '200',
+};
 
 export interface MidtransTransaction {
   order_id: string;
@@ -54,7 +61,11 @@ export interface FakeMidtrans {
 /** Jakarta wall-clock time, as Midtrans writes it: "2024-01-31 19:04:05". */
 const jakarta = (ms: number) => new Date(ms + 7 * 3600_000).toISOString().slice(0, 19).replace('T', ' ');
 
-export async function startFakeMidtrans(opts: { serverKey: string; notifyUrl?: string; retryDelaysMs?: number[] }): Promise<FakeMidtrans> {
+export async function startFakeMidtrans(opts: {
+  serverKey: string;
+  notifyUrl?: string;
+  retryDelaysMs?: number[];
+}): Promise<FakeMidtrans> {
   const transactions = new Map<string, MidtransTransaction>();
   const deliveries: Delivery[] = [];
   const down = { charge: false, status: false };
@@ -87,7 +98,9 @@ export async function startFakeMidtrans(opts: { serverKey: string; notifyUrl?: s
     const t = find(orderId);
     if (!t) throw new Error(`fake midtrans: no order ${orderId}`);
     const payload = JSON.stringify(body);
-    const ds = t.notifyUrls.map((u) => deliver(u, payload, (status) => status >= 200 && status < 300, opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS));
+    const ds = t.notifyUrls.map((u) =>
+      deliver(u, payload, (status) => status >= 200 && status < 300, opts.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS),
+    );
     deliveries.push(...ds);
     return Promise.all(ds.map((d) => d.done));
   };
@@ -103,33 +116,62 @@ export async function startFakeMidtrans(opts: { serverKey: string; notifyUrl?: s
   };
 
   const unauthorized = (res: ServerResponse) =>
-    sendJson(res, 401, { status_code: '401', status_message: 'Access denied due to unauthorized transaction, please check client or server key', id: randomUUID() });
+    sendJson(res, 401, {
+      status_code: '401',
+      status_message: 'Access denied due to unauthorized transaction, please check client or server key',
+      id: randomUUID(),
+    });
 
   const server = await listen((req, res) => {
     if (req.method === 'POST' && req.path === '/v2/charge') {
       if (req.headers.authorization !== auth) return unauthorized(res);
-      if (down.charge) return sendJson(res, 500, { status_code: '500', status_message: 'Sorry. Our system is recovering from unexpected issues. Please retry.' });
+      if (down.charge)
+        return sendJson(res, 500, {
+          status_code: '500',
+          status_message: 'Sorry. Our system is recovering from unexpected issues. Please retry.',
+        });
       const b = req.body;
       const orderId = b?.transaction_details?.order_id;
       const gross = b?.transaction_details?.gross_amount;
       const problems: string[] = [];
       if (b?.payment_type !== 'qris') problems.push('payment_type must be qris');
-      if (typeof orderId !== 'string' || !/^[A-Za-z0-9\-_~.]{1,50}$/.test(orderId)) problems.push('transaction_details.order_id is invalid');
-      if (!Number.isSafeInteger(gross) || gross < 1) problems.push('transaction_details.gross_amount must be a whole number of rupiah');
-      if (problems.length) return sendJson(res, 400, { status_code: '400', status_message: 'One or more parameters in the payload is invalid.', validation_messages: problems, id: randomUUID() });
+      if (typeof orderId !== 'string' || !/^[A-Za-z0-9\-_~.]{1,50}$/.test(orderId))
+        problems.push('transaction_details.order_id is invalid');
+      if (!Number.isSafeInteger(gross) || gross < 1)
+        problems.push('transaction_details.gross_amount must be a whole number of rupiah');
+      if (problems.length)
+        return sendJson(res, 400, {
+          status_code: '400',
+          status_message: 'One or more parameters in the payload is invalid.',
+          validation_messages: problems,
+          id: randomUUID(),
+        });
       if (transactions.has(orderId)) {
-        return sendJson(res, 406, { status_code: '406', status_message: 'The request could not be completed due to a conflict with the current state of the target resource, please try again', id: randomUUID() });
+        return sendJson(res, 406, {
+          status_code: '406',
+          status_message:
+            'The request could not be completed due to a conflict with the current state of the target resource, please try again',
+          id: randomUUID(),
+        });
       }
       const now = Date.now();
       const expirySeconds = b?.custom_expiry?.unit === 'second' ? Number(b.custom_expiry.expiry_duration) : 15 * 60;
-      const override = typeof req.headers['x-override-notification'] === 'string' ? req.headers['x-override-notification'] : '';
+      const override =
+        typeof req.headers['x-override-notification'] === 'string' ? req.headers['x-override-notification'] : '';
       const t: MidtransTransaction = {
         order_id: orderId,
         transaction_id: randomUUID(),
         gross_amount: `${gross}.00`,
         state: 'pending',
         qr_string: toDynamic(MIDTRANS_MERCHANT_QRIS, BigInt(gross)),
-        notifyUrls: override ? override.split(',').map((s) => s.trim()).filter(Boolean) : opts.notifyUrl ? [opts.notifyUrl] : [],
+        notifyUrls: override
+          ? override
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : opts.notifyUrl
+            ? [opts.notifyUrl]
+            : [],
         transaction_time: jakarta(now),
         expiry_time: jakarta(now + expirySeconds * 1000),
       };
@@ -146,7 +188,9 @@ export async function startFakeMidtrans(opts: { serverKey: string; notifyUrl?: s
         transaction_time: t.transaction_time,
         transaction_status: 'pending',
         fraud_status: 'accept',
-        actions: [{ name: 'generate-qr-code', method: 'GET', url: `${server.url}/v2/qris/${t.transaction_id}/qr-code` }],
+        actions: [
+          { name: 'generate-qr-code', method: 'GET', url: `${server.url}/v2/qris/${t.transaction_id}/qr-code` },
+        ],
         qr_string: t.qr_string,
         acquirer: 'gopay',
         expiry_time: t.expiry_time,
@@ -158,9 +202,18 @@ export async function startFakeMidtrans(opts: { serverKey: string; notifyUrl?: s
     const m = /^\/v2\/([^/]+)\/status$/.exec(req.path);
     if (req.method === 'GET' && m) {
       if (req.headers.authorization !== auth) return unauthorized(res);
-      if (down.status) return sendJson(res, 500, { status_code: '500', status_message: 'Sorry. Our system is recovering from unexpected issues. Please retry.' });
+      if (down.status)
+        return sendJson(res, 500, {
+          status_code: '500',
+          status_message: 'Sorry. Our system is recovering from unexpected issues. Please retry.',
+        });
       const t = find(decodeURIComponent(m[1]));
-      if (!t) return sendJson(res, 404, { status_code: '404', status_message: "Transaction doesn't exist.", id: randomUUID() });
+      if (!t)
+        return sendJson(res, 404, {
+          status_code: '404',
+          status_message: "Transaction doesn't exist.",
+          id: randomUUID(),
+        });
       return sendJson(res, 200, statusBody(t));
     }
     sendJson(res, 404, { status_code: '404', status_message: 'The requested resource is not found' });

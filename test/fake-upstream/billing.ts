@@ -15,14 +15,16 @@ function imagePayloads(body: any, dialect: Dialect): Map<object, string> {
     for (const c of Array.isArray(body?.contents) ? body.contents : []) {
       for (const p of Array.isArray(c?.parts) ? c.parts : []) {
         const inline = p?.inlineData;
-        if (inline && typeof inline.mimeType === 'string' && inline.mimeType.startsWith('image/')) out.set(inline, 'data');
+        if (inline && typeof inline.mimeType === 'string' && inline.mimeType.startsWith('image/'))
+          out.set(inline, 'data');
       }
     }
     return out;
   }
   if (dialect === 'responses') {
     for (const item of Array.isArray(body?.input) ? body.input : []) {
-      for (const part of Array.isArray(item?.content) ? item.content : []) if (part?.type === 'input_image') out.set(part, 'image_url');
+      for (const part of Array.isArray(item?.content) ? item.content : [])
+        if (part?.type === 'input_image') out.set(part, 'image_url');
     }
     return out;
   }

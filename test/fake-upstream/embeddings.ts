@@ -53,7 +53,8 @@ export function fakeEmbedding(input: string | number[], dims = FAKE_DIMENSIONS):
 }
 
 /** What the fake bills an input: o200k tokens of a text, the length of a token array. */
-export const fakeInputTokens = (input: string | number[]) => (typeof input === 'string' ? countTokens(input) : input.length);
+export const fakeInputTokens = (input: string | number[]) =>
+  typeof input === 'string' ? countTokens(input) : input.length;
 
 const toBase64 = (values: number[]) => {
   const buf = Buffer.alloc(values.length * 4);
@@ -72,14 +73,29 @@ function scenarioOf(header: string | undefined, texts: string[], model: string):
 
 function send(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
   if (res.destroyed) return;
-  res.writeHead(status, { 'content-type': 'application/json', ...headers, 'content-length': String(Buffer.byteLength(body)) });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    ...headers,
+    'content-length': String(Buffer.byteLength(body)),
+  });
   res.end(body);
 }
 
-const GEMINI_STATUS: Record<number, string> = { 400: 'INVALID_ARGUMENT', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
+const GEMINI_STATUS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+};
 
 function geminiError(res: ServerResponse, status: number, message: string): void {
-  send(res, status, JSON.stringify({ error: { code: status, message, status: GEMINI_STATUS[status] ?? 'UNKNOWN' } }, null, 2) + '\n');
+  send(
+    res,
+    status,
+    JSON.stringify({ error: { code: status, message, status: GEMINI_STATUS[status] ?? 'UNKNOWN' } }, null, 2) + '\n',
+  );
 }
 
 function openaiError(res: ServerResponse, status: number, message?: string): void {
@@ -89,20 +105,33 @@ function openaiError(res: ServerResponse, status: number, message?: string): voi
 
 /** OpenAI's input forms, as the vendor reads them; a string is an error message. */
 function openaiInputs(input: unknown): (string | number[])[] | string {
-  const invalid = "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.";
+  const invalid =
+    "'$.input' is invalid. Please check the API reference: https://platform.openai.com/docs/api-reference.";
   if (typeof input === 'string') return [input];
   if (!Array.isArray(input) || input.length === 0) return invalid;
   if (input.every((x) => typeof x === 'number')) return [input as number[]];
   if (input.every((x) => typeof x === 'string' && x !== '')) return input as string[];
-  if (input.every((x) => Array.isArray(x) && x.length > 0 && x.every((n) => typeof n === 'number'))) return input as number[][];
+  if (input.every((x) => Array.isArray(x) && x.length > 0 && x.every((n) => typeof n === 'number')))
+    return input as number[][];
   return invalid;
 }
 
-async function replay(res: ServerResponse, fixturesDir: string, rel: string, vendor: 'openai' | 'gemini'): Promise<void> {
+async function replay(
+  res: ServerResponse,
+  fixturesDir: string,
+  rel: string,
+  vendor: 'openai' | 'gemini',
+): Promise<void> {
   const file = path.resolve(fixturesDir, rel);
-  if (!file.startsWith(fixturesDir + path.sep)) return vendor === 'openai' ? openaiError(res, 400, `bad replay path ${rel}`) : geminiError(res, 400, `bad replay path ${rel}`);
+  if (!file.startsWith(fixturesDir + path.sep))
+    return vendor === 'openai'
+      ? openaiError(res, 400, `bad replay path ${rel}`)
+      : geminiError(res, 400, `bad replay path ${rel}`);
   const bytes = await readFile(file).catch(() => undefined);
-  if (!bytes) return vendor === 'openai' ? openaiError(res, 404, `no fixture ${rel}`) : geminiError(res, 404, `no fixture ${rel}`);
+  if (!bytes)
+    return vendor === 'openai'
+      ? openaiError(res, 404, `no fixture ${rel}`)
+      : geminiError(res, 404, `no fixture ${rel}`);
   const status = Number(/(?:^|[\\/])errors[\\/](\d{3})_[^\\/]*$/.exec(rel)?.[1] ?? 200);
   send(res, status, bytes.toString());
 }
@@ -113,7 +142,13 @@ function after(res: ServerResponse, ms: number, fn: () => void): void {
   res.once('close', () => clearTimeout(timer));
 }
 
-export async function answerEmbeddings(endpoint: EmbeddingsEndpoint, body: any, req: IncomingMessage, res: ServerResponse, fixturesDir: string): Promise<void> {
+export async function answerEmbeddings(
+  endpoint: EmbeddingsEndpoint,
+  body: any,
+  req: IncomingMessage,
+  res: ServerResponse,
+  fixturesDir: string,
+): Promise<void> {
   const header = req.headers['x-fake-scenario'];
   if (endpoint.vendor === 'openai') {
     const auth = req.headers.authorization;
@@ -121,51 +156,76 @@ export async function answerEmbeddings(endpoint: EmbeddingsEndpoint, body: any, 
     const inputs = openaiInputs(body?.input);
     if (typeof inputs === 'string') return openaiError(res, 400, inputs);
     const model = typeof body.model === 'string' ? body.model : '';
-    const scenario = scenarioOf(typeof header === 'string' ? header : undefined, inputs.filter((x): x is string => typeof x === 'string'), model);
+    const scenario = scenarioOf(
+      typeof header === 'string' ? header : undefined,
+      inputs.filter((x): x is string => typeof x === 'string'),
+      model,
+    );
     if (scenario?.name === 'error') return openaiError(res, Number(scenario.arg?.split(':')[0]) || 500);
     if (scenario?.name === 'replay') return replay(res, fixturesDir, scenario.arg ?? '', 'openai');
     const dims = Number.isInteger(body.dimensions) ? body.dimensions : FAKE_DIMENSIONS;
     const base64 = body.encoding_format === 'base64';
     const tokens = inputs.reduce((n, x) => n + fakeInputTokens(x), 0);
     const answer = () =>
-      send(res, 200, JSON.stringify({
-        object: 'list',
-        data: inputs.map((x, index) => {
-          const vector = fakeEmbedding(x, dims);
-          return { object: 'embedding', index, embedding: base64 ? toBase64(vector) : vector };
+      send(
+        res,
+        200,
+        JSON.stringify({
+          object: 'list',
+          data: inputs.map((x, index) => {
+            const vector = fakeEmbedding(x, dims);
+            return { object: 'embedding', index, embedding: base64 ? toBase64(vector) : vector };
+          }),
+          model,
+          usage: { prompt_tokens: tokens, total_tokens: tokens },
         }),
-        model,
-        usage: { prompt_tokens: tokens, total_tokens: tokens },
-      }));
+      );
     return scenario?.name === 'slow' ? after(res, Number(scenario.arg) || 500, answer) : answer();
   }
 
   const key = req.headers['x-goog-api-key'];
   if (key === 'bad-key') return geminiError(res, 400, 'API key not valid. Please pass a valid API key.');
   const requests = body?.requests;
-  if (!Array.isArray(requests) || requests.length === 0) return geminiError(res, 400, '* BatchEmbedContentsRequest.requests: requests must not be empty\n');
-  if (requests.length > 100) return geminiError(res, 400, '* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch\n');
+  if (!Array.isArray(requests) || requests.length === 0)
+    return geminiError(res, 400, '* BatchEmbedContentsRequest.requests: requests must not be empty\n');
+  if (requests.length > 100)
+    return geminiError(res, 400, '* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch\n');
   const texts: string[] = [];
   for (const [i, r] of requests.entries()) {
     if (r?.model !== `models/${endpoint.model}`) {
-      return geminiError(res, 400, `* BatchEmbedContentsRequest.requests[${i}].model: the model of a request must be the batch's (models/${endpoint.model})\n`);
+      return geminiError(
+        res,
+        400,
+        `* BatchEmbedContentsRequest.requests[${i}].model: the model of a request must be the batch's (models/${endpoint.model})\n`,
+      );
     }
     const parts = r?.content?.parts;
-    if (!Array.isArray(parts) || parts.some((p: any) => typeof p?.text !== 'string')) return geminiError(res, 400, `* BatchEmbedContentsRequest.requests[${i}].content: parts must be text\n`);
+    if (!Array.isArray(parts) || parts.some((p: any) => typeof p?.text !== 'string'))
+      return geminiError(res, 400, `* BatchEmbedContentsRequest.requests[${i}].content: parts must be text\n`);
     texts.push(parts.map((p: any) => p.text).join(''));
   }
   const scenario = scenarioOf(typeof header === 'string' ? header : undefined, texts, endpoint.model);
   if (scenario?.name === 'error') {
     const status = Number(scenario.arg?.split(':')[0]) || 500;
-    const message = status === 404
-      ? `models/${endpoint.model} is not found for API version v1beta, or is not supported for embedContent. Call ModelService.ListModels to see the list of available models and their supported methods.`
-      : `Fake upstream error ${status}`;
+    const message =
+      status === 404
+        ? `models/${endpoint.model} is not found for API version v1beta, or is not supported for embedContent. Call ModelService.ListModels to see the list of available models and their supported methods.`
+        : `Fake upstream error ${status}`;
     return geminiError(res, status, message);
   }
   if (scenario?.name === 'replay') return replay(res, fixturesDir, scenario.arg ?? '', 'gemini');
   const answer = () =>
-    send(res, 200, JSON.stringify({
-      embeddings: texts.map((t, i) => ({ values: fakeEmbedding(t, Number.isInteger(requests[i].outputDimensionality) ? requests[i].outputDimensionality : FAKE_DIMENSIONS) })),
-    }));
+    send(
+      res,
+      200,
+      JSON.stringify({
+        embeddings: texts.map((t, i) => ({
+          values: fakeEmbedding(
+            t,
+            Number.isInteger(requests[i].outputDimensionality) ? requests[i].outputDimensionality : FAKE_DIMENSIONS,
+          ),
+        })),
+      }),
+    );
   return scenario?.name === 'slow' ? after(res, Number(scenario.arg) || 500, answer) : answer();
 }

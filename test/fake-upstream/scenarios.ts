@@ -90,7 +90,8 @@ function forEachResponsesText(body: any, fn: (text: string) => void): void {
       if (typeof item.content === 'string') fn(item.content);
       else if (Array.isArray(item.content)) {
         for (const part of item.content) {
-          if ((part?.type === 'input_text' || part?.type === 'output_text') && typeof part.text === 'string') fn(part.text);
+          if ((part?.type === 'input_text' || part?.type === 'output_text') && typeof part.text === 'string')
+            fn(part.text);
         }
       }
     }
@@ -149,11 +150,7 @@ export function promptText(body: any, dialect: Dialect): string {
  * Returns an error string only for an unknown header value: a typo there is a test bug worth
  * surfacing, whereas `[[…]]` in prompt text may be ordinary content.
  */
-export function selectScenario(
-  header: string | undefined,
-  body: any,
-  dialect: Dialect,
-): Scenario | { error: string } {
+export function selectScenario(header: string | undefined, body: any, dialect: Dialect): Scenario | { error: string } {
   if (header !== undefined && header !== '') {
     const s = parseScenario(header);
     return s ?? { error: `unknown fake scenario in x-fake-scenario: ${header}` };
@@ -300,7 +297,11 @@ export function buildPlan(
     ending: 'complete',
     choices: 1,
     webSearches:
-      dialect === 'anthropic' && Array.isArray(body?.tools) && body.tools.some((x: any) => typeof x?.type === 'string' && x.type.startsWith('web_search_')) ? 1 : 0,
+      dialect === 'anthropic' &&
+      Array.isArray(body?.tools) &&
+      body.tools.some((x: any) => typeof x?.type === 'string' && x.type.startsWith('web_search_'))
+        ? 1
+        : 0,
     reportUsage: true,
   };
   const arg = scenario.arg;
@@ -379,7 +380,12 @@ export function buildPlan(
     case 'fill': {
       // A model that writes until its cap, honouring only `max_tokens` (as many OpenAI-compatible
       // vendors do: `max_completion_tokens` is ignored), with `n` choices on the OpenAI dialect.
-      const capField = dialect === 'responses' ? body?.max_output_tokens : dialect === 'gemini' ? body?.generationConfig?.maxOutputTokens : body?.max_tokens;
+      const capField =
+        dialect === 'responses'
+          ? body?.max_output_tokens
+          : dialect === 'gemini'
+            ? body?.generationConfig?.maxOutputTokens
+            : body?.max_tokens;
       const cap = typeof capField === 'number' ? capField : 16;
       plan.blocks = [{ kind: 'text', count: Math.min(cap, 200_000), piece: () => 'w ' }];
       plan.intervalMs = intArg(arg, 0);
@@ -402,9 +408,13 @@ function firstToolName(body: any): string | undefined {
 /** The conversation's last turn hands back a tool's result (Anthropic tool_result block, OpenAI tool message). */
 function endsWithToolResult(body: any, dialect: Dialect): boolean {
   // A system message after the result (Claude Code announcing changed tools) is not a new turn.
-  const last = Array.isArray(body?.messages) ? body.messages.filter((m: any) => m?.role !== 'system').at(-1) : undefined;
+  const last = Array.isArray(body?.messages)
+    ? body.messages.filter((m: any) => m?.role !== 'system').at(-1)
+    : undefined;
   if (dialect === 'responses') {
-    const item = Array.isArray(body?.input) ? body.input.filter((i: any) => i?.role !== 'system' && i?.role !== 'developer').at(-1) : undefined;
+    const item = Array.isArray(body?.input)
+      ? body.input.filter((i: any) => i?.role !== 'system' && i?.role !== 'developer').at(-1)
+      : undefined;
     return item?.type === 'function_call_output' || item?.type === 'custom_tool_call_output';
   }
   if (dialect === 'openai') return last?.role === 'tool';
@@ -412,7 +422,9 @@ function endsWithToolResult(body: any, dialect: Dialect): boolean {
     const turn = Array.isArray(body?.contents) ? body.contents.at(-1) : undefined;
     return Array.isArray(turn?.parts) && turn.parts.some((p: any) => p?.functionResponse);
   }
-  return last?.role === 'user' && Array.isArray(last.content) && last.content.some((b: any) => b?.type === 'tool_result');
+  return (
+    last?.role === 'user' && Array.isArray(last.content) && last.content.some((b: any) => b?.type === 'tool_result')
+  );
 }
 
 /** The full text of a run, for non-streamed answers. */

@@ -39,7 +39,14 @@ import {
 
 export { everyStringTokens } from './billing.js';
 export { fakeEmbedding, fakeInputTokens, FAKE_DIMENSIONS } from './embeddings.js';
-export { countPromptTokens, parseScenario, FAKE_SIGNATURE, TEXT_ANSWER, TEXT_WORDS, THINKING_TEXT } from './scenarios.js';
+export {
+  countPromptTokens,
+  parseScenario,
+  FAKE_SIGNATURE,
+  TEXT_ANSWER,
+  TEXT_WORDS,
+  THINKING_TEXT,
+} from './scenarios.js';
 export type { Dialect, ScenarioName } from './scenarios.js';
 
 export interface RecordedRequest {
@@ -145,18 +152,42 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
         malformed = true;
       }
     }
-    if (record) requests.push({ method, path: pathname, query: q < 0 ? '' : url.slice(q + 1), headers: req.headers, body, at: Date.now(), remotePort: req.socket.remotePort });
+    if (record)
+      requests.push({
+        method,
+        path: pathname,
+        query: q < 0 ? '' : url.slice(q + 1),
+        headers: req.headers,
+        body,
+        at: Date.now(),
+        remotePort: req.socket.remotePort,
+      });
 
     // Embeddings (OpenAI's and Gemini's) have no plan or stream: embeddings.ts answers them.
     const embeddings = embeddingsEndpoint(method, pathname);
     if (embeddings) {
-      if (malformed || body === null || typeof body !== 'object' || Array.isArray(body)) return sendError(res, errorResponse('openai', 400, 'fake upstream: the body is not a JSON object'));
+      if (malformed || body === null || typeof body !== 'object' || Array.isArray(body))
+        return sendError(res, errorResponse('openai', 400, 'fake upstream: the body is not a JSON object'));
       return answerEmbeddings(embeddings, body, req, res, fixturesDir);
     }
 
     const gemini = GEMINI_PATH.exec(pathname);
-    if (gemini) return handleGemini(method, decodeURIComponent(gemini[1]!), gemini[2]!, new URLSearchParams(q < 0 ? '' : url.slice(q + 1)), body, malformed, req, res);
-    const dialect: Dialect = pathname.startsWith('/v1/messages') ? 'anthropic' : pathname.startsWith('/v1/responses') ? 'responses' : 'openai';
+    if (gemini)
+      return handleGemini(
+        method,
+        decodeURIComponent(gemini[1]!),
+        gemini[2]!,
+        new URLSearchParams(q < 0 ? '' : url.slice(q + 1)),
+        body,
+        malformed,
+        req,
+        res,
+      );
+    const dialect: Dialect = pathname.startsWith('/v1/messages')
+      ? 'anthropic'
+      : pathname.startsWith('/v1/responses')
+        ? 'responses'
+        : 'openai';
     const route = `${method} ${pathname}`;
     const known =
       route === 'POST /v1/chat/completions' ||
@@ -170,7 +201,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     if (malformed || body === null || typeof body !== 'object' || Array.isArray(body)) {
       const message =
         dialect === 'openai'
-          ? 'We could not parse the JSON body of your request. (HINT: This likely means you aren\'t using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)'
+          ? "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
           : 'There was an error parsing the body of your request: expected a JSON object';
       return sendError(res, errorResponse(dialect, 400, message));
     }
@@ -183,7 +214,8 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       if (selected.name === 'error') return sendError(res, errorResponse(dialect, errorStatus(selected)));
       return sendJson(res, 200, { input_tokens: countPromptTokens(body, 'anthropic') });
     }
-    if (selected.name === 'error') return sendError(res, errorResponse(dialect, errorStatus(selected), errorEcho(selected, body, dialect)));
+    if (selected.name === 'error')
+      return sendError(res, errorResponse(dialect, errorStatus(selected), errorEcho(selected, body, dialect)));
     if (selected.name === 'replay') return replay(selected.arg ?? '', dialect, res);
     const plan = buildPlan({ name: selected.name, arg: selected.arg }, body, dialect);
     if (opts.billing === 'every-string') plan.promptTokens = everyStringTokens(body, dialect);
@@ -191,13 +223,26 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
   }
 
   /** `/v1beta/models/{model}:{method}`: the model and streaming are in the URL, the rest as for the others. */
-  async function handleGemini(method: string, model: string, call: string, query: URLSearchParams, body: any, malformed: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handleGemini(
+    method: string,
+    model: string,
+    call: string,
+    query: URLSearchParams,
+    body: any,
+    malformed: boolean,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
     const send = (e: ErrorResponse) => sendError(res, e);
-    if (method !== 'POST' || !['generateContent', 'streamGenerateContent', 'countTokens'].includes(call)) return send(geminiError(404, `fake upstream: no route ${method} ${call}`));
+    if (method !== 'POST' || !['generateContent', 'streamGenerateContent', 'countTokens'].includes(call))
+      return send(geminiError(404, `fake upstream: no route ${method} ${call}`));
     if (presentsBadKey(req) || query.get('key') === 'bad-key') return send(geminiError(401));
-    if (malformed || body === null || typeof body !== 'object' || Array.isArray(body)) return send(geminiError(400, 'Invalid JSON payload received.'));
+    if (malformed || body === null || typeof body !== 'object' || Array.isArray(body))
+      return send(geminiError(400, 'Invalid JSON payload received.'));
     // Gemini refuses fields it does not know; `model` and `stream` are in the URL, never the body.
-    for (const k of ['model', 'stream']) if (k in body) return send(geminiError(400, `Invalid JSON payload received. Unknown name "${k}": Cannot find field.`));
+    for (const k of ['model', 'stream'])
+      if (k in body)
+        return send(geminiError(400, `Invalid JSON payload received. Unknown name "${k}": Cannot find field.`));
     const header = req.headers['x-fake-scenario'];
     const withModel = { ...body, model };
     const selected = selectScenario(typeof header === 'string' ? header : undefined, withModel, 'gemini');
@@ -214,7 +259,14 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
 
   function answer(plan: Plan, body: any, dialect: Dialect, req: IncomingMessage, res: ServerResponse): void {
     const ctx: WireContext = {
-      id: dialect === 'openai' ? randomId('chatcmpl-', 29) : dialect === 'responses' ? randomId('resp_', 48) : dialect === 'gemini' ? randomId('', 22) : randomId('msg_01', 22),
+      id:
+        dialect === 'openai'
+          ? randomId('chatcmpl-', 29)
+          : dialect === 'responses'
+            ? randomId('resp_', 48)
+            : dialect === 'gemini'
+              ? randomId('', 22)
+              : randomId('msg_01', 22),
       created: Math.floor(Date.now() / 1000),
       model: typeof body.model === 'string' ? body.model : 'fake-model',
       includeUsage: body.stream_options?.include_usage === true,
@@ -228,10 +280,20 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       }
       if (plan.ending === 'midstream_error') {
         // A whole-body request cannot fail half way; the closest thing is the overload status.
-        return sendError(res, dialect === 'gemini' ? geminiError(503) : errorResponse(dialect, dialect === 'anthropic' ? 529 : 503));
+        return sendError(
+          res,
+          dialect === 'gemini' ? geminiError(503) : errorResponse(dialect, dialect === 'anthropic' ? 529 : 503),
+        );
       }
       const send = () => {
-        const message = dialect === 'openai' ? openaiCompletion(plan, ctx) : dialect === 'responses' ? responsesResponse(plan, ctx, body) : dialect === 'gemini' ? geminiResponse(plan, ctx) : anthropicMessage(plan, ctx);
+        const message =
+          dialect === 'openai'
+            ? openaiCompletion(plan, ctx)
+            : dialect === 'responses'
+              ? responsesResponse(plan, ctx, body)
+              : dialect === 'gemini'
+                ? geminiResponse(plan, ctx)
+                : anthropicMessage(plan, ctx);
         sendJson(res, 200, message, { [requestIdHeader]: randomRequestId() });
       };
       // Non-streamed answers arrive when generation is done: after the whole pace.
@@ -239,7 +301,14 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
       return;
     }
 
-    const segments = dialect === 'openai' ? openaiStream(plan, ctx) : dialect === 'responses' ? responsesStream(plan, ctx, body) : dialect === 'gemini' ? geminiStream(plan, ctx) : anthropicStream(plan, ctx);
+    const segments =
+      dialect === 'openai'
+        ? openaiStream(plan, ctx)
+        : dialect === 'responses'
+          ? responsesStream(plan, ctx, body)
+          : dialect === 'gemini'
+            ? geminiStream(plan, ctx)
+            : anthropicStream(plan, ctx);
     later(res, plan.headerDelayMs, () => {
       res.writeHead(200, {
         'content-type': 'text/event-stream; charset=utf-8',
@@ -275,7 +344,8 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
 
   async function replay(rel: string, dialect: Dialect, res: ServerResponse): Promise<void> {
     const file = path.resolve(fixturesDir, rel);
-    const errorResponse = (d: Dialect, status: number, message?: string) => (d === 'gemini' ? geminiError(status, message) : wireError(d, status, message));
+    const errorResponse = (d: Dialect, status: number, message?: string) =>
+      d === 'gemini' ? geminiError(status, message) : wireError(d, status, message);
     if (rel === '' || !file.startsWith(fixturesDir + path.sep)) {
       return sendError(res, errorResponse(dialect, 400, `fake upstream: bad replay path ${JSON.stringify(rel)}`));
     }

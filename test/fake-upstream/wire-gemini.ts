@@ -10,7 +10,12 @@ import type { ErrorResponse, Segment, WireContext } from './wire.js';
 
 const json = JSON.stringify;
 
-const FINISH: Record<Plan['stopReason'], string> = { end_turn: 'STOP', tool_use: 'STOP', stop_sequence: 'STOP', max_tokens: 'MAX_TOKENS' };
+const FINISH: Record<Plan['stopReason'], string> = {
+  end_turn: 'STOP',
+  tool_use: 'STOP',
+  stop_sequence: 'STOP',
+  max_tokens: 'MAX_TOKENS',
+};
 
 /** Usage after `answered` answer tokens and `thought` thought tokens. */
 function usage(plan: Plan, answered: number, thought: number): Record<string, number> {
@@ -21,7 +26,14 @@ function usage(plan: Plan, answered: number, thought: number): Record<string, nu
   return u;
 }
 
-function chunk(plan: Plan, ctx: WireContext, parts: object[] | undefined, answered: number, thought: number, finishReason?: string): string {
+function chunk(
+  plan: Plan,
+  ctx: WireContext,
+  parts: object[] | undefined,
+  answered: number,
+  thought: number,
+  finishReason?: string,
+): string {
   const candidate: Record<string, unknown> = { content: parts ? { parts, role: 'model' } : { role: 'model' } };
   if (finishReason) candidate.finishReason = finishReason;
   candidate.index = 0;
@@ -32,7 +44,10 @@ function chunk(plan: Plan, ctx: WireContext, parts: object[] | undefined, answer
   return json(body);
 }
 
-const callPart = (name: string, args: string, first: boolean) => ({ functionCall: { name, args: JSON.parse(args) }, ...(first ? { thoughtSignature: FAKE_SIGNATURE } : {}) });
+const callPart = (name: string, args: string, first: boolean) => ({
+  functionCall: { name, args: JSON.parse(args) },
+  ...(first ? { thoughtSignature: FAKE_SIGNATURE } : {}),
+});
 
 export function geminiResponse(plan: Plan, ctx: WireContext): object {
   const parts: object[] = [];
@@ -42,10 +57,15 @@ export function geminiResponse(plan: Plan, ctx: WireContext): object {
     else if (b.kind === 'thinking') parts.push({ text: runText(b), thought: true });
     else parts.push({ text: runText(b) });
   }
-  const candidate: Record<string, unknown> = { content: { parts, role: 'model' }, finishReason: FINISH[plan.stopReason], index: 0 };
+  const candidate: Record<string, unknown> = {
+    content: { parts, role: 'model' },
+    finishReason: FINISH[plan.stopReason],
+    index: 0,
+  };
   if (calls > 0) candidate.finishMessage = 'Model generated function call(s).';
   const body: Record<string, unknown> = { candidates: [candidate] };
-  if (plan.reportUsage) body.usageMetadata = usage(plan, plan.outputTokens - plan.reasoningTokens, plan.reasoningTokens);
+  if (plan.reportUsage)
+    body.usageMetadata = usage(plan, plan.outputTokens - plan.reasoningTokens, plan.reasoningTokens);
   return { ...body, modelVersion: ctx.model, responseId: ctx.id };
 }
 
@@ -63,17 +83,29 @@ export function geminiStream(plan: Plan, ctx: WireContext): Segment[] {
     } else if (b.kind === 'thinking') {
       const before = thought;
       thought += b.count;
-      segs.push({ count: b.count, frame: (i) => event(chunk(plan, ctx, [{ text: b.piece(i), thought: true }], answered, before + i + 1)) });
+      segs.push({
+        count: b.count,
+        frame: (i) => event(chunk(plan, ctx, [{ text: b.piece(i), thought: true }], answered, before + i + 1)),
+      });
     } else {
       const before = answered;
       const thoughts = thought;
       answered += b.count;
-      segs.push({ count: b.count, frame: (i) => event(chunk(plan, ctx, [{ text: b.piece(i) }], before + i + 1, thoughts)) });
+      segs.push({
+        count: b.count,
+        frame: (i) => event(chunk(plan, ctx, [{ text: b.piece(i) }], before + i + 1, thoughts)),
+      });
     }
   }
   if (plan.ending === 'drop') return segs;
   if (plan.ending === 'midstream_error') {
-    segs.push(event(json({ error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' } })));
+    segs.push(
+      event(
+        json({
+          error: { code: 503, message: 'The model is overloaded. Please try again later.', status: 'UNAVAILABLE' },
+        }),
+      ),
+    );
     return segs;
   }
   segs.push(event(chunk(plan, ctx, [{ text: '' }], answered, thought, FINISH[plan.stopReason])));
@@ -101,9 +133,16 @@ const MESSAGES: Record<number, string> = {
 
 /** google.rpc's envelope, pretty-printed with a trailing newline as the API sends it. */
 export function geminiError(status: number, message?: string): ErrorResponse {
-  const headers: Record<string, string> = { 'content-type': 'application/json; charset=UTF-8', 'x-request-id': randomId('', 16) };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json; charset=UTF-8',
+    'x-request-id': randomId('', 16),
+  };
   if (status === 429) headers['retry-after'] = '1';
   // The API answers a bad key with 400 INVALID_ARGUMENT (reason API_KEY_INVALID); 401 is kept for the fake's `bad-key`.
-  const error = { code: status, message: message ?? MESSAGES[status] ?? `Fake upstream error ${status}`, status: STATUS_NAMES[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT') };
+  const error = {
+    code: status,
+    message: message ?? MESSAGES[status] ?? `Fake upstream error ${status}`,
+    status: STATUS_NAMES[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT'),
+  };
   return { status, headers, body: `${JSON.stringify({ error }, null, 2)}\n` };
 }

@@ -1,7 +1,16 @@
 // Turns a Plan into each vendor's wire format, streamed or whole, and builds the vendors'
 // error envelopes. Shapes follow the recorded traffic in test/fixtures.
 
-import { FAKE_SIGNATURE, randomId, runText, type Dialect, type Plan, type StopReason, type TextRun, type ToolCall } from './scenarios.js';
+import {
+  FAKE_SIGNATURE,
+  randomId,
+  runText,
+  type Dialect,
+  type Plan,
+  type StopReason,
+  type TextRun,
+  type ToolCall,
+} from './scenarios.js';
 
 /**
  * A stream is a list of segments. A string or Buffer goes out as one write, at once; a run is a
@@ -68,7 +77,12 @@ export function openaiCompletion(plan: Plan, ctx: WireContext): object {
     object: 'chat.completion',
     created: ctx.created,
     model: ctx.model,
-    choices: Array.from({ length: plan.choices }, (_, index) => ({ index, message, logprobs: null, finish_reason: FINISH_REASON[plan.stopReason] })),
+    choices: Array.from({ length: plan.choices }, (_, index) => ({
+      index,
+      message,
+      logprobs: null,
+      finish_reason: FINISH_REASON[plan.stopReason],
+    })),
     ...(plan.reportUsage ? { usage: openaiUsage(plan) } : {}),
     service_tier: 'default',
     system_fingerprint: 'fp_fakeupstream',
@@ -87,7 +101,9 @@ export function openaiStream(plan: Plan, ctx: WireContext): Segment[] {
 
   const firstIsTool = plan.blocks[0]?.kind === 'tool';
   const segs: Segment[] = [
-    head + (firstIsTool ? '{"role":"assistant","content":null}' : '{"role":"assistant","content":"","refusal":null}') + tail,
+    head +
+      (firstIsTool ? '{"role":"assistant","content":null}' : '{"role":"assistant","content":"","refusal":null}') +
+      tail,
   ];
   let toolIndex = 0;
   for (const b of plan.blocks) {
@@ -117,12 +133,19 @@ export function openaiStream(plan: Plan, ctx: WireContext): Segment[] {
       const seg = segs[i]!;
       if (typeof seg === 'object' && !Buffer.isBuffer(seg)) {
         const run = seg;
-        segs[i] = { count: run.count * k, frame: (j) => String(run.frame(Math.floor(j / k))).replace('"choices":[{"index":0,', `"choices":[{"index":${j % k},`) };
+        segs[i] = {
+          count: run.count * k,
+          frame: (j) =>
+            String(run.frame(Math.floor(j / k))).replace('"choices":[{"index":0,', `"choices":[{"index":${j % k},`),
+        };
       }
     }
   }
   for (let c = 0; c < plan.choices; c++) {
-    segs.push(head.replace('"choices":[{"index":0,', `"choices":[{"index":${c},`) + `{},"logprobs":null,"finish_reason":${json(FINISH_REASON[plan.stopReason])}}]${usageNull}}\n\n`);
+    segs.push(
+      head.replace('"choices":[{"index":0,', `"choices":[{"index":${c},`) +
+        `{},"logprobs":null,"finish_reason":${json(FINISH_REASON[plan.stopReason])}}]${usageNull}}\n\n`,
+    );
   }
   if (ctx.includeUsage && plan.reportUsage) {
     segs.push(
@@ -215,7 +238,10 @@ export function anthropicStream(plan: Plan, ctx: WireContext): Segment[] {
     if (idx === 0) segs.push(event('ping', '{"type": "ping"}'));
     if (b.kind === 'tool') {
       segs.push(
-        event('content_block_delta', json({ type: 'content_block_delta', index: idx, delta: { type: 'input_json_delta', partial_json: '' } })),
+        event(
+          'content_block_delta',
+          json({ type: 'content_block_delta', index: idx, delta: { type: 'input_json_delta', partial_json: '' } }),
+        ),
       );
     }
     segs.push(deltas);
@@ -224,7 +250,11 @@ export function anthropicStream(plan: Plan, ctx: WireContext): Segment[] {
       segs.push(
         event(
           'content_block_delta',
-          json({ type: 'content_block_delta', index: idx, delta: { type: 'signature_delta', signature: FAKE_SIGNATURE } }),
+          json({
+            type: 'content_block_delta',
+            index: idx,
+            delta: { type: 'signature_delta', signature: FAKE_SIGNATURE },
+          }),
         ),
       );
     }

@@ -24,9 +24,18 @@ t.test('the bundle builds, knows when it is stale, and serves on the embedded de
   t.notOk(isFresh(bundle), 'no build yet: stale');
   await buildServer(bundle);
   t.ok(isFresh(bundle), 'fresh for the sources it was made from');
-  t.match(readFileSync(bundle, 'utf8'), new RegExp(`//# sourceMappingURL=test-${process.pid}\\.js\\.map\\n$`), 'the bundle names its own map');
+  t.match(
+    readFileSync(bundle, 'utf8'),
+    new RegExp(`//# sourceMappingURL=test-${process.pid}\\.js\\.map\\n$`),
+    'the bundle names its own map',
+  );
   const maps = buildFiles(bundle).filter((f) => f.endsWith('.map'));
-  t.ok(maps.some((m) => (JSON.parse(readFileSync(m, 'utf8')) as { sources: string[] }).sources.some((f) => f.endsWith('src/gateway.ts'))), 'the maps point at the sources');
+  t.ok(
+    maps.some((m) =>
+      (JSON.parse(readFileSync(m, 'utf8')) as { sources: string[] }).sources.some((f) => f.endsWith('src/gateway.ts')),
+    ),
+    'the maps point at the sources',
+  );
   const first = buildFiles(bundle);
   writeFileSync(stamp, JSON.stringify({ source_hash: 'something else' }));
   t.notOk(isFresh(bundle), 'a build made from other sources is stale');
@@ -35,8 +44,16 @@ t.test('the bundle builds, knows when it is stale, and serves on the embedded de
   writeFileSync(stale, 'export {};\n');
   await buildServer(bundle);
   t.ok(isFresh(bundle));
-  t.same(buildFiles(bundle).sort(), first.sort(), 'the same sources build the same files; an earlier build\'s chunks are gone');
-  t.same(readdirSync(path.dirname(bundle)).filter((f) => f.startsWith('.build-')), [], 'no build folder left behind');
+  t.same(
+    buildFiles(bundle).sort(),
+    first.sort(),
+    "the same sources build the same files; an earlier build's chunks are gone",
+  );
+  t.same(
+    readdirSync(path.dirname(bundle)).filter((f) => f.startsWith('.build-')),
+    [],
+    'no build folder left behind',
+  );
 
   const fake = await startFakeUpstream();
   t.teardown(() => fake.close());
@@ -56,7 +73,9 @@ t.test('the bundle builds, knows when it is stale, and serves on the embedded de
   t.ok(key, 'first start ran: the migrations were found from the bundle');
   const children = (() => {
     try {
-      return execFileSync('pgrep', ['-P', String(gw.proc.pid)]).toString().trim();
+      return execFileSync('pgrep', ['-P', String(gw.proc.pid)])
+        .toString()
+        .trim();
     } catch {
       return '';
     }
@@ -70,14 +89,22 @@ t.test('the bundle builds, knows when it is stale, and serves on the embedded de
     body: JSON.stringify({ model: 'oa-model', messages: [{ role: 'user', content: 'hello' }] }),
   });
   t.equal(answer.status, 200);
-  const json = (await answer.json()) as { choices: { message: { content: string } }[]; usage: { prompt_tokens: number } };
+  const json = (await answer.json()) as {
+    choices: { message: { content: string } }[];
+    usage: { prompt_tokens: number };
+  };
   t.type(json.choices[0]?.message.content, 'string');
   t.ok(json.usage.prompt_tokens > 0, 'usage passed through');
 
   const stream = await fetch(`${gw.url}/v1/messages`, {
     method: 'POST',
     headers: auth,
-    body: JSON.stringify({ model: 'oa-model', max_tokens: 50, stream: true, messages: [{ role: 'user', content: 'hello' }] }),
+    body: JSON.stringify({
+      model: 'oa-model',
+      max_tokens: 50,
+      stream: true,
+      messages: [{ role: 'user', content: 'hello' }],
+    }),
   });
   t.equal(stream.status, 200);
   const events = await stream.text();
@@ -116,7 +143,8 @@ function packagesLoaded(file: string, seen = new Set<string>()): Set<string> {
   for (const m of text.matchAll(/^(?:import|export)\b[^;]*?(?:from\s*)?"([^"]+)";?$/gms)) {
     const spec = m[1]!;
     if (spec.startsWith('./')) for (const p of packagesLoaded(path.join(path.dirname(file), spec), seen)) out.add(p);
-    else if (!spec.startsWith('node:')) out.add(spec.split('/')[0]!.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+    else if (!spec.startsWith('node:'))
+      out.add(spec.split('/')[0]!.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
   }
   return out;
 }
@@ -131,17 +159,26 @@ t.test('the command line and the cluster primary load none of the server', async
   // A command that a running gateway answers loads no store client beyond what its errors name.
   t.notOk(entry.has('ioredis'), `the entry loads no Redis client (${[...entry].join(', ')})`);
   // `serve`'s primary imports the serve chunk on top of the entry, nothing more.
-  const serveChunk = buildFiles(bundle).find((f) => f.endsWith('.js') && readFileSync(f, 'utf8').includes('// src/cli/serve.ts'));
+  const serveChunk = buildFiles(bundle).find(
+    (f) => f.endsWith('.js') && readFileSync(f, 'utf8').includes('// src/cli/serve.ts'),
+  );
   t.ok(serveChunk, 'serve is a chunk of its own');
   const files = new Set<string>();
   const primary = new Set([...packagesLoaded(bundle, files), ...packagesLoaded(serveChunk!, files)]);
-  for (const pkg of ['rxjs', 'undici', 'nodemailer', 'qrcode']) t.notOk(primary.has(pkg), `the primary does not load ${pkg}`);
+  for (const pkg of ['rxjs', 'undici', 'nodemailer', 'qrcode'])
+    t.notOk(primary.has(pkg), `the primary does not load ${pkg}`);
   const code = [...files].map((f) => readFileSync(f, 'utf8')).join('\n');
-  for (const src of ['src/gateway.ts', 'src/server/uws.ts', 'src/dashboard/routes.ts']) t.notOk(code.includes(`// ${src}\n`), `the primary does not load ${src}`);
+  for (const src of ['src/gateway.ts', 'src/server/uws.ts', 'src/dashboard/routes.ts'])
+    t.notOk(code.includes(`// ${src}\n`), `the primary does not load ${src}`);
   t.ok(primary.has('prom-client'), 'the primary loads what it runs: the cluster metrics');
-  const server = buildFiles(bundle).find((f) => f.endsWith('.js') && readFileSync(f, 'utf8').includes('// src/gateway.ts'));
+  const server = buildFiles(bundle).find(
+    (f) => f.endsWith('.js') && readFileSync(f, 'utf8').includes('// src/gateway.ts'),
+  );
   t.ok(server && packagesLoaded(server).has('rxjs'), 'the server chunk loads the stream stack');
   // The tokenizer's ~66 MB of tables are loaded by its thread only, never by a gateway's loop.
-  t.notOk(primary.has('gpt-tokenizer') || packagesLoaded(server!).has('gpt-tokenizer'), 'neither the primary nor the server loads the tokenizer');
-  t.ok(packagesLoaded(bundle.replace(/\.js$/, '-tokenizer.js')).has('gpt-tokenizer'), 'its thread\'s entry does');
+  t.notOk(
+    primary.has('gpt-tokenizer') || packagesLoaded(server!).has('gpt-tokenizer'),
+    'neither the primary nor the server loads the tokenizer',
+  );
+  t.ok(packagesLoaded(bundle.replace(/\.js$/, '-tokenizer.js')).has('gpt-tokenizer'), "its thread's entry does");
 });

@@ -48,7 +48,9 @@ t.test('against Postgres and Redis', async (t) => {
   t.same({ ...dep }, { method: 'operator', credit_nano: 12_500_000_000n }, 'the opening balance is a deposit');
   t.equal(plain.code, 0, plain.stderr);
   t.equal(await balance('plain@example.test'), 0n);
-  const [pw] = await s.sql<{ password_hash: string; email_verified_at: Date }[]>`SELECT password_hash, email_verified_at FROM users WHERE email = 'plain@example.test'`;
+  const [pw] = await s.sql<
+    { password_hash: string; email_verified_at: Date }[]
+  >`SELECT password_hash, email_verified_at FROM users WHERE email = 'plain@example.test'`;
   t.ok(pw.password_hash && !pw.password_hash.includes('hunter2'), 'the password is stored hashed');
   t.ok(pw.email_verified_at, 'operator users are verified');
   failsWith(t, noEmail, /--email is required/, 'missing --email');
@@ -76,9 +78,14 @@ t.test('against Postgres and Redis', async (t) => {
   const out = lines(key.stdout);
   const last = out.at(-1)!;
   t.match(last, KEY_RE, 'the key is the last stdout line');
-  const [row] = await s.sql<{ name: string; user_id: string }[]>`SELECT name, user_id FROM api_keys WHERE key_hash = ${hashSecret(last)}`;
+  const [row] = await s.sql<
+    { name: string; user_id: string }[]
+  >`SELECT name, user_id FROM api_keys WHERE key_hash = ${hashSecret(last)}`;
   t.same({ ...row }, { name: 'ci runner', user_id: opId }, 'stored by its hash, for that user');
-  t.notOk(out.slice(0, -1).some((l) => l.includes(last)), 'and printed only once');
+  t.notOk(
+    out.slice(0, -1).some((l) => l.includes(last)),
+    'and printed only once',
+  );
 
   failsWith(t, dup, /a user with email op@example\.test already exists/, 'duplicate user');
   failsWith(t, unknownUser, /no user with email nobody@example\.test/, 'credit to an unknown user');
@@ -87,12 +94,19 @@ t.test('against Postgres and Redis', async (t) => {
 
   const ok = await runCli(['reconcile'], env, 30_000, BIN);
   t.equal(ok.code, 0, ok.stderr);
-  t.equal(ok.stdout, '2 users checked, 0 mismatches; 1 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox\n', 'Postgres and the loaded hot account agree');
+  t.equal(
+    ok.stdout,
+    '2 users checked, 0 mismatches; 1 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox\n',
+    'Postgres and the loaded hot account agree',
+  );
 
   await s.sql`UPDATE users SET balance_nano = balance_nano + 7 WHERE email = 'plain@example.test'`;
   const bad = await runCli(['reconcile'], env, 30_000, BIN);
   failsWith(t, bad, /the ledger does not reconcile/, 'reconcile with a mismatch');
-  t.match(bad.stdout, /MISMATCH plain@example\.test: balance \$0\.000000007 ≠ credits \$0\.000000000 − charges \$0\.000000000/);
+  t.match(
+    bad.stdout,
+    /MISMATCH plain@example\.test: balance \$0\.000000007 ≠ credits \$0\.000000000 − charges \$0\.000000000/,
+  );
   t.match(bad.stdout, /2 users checked, 1 mismatches/);
 
   // The hot store is compared too: a hot balance that drifted from Postgres is reported.
@@ -100,7 +114,10 @@ t.test('against Postgres and Redis', async (t) => {
   await s.hot.credit(opId, 5n);
   const drift = await runCli(['reconcile'], env, 30_000, BIN);
   failsWith(t, drift, /the ledger does not reconcile/, 'reconcile with a hot mismatch');
-  t.match(drift.stdout, /HOT MISMATCH op@example\.test: redis balance \$12\.500000006 ≠ Postgres balance − charges waiting in the outbox = \$12\.500000001/);
+  t.match(
+    drift.stdout,
+    /HOT MISMATCH op@example\.test: redis balance \$12\.500000006 ≠ Postgres balance − charges waiting in the outbox = \$12\.500000001/,
+  );
 });
 
 t.test('unusable stores or port: exit 1 with one line, no password, no hang', async (t) => {
@@ -113,12 +130,26 @@ t.test('unusable stores or port: exit 1 with one line, no password, no hang', as
   const [noPg, noRedis, busyPort] = await Promise.all([
     runCli(['migrate'], childEnv({ DATABASE_URL: 'postgres://postgres:s3cret-pw@127.0.0.1:1/x', REDIS_URL })),
     runCli(['reconcile'], childEnv({ DATABASE_URL: s.databaseUrl, REDIS_URL: 'redis://:s3cret-pw@127.0.0.1:1' })),
-    runCli(['serve'], childEnv({ DATABASE_URL: s.databaseUrl, REDIS_URL, REDIS_PREFIX: s.redisPrefix, HOST: '127.0.0.1', PORT: String(taken) })),
+    runCli(
+      ['serve'],
+      childEnv({
+        DATABASE_URL: s.databaseUrl,
+        REDIS_URL,
+        REDIS_PREFIX: s.redisPrefix,
+        HOST: '127.0.0.1',
+        PORT: String(taken),
+      }),
+    ),
   ]);
   failsWith(t, noPg, /^airouter: cannot use Postgres at 127\.0\.0\.1:1\/x: connect ECONNREFUSED/, 'Postgres down');
   failsWith(t, noRedis, /^airouter: cannot use Redis at 127\.0\.0\.1:1: connect ECONNREFUSED/, 'Redis down');
-  failsWith(t, busyPort, new RegExp(`^airouter: cannot listen on 127\\.0\\.0\\.1:${taken} \\(port in use\\?\\)`), 'port in use');
-  for (const r of [noPg, noRedis]) t.notMatch(r.stderr, /s3cret/, 'the URL\'s password is not printed');
+  failsWith(
+    t,
+    busyPort,
+    new RegExp(`^airouter: cannot listen on 127\\.0\\.0\\.1:${taken} \\(port in use\\?\\)`),
+    'port in use',
+  );
+  for (const r of [noPg, noRedis]) t.notMatch(r.stderr, /s3cret/, "the URL's password is not printed");
   t.ok(Date.now() - started < 20_000, 'none of them hangs');
 });
 
@@ -144,7 +175,14 @@ t.test('embedded default: first-start key, data directory lock, persistence', as
   const served = await runCli(['user', 'create', '--email', 'x@y'], env);
   t.equal(served.code, 0, `CLI while serving: ${served.stderr}`);
   const second0 = await runCli(['serve'], env);
-  failsWith(t, second0, new RegExp(`the embedded database in ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by process ${first.proc.pid} \\(a running gateway\\)`), 'a second gateway while serving');
+  failsWith(
+    t,
+    second0,
+    new RegExp(
+      `the embedded database in ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by process ${first.proc.pid} \\(a running gateway\\)`,
+    ),
+    'a second gateway while serving',
+  );
 
   t.same(await first.stop('SIGTERM'), { code: 0, signal: null }, 'SIGTERM: exit 0');
 
@@ -159,5 +197,9 @@ t.test('embedded default: first-start key, data directory lock, persistence', as
   // With the gateway gone the data directory is free for the CLI.
   const rec = await runCli(['reconcile'], env);
   t.equal(rec.code, 0, rec.stderr);
-  t.equal(rec.stdout, '2 users checked, 0 mismatches; 0 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox\n', 'the first-start user\'s credit reconciles');
+  t.equal(
+    rec.stdout,
+    '2 users checked, 0 mismatches; 0 hot accounts checked, 0 mismatches; 0 usage records waiting in the outbox\n',
+    "the first-start user's credit reconciles",
+  );
 });

@@ -16,7 +16,11 @@ const N = 200;
 
 async function countingSql(t: Test, url: string) {
   const statements: string[] = [];
-  const sql = postgres(url, { types: { bigint: postgres.BigInt }, onnotice: () => {}, debug: (_c, query) => statements.push(query) }) as unknown as Sql;
+  const sql = postgres(url, {
+    types: { bigint: postgres.BigInt },
+    onnotice: () => {},
+    debug: (_c, query) => statements.push(query),
+  }) as unknown as Sql;
   t.teardown(() => sql.end({ timeout: 5 }));
   return { sql, count: (needle: string) => statements.filter((q) => q.includes(needle)).length };
 }
@@ -29,12 +33,18 @@ t.test(`${N} requests at once with a key no process has seen: one lookup`, async
   const keys = new KeyResolver(sql, s.hot, 30_000);
   await keys.start();
   const got = await Promise.all(Array.from({ length: N }, () => keys.resolve(key)));
-  t.ok(got.every((g) => g?.keyId === id && g.userId === user.id), 'every request has the identity');
+  t.ok(
+    got.every((g) => g?.keyId === id && g.userId === user.id),
+    'every request has the identity',
+  );
   t.equal(count('FROM api_keys'), 1, 'Postgres was asked once');
 
   const unknown = generateKey().key;
   const none = await Promise.all(Array.from({ length: N }, () => keys.resolve(unknown)));
-  t.ok(none.every((g) => g === null), 'an unknown key is refused for all');
+  t.ok(
+    none.every((g) => g === null),
+    'an unknown key is refused for all',
+  );
   t.equal(count('FROM api_keys'), 2, 'after one lookup');
 });
 
@@ -87,16 +97,28 @@ t.test(`${N} reserves at once on an account not loaded yet: one load, exact hold
 
 t.test('50 accounts not loaded, met in one turn: one statement loads them all, each its own', async (t) => {
   const s = await testStores(t);
-  const users = await Promise.all(Array.from({ length: 50 }, (_, i) => createVerifiedUser(s.sql, `herd-many${i}@example.test`)));
+  const users = await Promise.all(
+    Array.from({ length: 50 }, (_, i) => createVerifiedUser(s.sql, `herd-many${i}@example.test`)),
+  );
   // Account i holds (i + 1) × 1,000 nano: each reserve of 1,000 fits, and each balance tells whose it is.
-  for (const [i, u] of users.entries()) await creditUser(s.sql, s.hot, u.id, BigInt(i + 1) * 1_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  for (const [i, u] of users.entries())
+    await creditUser(s.sql, s.hot, u.id, BigInt(i + 1) * 1_000n, { method: 'operator', amount: '1', currency: 'USD' });
   for (const u of users) await s.hot.forgetBalance(u.id);
   const { sql, count } = await countingSql(t, s.databaseUrl);
   const ledger = new Ledger(sql, s.hot, { ttlMs: 60_000, outboxMax: 0 });
-  const results = await Promise.allSettled(users.map((u) => ledger.reserve({ userId: u.id, keyId: randomUUID(), limits: NO_LIMITS }, 1_000n)));
-  t.ok(results.every((r) => r.status === 'fulfilled'), 'every account held its request');
+  const results = await Promise.allSettled(
+    users.map((u) => ledger.reserve({ userId: u.id, keyId: randomUUID(), limits: NO_LIMITS }, 1_000n)),
+  );
+  t.ok(
+    results.every((r) => r.status === 'fulfilled'),
+    'every account held its request',
+  );
   t.equal(count('u.balance_nano, u.charged_nano'), 1, 'one statement read the fifty accounts');
   t.equal(count('BEGIN'), 0, 'without a transaction round');
   const balances = await Promise.all(users.map((u) => s.hot.balance(u.id)));
-  t.same(balances.map((b) => b?.balance), users.map((_, i) => BigInt(i + 1) * 1_000n), 'each account its own balance');
+  t.same(
+    balances.map((b) => b?.balance),
+    users.map((_, i) => BigInt(i + 1) * 1_000n),
+    'each account its own balance',
+  );
 });

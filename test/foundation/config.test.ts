@@ -23,9 +23,17 @@ const BAD_ENV: [string, string, RegExp][] = [
   ['PORT', '-1', /^PORT must be a whole number/],
   ['WORKERS', '0', /^WORKERS must be at least 1 \(got "0"\)$/],
   ['WORKERS', 'many', /^WORKERS must be a whole number or "auto"/],
-  ['DATABASE_URL', 'mysql://x', /^DATABASE_URL must be a URL starting with postgres:\/\/ or postgresql:\/\/ \(got "mysql:\/\/x"\)$/],
+  [
+    'DATABASE_URL',
+    'mysql://x',
+    /^DATABASE_URL must be a URL starting with postgres:\/\/ or postgresql:\/\/ \(got "mysql:\/\/x"\)$/,
+  ],
   ['REDIS_URL', 'nope', /^REDIS_URL must be a URL starting with redis:\/\/ or rediss:\/\/ \(got "nope"\)$/],
-  ['REDIS_CLUSTER_NODES', 'h1:7000,h2', /^REDIS_CLUSTER_NODES must be host:port \(or redis:\/\/\[:password@\]host:port\) entries separated by commas \(got "h1:7000,h2"\)$/],
+  [
+    'REDIS_CLUSTER_NODES',
+    'h1:7000,h2',
+    /^REDIS_CLUSTER_NODES must be host:port \(or redis:\/\/\[:password@\]host:port\) entries separated by commas \(got "h1:7000,h2"\)$/,
+  ],
   ['REDIS_CLUSTER_NODES', ' , ', /^REDIS_CLUSTER_NODES must name at least one node/],
   ['SETTLE_WAIT_MS', '-5', /^SETTLE_WAIT_MS must be/],
   ['LOG_LEVEL', 'loud', /^LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)$/],
@@ -54,13 +62,28 @@ t.test('loadConfig: defaults and derived values', async (t) => {
   // Empty means unset, as compose files produce them.
   t.equal(loadConfig({ PORT: '', LOG_LEVEL: '' }).PORT, 8080);
   t.equal(loadConfig({ PORT: ' 9000 ' }).PORT, 9000, 'surrounding blanks are trimmed');
-  t.equal(loadConfig({ PUBLIC_URL: 'https://gw.example.com///' }).publicUrl, 'https://gw.example.com', 'trailing slashes dropped');
+  t.equal(
+    loadConfig({ PUBLIC_URL: 'https://gw.example.com///' }).publicUrl,
+    'https://gw.example.com',
+    'trailing slashes dropped',
+  );
 
   // Several workers need shared stores; the embedded ones force one.
   t.equal(loadConfig({ WORKERS: '4' }).WORKERS, 1);
-  t.equal(loadConfig({ WORKERS: '4', DATABASE_URL: 'postgres://h/db' }).WORKERS, 1, 'embedded hot store still forces 1');
-  t.throws(() => loadConfig({ REDIS_URL: 'redis://h:6379', REDIS_CLUSTER_NODES: 'h:7000' }), /set REDIS_URL \(one Redis\) or REDIS_CLUSTER_NODES \(a Redis Cluster\), not both/);
-  const onCluster = loadConfig({ WORKERS: '4', DATABASE_URL: 'postgres://h/db', REDIS_CLUSTER_NODES: 'h1:7000, redis://:pw@h2:7001' });
+  t.equal(
+    loadConfig({ WORKERS: '4', DATABASE_URL: 'postgres://h/db' }).WORKERS,
+    1,
+    'embedded hot store still forces 1',
+  );
+  t.throws(
+    () => loadConfig({ REDIS_URL: 'redis://h:6379', REDIS_CLUSTER_NODES: 'h:7000' }),
+    /set REDIS_URL \(one Redis\) or REDIS_CLUSTER_NODES \(a Redis Cluster\), not both/,
+  );
+  const onCluster = loadConfig({
+    WORKERS: '4',
+    DATABASE_URL: 'postgres://h/db',
+    REDIS_CLUSTER_NODES: 'h1:7000, redis://:pw@h2:7001',
+  });
   t.same(onCluster.redis, ['h1:7000', 'redis://:pw@h2:7001'], 'a cluster: its seed nodes, trimmed');
   t.equal(onCluster.WORKERS, 4, 'shared stores: several workers');
   const shared = loadConfig({ WORKERS: '4', DATABASE_URL: 'postgres://h/db', REDIS_URL: 'redis://h:6379' });
@@ -89,17 +112,35 @@ t.test('loadConfig: each bad value gives one line naming the variable', async (t
 
 t.test('CLI: a bad value stops `serve` with exit 1 and exactly one stderr line', async (t) => {
   // A sample (each child costs about a second of CPU): the message itself is checked above for all.
-  const cases = BAD_ENV.filter(([name, value]) => ['PORT=abc', 'PORT=70000', 'DATABASE_URL=mysql://x', 'REDIS_URL=nope', 'LOG_LEVEL=loud', 'MAX_BODY_BYTES=12'].includes(`${name}=${value}`));
+  const cases = BAD_ENV.filter(([name, value]) =>
+    [
+      'PORT=abc',
+      'PORT=70000',
+      'DATABASE_URL=mysql://x',
+      'REDIS_URL=nope',
+      'LOG_LEVEL=loud',
+      'MAX_BODY_BYTES=12',
+    ].includes(`${name}=${value}`),
+  );
   t.equal(cases.length, 6);
   const dataDir = tmp();
   const results = await Promise.all(
-    cases.map(([name, value]) => runCli(['serve'], childEnv({ DATA_DIR: dataDir, [name]: value, LOG_LEVEL: name === 'LOG_LEVEL' ? value : 'silent' }))),
+    cases.map(([name, value]) =>
+      runCli(
+        ['serve'],
+        childEnv({ DATA_DIR: dataDir, [name]: value, LOG_LEVEL: name === 'LOG_LEVEL' ? value : 'silent' }),
+      ),
+    ),
   );
   cases.forEach(([name, value, expected], i) => {
     const r = results[i];
     t.equal(r.code, 1, `${name}=${value}: exit 1`);
     t.equal(r.stdout, '', `${name}: nothing on stdout`);
-    t.equal(r.stderr.endsWith('\n') ? r.stderr.split('\n').length : 0, 2, `${name}: exactly one stderr line (${JSON.stringify(r.stderr)})`);
+    t.equal(
+      r.stderr.endsWith('\n') ? r.stderr.split('\n').length : 0,
+      2,
+      `${name}: exactly one stderr line (${JSON.stringify(r.stderr)})`,
+    );
     const line = r.stderr.trimEnd();
     t.ok(line.startsWith('airouter: Invalid environment: '), `${name}: ${line}`);
     t.match(line.slice('airouter: Invalid environment: '.length), expected);
@@ -139,19 +180,35 @@ t.test('catalogue file errors name the file and the JSON path', async (t) => {
 
   const unknownProvider = clone(good);
   unknownProvider.models[1].routes = [{ provider: 'nobody', model: 'x' }];
-  refuse(write('provider.json', unknownProvider), /: models\[1\]\.routes\[0\]\.provider "nobody" is not a listed provider$/, 'unknown provider');
+  refuse(
+    write('provider.json', unknownProvider),
+    /: models\[1\]\.routes\[0\]\.provider "nobody" is not a listed provider$/,
+    'unknown provider',
+  );
 
   const duplicate = clone(good);
   duplicate.models.push({ ...duplicate.models[0] });
-  refuse(write('duplicate.json', duplicate), new RegExp(`: models\\[${good.models.length}\\]\\.id "oa-model" is listed twice$`), 'duplicate model id');
+  refuse(
+    write('duplicate.json', duplicate),
+    new RegExp(`: models\\[${good.models.length}\\]\\.id "oa-model" is listed twice$`),
+    'duplicate model id',
+  );
 
   const dupProvider = clone(good);
   dupProvider.providers.push({ ...dupProvider.providers[0] });
-  refuse(write('dup-provider.json', dupProvider), /: providers\[3\]\.id "fake-openai" is listed twice$/, 'duplicate provider id');
+  refuse(
+    write('dup-provider.json', dupProvider),
+    /: providers\[3\]\.id "fake-openai" is listed twice$/,
+    'duplicate provider id',
+  );
 
   const badDialect = clone(good);
   badDialect.providers[1].dialect = 'cohere';
-  refuse(write('dialect.json', badDialect), /: providers\[1\]\.dialect must be "openai", "anthropic", "responses" or "gemini"$/, 'unknown dialect');
+  refuse(
+    write('dialect.json', badDialect),
+    /: providers\[1\]\.dialect must be "openai", "anthropic", "responses" or "gemini"$/,
+    'unknown dialect',
+  );
 
   const noRoutes = clone(good);
   noRoutes.models[0].routes = [];
@@ -188,7 +245,12 @@ t.test('SIGHUP reloads the catalogue; an invalid file keeps the old one', async 
   const file = path.join(dir, 'gateway.config.json');
   const catalogue = testCatalogue({ upstream: 'http://127.0.0.1:9' });
   writeFileSync(file, JSON.stringify(catalogue));
-  const env = childEnv({ DATABASE_URL: stores.databaseUrl, REDIS_URL, REDIS_PREFIX: stores.redisPrefix, GATEWAY_CONFIG: file });
+  const env = childEnv({
+    DATABASE_URL: stores.databaseUrl,
+    REDIS_URL,
+    REDIS_PREFIX: stores.redisPrefix,
+    GATEWAY_CONFIG: file,
+  });
   const made = await runCli(['user', 'create', '--email', 'hup@example.test'], env);
   t.equal(made.code, 0, made.stderr);
   const issued = await runCli(['key', 'create', '--email', 'hup@example.test'], env);
@@ -203,7 +265,7 @@ t.test('SIGHUP reloads the catalogue; an invalid file keeps the old one', async 
     return ((await res.json()) as { data: { id: string }[] }).data.map((m) => m.id);
   };
   const original = catalogue.models.map((m) => (m as { id: string }).id);
-  t.same(await ids(), original, 'the file\'s models are listed');
+  t.same(await ids(), original, "the file's models are listed");
 
   writeFileSync(file, '{"providers": [], "models": [ oops ]}');
   child.proc.kill('SIGHUP');
@@ -212,7 +274,11 @@ t.test('SIGHUP reloads the catalogue; an invalid file keeps the old one', async 
 
   const next = testCatalogue({
     upstream: 'http://127.0.0.1:9',
-    extra: { models: [{ id: 'brand-new', pricing: { input: 1, output: 1 }, routes: [{ provider: 'fake-openai', model: 'x' }] }] },
+    extra: {
+      models: [
+        { id: 'brand-new', pricing: { input: 1, output: 1 }, routes: [{ provider: 'fake-openai', model: 'x' }] },
+      ],
+    },
   });
   writeFileSync(file, JSON.stringify(next));
   child.proc.kill('SIGHUP');

@@ -4,7 +4,15 @@
 import t, { type Test } from 'tap';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { SETTLED_MEMORY_MS, type AckItem, type HotStore, type OutboxEntry, type OutboxRecord, type ReserveRequest, type SettleRequest } from '../../src/store/hot.js';
+import {
+  SETTLED_MEMORY_MS,
+  type AckItem,
+  type HotStore,
+  type OutboxEntry,
+  type OutboxRecord,
+  type ReserveRequest,
+  type SettleRequest,
+} from '../../src/store/hot.js';
 import { MemoryHotStore } from '../../src/store/hot-memory.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { RedisLayout } from '../../src/store/redis-layout.js';
@@ -82,17 +90,38 @@ const sharedCluster = () => {
 const user = () => randomUUID();
 
 /** Defaults for the calls the tests do not care to spell out. */
-const reserve = (store: HotStore, userId: string, id: string, amount: bigint, ttlMs = 60_000, extra: Partial<ReserveRequest> = {}) =>
-  store.reserve({ userId, reservationId: id, amount, ttlMs, keyId: 'k1', rpmLimit: 0, outboxMax: 0, ...extra });
+const reserve = (
+  store: HotStore,
+  userId: string,
+  id: string,
+  amount: bigint,
+  ttlMs = 60_000,
+  extra: Partial<ReserveRequest> = {},
+) => store.reserve({ userId, reservationId: id, amount, ttlMs, keyId: 'k1', rpmLimit: 0, outboxMax: 0, ...extra });
 
 const prime = (store: HotStore, userId: string, balance: bigint, charged = 0n, keySpend: Record<string, bigint> = {}) =>
   store.primeBalance(userId, { balance, charged, keySpend });
 
 function record(userId: string, settleId: string, cost: bigint): OutboxRecord {
   return {
-    settleId, userId, keyId: null, requestId: `req_${settleId}`, model: 'm', surface: 'chat', stream: false, status: 200,
-    promptTokens: 1, completionTokens: 1, cachedTokens: 0, cacheWriteTokens: 0, costNano: cost, officialCostNano: cost,
-    latencyMs: 1, ttftMs: null, overrun: false, createdAt: new Date(),
+    settleId,
+    userId,
+    keyId: null,
+    requestId: `req_${settleId}`,
+    model: 'm',
+    surface: 'chat',
+    stream: false,
+    status: 200,
+    promptTokens: 1,
+    completionTokens: 1,
+    cachedTokens: 0,
+    cacheWriteTokens: 0,
+    costNano: cost,
+    officialCostNano: cost,
+    latencyMs: 1,
+    ttftMs: null,
+    overrun: false,
+    createdAt: new Date(),
   };
 }
 
@@ -119,9 +148,15 @@ for (const impl of IMPLS) {
       t.equal(results.filter((r) => r.status === 'ok').length, 20, 'exactly 20 granted');
       t.equal(results.filter((r) => r.status === 'insufficient').length, 180, 'the rest refused');
       const okAvail = results.flatMap((r) => (r.status === 'ok' ? [r.available] : [])).sort((a, b) => (a < b ? -1 : 1));
-      t.same(okAvail, Array.from({ length: 20 }, (_, i) => BigInt(i * 1000)), 'each grant saw the balance the previous ones left');
+      t.same(
+        okAvail,
+        Array.from({ length: 20 }, (_, i) => BigInt(i * 1000)),
+        'each grant saw the balance the previous ones left',
+      );
       t.same(await store.balance(u), { balance: 20_000n, reserved: 20_000n }, 'balance untouched, all of it reserved');
-      t.comment(`${impl.name}: 200 concurrent reserve() calls in ${ms.toFixed(1)} ms (${Math.round(200 / (ms / 1000))}/s)`);
+      t.comment(
+        `${impl.name}: 200 concurrent reserve() calls in ${ms.toFixed(1)} ms (${Math.round(200 / (ms / 1000))}/s)`,
+      );
     });
 
     t.test('reserve: unknown account, exact fit, one nano too many', async (t) => {
@@ -156,7 +191,11 @@ for (const impl of IMPLS) {
       t.equal(entries[0].record.settleId, 'a');
       t.type(entries[0].record.createdAt, Date);
       t.not(entries[0].generation, '', 'charged to a loaded account: carries its generation');
-      await t.rejects(store.settle({ userId: u, reservationId: 'c', cost: 5n, keyId: 'k1' }), /needs its usage record/, 'a charge without its record is refused');
+      await t.rejects(
+        store.settle({ userId: u, reservationId: 'c', cost: 5n, keyId: 'k1' }),
+        /needs its usage record/,
+        'a charge without its record is refused',
+      );
     });
 
     t.test('settle is idempotent per reservation id; a late settle still charges, once', async (t) => {
@@ -184,7 +223,11 @@ for (const impl of IMPLS) {
       await reserve(store, u, 'a', 1_000n);
       await settle(store, u, 'a', 5_000n);
       t.same(await store.balance(u), { balance: -4_000n, reserved: 0n }, 'nothing written off');
-      t.same(await reserve(store, u, 'b', 1n), { status: 'insufficient', available: -4_000n }, 'refused until a deposit');
+      t.same(
+        await reserve(store, u, 'b', 1n),
+        { status: 'insufficient', available: -4_000n },
+        'refused until a deposit',
+      );
       t.equal((await reserve(store, u, 'c', 0n)).status, 'insufficient', 'even a zero hold, while in debt');
       await store.credit(u, 4_001n);
       t.same(await reserve(store, u, 'd', 1n), { status: 'ok', available: 0n }, 'the credit pays the debt first');
@@ -231,7 +274,11 @@ for (const impl of IMPLS) {
       await store.forgetBalance(u);
       t.equal(await store.balance(u), null);
       t.same(await reserve(store, u, 'a', 1n), { status: 'unknown' });
-      t.same(await prime(store, u, 150n), { balance: 150n, reserved: 20n }, 'a load counts the holds that outlived the account');
+      t.same(
+        await prime(store, u, 150n),
+        { balance: 150n, reserved: 20n },
+        'a load counts the holds that outlived the account',
+      );
       t.same(await store.balance(u), { balance: 150n, reserved: 20n }, 'holds outlive a forgotten account');
     });
 
@@ -256,7 +303,11 @@ for (const impl of IMPLS) {
       t.ok(limited.length >= 1 && limited.length <= 2, `the 4th and 5th are limited (${limited.length})`);
       const wait = (limited[0] as { retryAfterMs: number }).retryAfterMs;
       t.ok(wait > 0 && wait <= 60_000, `retry after the window (${wait} ms)`);
-      t.equal((await reserve(store, u, 'other-key', 1n, 60_000, { rpmLimit: 3, keyId: 'k2' })).status, 'ok', 'another key has its own count');
+      t.equal(
+        (await reserve(store, u, 'other-key', 1n, 60_000, { rpmLimit: 3, keyId: 'k2' })).status,
+        'ok',
+        'another key has its own count',
+      );
       t.equal((await reserve(store, u, 'unlimited', 1n, 60_000)).status, 'ok', 'no limit, no count');
       const gated = await store.gate(u, 'k1', 3);
       t.ok(typeof gated === 'object' && gated.retryAfterMs > 0, 'count_tokens is limited with the same count');
@@ -273,16 +324,32 @@ for (const impl of IMPLS) {
       await prime(store, u, 1_000_000n, 0n, { 'k:k1:2026-11-23': 400n });
       const spend = { limit: 1_000n, field: 'k:k1:2026-11-23' };
       t.same(await reserve(store, u, 'a', 500n, 60_000, { spend }), { status: 'ok', available: 999_500n });
-      t.same(await reserve(store, u, 'b', 101n, 60_000, { spend }), { status: 'key_limit', spent: 900n }, '400 spent + 500 held + 101 > 1000');
+      t.same(
+        await reserve(store, u, 'b', 101n, 60_000, { spend }),
+        { status: 'key_limit', spent: 900n },
+        '400 spent + 500 held + 101 > 1000',
+      );
       t.equal((await reserve(store, u, 'c', 100n, 60_000, { spend })).status, 'ok', 'exactly the cap fits');
       await settle(store, u, 'a', 50n, { spendField: spend.field });
-      t.equal((await reserve(store, u, 'd', 450n, 60_000, { spend })).status, 'ok', 'settled: 450 spent + 100 held, 450 more fits');
+      t.equal(
+        (await reserve(store, u, 'd', 450n, 60_000, { spend })).status,
+        'ok',
+        'settled: 450 spent + 100 held, 450 more fits',
+      );
       t.equal((await reserve(store, u, 'e', 1n, 60_000, { spend })).status, 'key_limit');
       // A new period: its field starts empty, and the first charge drops the old one.
       const next = { limit: 1_000n, field: 'k:k1:2026-11-24' };
       await settle(store, u, 'c', 10n, { spendField: next.field, spendFieldBefore: spend.field });
-      t.equal((await reserve(store, u, 'f', 1n, 60_000, { spend })).status, 'ok', 'the old period was dropped with its count');
-      t.same(await reserve(store, u, 'g', 600n, 60_000, { spend: next }), { status: 'key_limit', spent: 461n }, '10 spent + 450 + 1 held');
+      t.equal(
+        (await reserve(store, u, 'f', 1n, 60_000, { spend })).status,
+        'ok',
+        'the old period was dropped with its count',
+      );
+      t.same(
+        await reserve(store, u, 'g', 600n, 60_000, { spend: next }),
+        { status: 'key_limit', spent: 461n },
+        '10 spent + 450 + 1 held',
+      );
     });
 
     t.test('a cap counts the holds made under it; those from before it count once settled', async (t) => {
@@ -291,11 +358,23 @@ for (const impl of IMPLS) {
       await prime(store, u, 1_000_000n);
       t.equal((await reserve(store, u, 'before', 800n)).status, 'ok', 'no cap yet');
       const spend = { limit: 1_000n, field: 'k:k1:2026-11-23' };
-      t.equal((await reserve(store, u, 'under', 900n, 60_000, { spend })).status, 'ok', 'the hold from before the cap is not counted');
-      t.same(await reserve(store, u, 'over', 101n, 60_000, { spend }), { status: 'key_limit', spent: 900n }, 'the one made under it is');
+      t.equal(
+        (await reserve(store, u, 'under', 900n, 60_000, { spend })).status,
+        'ok',
+        'the hold from before the cap is not counted',
+      );
+      t.same(
+        await reserve(store, u, 'over', 101n, 60_000, { spend }),
+        { status: 'key_limit', spent: 900n },
+        'the one made under it is',
+      );
       await settle(store, u, 'before', 800n, { spendField: spend.field });
       await settle(store, u, 'under', 100n, { spendField: spend.field });
-      t.same(await reserve(store, u, 'after', 101n, 60_000, { spend }), { status: 'key_limit', spent: 900n }, 'settled, both count');
+      t.same(
+        await reserve(store, u, 'after', 101n, 60_000, { spend }),
+        { status: 'key_limit', spent: 900n },
+        'settled, both count',
+      );
       t.same(await store.balance(u), { balance: 999_100n, reserved: 0n }, 'releasing either hold left nothing held');
     });
 
@@ -305,10 +384,22 @@ for (const impl of IMPLS) {
       await prime(store, u, 1_000_000n);
       for (let i = 0; i < 5; i++) await settle(store, u, `s${i}`, BigInt(i + 1));
       const first = await store.readOutbox('c1', 3, 10);
-      t.same(first.map((e) => e.record.settleId), ['s0', 's1', 's2'], 'in order, up to the count');
+      t.same(
+        first.map((e) => e.record.settleId),
+        ['s0', 's1', 's2'],
+        'in order, up to the count',
+      );
       const second = await store.readOutbox('c2', 10, 10);
-      t.same(second.map((e) => e.record.settleId), ['s3', 's4'], 'another consumer gets the rest');
-      t.same((await store.readOutbox('c1', 10, 10)).map((e) => e.record.settleId), ['s0', 's1', 's2'], 'unacknowledged entries come back to their consumer first');
+      t.same(
+        second.map((e) => e.record.settleId),
+        ['s3', 's4'],
+        'another consumer gets the rest',
+      );
+      t.same(
+        (await store.readOutbox('c1', 10, 10)).map((e) => e.record.settleId),
+        ['s0', 's1', 's2'],
+        'unacknowledged entries come back to their consumer first',
+      );
       await ack(store, first);
       t.equal(await store.outboxLength(), 2);
       t.same(await store.readOutbox('c1', 10, 10), [], 'nothing new, nothing of its own left');
@@ -320,7 +411,11 @@ for (const impl of IMPLS) {
       const waiting = store.readOutbox('c1', 10, 5_000);
       await sleep(30);
       await settle(store, u, 'late', 1n);
-      t.same((await waiting).map((e) => e.record.settleId), ['late'], 'a blocked read wakes on a new entry');
+      t.same(
+        (await waiting).map((e) => e.record.settleId),
+        ['late'],
+        'a blocked read wakes on a new entry',
+      );
     });
 
     t.test('one acknowledgement of more entries than Lua can unpack at once (9,000)', async (t) => {
@@ -333,7 +428,12 @@ for (const impl of IMPLS) {
       await ack(store, entries);
       t.equal(await store.outboxLength(), 0, 'every entry acknowledged and removed');
       t.same(await store.readOutbox('c1', 10_000, 10), [], 'none comes back to its consumer');
-      for (const u of users) t.same(await store.balance(u), { balance: 10_000_000n - 4500n, reserved: 0n }, 'charged once each, no correction');
+      for (const u of users)
+        t.same(
+          await store.balance(u),
+          { balance: 10_000_000n - 4500n, reserved: 0n },
+          'charged once each, no correction',
+        );
     });
 
     t.test('acknowledgement corrections, once per entry', async (t) => {
@@ -344,9 +444,17 @@ for (const impl of IMPLS) {
       await settle(store, u, 'dup', 30n);
       const [a, dup] = await readAll(store);
       await ack(store, [a], 'inserted', 5_100n);
-      t.same(await store.balance(u), { balance: 870n, reserved: 0n }, 'an accounted entry: the settle already charged it');
+      t.same(
+        await store.balance(u),
+        { balance: 870n, reserved: 0n },
+        'an accounted entry: the settle already charged it',
+      );
       await ack(store, [dup], 'duplicate');
-      t.same(await store.balance(u), { balance: 900n, reserved: 0n }, 'a duplicate of a committed charge is given back');
+      t.same(
+        await store.balance(u),
+        { balance: 900n, reserved: 0n },
+        'a duplicate of a committed charge is given back',
+      );
       await ack(store, [dup], 'duplicate');
       t.same(await store.balance(u), { balance: 900n, reserved: 0n }, 'only once');
 
@@ -380,7 +488,11 @@ for (const impl of IMPLS) {
       await ack(store, [z1], 'inserted', 511n); // committed after the snapshot below
       await ack(store, [z2], 'inserted', 500n); // committed before it
       await prime(store, z, 1_000n, 500n); // the snapshot: charged total 500, taken before z1's commit
-      t.same(await store.balance(z), { balance: 989n, reserved: 0n }, 'the late charge after the snapshot is taken at load, the other is in the snapshot');
+      t.same(
+        await store.balance(z),
+        { balance: 989n, reserved: 0n },
+        'the late charge after the snapshot is taken at load, the other is in the snapshot',
+      );
       await ack(store, [z1], 'redelivered', 511n);
       t.same(await store.balance(z), { balance: 989n, reserved: 0n }, 'and only once, even if acknowledged again');
       await store.forgetBalance(z);
@@ -400,8 +512,22 @@ for (const impl of IMPLS) {
       await prime(store, v, 500n);
       await settle(store, v, 'v2', 3n);
       const snap = new Map((await store.snapshotAccounts()).map((a) => [a.userId, a]));
-      t.same(snap.get(u), { userId: u, balance: 970n, reserved: 50n, holds: 50n, pendingAccounted: 30n, pendingUnaccounted: 0n });
-      t.same(snap.get(v), { userId: v, balance: 497n, reserved: 0n, holds: 0n, pendingAccounted: 3n, pendingUnaccounted: 7n });
+      t.same(snap.get(u), {
+        userId: u,
+        balance: 970n,
+        reserved: 50n,
+        holds: 50n,
+        pendingAccounted: 30n,
+        pendingUnaccounted: 0n,
+      });
+      t.same(snap.get(v), {
+        userId: v,
+        balance: 497n,
+        reserved: 0n,
+        holds: 0n,
+        pendingAccounted: 3n,
+        pendingUnaccounted: 7n,
+      });
     });
 
     t.test('hit() counts within a window', async (t) => {
@@ -456,58 +582,143 @@ for (const impl of IMPLS) {
       t.same(got, ['one', 'two'], 'in order, only its channel');
     });
 
-    t.test('lease: opened within an eighth of what is available, at least what is needed, refused past it', async (t) => {
-      const { store } = await impl.open(t);
-      const u = user();
-      const base = { userId: u, give: 0n, ttlMs: 60_000, outboxMax: 0 };
-      t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'open', need: 1n, grow: 10n }), { status: 'unknown' }, 'not loaded');
-      await prime(store, u, 80_000n);
-      t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'open', need: 1_000n, grow: 50_000n }), { status: 'ok', granted: 10_000n }, 'an eighth of 80,000');
-      t.same(await store.balance(u), { balance: 80_000n, reserved: 10_000n }, 'the lease is a hold');
-      t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'extend', need: 0n, grow: 500n }), { status: 'ok', granted: 500n }, 'grow under the share: all of it');
-      t.same(await store.lease({ ...base, leaseId: 'L2', mode: 'open', need: 60_000n, grow: 60_000n }), { status: 'ok', granted: 60_000n }, 'what is needed, past the share');
-      t.same(await store.lease({ ...base, leaseId: 'L3', mode: 'open', need: 9_501n, grow: 9_501n }), { status: 'insufficient', available: 9_500n });
-      t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'extend', need: 0n, grow: 0n }), { status: 'ok', granted: 0n }, 'a renewal');
-      t.same(await store.lease({ ...base, leaseId: 'nope', mode: 'extend', need: 0n, grow: 10n }), { status: 'gone' }, 'extending a lease that is not there');
-      t.same(await store.balance(u), { balance: 80_000n, reserved: 70_500n }, 'a refusal and a renewal hold nothing more');
-      t.same(await store.lease({ ...base, leaseId: 'L2', mode: 'close', need: 0n, grow: 0n, give: 60_000n }), { status: 'ok', granted: 0n });
-      t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'close', need: 0n, grow: 0n, give: 500n }), { status: 'ok', granted: 0n }, 'a partial hand-back');
-      t.same(await store.balance(u), { balance: 80_000n, reserved: 10_000n }, 'handed back');
-      const snap = (await store.snapshotAccounts()).find((a) => a.userId === u);
-      t.equal(snap?.holds, 10_000n, 'what is left of L1 is a hold like any other');
-      t.same(await store.lease({ ...base, leaseId: 'L2', mode: 'extend', need: 0n, grow: 1n }), { status: 'gone' }, 'a closed lease is gone');
-      t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'close', need: 0n, grow: 0n, give: 99_999n }), { status: 'ok', granted: 0n }, 'more than it holds: all of it');
-      t.same(await store.lease({ ...base, leaseId: 'L1', mode: 'close', need: 0n, grow: 0n, give: 1n }), { status: 'ok', granted: 0n }, 'closing twice is harmless');
-      t.same(await store.balance(u), { balance: 80_000n, reserved: 0n });
-      t.same(await store.lease({ ...base, leaseId: 'L4', mode: 'open', need: 1n, grow: 1n, outboxMax: 1 }), { status: 'ok', granted: 1n }, 'an empty outbox is no backlog');
-      await settle(store, u, 'x', 1n, { leaseId: 'L4' });
-      t.same(await store.lease({ ...base, leaseId: 'L4', mode: 'extend', need: 1n, grow: 1n, outboxMax: 1 }), { status: 'backlog' }, 'a full outbox refuses growth');
-    });
+    t.test(
+      'lease: opened within an eighth of what is available, at least what is needed, refused past it',
+      async (t) => {
+        const { store } = await impl.open(t);
+        const u = user();
+        const base = { userId: u, give: 0n, ttlMs: 60_000, outboxMax: 0 };
+        t.same(
+          await store.lease({ ...base, leaseId: 'L1', mode: 'open', need: 1n, grow: 10n }),
+          { status: 'unknown' },
+          'not loaded',
+        );
+        await prime(store, u, 80_000n);
+        t.same(
+          await store.lease({ ...base, leaseId: 'L1', mode: 'open', need: 1_000n, grow: 50_000n }),
+          { status: 'ok', granted: 10_000n },
+          'an eighth of 80,000',
+        );
+        t.same(await store.balance(u), { balance: 80_000n, reserved: 10_000n }, 'the lease is a hold');
+        t.same(
+          await store.lease({ ...base, leaseId: 'L1', mode: 'extend', need: 0n, grow: 500n }),
+          { status: 'ok', granted: 500n },
+          'grow under the share: all of it',
+        );
+        t.same(
+          await store.lease({ ...base, leaseId: 'L2', mode: 'open', need: 60_000n, grow: 60_000n }),
+          { status: 'ok', granted: 60_000n },
+          'what is needed, past the share',
+        );
+        t.same(await store.lease({ ...base, leaseId: 'L3', mode: 'open', need: 9_501n, grow: 9_501n }), {
+          status: 'insufficient',
+          available: 9_500n,
+        });
+        t.same(
+          await store.lease({ ...base, leaseId: 'L1', mode: 'extend', need: 0n, grow: 0n }),
+          { status: 'ok', granted: 0n },
+          'a renewal',
+        );
+        t.same(
+          await store.lease({ ...base, leaseId: 'nope', mode: 'extend', need: 0n, grow: 10n }),
+          { status: 'gone' },
+          'extending a lease that is not there',
+        );
+        t.same(
+          await store.balance(u),
+          { balance: 80_000n, reserved: 70_500n },
+          'a refusal and a renewal hold nothing more',
+        );
+        t.same(await store.lease({ ...base, leaseId: 'L2', mode: 'close', need: 0n, grow: 0n, give: 60_000n }), {
+          status: 'ok',
+          granted: 0n,
+        });
+        t.same(
+          await store.lease({ ...base, leaseId: 'L1', mode: 'close', need: 0n, grow: 0n, give: 500n }),
+          { status: 'ok', granted: 0n },
+          'a partial hand-back',
+        );
+        t.same(await store.balance(u), { balance: 80_000n, reserved: 10_000n }, 'handed back');
+        const snap = (await store.snapshotAccounts()).find((a) => a.userId === u);
+        t.equal(snap?.holds, 10_000n, 'what is left of L1 is a hold like any other');
+        t.same(
+          await store.lease({ ...base, leaseId: 'L2', mode: 'extend', need: 0n, grow: 1n }),
+          { status: 'gone' },
+          'a closed lease is gone',
+        );
+        t.same(
+          await store.lease({ ...base, leaseId: 'L1', mode: 'close', need: 0n, grow: 0n, give: 99_999n }),
+          { status: 'ok', granted: 0n },
+          'more than it holds: all of it',
+        );
+        t.same(
+          await store.lease({ ...base, leaseId: 'L1', mode: 'close', need: 0n, grow: 0n, give: 1n }),
+          { status: 'ok', granted: 0n },
+          'closing twice is harmless',
+        );
+        t.same(await store.balance(u), { balance: 80_000n, reserved: 0n });
+        t.same(
+          await store.lease({ ...base, leaseId: 'L4', mode: 'open', need: 1n, grow: 1n, outboxMax: 1 }),
+          { status: 'ok', granted: 1n },
+          'an empty outbox is no backlog',
+        );
+        await settle(store, u, 'x', 1n, { leaseId: 'L4' });
+        t.same(
+          await store.lease({ ...base, leaseId: 'L4', mode: 'extend', need: 1n, grow: 1n, outboxMax: 1 }),
+          { status: 'backlog' },
+          'a full outbox refuses growth',
+        );
+      },
+    );
 
     t.test('settle against a lease: the cost leaves the hold and the balance together, once', async (t) => {
       const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 1_000_000n);
-      const lease = (need: bigint, mode: 'open' | 'extend' = 'open') => store.lease({ userId: u, leaseId: 'L', mode, need, grow: need, give: 0n, ttlMs: 60_000, outboxMax: 0 });
+      const lease = (need: bigint, mode: 'open' | 'extend' = 'open') =>
+        store.lease({ userId: u, leaseId: 'L', mode, need, grow: need, give: 0n, ttlMs: 60_000, outboxMax: 0 });
       t.same(await lease(10_000n), { status: 'ok', granted: 10_000n });
       const s1 = await settle(store, u, 'a', 3_000n, { leaseId: 'L' });
       t.equal(s1.duplicate, false);
       t.equal(s1.leaseTaken, 3_000n, 'the cost came out of the lease');
       t.notOk(s1.leaseGone, 'the lease was there');
-      t.same(await store.balance(u), { balance: 997_000n, reserved: 7_000n }, 'available unchanged: 990,000 before and after');
+      t.same(
+        await store.balance(u),
+        { balance: 997_000n, reserved: 7_000n },
+        'available unchanged: 990,000 before and after',
+      );
       t.same(await settle(store, u, 'a', 3_000n, { leaseId: 'L' }), { duplicate: true }, 'a repeat charges nothing');
       t.same(await store.balance(u), { balance: 997_000n, reserved: 7_000n });
       t.equal((await settle(store, u, 'b', 9_000n, { leaseId: 'L' })).leaseTaken, 7_000n, 'all the hold had left');
-      t.same(await store.balance(u), { balance: 988_000n, reserved: 0n }, 'a cost past the hold: charged in full, the hold stops at zero');
+      t.same(
+        await store.balance(u),
+        { balance: 988_000n, reserved: 0n },
+        'a cost past the hold: charged in full, the hold stops at zero',
+      );
       t.same(await lease(0n, 'extend'), { status: 'ok', granted: 0n }, 'an emptied lease is still there');
       const s3 = await settle(store, u, 'c', 500n, { leaseId: 'gone-lease' });
       t.equal(s3.leaseGone, true, 'settled against a lease that is not there: said so');
       t.same(await store.balance(u), { balance: 987_500n, reserved: 0n }, 'and charged all the same');
       const entries = await readAll(store);
-      t.same(entries.map((e) => [e.record.settleId, e.record.costNano]), [['a', 3_000n], ['b', 9_000n], ['c', 500n]], 'one record each');
-      t.same(await store.settle({ userId: u, reservationId: 'd', cost: 0n, keyId: 'k1', leaseId: 'L' }), { duplicate: false, leaseTaken: 0n });
+      t.same(
+        entries.map((e) => [e.record.settleId, e.record.costNano]),
+        [
+          ['a', 3_000n],
+          ['b', 9_000n],
+          ['c', 500n],
+        ],
+        'one record each',
+      );
+      t.same(await store.settle({ userId: u, reservationId: 'd', cost: 0n, keyId: 'k1', leaseId: 'L' }), {
+        duplicate: false,
+        leaseTaken: 0n,
+      });
       t.same(await store.balance(u), { balance: 987_500n, reserved: 0n }, 'a zero-cost settle changes nothing');
-      t.same((await store.settle({ userId: u, reservationId: 'e', cost: 0n, keyId: 'k1', leaseId: 'gone-lease' })).leaseGone, true, 'said of a release too');
+      t.same(
+        (await store.settle({ userId: u, reservationId: 'e', cost: 0n, keyId: 'k1', leaseId: 'gone-lease' })).leaseGone,
+        true,
+        'said of a release too',
+      );
     });
 
     t.test('a lease expires like a hold; extending it then says gone', async (t) => {
@@ -515,10 +726,21 @@ for (const impl of IMPLS) {
       const u = user();
       await prime(store, u, 100_000n);
       const base = { userId: u, leaseId: 'L', give: 0n, outboxMax: 0 };
-      t.same(await store.lease({ ...base, mode: 'open', need: 5_000n, grow: 5_000n, ttlMs: 150 }), { status: 'ok', granted: 5_000n });
-      t.same(await store.lease({ ...base, mode: 'extend', need: 0n, grow: 0n, ttlMs: 400 }), { status: 'ok', granted: 0n }, 'renewed for longer');
+      t.same(await store.lease({ ...base, mode: 'open', need: 5_000n, grow: 5_000n, ttlMs: 150 }), {
+        status: 'ok',
+        granted: 5_000n,
+      });
+      t.same(
+        await store.lease({ ...base, mode: 'extend', need: 0n, grow: 0n, ttlMs: 400 }),
+        { status: 'ok', granted: 0n },
+        'renewed for longer',
+      );
       await sleep(250);
-      t.same(await store.balance(u), { balance: 100_000n, reserved: 5_000n }, 'the renewal kept it past its first expiry');
+      t.same(
+        await store.balance(u),
+        { balance: 100_000n, reserved: 5_000n },
+        'the renewal kept it past its first expiry',
+      );
       await sleep(250);
       t.same(await store.balance(u), { balance: 100_000n, reserved: 0n }, 'released by the sweep once expired');
       t.same(await store.lease({ ...base, mode: 'extend', need: 0n, grow: 1n, ttlMs: 400 }), { status: 'gone' });
@@ -528,10 +750,23 @@ for (const impl of IMPLS) {
       const { store } = await impl.open(t);
       const u = user();
       await prime(store, u, 8_000_000_000_000_008n);
-      const r = await store.lease({ userId: u, leaseId: 'L', mode: 'open', need: 1n, grow: 10n ** 16n, give: 0n, ttlMs: 60_000, outboxMax: 0 });
+      const r = await store.lease({
+        userId: u,
+        leaseId: 'L',
+        mode: 'open',
+        need: 1n,
+        grow: 10n ** 16n,
+        give: 0n,
+        ttlMs: 60_000,
+        outboxMax: 0,
+      });
       t.same(r, { status: 'ok', granted: 1_000_000_000_000_001n });
       await settle(store, u, 'a', 123_456_789_012_345n, { leaseId: 'L' });
-      t.same(await store.balance(u), { balance: 7_876_543_210_987_663n, reserved: 876_543_210_987_656n }, 'to the nano: no exponent on the way');
+      t.same(
+        await store.balance(u),
+        { balance: 7_876_543_210_987_663n, reserved: 876_543_210_987_656n },
+        'to the nano: no exponent on the way',
+      );
     });
 
     t.test('getCached/setCached with a TTL, deleteCached', async (t) => {
@@ -596,7 +831,10 @@ t.test('Redis: a settled reservation leaves no hold behind; its id is remembered
   t.equal(await r.zcard(`${base}:resx`), 0, 'nor in their expiry index');
   t.equal(await r.exists(`${base}:kheld`), 0, 'a key without a cap has no held count');
   const done = await r.keys(`${base}:done:*`);
-  t.ok(done.length >= 1 && done.length <= 2, 'the ids are in the set of their period (two if the period turned meanwhile)');
+  t.ok(
+    done.length >= 1 && done.length <= 2,
+    'the ids are in the set of their period (two if the period turned meanwhile)',
+  );
   let members = 0;
   for (const k of done) {
     members += await r.scard(k);
@@ -655,7 +893,11 @@ t.test('Redis: the records of a writer that stopped are claimed by another', asy
   t.equal(await store.claimAbandoned('alive'), 0, 'not while its heartbeat lives');
   await sleep(120);
   t.equal(await store.claimAbandoned('alive'), 2, 'claimed once the heartbeat expired');
-  t.same((await store.readOutbox('alive', 10, 10)).map((e) => e.record.settleId), ['a', 'b'], 'and delivered to the claimer');
+  t.same(
+    (await store.readOutbox('alive', 10, 10)).map((e) => e.record.settleId),
+    ['a', 'b'],
+    'and delivered to the claimer',
+  );
   t.equal(await store.claimAbandoned('alive'), 0, 'the dead consumer is gone');
 });
 
@@ -668,7 +910,11 @@ t.test('Redis: charges settled again after Redis lost data', async (t) => {
   });
   const inPostgres = new Set<string>();
   let replayed = 0;
-  await store.startWatching({ intervalMs: 60_000, committed: async (ids) => new Set(ids.filter((id) => inPostgres.has(id))), onReplay: (n) => (replayed += n) });
+  await store.startWatching({
+    intervalMs: 60_000,
+    committed: async (ids) => new Set(ids.filter((id) => inPostgres.has(id))),
+    onReplay: (n) => (replayed += n),
+  });
   const u = user();
   await prime(store, u, 1_000n);
   await reserve(store, u, 'a', 100n);
@@ -690,7 +936,11 @@ t.test('Redis: charges settled again after Redis lost data', async (t) => {
   await store.watch();
   t.equal(replayed, 1, 'only what is neither in the outbox nor in Postgres is settled again');
   const entries = await store.readOutbox('w2', 10, 10);
-  t.same(entries.map((e) => e.record.settleId), ['c'], 'back in the outbox');
+  t.same(
+    entries.map((e) => e.record.settleId),
+    ['c'],
+    'back in the outbox',
+  );
   t.equal(entries[0].generation, '', 'no account was loaded: the acknowledgement corrects the next one');
   await store.watch();
   t.equal(replayed, 1, 'a second round in the same instance replays nothing');

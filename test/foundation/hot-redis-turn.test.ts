@@ -13,15 +13,35 @@ t.test('one turn of reserves and settles is one write to Redis', async (t) => {
   t.teardown(() => store.close());
   const userId = randomUUID();
   await store.primeBalance(userId, { balance: 1_000_000n, charged: 0n, keySpend: {} });
-  const reserve = (id: string) => store.reserve({ userId, reservationId: id, amount: 10n, ttlMs: 60_000, keyId: 'k1', rpmLimit: 0, outboxMax: 0 });
-  const settle = (id: string) => store.settle({
-    userId, reservationId: id, cost: 1n, keyId: 'k1',
-    record: {
-      settleId: id, userId, keyId: null, requestId: `req_${id}`, model: 'm', surface: 'chat', stream: false, status: 200,
-      promptTokens: 1, completionTokens: 1, cachedTokens: 0, cacheWriteTokens: 0, costNano: 1n, officialCostNano: 1n,
-      latencyMs: 1, ttftMs: null, overrun: false, createdAt: new Date(),
-    },
-  });
+  const reserve = (id: string) =>
+    store.reserve({ userId, reservationId: id, amount: 10n, ttlMs: 60_000, keyId: 'k1', rpmLimit: 0, outboxMax: 0 });
+  const settle = (id: string) =>
+    store.settle({
+      userId,
+      reservationId: id,
+      cost: 1n,
+      keyId: 'k1',
+      record: {
+        settleId: id,
+        userId,
+        keyId: null,
+        requestId: `req_${id}`,
+        model: 'm',
+        surface: 'chat',
+        stream: false,
+        status: 200,
+        promptTokens: 1,
+        completionTokens: 1,
+        cachedTokens: 0,
+        cacheWriteTokens: 0,
+        costNano: 1n,
+        officialCostNano: 1n,
+        latencyMs: 1,
+        ttftMs: null,
+        overrun: false,
+        createdAt: new Date(),
+      },
+    });
   // Both scripts loaded (the first call of each is EVALSHA, then EVAL).
   await reserve('r0');
   await settle('r0');

@@ -45,7 +45,8 @@ class Wire {
   private async until(ready: () => boolean, ms = 5000) {
     const end = Date.now() + ms;
     while (!ready()) {
-      if (this.closed || Date.now() > end) throw new Error(`no answer (closed: ${this.closed}): ${JSON.stringify(this.buf.toString('latin1'))}`);
+      if (this.closed || Date.now() > end)
+        throw new Error(`no answer (closed: ${this.closed}): ${JSON.stringify(this.buf.toString('latin1'))}`);
       await new Promise<void>((r) => {
         this.wake = r;
         setTimeout(r, 50);
@@ -94,7 +95,9 @@ class Wire {
 }
 
 const request = (method: string, target: string, headers: Record<string, string> = {}, body = '') =>
-  `${method} ${target} HTTP/1.1\r\nhost: gw.test\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`;
+  `${method} ${target} HTTP/1.1\r\nhost: gw.test\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('')}\r\n${body}`;
 
 const fake = await startFakeUpstream();
 t.teardown(() => fake.close());
@@ -135,8 +138,10 @@ t.test('HEAD: the head GET would have, no body bytes, and the connection carries
     t.equal(head.status, status, `${name}: the same status`);
     t.equal(head.headers['content-type'], get.headers['content-type'], `${name}: the same content-type`);
     // A 404 names the method, and metrics move between two requests: their lengths differ a little.
-    if (target === '/no/such/path' || target === '/metrics') t.ok(Number(head.headers['content-length']) > 0, `${name}: a length`);
-    else t.equal(head.headers['content-length'], get.headers['content-length'], `${name}: the length the body would have`);
+    if (target === '/no/such/path' || target === '/metrics')
+      t.ok(Number(head.headers['content-length']) > 0, `${name}: a length`);
+    else
+      t.equal(head.headers['content-length'], get.headers['content-length'], `${name}: the length the body would have`);
     await sleep(100);
     t.equal(wire.pending, 0, `${name}: not one body byte`);
 
@@ -155,12 +160,17 @@ const TARGETS: [string, Record<string, string>][] = [
   ['/api/dashboard/login', { 'content-type': 'application/json' }],
 ];
 const post = (target: string, headers: Record<string, string>, lengths: string[], body: string) =>
-  `POST ${target} HTTP/1.1\r\nhost: gw.test\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}${lengths.map((l) => `content-length: ${l}\r\n`).join('')}\r\n${body}`;
+  `POST ${target} HTTP/1.1\r\nhost: gw.test\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('')}${lengths.map((l) => `content-length: ${l}\r\n`).join('')}\r\n${body}`;
 
 t.test('Content-Length headers that disagree: 400, and the connection is closed', async (t) => {
   const body = '{"model":"oa-model","messages":[]}';
   for (const [target, headers] of TARGETS) {
-    for (const lengths of [[String(body.length), '1000'], ['1000', String(body.length)]]) {
+    for (const lengths of [
+      [String(body.length), '1000'],
+      ['1000', String(body.length)],
+    ]) {
       const wire = new Wire(gw.port);
       wire.send(post(target, headers, lengths, body));
       const res = await wire.response(true);
@@ -180,7 +190,10 @@ t.test('bytes past the shorter length are never served as a request of their own
   const smuggled = request('GET', '/healthz');
   const json = '{"model":"oa-model","messages":[]}';
   for (const [target, headers] of TARGETS) {
-    for (const lengths of [[String(json.length), String(json.length + smuggled.length)], [`${json.length}, ${json.length + smuggled.length}`]]) {
+    for (const lengths of [
+      [String(json.length), String(json.length + smuggled.length)],
+      [`${json.length}, ${json.length + smuggled.length}`],
+    ]) {
       const wire = new Wire(gw.port);
       wire.send(post(target, headers, lengths, json + smuggled));
       const what = `${target}, content-length ${lengths.join(' then ')}`;
@@ -196,7 +209,9 @@ t.test('the same Content-Length twice is one length', async (t) => {
   const body = JSON.stringify({ email: 'nobody@example.test', password: 'not the password' });
   for (const lines of [[String(body.length), String(body.length)]]) {
     const wire = new Wire(gw.port);
-    wire.send(`POST /api/dashboard/login HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n${lines.map((l) => `content-length: ${l}\r\n`).join('')}\r\n${body}`);
+    wire.send(
+      `POST /api/dashboard/login HTTP/1.1\r\nhost: gw.test\r\ncontent-type: application/json\r\n${lines.map((l) => `content-length: ${l}\r\n`).join('')}\r\n${body}`,
+    );
     const res = await wire.response(true);
     t.equal(res.status, 401, `content-length ${lines.join(' / ')}: judged as a login`);
     wire.send(request('GET', '/healthz'));

@@ -27,7 +27,10 @@ t.test('generated keys: shape, randomness, hash', async (t) => {
   t.equal(counts.size, 62, 'every base62 character occurs');
   // 80,000 characters over 62 symbols: about 1290 each; a biased generator strays far from it.
   const values = [...counts.values()];
-  t.ok(Math.min(...values) > 1100 && Math.max(...values) < 1500, `even spread (${Math.min(...values)}..${Math.max(...values)})`);
+  t.ok(
+    Math.min(...values) > 1100 && Math.max(...values) < 1500,
+    `even spread (${Math.min(...values)}..${Math.max(...values)})`,
+  );
   t.ok(looksLikeKey(generateKey().key));
   t.notOk(looksLikeKey('ar-short'));
   t.notOk(looksLikeKey('sk-' + 'a'.repeat(40)));
@@ -52,25 +55,39 @@ t.test('create, resolve, revoke; only the hash is stored', async (t) => {
     WHERE strpos(row_to_json(k)::text, ${created.key}) > 0 OR strpos(row_to_json(k)::text, ${secret}) > 0`;
   t.equal(n, 0, 'the key text appears nowhere in api_keys');
   const listed = await listKeys(stores.sql, alice.id);
-  t.same(listed.map((k) => k.id), [created.id]);
+  t.same(
+    listed.map((k) => k.id),
+    [created.id],
+  );
   t.notOk(JSON.stringify(listed).includes(secret), 'nor in what listKeys returns');
 
   const resolver = new KeyResolver(stores.sql, stores.hot, 30_000);
   await resolver.start();
   t.same(await resolver.resolve(created.key), { keyId: created.id, userId: alice.id, limits: NO_LIMITS });
-  t.same(await resolver.resolve(created.key), { keyId: created.id, userId: alice.id, limits: NO_LIMITS }, 'again, from the cache');
+  t.same(
+    await resolver.resolve(created.key),
+    { keyId: created.id, userId: alice.id, limits: NO_LIMITS },
+    'again, from the cache',
+  );
   const unknown = generateKey().key;
   t.equal(await resolver.resolve(unknown), null, 'an unknown key');
   // Counted on the real store: a repeat of an unknown key asks neither Redis nor Postgres.
   let lookups = 0;
-  const counting = new Proxy(stores.hot, { get: (target, p, r) => (p === 'getCached' ? (...a: [string]) => (lookups++, target.getCached(...a)) : Reflect.get(target, p, r)) });
+  const counting = new Proxy(stores.hot, {
+    get: (target, p, r) =>
+      p === 'getCached' ? (...a: [string]) => (lookups++, target.getCached(...a)) : Reflect.get(target, p, r),
+  });
   const negative = new KeyResolver(stores.sql, counting, 30_000);
   t.equal(await negative.resolve(unknown), null);
   t.equal(await negative.resolve(unknown), null);
   t.equal(await negative.resolve(unknown), null);
   t.equal(lookups, 1, 'an unknown key is remembered as unknown for a few seconds');
   t.equal(await resolver.resolve('Bearer nonsense'), null, 'not a key at all');
-  t.equal(await resolver.resolve(created.key.slice(0, -1) + (created.key.endsWith('a') ? 'b' : 'a')), null, 'one character off');
+  t.equal(
+    await resolver.resolve(created.key.slice(0, -1) + (created.key.endsWith('a') ? 'b' : 'a')),
+    null,
+    'one character off',
+  );
 
   t.equal(await resolver.revoke(bob.id, created.id), null, 'another user cannot revoke it');
   t.same(await resolver.resolve(created.key), { keyId: created.id, userId: alice.id, limits: NO_LIMITS }, 'still live');
@@ -88,43 +105,74 @@ t.test('create, resolve, revoke; only the hash is stored', async (t) => {
 
   // The race of a process that read Postgres just before the revocation committed: its late
   // write to the shared cache (set-if-absent) must not bring the key back.
-  await stores.hot.setCached(`key:${hashSecret(created.key)}`, JSON.stringify({ keyId: created.id, userId: alice.id }), 60_000, { onlyIfAbsent: true });
-  t.equal(await new KeyResolver(stores.sql, stores.hot, 30_000).resolve(created.key), null, 'a stale lookup cannot revive a revoked key');
+  await stores.hot.setCached(
+    `key:${hashSecret(created.key)}`,
+    JSON.stringify({ keyId: created.id, userId: alice.id }),
+    60_000,
+    { onlyIfAbsent: true },
+  );
+  t.equal(
+    await new KeyResolver(stores.sql, stores.hot, 30_000).resolve(created.key),
+    null,
+    'a stale lookup cannot revive a revoked key',
+  );
 });
 
-t.test('new keys met at once: one Postgres query for all, each answered its own; the cache keeps the newest', async (t) => {
-  const stores = await testStores(t);
-  const users = await Promise.all(Array.from({ length: 5 }, (_, i) => createVerifiedUser(stores.sql, `burst${i}@example.test`)));
-  const live = await Promise.all(users.map((u, i) => createKey(stores.sql, u.id, `k${i}`, i === 2 ? { rpm: 7 } : {})));
-  const revoked = await createKey(stores.sql, users[0]!.id, 'gone');
-  await stores.sql`UPDATE api_keys SET revoked_at = now() WHERE id = ${revoked.id}`;
-  const disabled = await createVerifiedUser(stores.sql, 'disabled@example.test');
-  const ofDisabled = await createKey(stores.sql, disabled.id, 'blocked');
-  await stores.sql`UPDATE users SET disabled_at = now() WHERE id = ${disabled.id}`;
-  const unknown = generateKey().key;
+t.test(
+  'new keys met at once: one Postgres query for all, each answered its own; the cache keeps the newest',
+  async (t) => {
+    const stores = await testStores(t);
+    const users = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => createVerifiedUser(stores.sql, `burst${i}@example.test`)),
+    );
+    const live = await Promise.all(
+      users.map((u, i) => createKey(stores.sql, u.id, `k${i}`, i === 2 ? { rpm: 7 } : {})),
+    );
+    const revoked = await createKey(stores.sql, users[0]!.id, 'gone');
+    await stores.sql`UPDATE api_keys SET revoked_at = now() WHERE id = ${revoked.id}`;
+    const disabled = await createVerifiedUser(stores.sql, 'disabled@example.test');
+    const ofDisabled = await createKey(stores.sql, disabled.id, 'blocked');
+    await stores.sql`UPDATE users SET disabled_at = now() WHERE id = ${disabled.id}`;
+    const unknown = generateKey().key;
 
-  // Postgres queries counted on the real store's client.
-  let queries = 0;
-  const counting = new Proxy(stores.sql, { apply: (target, self, args) => (queries++, Reflect.apply(target, self, args)) });
-  const resolver = new KeyResolver(counting, stores.hot, 30_000, 4);
-  const answers = await Promise.all([...live.map((k) => k.key), revoked.key, ofDisabled.key, unknown].map((k) => resolver.resolve(k)));
-  t.equal(queries, 1, 'eight keys looked up in one turn: one query');
-  t.same(answers.slice(0, 5).map((a) => a?.keyId), live.map((k) => k.id), 'each live key its own identity');
-  t.same(answers.slice(0, 5).map((a) => a?.userId), users.map((u) => u.id), 'and its own user');
-  t.equal(answers[2]?.limits.rpm, 7, 'with its own limits');
-  t.same(answers.slice(5), [null, null, null], 'a revoked key, a disabled account\'s and an unknown one: none');
+    // Postgres queries counted on the real store's client.
+    let queries = 0;
+    const counting = new Proxy(stores.sql, {
+      apply: (target, self, args) => (queries++, Reflect.apply(target, self, args)),
+    });
+    const resolver = new KeyResolver(counting, stores.hot, 30_000, 4);
+    const answers = await Promise.all(
+      [...live.map((k) => k.key), revoked.key, ofDisabled.key, unknown].map((k) => resolver.resolve(k)),
+    );
+    t.equal(queries, 1, 'eight keys looked up in one turn: one query');
+    t.same(
+      answers.slice(0, 5).map((a) => a?.keyId),
+      live.map((k) => k.id),
+      'each live key its own identity',
+    );
+    t.same(
+      answers.slice(0, 5).map((a) => a?.userId),
+      users.map((u) => u.id),
+      'and its own user',
+    );
+    t.equal(answers[2]?.limits.rpm, 7, 'with its own limits');
+    t.same(answers.slice(5), [null, null, null], "a revoked key, a disabled account's and an unknown one: none");
 
-  // At most four remembered: the first key (oldest) went, the last is answered without a store.
-  let reads = 0;
-  const hot = new Proxy(stores.hot, { get: (target, p, r) => (p === 'getCached' ? (...a: [string]) => (reads++, target.getCached(...a)) : Reflect.get(target, p, r)) });
-  const small = new KeyResolver(stores.sql, hot, 30_000, 4);
-  for (const k of live) await small.resolve(k.key);
-  reads = 0;
-  await small.resolve(live[4]!.key);
-  t.equal(reads, 0, 'the newest key: from this process');
-  await small.resolve(live[0]!.key);
-  t.equal(reads, 1, 'the oldest was let go past the limit, and is looked up again');
-});
+    // At most four remembered: the first key (oldest) went, the last is answered without a store.
+    let reads = 0;
+    const hot = new Proxy(stores.hot, {
+      get: (target, p, r) =>
+        p === 'getCached' ? (...a: [string]) => (reads++, target.getCached(...a)) : Reflect.get(target, p, r),
+    });
+    const small = new KeyResolver(stores.sql, hot, 30_000, 4);
+    for (const k of live) await small.resolve(k.key);
+    reads = 0;
+    await small.resolve(live[4]!.key);
+    t.equal(reads, 0, 'the newest key: from this process');
+    await small.resolve(live[0]!.key);
+    t.equal(reads, 1, 'the oldest was let go past the limit, and is looked up again');
+  },
+);
 
 t.test('a revocation reaches another gateway process within 1 s', async (t) => {
   const stores = await testStores(t);
@@ -140,10 +188,11 @@ t.test('a revocation reaches another gateway process within 1 s', async (t) => {
       KEY_CACHE_TTL_MS: '600000',
     }),
   );
-  const models = () => fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => {
-    await r.arrayBuffer();
-    return r.status;
-  });
+  const models = () =>
+    fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${key}` } }).then(async (r) => {
+      await r.arrayBuffer();
+      return r.status;
+    });
   t.equal(await models(), 200, 'the key works (and is now cached in the gateway)');
   t.equal(await models(), 200);
 

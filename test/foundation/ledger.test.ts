@@ -21,13 +21,33 @@ import { testStores } from '../helpers/stores.js';
 const silent = pino({ level: 'silent' });
 type Stores = Awaited<ReturnType<typeof testStores>>;
 
-const payer = (userId: string, keyId: string = randomUUID(), limits: KeyLimits = NO_LIMITS): Payer => ({ userId, keyId, limits });
+const payer = (userId: string, keyId: string = randomUUID(), limits: KeyLimits = NO_LIMITS): Payer => ({
+  userId,
+  keyId,
+  limits,
+});
 
 function record(userId: string, settleId: string, costNano: bigint, extra: Partial<OutboxRecord> = {}): OutboxRecord {
   return {
-    settleId, userId, keyId: null, requestId: `req_${settleId}`, model: 'm', surface: 'chat', stream: false, status: 200,
-    promptTokens: 10, completionTokens: 5, cachedTokens: 0, cacheWriteTokens: 0, costNano, officialCostNano: costNano,
-    latencyMs: 12, ttftMs: null, overrun: false, createdAt: new Date(), ...extra,
+    settleId,
+    userId,
+    keyId: null,
+    requestId: `req_${settleId}`,
+    model: 'm',
+    surface: 'chat',
+    stream: false,
+    status: 200,
+    promptTokens: 10,
+    completionTokens: 5,
+    cachedTokens: 0,
+    cacheWriteTokens: 0,
+    costNano,
+    officialCostNano: costNano,
+    latencyMs: 12,
+    ttftMs: null,
+    overrun: false,
+    createdAt: new Date(),
+    ...extra,
   };
 }
 
@@ -60,12 +80,19 @@ t.test('reserve primes from Postgres and refuses with insufficient_balance', asy
   t.equal(r1.amount, 400_000_000n);
   t.same(await s.hot.balance(user.id), { balance: 1_000_000_000n, reserved: 400_000_000n }, 'primed from Postgres');
 
-  const caught = await ledger.reserve(p, 600_000_001n).then(() => null, (err: unknown) => err);
+  const caught = await ledger.reserve(p, 600_000_001n).then(
+    () => null,
+    (err: unknown) => err,
+  );
   t.type(caught, GatewayError);
   t.equal((caught as GatewayError).kind, 'insufficient_balance');
   t.equal((caught as GatewayError).status, 402);
   t.match((caught as GatewayError).message, /\$0\.600000001.*\$0\.60 is available/);
-  t.same(await ledger.balance(user.id), { balance: 1_000_000_000n, reserved: 400_000_000n, available: 600_000_000n }, 'a refusal holds nothing');
+  t.same(
+    await ledger.balance(user.id),
+    { balance: 1_000_000_000n, reserved: 400_000_000n, available: 600_000_000n },
+    'a refusal holds nothing',
+  );
 
   const r2 = await ledger.reserve(p, 600_000_000n);
   t.equal(await ledger.settle(r2, 100n, record(user.id, r2.id, 100n)), 100n);
@@ -75,7 +102,10 @@ t.test('reserve primes from Postgres and refuses with insufficient_balance', asy
   t.equal(await s.hot.outboxLength(), 1, 'one record: the release wrote none');
 
   const poor = await createVerifiedUser(s.sql, 'poor@example.test');
-  const refused = await ledger.reserve(payer(poor.id), 1n).then(() => null, (err: unknown) => err);
+  const refused = await ledger.reserve(payer(poor.id), 1n).then(
+    () => null,
+    (err: unknown) => err,
+  );
   t.equal((refused as GatewayError | null)?.kind, 'insufficient_balance', 'no balance: refused, not errored');
 });
 
@@ -120,7 +150,9 @@ t.test('charges through the outbox reconcile to the nano-dollar, overruns includ
     const hot = await s.hot.balance(u.id);
     t.equal(await pgBalance(s, u.id), hot?.balance, `user ${i + 1}: Postgres balance = hot balance`);
     t.equal(hot?.reserved, 0n, 'nothing left reserved');
-    const [{ sum }] = await s.sql<{ sum: bigint }[]>`SELECT coalesce(sum(cost_nano), 0)::bigint AS sum FROM usage_records WHERE user_id = ${u.id}`;
+    const [{ sum }] = await s.sql<
+      { sum: bigint }[]
+    >`SELECT coalesce(sum(cost_nano), 0)::bigint AS sum FROM usage_records WHERE user_id = ${u.id}`;
     t.equal(sum, charged.get(u.id) ?? 0n, 'the records hold every charge');
   }
   const u3 = await pgBalance(s, users[2].id);
@@ -129,9 +161,13 @@ t.test('charges through the outbox reconcile to the nano-dollar, overruns includ
   t.ok(u3 < 0n, 'below zero');
   t.ok(u3 >= -overrunBy, `but only by what went past the holds (${u3} ≥ −${overrunBy})`);
   t.ok(u3Charges <= 10n, `no more answers than the balance could hold (${u3Charges})`);
-  const [{ overruns }] = await s.sql<{ overruns: number }[]>`SELECT count(*)::int AS overruns FROM usage_records WHERE overrun`;
+  const [{ overruns }] = await s.sql<
+    { overruns: number }[]
+  >`SELECT count(*)::int AS overruns FROM usage_records WHERE overrun`;
   t.equal(BigInt(overruns), u3Charges, 'each overrun is marked');
-  const [{ used }] = await s.sql<{ used: number }[]>`SELECT count(*)::int AS used FROM api_keys WHERE last_used_at IS NOT NULL`;
+  const [{ used }] = await s.sql<
+    { used: number }[]
+  >`SELECT count(*)::int AS used FROM api_keys WHERE last_used_at IS NOT NULL`;
   t.equal(used, 3, 'keys carry their last use');
 });
 
@@ -144,11 +180,22 @@ t.test('a crash between commit and acknowledgement writes nothing twice', async 
   const entries = await s.hot.readOutbox('crashed', 10, 10);
   t.equal(entries.length, 5);
   const first = await commitEntries(s.sql, entries);
-  t.same(first.map((i) => i.kind), ['inserted', 'inserted', 'inserted', 'inserted', 'inserted']);
+  t.same(
+    first.map((i) => i.kind),
+    ['inserted', 'inserted', 'inserted', 'inserted', 'inserted'],
+  );
   // The writer dies here, before acknowledging. Another one claims and commits again.
   const again = await commitEntries(s.sql, entries);
-  t.same(again.map((i) => i.kind), ['redelivered', 'redelivered', 'redelivered', 'redelivered', 'redelivered'], 'recognised as the same entries');
-  t.same(again.map((i) => i.chargedAfter), first.map((i) => i.chargedAfter), 'with the charged totals of the first commit');
+  t.same(
+    again.map((i) => i.kind),
+    ['redelivered', 'redelivered', 'redelivered', 'redelivered', 'redelivered'],
+    'recognised as the same entries',
+  );
+  t.same(
+    again.map((i) => i.chargedAfter),
+    first.map((i) => i.chargedAfter),
+    'with the charged totals of the first commit',
+  );
   await s.hot.ackOutbox(again);
   const [{ n }] = await s.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM usage_records`;
   t.equal(n, 5, 'five rows, not ten');
@@ -171,7 +218,10 @@ t.test('a committed batch is not kept alive by the Postgres connection that wrot
   let entries: OutboxEntry[] | undefined = await s.hot.readOutbox('kept', 10, 10);
   const refs = entries.map((e) => new WeakRef(e.record));
   const items = await commitEntries(s.sql, entries);
-  t.same(items.map((i) => i.kind), ['inserted', 'inserted', 'inserted']);
+  t.same(
+    items.map((i) => i.kind),
+    ['inserted', 'inserted', 'inserted'],
+  );
   await s.hot.ackOutbox(items);
   entries = undefined;
   items.length = 0;
@@ -191,7 +241,13 @@ t.test('the same charge appended twice is committed once and refunded once in th
   const rec = record(user.id, res.id, 300n);
   // A settle whose answer was lost (a timeout), retried after the settled-id memory expired.
   await s.hot.settle({ userId: user.id, reservationId: res.id, cost: 300n, keyId: res.keyId, record: rec });
-  await s.hot.settle({ userId: user.id, reservationId: `${res.id}`.replace(/.$/, (c) => (c === '0' ? '1' : '0')), cost: 300n, keyId: res.keyId, record: rec });
+  await s.hot.settle({
+    userId: user.id,
+    reservationId: `${res.id}`.replace(/.$/, (c) => (c === '0' ? '1' : '0')),
+    cost: 300n,
+    keyId: res.keyId,
+    record: rec,
+  });
   t.equal((await s.hot.balance(user.id))?.balance, 400n, 'charged twice in the hot store for now');
   const writer = writerOf(s);
   writer.start();
@@ -241,7 +297,10 @@ t.test('a capped key: its period spend is loaded from Postgres with the account'
   await charge(ledger, payer(user.id, key.id, limits), 500n, 700n);
   await writer.drained();
   await s.hot.forgetBalance(user.id); // loaded again from Postgres
-  const err = await ledger.reserve(payer(user.id, key.id, limits), 301n).then(() => null, (e: unknown) => e);
+  const err = await ledger.reserve(payer(user.id, key.id, limits), 301n).then(
+    () => null,
+    (e: unknown) => e,
+  );
   t.equal((err as GatewayError).kind, 'rate_limit', 'spent 700 today: 301 more is over the 1000 cap');
   t.equal((err as GatewayError).code, 'key_spend_limit');
   t.ok((err as GatewayError).retryAfter! > 0 && (err as GatewayError).retryAfter! <= 86_400, 'retry when the day ends');
@@ -249,7 +308,12 @@ t.test('a capped key: its period spend is loaded from Postgres with the account'
   await ledger.release(ok);
   await s.sql`UPDATE api_keys SET spend_limit_nano = 700, spend_limit_period = 'total' WHERE id = ${key.id}`;
   await s.hot.forgetBalance(user.id);
-  const total = await ledger.reserve(payer(user.id, key.id, { rpm: null, spendNano: 700n, spendPeriod: 'total' }), 1n).then(() => null, (e: unknown) => e);
+  const total = await ledger
+    .reserve(payer(user.id, key.id, { rpm: null, spendNano: 700n, spendPeriod: 'total' }), 1n)
+    .then(
+      () => null,
+      (e: unknown) => e,
+    );
   t.equal((total as GatewayError).code, 'key_spend_limit', 'the lifetime spend is loaded too');
   t.equal((total as GatewayError).noRetry, true, 'a lifetime cap says not to retry');
   t.equal((total as GatewayError).retryAfter, undefined);
@@ -283,7 +347,10 @@ t.test('an unreachable hot store refuses with unavailable (503), not an internal
   t.teardown(() => down.close());
   const ledger = new Ledger(s.sql, down, { ttlMs: 60_000, outboxMax: 0 });
   const started = Date.now();
-  const err = await ledger.reserve(payer(user.id), 1n).then(() => null, (e: unknown) => e);
+  const err = await ledger.reserve(payer(user.id), 1n).then(
+    () => null,
+    (e: unknown) => e,
+  );
   t.type(err, GatewayError);
   t.equal((err as GatewayError).kind, 'unavailable');
   t.equal((err as GatewayError).status, 503);
@@ -301,7 +368,10 @@ t.test('a full outbox refuses new requests with 503', async (t) => {
   await credit(s, user.id, 1_000_000n);
   const ledger = new Ledger(s.sql, s.hot, { ttlMs: 60_000, outboxMax: 3 });
   for (let i = 0; i < 3; i++) await charge(ledger, payer(user.id), 10n, 1n);
-  const err = await ledger.reserve(payer(user.id), 10n).then(() => null, (e: unknown) => e);
+  const err = await ledger.reserve(payer(user.id), 10n).then(
+    () => null,
+    (e: unknown) => e,
+  );
   t.equal((err as GatewayError).kind, 'unavailable');
   t.match((err as GatewayError).message, /cannot record usage/);
   const writer = writerOf(s);
@@ -319,7 +389,9 @@ t.test('creditUser: deposit and balance in Postgres, then the loaded hot balance
   const r = await credit(s, user.id, 2_500n);
   t.equal(r.balance, 2_500n);
   t.same(await s.hot.balance(user.id), { balance: 2_500n, reserved: 0n }, 'the loaded hot balance follows');
-  const [d] = await s.sql<{ status: string; credit_nano: bigint }[]>`SELECT status, credit_nano FROM deposits WHERE id = ${r.depositId}`;
+  const [d] = await s.sql<
+    { status: string; credit_nano: bigint }[]
+  >`SELECT status, credit_nano FROM deposits WHERE id = ${r.depositId}`;
   t.same({ ...d }, { status: 'paid', credit_nano: 2_500n });
   t.equal((await reconcile(s.sql, s.hot)).ok, true);
 });
@@ -333,15 +405,29 @@ t.test('reconcile reports a tampered balance, in Postgres and in the hot store',
   await s.sql`UPDATE users SET balance_nano = balance_nano + 1 WHERE id = ${user.id}`;
   let report = await reconcile(s.sql, s.hot);
   t.equal(report.ok, false);
-  t.same(report.mismatches.map((m) => ({ email: m.email, balance: m.balance_nano, credits: m.credits_nano, charges: m.charges_nano })), [
-    { email: 'other@example.test', balance: 1_001n, credits: 1_000n, charges: 0n },
-  ]);
-  t.same(report.hotMismatches.map((m) => [m.expected, m.hot]), [[1_001n, 1_000n]], 'the hot store disagrees with the tampered figure');
+  t.same(
+    report.mismatches.map((m) => ({
+      email: m.email,
+      balance: m.balance_nano,
+      credits: m.credits_nano,
+      charges: m.charges_nano,
+    })),
+    [{ email: 'other@example.test', balance: 1_001n, credits: 1_000n, charges: 0n }],
+  );
+  t.same(
+    report.hotMismatches.map((m) => [m.expected, m.hot]),
+    [[1_001n, 1_000n]],
+    'the hot store disagrees with the tampered figure',
+  );
   await s.sql`UPDATE users SET balance_nano = balance_nano - 1 WHERE id = ${user.id}`;
   await s.hot.credit(user.id, 7n);
   report = await reconcile(s.sql, s.hot);
   t.same(report.mismatches, []);
-  t.same(report.hotMismatches.map((m) => [m.email, m.expected, m.hot]), [['other@example.test', 1_000n, 1_007n]], 'a hot balance that grew is caught');
+  t.same(
+    report.hotMismatches.map((m) => [m.email, m.expected, m.hot]),
+    [['other@example.test', 1_000n, 1_007n]],
+    'a hot balance that grew is caught',
+  );
 });
 
 t.test('reconcile adds only the records since its checkpoint; --full sums them all again', async (t) => {
@@ -353,9 +439,17 @@ t.test('reconcile adds only the records since its checkpoint; --full sums them a
   const writer = writerOf(s);
   writer.start();
   const p = payer(user.id, key.id, { rpm: null, spendNano: null, spendPeriod: null });
-  const truth = async () => (await s.sql<{ n: bigint }[]>`SELECT coalesce(sum(cost_nano), 0)::bigint AS n FROM usage_records WHERE user_id = ${user.id}`)[0]!.n;
-  const kept = async () => (await s.sql<{ n: bigint }[]>`SELECT charges_nano AS n FROM reconcile_charges WHERE user_id = ${user.id}`)[0]?.n ?? 0n;
-  const checkpoint = async () => (await s.sql<{ id: bigint }[]>`SELECT through_id AS id FROM reconcile_checkpoint`)[0]!.id;
+  const truth = async () =>
+    (
+      await s.sql<
+        { n: bigint }[]
+      >`SELECT coalesce(sum(cost_nano), 0)::bigint AS n FROM usage_records WHERE user_id = ${user.id}`
+    )[0]!.n;
+  const kept = async () =>
+    (await s.sql<{ n: bigint }[]>`SELECT charges_nano AS n FROM reconcile_charges WHERE user_id = ${user.id}`)[0]?.n ??
+    0n;
+  const checkpoint = async () =>
+    (await s.sql<{ id: bigint }[]>`SELECT through_id AS id FROM reconcile_checkpoint`)[0]!.id;
 
   for (let i = 0; i < 3; i++) await charge(ledger, p, 500n, 100n + BigInt(i));
   await writer.drained();
@@ -368,13 +462,20 @@ t.test('reconcile adds only the records since its checkpoint; --full sums them a
   await writer.drained();
   // Two runs at once: the kept sum must not take the same records twice.
   const both = await Promise.all([reconcile(s.sql), reconcile(s.sql)]);
-  t.ok(both.every((r) => r.ok), 'both reconcile');
+  t.ok(
+    both.every((r) => r.ok),
+    'both reconcile',
+  );
   t.equal(await kept(), await truth(), 'the records since were added once');
 
   // A record changed below the checkpoint is not read again by an incremental run; a full one sees it.
   await s.sql`UPDATE usage_records SET cost_nano = cost_nano + 1 WHERE id = (SELECT min(id) FROM usage_records WHERE user_id = ${user.id})`;
   t.ok((await reconcile(s.sql)).ok, 'incremental: the kept sum stands');
   const fullRun = await reconcile(s.sql, undefined, { full: true });
-  t.same(fullRun.mismatches.map((m) => [m.charged_nano, m.charges_nano]), [[await truth() - 1n, await truth()]], '--full: every record summed again, the change caught');
+  t.same(
+    fullRun.mismatches.map((m) => [m.charged_nano, m.charges_nano]),
+    [[(await truth()) - 1n, await truth()]],
+    '--full: every record summed again, the change caught',
+  );
   await writer.stop();
 });

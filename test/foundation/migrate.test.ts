@@ -13,23 +13,42 @@ import { REDIS_URL, testDatabase } from '../helpers/stores.js';
 const files = listMigrations();
 
 async function open(t: Parameters<typeof testDatabase>[0], url?: string) {
-  const store = await openSql({ databaseUrl: url ?? (await testDatabase(t, { migrated: false })), dataDir: '/nonexistent' });
+  const store = await openSql({
+    databaseUrl: url ?? (await testDatabase(t, { migrated: false })),
+    dataDir: '/nonexistent',
+  });
   t.teardown(() => store.close());
   return store.sql;
 }
 
 t.test('the sql/ directory holds numbered migrations', async (t) => {
   t.ok(files.length >= 1);
-  t.same(files.map((f) => f.version), [...new Set(files.map((f) => f.version))].sort((a, b) => a - b), 'versions are unique and ordered');
+  t.same(
+    files.map((f) => f.version),
+    [...new Set(files.map((f) => f.version))].sort((a, b) => a - b),
+    'versions are unique and ordered',
+  );
 });
 
 t.test('applying twice is a no-op', async (t) => {
   const sql = await open(t);
-  t.same(await migrate(sql), files.map((f) => f.name), 'the first run applies every file');
+  t.same(
+    await migrate(sql),
+    files.map((f) => f.name),
+    'the first run applies every file',
+  );
   t.same(await migrate(sql), [], 'the second run applies nothing');
-  const rows = await sql<{ version: number; name: string }[]>`SELECT version, name FROM schema_migrations ORDER BY version`;
-  t.same(rows.map((r) => ({ version: r.version, name: r.name })), files.map((f) => ({ version: f.version, name: f.name })), 'one row per file');
-  const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public' AND table_name IN ('users', 'api_keys', 'deposits', 'usage_records', 'sessions', 'email_tokens')`;
+  const rows = await sql<
+    { version: number; name: string }[]
+  >`SELECT version, name FROM schema_migrations ORDER BY version`;
+  t.same(
+    rows.map((r) => ({ version: r.version, name: r.name })),
+    files.map((f) => ({ version: f.version, name: f.name })),
+    'one row per file',
+  );
+  const [{ n }] = await sql<
+    { n: number }[]
+  >`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public' AND table_name IN ('users', 'api_keys', 'deposits', 'usage_records', 'sessions', 'email_tokens')`;
   t.equal(n, 6, 'the schema is there');
 });
 
@@ -45,8 +64,10 @@ t.test('a new file is applied alone; a failing one leaves nothing behind', async
 
   writeFileSync(path.join(dir, '901_broken.sql'), 'CREATE TABLE extra_two (id int); SELECT * FROM no_such_table;');
   await t.rejects(migrate(sql, dir), /no_such_table/);
-  const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'extra_two'`;
-  t.equal(n, 0, 'the failed file\'s statements were rolled back');
+  const [{ n }] = await sql<
+    { n: number }[]
+  >`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_name = 'extra_two'`;
+  t.equal(n, 0, "the failed file's statements were rolled back");
   const [{ v }] = await sql<{ v: number }[]>`SELECT max(version) AS v FROM schema_migrations`;
   t.equal(v, 900, 'and it is not recorded');
 });
@@ -69,8 +90,17 @@ t.test('two `airouter migrate` processes at once: both exit 0, the schema is app
     t.match(r.stdout, /migrations applied/);
   }
   const sql = await open(t, url);
-  const rows = await sql<{ version: number; n: number }[]>`SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version`;
-  t.same(rows.map((r) => r.version), files.map((f) => f.version), 'every version recorded');
-  t.ok(rows.every((r) => r.n === 1), 'each once');
+  const rows = await sql<
+    { version: number; n: number }[]
+  >`SELECT version, count(*)::int AS n FROM schema_migrations GROUP BY version ORDER BY version`;
+  t.same(
+    rows.map((r) => r.version),
+    files.map((f) => f.version),
+    'every version recorded',
+  );
+  t.ok(
+    rows.every((r) => r.n === 1),
+    'each once',
+  );
   t.same(await migrate(sql), [], 'nothing left to apply');
 });

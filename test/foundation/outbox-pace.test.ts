@@ -17,9 +17,24 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function record(userId: string, settleId: string, costNano: bigint): OutboxRecord {
   return {
-    settleId, userId, keyId: null, requestId: `req_${settleId}`, model: 'm', surface: 'chat', stream: false, status: 200,
-    promptTokens: 10, completionTokens: 5, cachedTokens: 0, cacheWriteTokens: 0, costNano, officialCostNano: costNano,
-    latencyMs: 12, ttftMs: null, overrun: false, createdAt: new Date(),
+    settleId,
+    userId,
+    keyId: null,
+    requestId: `req_${settleId}`,
+    model: 'm',
+    surface: 'chat',
+    stream: false,
+    status: 200,
+    promptTokens: 10,
+    completionTokens: 5,
+    cachedTokens: 0,
+    cacheWriteTokens: 0,
+    costNano,
+    officialCostNano: costNano,
+    latencyMs: 12,
+    ttftMs: null,
+    overrun: false,
+    createdAt: new Date(),
   };
 }
 
@@ -27,7 +42,11 @@ function record(userId: string, settleId: string, costNano: bigint): OutboxRecor
 async function funded(t: Test, email: string, nano: bigint) {
   const s = await testStores(t);
   const user = await createVerifiedUser(s.sql, email);
-  await creditUser(s.sql, s.hot, user.id, nano, { method: 'operator', amount: String(Number(nano) / 1e9), currency: 'USD' });
+  await creditUser(s.sql, s.hot, user.id, nano, {
+    method: 'operator',
+    amount: String(Number(nano) / 1e9),
+    currency: 'USD',
+  });
   const ledger = new Ledger(s.sql, s.hot, { ttlMs: 60_000, outboxMax: 0 });
   const payer: Payer = { userId: user.id, keyId: randomUUID(), limits: NO_LIMITS };
   /** One request: its hold, then its charge with the usage record. */
@@ -56,12 +75,18 @@ t.test('a steady trickle is written in few transactions, every record exactly on
   const { s, user, charge } = await funded(t, 'pace@example.test', 10_000_000_000n);
   let rounds = 0;
   let committed = 0;
-  const writer = gatewayWriter(s.sql, s.hot, silent, { USAGE_BATCH_MAX: 1000, USAGE_FLUSH_MS: 10, USAGE_FLUSH_MAX_MS: 400 }, {
-    committed: (n) => {
-      rounds++;
-      committed += n;
+  const writer = gatewayWriter(
+    s.sql,
+    s.hot,
+    silent,
+    { USAGE_BATCH_MAX: 1000, USAGE_FLUSH_MS: 10, USAGE_FLUSH_MAX_MS: 400 },
+    {
+      committed: (n) => {
+        rounds++;
+        committed += n;
+      },
     },
-  });
+  );
   writer.start();
   t.teardown(() => writer.stop());
 
@@ -77,7 +102,9 @@ t.test('a steady trickle is written in few transactions, every record exactly on
   t.equal(committed, total, 'every record committed');
   t.ok(rounds <= 20, `${rounds} rounds for ${total} records at about 200 a second`);
   t.ok(writer.pacer.ms > 10, `the pause grew past the shortest (${writer.pacer.ms} ms)`);
-  const [row] = await s.sql<{ n: number; sum: bigint }[]>`SELECT count(*)::int AS n, sum(cost_nano)::bigint AS sum FROM usage_records WHERE user_id = ${user.id}`;
+  const [row] = await s.sql<
+    { n: number; sum: bigint }[]
+  >`SELECT count(*)::int AS n, sum(cost_nano)::bigint AS sum FROM usage_records WHERE user_id = ${user.id}`;
   t.equal(row!.n, total);
   t.equal(row!.sum, 7n * BigInt(total));
   const [u] = await s.sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE id = ${user.id}`;
@@ -86,7 +113,11 @@ t.test('a steady trickle is written in few transactions, every record exactly on
 
 t.test('waiting for the drain cuts a long pause short', async (t) => {
   const { s, charge } = await funded(t, 'wake@example.test', 1_000_000_000n);
-  const writer = gatewayWriter(s.sql, s.hot, silent, { USAGE_BATCH_MAX: 1000, USAGE_FLUSH_MS: 60_000, USAGE_FLUSH_MAX_MS: 60_000 });
+  const writer = gatewayWriter(s.sql, s.hot, silent, {
+    USAGE_BATCH_MAX: 1000,
+    USAGE_FLUSH_MS: 60_000,
+    USAGE_FLUSH_MAX_MS: 60_000,
+  });
   writer.start();
   t.teardown(() => writer.stop());
   await charge(5n);

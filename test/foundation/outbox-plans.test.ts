@@ -15,9 +15,24 @@ const entry = (userId: string, n: number): OutboxEntry => ({
   generation: 'g',
   spendField: '',
   record: {
-    settleId: randomUUID(), userId, keyId: null, requestId: `req_${n}`, model: 'm', surface: 'chat', stream: false, status: 200,
-    promptTokens: 10, completionTokens: 5, cachedTokens: 0, cacheWriteTokens: 0, costNano: 1n, officialCostNano: 1n,
-    latencyMs: 1, ttftMs: null, overrun: false, createdAt: new Date(),
+    settleId: randomUUID(),
+    userId,
+    keyId: null,
+    requestId: `req_${n}`,
+    model: 'm',
+    surface: 'chat',
+    stream: false,
+    status: 200,
+    promptTokens: 10,
+    completionTokens: 5,
+    cachedTokens: 0,
+    cacheWriteTokens: 0,
+    costNano: 1n,
+    officialCostNano: 1n,
+    latencyMs: 1,
+    ttftMs: null,
+    overrun: false,
+    createdAt: new Date(),
   },
 });
 
@@ -25,7 +40,9 @@ const entry = (userId: string, n: number): OutboxEntry => ({
 async function seqRead(sql: Sql): Promise<number> {
   // A backend's counts reach the shared statistics when it next goes idle; this asks it to.
   await sql`SELECT pg_stat_force_next_flush()`;
-  const [row] = await sql<{ n: number }[]>`SELECT seq_tup_read::int AS n FROM pg_stat_user_tables WHERE relname = 'usage_records'`;
+  const [row] = await sql<
+    { n: number }[]
+  >`SELECT seq_tup_read::int AS n FROM pg_stat_user_tables WHERE relname = 'usage_records'`;
   return row!.n;
 }
 
@@ -38,14 +55,24 @@ t.test('a batch looks its records up by index however the table grew since the w
   let n = 0;
   // Past Postgres's five custom plans, while the table is nearly empty: batches of 20 and of
   // 100 made the generic plan a sequential scan (batches of 400 did not).
-  for (let i = 0; i < 8; i++) await commitEntries(writer.sql, Array.from({ length: 20 }, () => entry(user.id, n++)));
+  for (let i = 0; i < 8; i++)
+    await commitEntries(
+      writer.sql,
+      Array.from({ length: 20 }, () => entry(user.id, n++)),
+    );
   const grown = 40_000;
   await s.sql`
     INSERT INTO usage_records (user_id, request_id, model, surface, stream, status, settle_id)
     SELECT ${user.id}::uuid, 'bulk_' || g, 'm', 'chat', false, 200, gen_random_uuid() FROM generate_series(1, ${grown}) g`;
   const before = await seqRead(writer.sql);
-  const items = await commitEntries(writer.sql, Array.from({ length: 50 }, () => entry(user.id, n++)));
+  const items = await commitEntries(
+    writer.sql,
+    Array.from({ length: 50 }, () => entry(user.id, n++)),
+  );
   t.equal(items.filter((i) => i.kind === 'inserted').length, 50, 'the batch is written');
   const scanned = (await seqRead(writer.sql)) - before;
-  t.ok(scanned < grown / 10, `rows read by sequential scans for one batch: ${scanned} (the table holds ${grown + 160})`);
+  t.ok(
+    scanned < grown / 10,
+    `rows read by sequential scans for one batch: ${scanned} (the table holds ${grown + 160})`,
+  );
 });

@@ -42,53 +42,76 @@ t.test('an unsupported runtime is told which are supported and what to do', asyn
 t.test("package.json's engines and the README name the supported majors", async (t) => {
   const pkg = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
   const ranges = pkg.engines.node.split('||').map((r) => r.trim());
-  t.same(ranges.map((r) => major(r.replace(/^[\^~>=]+/, ''))), SUPPORTED_NODE.map((n) => n.major));
+  t.same(
+    ranges.map((r) => major(r.replace(/^[\^~>=]+/, ''))),
+    SUPPORTED_NODE.map((n) => n.major),
+  );
   const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
   for (const n of SUPPORTED_NODE) t.match(readme, `Node ${n.major}`, `README names Node ${n.major}`);
 });
 
 const second = process.env.AIROUTER_SECOND_NODE;
-t.test('the gateway starts and serves on the second runtime (AIROUTER_SECOND_NODE)', { skip: second ? false : 'AIROUTER_SECOND_NODE not set' }, async (t) => {
-  const version = execFileSync(second!, ['-v']).toString().trim();
-  t.ok(SUPPORTED_NODE.some((n) => n.major === major(version)), `${second} is Node ${version}, a supported one`);
-  const fake = await startFakeUpstream();
-  t.teardown(() => fake.close());
-  const dir = mkdtempSync(path.join(tmpdir(), 'airouter-runtime-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const catalogue = path.join(dir, 'gateway.config.json');
-  writeFileSync(catalogue, JSON.stringify(testCatalogue({ upstream: fake.url })));
-  const env = childEnv({
-    DATA_DIR: path.join(dir, 'data'),
-    GATEWAY_CONFIG: catalogue,
-    FAKE_OPENAI_KEY: 'sk-fake-openai-provider-key-0001',
-    FAKE_ANTHROPIC_KEY: 'sk-ant-fake-provider-key-0002',
-  });
-  const gw = await startServe(t, env, 60_000, 'src/bin.js', second!);
-  const key = lines(gw.stdout()).find((l) => /^ar-[0-9A-Za-z]{40}$/.test(l));
-  t.ok(key, 'first start printed a key');
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'oa-model', messages: [{ role: 'user', content: 'hello' }] }),
-  });
-  t.equal(res.status, 200, await res.clone().text());
-  t.equal(((await res.json()) as { object: string }).object, 'chat.completion');
-  await gw.stop('SIGTERM');
-});
+t.test(
+  'the gateway starts and serves on the second runtime (AIROUTER_SECOND_NODE)',
+  { skip: second ? false : 'AIROUTER_SECOND_NODE not set' },
+  async (t) => {
+    const version = execFileSync(second!, ['-v']).toString().trim();
+    t.ok(
+      SUPPORTED_NODE.some((n) => n.major === major(version)),
+      `${second} is Node ${version}, a supported one`,
+    );
+    const fake = await startFakeUpstream();
+    t.teardown(() => fake.close());
+    const dir = mkdtempSync(path.join(tmpdir(), 'airouter-runtime-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const catalogue = path.join(dir, 'gateway.config.json');
+    writeFileSync(catalogue, JSON.stringify(testCatalogue({ upstream: fake.url })));
+    const env = childEnv({
+      DATA_DIR: path.join(dir, 'data'),
+      GATEWAY_CONFIG: catalogue,
+      FAKE_OPENAI_KEY: 'sk-fake-openai-provider-key-0001',
+      FAKE_ANTHROPIC_KEY: 'sk-ant-fake-provider-key-0002',
+    });
+    const gw = await startServe(t, env, 60_000, 'src/bin.js', second!);
+    const key = lines(gw.stdout()).find((l) => /^ar-[0-9A-Za-z]{40}$/.test(l));
+    t.ok(key, 'first start printed a key');
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'oa-model', messages: [{ role: 'user', content: 'hello' }] }),
+    });
+    t.equal(res.status, 200, await res.clone().text());
+    t.equal(((await res.json()) as { object: string }).object, 'chat.completion');
+    await gw.stop('SIGTERM');
+  },
+);
 
 // CI on a host whose glibc is older than Node 24's uWS binary needs (.ci/node) names the
 // unpatched Node 24 here: a real wrong host, on which the gateway must stop once, saying why.
 const unloadable = process.env.AIROUTER_UNLOADABLE_NODE;
-t.test('on a host too old for its binary, the gateway stops at once and says what to use', { skip: unloadable ? false : 'AIROUTER_UNLOADABLE_NODE not set' }, async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'airouter-runtime-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const run = (args: string[]) => spawnSync(unloadable!, args, { cwd: REPO_ROOT, env: childEnv({ DATA_DIR: path.join(dir, 'data'), PORT: '0', HOST: '127.0.0.1' }), encoding: 'utf8', timeout: 60_000 });
-  const serve = run(['src/bin.js', 'serve']);
-  t.not(serve.status, 0, 'serve exits');
-  t.match(serve.stderr, /native module did not load/);
-  t.match(serve.stderr, /This host's glibc is [\d.]+, older than the 2\.38 Node 24's binary needs: use Node 20 or Node 22 here/);
-  // A cluster's primary checks before forking (src/cli/serve.ts), in a child of its own node.
-  const primary = run(['--import', 'tsx', '-e', "import('./src/runtime.ts').then((m) => m.checkUwsLoads())"]);
-  t.not(primary.status, 0, "the primary's check fails");
-  t.match(primary.stderr, /This host's glibc is/);
-});
+t.test(
+  'on a host too old for its binary, the gateway stops at once and says what to use',
+  { skip: unloadable ? false : 'AIROUTER_UNLOADABLE_NODE not set' },
+  async (t) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'airouter-runtime-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const run = (args: string[]) =>
+      spawnSync(unloadable!, args, {
+        cwd: REPO_ROOT,
+        env: childEnv({ DATA_DIR: path.join(dir, 'data'), PORT: '0', HOST: '127.0.0.1' }),
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+    const serve = run(['src/bin.js', 'serve']);
+    t.not(serve.status, 0, 'serve exits');
+    t.match(serve.stderr, /native module did not load/);
+    t.match(
+      serve.stderr,
+      /This host's glibc is [\d.]+, older than the 2\.38 Node 24's binary needs: use Node 20 or Node 22 here/,
+    );
+    // A cluster's primary checks before forking (src/cli/serve.ts), in a child of its own node.
+    const primary = run(['--import', 'tsx', '-e', "import('./src/runtime.ts').then((m) => m.checkUwsLoads())"]);
+    t.not(primary.status, 0, "the primary's check fails");
+    t.match(primary.stderr, /This host's glibc is/);
+  },
+);

@@ -42,7 +42,7 @@ t.test('in-process gateway', async (t) => {
     t.same(await res.json(), { status: 'ready', postgres: 'ok', redis: 'ok', outbox: 0, stopping: false });
   });
 
-  t.test('body over MAX_BODY_BYTES: 413 in the surface\'s envelope', async (t) => {
+  t.test("body over MAX_BODY_BYTES: 413 in the surface's envelope", async (t) => {
     const big = JSON.stringify({ model: 'oa-model', messages: [{ role: 'user', content: 'x'.repeat(4000) }] });
     const chat = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
@@ -58,7 +58,11 @@ t.test('in-process gateway', async (t) => {
     const messages = await fetch(`${gw.url}/v1/messages`, {
       method: 'POST',
       headers: { 'x-api-key': u.key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: 'an-model', max_tokens: 10, messages: [{ role: 'user', content: 'y'.repeat(4000) }] }),
+      body: JSON.stringify({
+        model: 'an-model',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'y'.repeat(4000) }],
+      }),
     });
     t.equal(messages.status, 413);
     const mBody = (await messages.json()) as { type: string; error: { type: string } };
@@ -69,7 +73,11 @@ t.test('in-process gateway', async (t) => {
     const chunked = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = http.request(`${gw.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        headers: {
+          authorization: `Bearer ${u.key}`,
+          'content-type': 'application/json',
+          'transfer-encoding': 'chunked',
+        },
       });
       req.on('response', (res) => {
         let body = '';
@@ -94,7 +102,11 @@ t.test('in-process gateway', async (t) => {
   });
 
   t.test('unknown paths: 404 JSON', async (t) => {
-    for (const [method, p] of [['GET', '/v1/nope'], ['POST', '/v1/completions'], ['DELETE', '/v1/chat/completions/x']]) {
+    for (const [method, p] of [
+      ['GET', '/v1/nope'],
+      ['POST', '/v1/completions'],
+      ['DELETE', '/v1/chat/completions/x'],
+    ]) {
       const res = await fetch(`${gw.url}${p}`, { method, headers: { authorization: `Bearer ${u.key}` } });
       t.equal(res.status, 404, `${method} ${p}`);
       t.match(res.headers.get('content-type'), /application\/json/);
@@ -134,7 +146,7 @@ t.test('in-process gateway', async (t) => {
     t.match(res.headers.get('content-type'), /^text\/plain/);
     const text = await res.text();
     t.match(text, /# TYPE airouter_http_requests_total counter/);
-    t.match(text, /airouter_http_requests_total\{route="healthz",status="200"\} 5/, "counts the five /healthz calls");
+    t.match(text, /airouter_http_requests_total\{route="healthz",status="200"\} 5/, 'counts the five /healthz calls');
     t.match(text, /airouter_http_requests_total\{route="chat",status="413"\} 2/, 'and the refused bodies');
     t.match(text, /airouter_http_request_duration_seconds_bucket\{le="0.005",route="readyz",status="200"\}/);
     t.match(text, /process_cpu_seconds_total/, 'default process metrics');
@@ -146,7 +158,9 @@ t.test('in-process gateway', async (t) => {
     const under = await fetch(`${gw.url}/healthz`, { headers: { 'x-long': 'a'.repeat(12 * 1024) } });
     t.equal(under.status, 200, '12 KiB of headers');
     await under.arrayBuffer();
-    const over = await fetch(`${gw.url}/healthz`, { headers: { 'x-long': 'a'.repeat(20 * 1024) } }).catch((err: Error) => err);
+    const over = await fetch(`${gw.url}/healthz`, { headers: { 'x-long': 'a'.repeat(20 * 1024) } }).catch(
+      (err: Error) => err,
+    );
     t.equal(over instanceof Error ? 'connection closed' : over.status, 431, '20 KiB of headers');
     if (!(over instanceof Error)) await over.arrayBuffer();
     const after = await fetch(`${gw.url}/healthz`);
@@ -163,7 +177,11 @@ t.test('graceful shutdown: SIGTERM lets the in-flight request finish and records
   const configPath = path.join(dir, 'gateway.config.json');
   writeFileSync(configPath, JSON.stringify(testCatalogue({ upstream: fake.url })));
   const user = await createVerifiedUser(stores.sql, 'slow@example.test');
-  await creditUser(stores.sql, stores.hot, user.id, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(stores.sql, stores.hot, user.id, 1_000_000_000n, {
+    method: 'operator',
+    amount: '1',
+    currency: 'USD',
+  });
   const { key } = await createKey(stores.sql, user.id);
 
   const gateway = await startServe(
@@ -198,12 +216,19 @@ t.test('graceful shutdown: SIGTERM lets the in-flight request finish and records
       req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
       req.setTimeout(2000, () => req.destroy(new Error('timeout')));
     });
-  const refused = await waitFor(async () => ((await connect()) === 'ECONNREFUSED' ? 'ECONNREFUSED' : null), 1000, 25).catch(() => 'still accepting');
+  const refused = await waitFor(
+    async () => ((await connect()) === 'ECONNREFUSED' ? 'ECONNREFUSED' : null),
+    1000,
+    25,
+  ).catch(() => 'still accepting');
   t.equal(refused, 'ECONNREFUSED', 'the listening socket is closed at once');
 
   const res = await inFlight;
   t.equal(res.status, 200, 'the in-flight request completes');
-  const body = (await res.json()) as { choices: { message: { content: string } }[]; usage: { completion_tokens: number } };
+  const body = (await res.json()) as {
+    choices: { message: { content: string } }[];
+    usage: { completion_tokens: number };
+  };
   t.equal(body.choices[0].message.content, 'Hello from the fake upstream.');
   t.ok(Date.now() - signalledAt >= 1000, 'it really was still running when the signal came');
 
@@ -218,7 +243,9 @@ t.test('graceful shutdown: SIGTERM lets the in-flight request finish and records
   t.equal(rows[0]?.status, 200);
   t.equal(rows[0]?.completion_tokens, body.usage.completion_tokens);
   t.ok((rows[0]?.cost_nano ?? 0n) > 0n, 'and it was charged');
-  const [{ balance_nano }] = await stores.sql<{ balance_nano: bigint }[]>`SELECT balance_nano FROM users WHERE id = ${user.id}`;
+  const [{ balance_nano }] = await stores.sql<
+    { balance_nano: bigint }[]
+  >`SELECT balance_nano FROM users WHERE id = ${user.id}`;
   t.equal(balance_nano, 1_000_000_000n - (rows[0]?.cost_nano ?? 0n), 'the balance carries the charge');
 });
 
@@ -241,6 +268,9 @@ t.test('a stopped gateway closes its idle keep-alive connections: a client pool 
     socket.once('close', () => resolve(Date.now() - started));
   });
   await gw.stop();
-  const after = await Promise.race([closed, new Promise<string>((r) => setTimeout(() => r('still open after 2 s'), 2000))]);
+  const after = await Promise.race([
+    closed,
+    new Promise<string>((r) => setTimeout(() => r('still open after 2 s'), 2000)),
+  ]);
   t.type(after, 'number', `closed by the gateway's stop (${after})`);
 });

@@ -12,11 +12,24 @@ import { REPO_ROOT } from './child.js';
 
 // Callbacks given to page.evaluate run in the page. The test process has no DOM types, so the
 // little those callbacks touch is declared here.
-interface PageElement { outerHTML: string; getBoundingClientRect(): { right: number }; closest(selector: string): unknown }
-declare const document: { documentElement: { scrollWidth: number }; querySelectorAll(selector: string): Iterable<PageElement> };
+interface PageElement {
+  outerHTML: string;
+  getBoundingClientRect(): { right: number };
+  closest(selector: string): unknown;
+}
+declare const document: {
+  documentElement: { scrollWidth: number };
+  querySelectorAll(selector: string): Iterable<PageElement>;
+};
 
-export const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((p) => p && existsSync(p));
-export const SKIP_WITHOUT_CHROMIUM = !CHROMIUM && !process.env.CI ? 'no Chromium binary (apt-get install chromium)' : false;
+export const CHROMIUM = [
+  process.env.CHROMIUM_PATH,
+  '/usr/bin/chromium',
+  '/usr/bin/chromium-browser',
+  '/usr/bin/google-chrome',
+].find((p) => p && existsSync(p));
+export const SKIP_WITHOUT_CHROMIUM =
+  !CHROMIUM && !process.env.CI ? 'no Chromium binary (apt-get install chromium)' : false;
 export const SHOTS = path.join(REPO_ROOT, '.tap', 'screenshots');
 /** The sizes the dashboard is checked at: a phone and a laptop. */
 export const SIZES = { phone: { width: 390, height: 844 }, desktop: { width: 1366, height: 900 } };
@@ -58,14 +71,24 @@ export const shownUsdId = (v: string) => shownUsd(v).replace('$', 'US$').replace
 
 export async function launchBrowser(t: Test): Promise<Browser> {
   mkdirSync(SHOTS, { recursive: true });
-  const browser = await chromium.launch({ executablePath: CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
+  });
   t.teardown(() => browser.close());
   return browser;
 }
 
 /** A page in English on a laptop, in a time zone other than UTC; `problems` collects faults. */
-export async function openPage(browser: Browser, opts: { locale?: string; timezoneId?: string } = {}): Promise<{ page: Page; problems: string[] }> {
-  const context = await browser.newContext({ viewport: SIZES.desktop, locale: opts.locale ?? 'en-US', timezoneId: opts.timezoneId ?? 'Asia/Jakarta' });
+export async function openPage(
+  browser: Browser,
+  opts: { locale?: string; timezoneId?: string } = {},
+): Promise<{ page: Page; problems: string[] }> {
+  const context = await browser.newContext({
+    viewport: SIZES.desktop,
+    locale: opts.locale ?? 'en-US',
+    timezoneId: opts.timezoneId ?? 'Asia/Jakarta',
+  });
   const page = await context.newPage();
   page.setDefaultTimeout(10_000);
   const problems: string[] = [];
@@ -85,20 +108,34 @@ export function shooter(t: Test, page: Page) {
       await page.setViewportSize(viewport);
       await page.waitForTimeout(150);
       const unlabelled = await page.$$eval('input:not([type=hidden]), select, textarea', (els) =>
-        els.filter((e) => (e as unknown as { labels: { length: number } | null }).labels?.length === 0 && !e.getAttribute('aria-label')).map((e) => e.outerHTML),
+        els
+          .filter(
+            (e) =>
+              (e as unknown as { labels: { length: number } | null }).labels?.length === 0 &&
+              !e.getAttribute('aria-label'),
+          )
+          .map((e) => e.outerHTML),
       );
       t.same(unlabelled, [], `${name}: every input has a label`);
       if (size === 'phone') {
         const wide = await page.evaluate((w) => {
-          const past = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w + 1 && !e.closest('.scroll, nav'));
-          return { width: document.documentElement.scrollWidth, past: past.slice(0, 3).map((e) => e.outerHTML.slice(0, 120)) };
+          const past = [...document.querySelectorAll('body *')].filter(
+            (e) => e.getBoundingClientRect().right > w + 1 && !e.closest('.scroll, nav'),
+          );
+          return {
+            width: document.documentElement.scrollWidth,
+            past: past.slice(0, 3).map((e) => e.outerHTML.slice(0, 120)),
+          };
         }, viewport.width);
         t.ok(wide.width <= viewport.width, `${name}: fits a phone's width (${wide.width}px)`, { past: wide.past });
       }
       const png = await page.screenshot({ fullPage: true });
       writeFileSync(path.join(SHOTS, `${name}-${size}.png`), png);
       const stats = pictureStats(png);
-      t.ok(stats.stdev > 12 && stats.colours > 16, `${name} at ${size}: not blank (brightness spread ${stats.stdev.toFixed(1)}, ${stats.colours} colours)`);
+      t.ok(
+        stats.stdev > 12 && stats.colours > 16,
+        `${name} at ${size}: not blank (brightness spread ${stats.stdev.toFixed(1)}, ${stats.colours} colours)`,
+      );
     }
     await page.setViewportSize(SIZES.desktop);
   };

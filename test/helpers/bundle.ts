@@ -33,7 +33,8 @@ export function suiteBundle(): Promise<string> {
     // Builds of earlier sources: no test starts them any more.
     for (const f of present) {
       const m = new RegExp(`^(${PREFIX}[0-9a-f]{12})\\.js$`).exec(f);
-      if (m && m[1] !== `${PREFIX}${digest}`) for (const old of buildFiles(path.join(dist, f))) rmSync(old, { force: true });
+      if (m && m[1] !== `${PREFIX}${digest}`)
+        for (const old of buildFiles(path.join(dist, f))) rmSync(old, { force: true });
     }
     return bundle;
   })();

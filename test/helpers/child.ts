@@ -37,7 +37,6 @@ export function childEnv(extra: Record<string, string | undefined> = {}): Record
   return env;
 }
 
-
 export interface CliResult {
   code: number | null;
   signal: NodeJS.Signals | null;
@@ -49,17 +48,30 @@ export interface CliResult {
  * Runs `airouter ...args` to completion (killed after `timeoutMs`): through the current sources'
  * bundle (./bundle.ts), or `node <script> ...args`.
  */
-export async function runCli(args: string[], env: Record<string, string>, timeoutMs = 30_000, script?: string): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+  script?: string,
+): Promise<CliResult> {
   script ??= await suiteBundle();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, ...args], {
+      cwd: REPO_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`airouter ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(
+          `airouter ${args.join(' ')} did not finish within ${timeoutMs} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+        ),
+      );
     }, timeoutMs);
     child.once('error', (err) => {
       clearTimeout(timer);
@@ -94,7 +106,13 @@ export interface ServeChild {
  * port; resolves once it prints that it is listening. Killed (SIGKILL) at teardown if still
  * running. `node` is this test's own unless another runtime is asked for.
  */
-export async function startServe(t: Teardown, env: Record<string, string>, timeoutMs = 30_000, script?: string, node = process.execPath): Promise<ServeChild> {
+export async function startServe(
+  t: Teardown,
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+  script?: string,
+  node = process.execPath,
+): Promise<ServeChild> {
   script ??= await suiteBundle();
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const proc = spawn(node, [script, 'serve'], {
@@ -125,7 +143,10 @@ export async function startServe(t: Teardown, env: Record<string, string>, timeo
         if (re.test(out)) finish();
         else if (done) finish(new Error(`serve exited before printing ${re}\nstdout: ${out}\nstderr: ${err}`));
       };
-      const timer = setTimeout(() => finish(new Error(`serve did not print ${re} within ${ms} ms\nstdout: ${out}\nstderr: ${err}`)), ms);
+      const timer = setTimeout(
+        () => finish(new Error(`serve did not print ${re} within ${ms} ms\nstdout: ${out}\nstderr: ${err}`)),
+        ms,
+      );
       const finish = (e?: Error) => {
         clearTimeout(timer);
         watchers.delete(check);
@@ -155,7 +176,10 @@ export async function startServe(t: Teardown, env: Record<string, string>, timeo
       if (!done) proc.kill(signal);
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`serve did not exit within ${ms} ms of ${signal}\nstderr: ${err}`)), ms);
+        timer = setTimeout(
+          () => reject(new Error(`serve did not exit within ${ms} ms of ${signal}\nstderr: ${err}`)),
+          ms,
+        );
       });
       try {
         return await Promise.race([exited, timeout]);
@@ -179,7 +203,8 @@ export async function waitFor<T>(fn: () => Promise<T> | T, timeoutMs = 5000, int
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

@@ -95,7 +95,11 @@ export interface ApiResponse {
 }
 
 export interface Api {
-  (method: string, path: string, opts?: { body?: unknown; token?: string; headers?: Record<string, string> }): Promise<ApiResponse>;
+  (
+    method: string,
+    path: string,
+    opts?: { body?: unknown; token?: string; headers?: Record<string, string> },
+  ): Promise<ApiResponse>;
   base: string;
 }
 
@@ -139,11 +143,19 @@ export interface DashboardSetup {
 }
 
 /** Fake upstream, SMTP sink and a gateway mailing into it. */
-export async function startDashboard(t: Test, env: Record<string, string> = {}, opts: { log?: Logger; clock?: Clock } = {}): Promise<DashboardSetup> {
+export async function startDashboard(
+  t: Test,
+  env: Record<string, string> = {},
+  opts: { log?: Logger; clock?: Clock } = {},
+): Promise<DashboardSetup> {
   const up = await startFakeUpstream();
   t.teardown(() => up.close());
   const sink = await startSmtpSink(t);
-  const gw = await startTestGateway(t, { upstream: up.url, env: { SMTP_URL: sink.url, PUBLIC_URL: 'https://dash.example.test', ...env }, ...opts });
+  const gw = await startTestGateway(t, {
+    upstream: up.url,
+    env: { SMTP_URL: sink.url, PUBLIC_URL: 'https://dash.example.test', ...env },
+    ...opts,
+  });
   return { gw, sink, api: dashboardClient(gw, t), up };
 }
 
@@ -180,5 +192,12 @@ export async function signUp(s: DashboardSetup, password = 'a long enough passwo
 /** Dashboard error envelope check. */
 export function isEnvelope(r: ApiResponse): boolean {
   const e = r.json?.error;
-  return !!e && typeof e.code === 'string' && /^[a-z][a-z0-9_]*$/.test(e.code) && typeof e.message === 'string' && e.message.length > 0 && Object.keys(r.json).length === 1;
+  return (
+    !!e &&
+    typeof e.code === 'string' &&
+    /^[a-z][a-z0-9_]*$/.test(e.code) &&
+    typeof e.message === 'string' &&
+    e.message.length > 0 &&
+    Object.keys(r.json).length === 1
+  );
 }

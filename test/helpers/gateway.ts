@@ -45,11 +45,33 @@ export function testCatalogue({ upstream, extra }: CatalogueOptions) {
       ...(extra?.providers ?? []),
     ],
     models: [
-      { id: 'oa-model', owned_by: 'fake', context_window: 100000, max_output_tokens: 1000, ...PRICES, extras: EXTRAS, routes: [{ provider: 'fake-openai', model: 'upstream-oa' }] },
-      { id: 'an-model', owned_by: 'fake', context_window: 100000, max_output_tokens: 1000, ...PRICES, extras: EXTRAS, routes: [{ provider: 'fake-anthropic', model: 'upstream-an' }] },
       {
-        id: 'fallback-model', owned_by: 'fake', max_output_tokens: 1000, ...PRICES,
-        routes: [{ provider: 'dead', model: 'x' }, { provider: 'fake-openai', model: 'upstream-oa' }],
+        id: 'oa-model',
+        owned_by: 'fake',
+        context_window: 100000,
+        max_output_tokens: 1000,
+        ...PRICES,
+        extras: EXTRAS,
+        routes: [{ provider: 'fake-openai', model: 'upstream-oa' }],
+      },
+      {
+        id: 'an-model',
+        owned_by: 'fake',
+        context_window: 100000,
+        max_output_tokens: 1000,
+        ...PRICES,
+        extras: EXTRAS,
+        routes: [{ provider: 'fake-anthropic', model: 'upstream-an' }],
+      },
+      {
+        id: 'fallback-model',
+        owned_by: 'fake',
+        max_output_tokens: 1000,
+        ...PRICES,
+        routes: [
+          { provider: 'dead', model: 'x' },
+          { provider: 'fake-openai', model: 'upstream-oa' },
+        ],
       },
       ...(extra?.models ?? []),
     ],
@@ -59,16 +81,38 @@ export function testCatalogue({ upstream, extra }: CatalogueOptions) {
 /** A `responses`-dialect provider on the fake upstream and `rs-model` served by it, for testCatalogue's `extra`. */
 export function responsesUpstream(upstream: string) {
   return {
-    providers: [{ id: 'fake-responses', dialect: 'responses', base_url: `${upstream}/v1`, api_key: { env: 'FAKE_OPENAI_KEY' } }],
-    models: [{ id: 'rs-model', owned_by: 'fake', context_window: 100000, max_output_tokens: 1000, ...PRICES, routes: [{ provider: 'fake-responses', model: 'upstream-rs' }] }],
+    providers: [
+      { id: 'fake-responses', dialect: 'responses', base_url: `${upstream}/v1`, api_key: { env: 'FAKE_OPENAI_KEY' } },
+    ],
+    models: [
+      {
+        id: 'rs-model',
+        owned_by: 'fake',
+        context_window: 100000,
+        max_output_tokens: 1000,
+        ...PRICES,
+        routes: [{ provider: 'fake-responses', model: 'upstream-rs' }],
+      },
+    ],
   };
 }
 
 /** A `gemini`-dialect provider on the fake upstream and `gm-model` served by it, for testCatalogue's `extra`. */
 export function geminiUpstream(upstream: string) {
   return {
-    providers: [{ id: 'fake-gemini', dialect: 'gemini', base_url: `${upstream}/v1beta`, api_key: { env: 'FAKE_GEMINI_KEY' } }],
-    models: [{ id: 'gm-model', owned_by: 'fake', context_window: 100000, max_output_tokens: 1000, ...PRICES, routes: [{ provider: 'fake-gemini', model: 'upstream-gm' }] }],
+    providers: [
+      { id: 'fake-gemini', dialect: 'gemini', base_url: `${upstream}/v1beta`, api_key: { env: 'FAKE_GEMINI_KEY' } },
+    ],
+    models: [
+      {
+        id: 'gm-model',
+        owned_by: 'fake',
+        context_window: 100000,
+        max_output_tokens: 1000,
+        ...PRICES,
+        routes: [{ provider: 'fake-gemini', model: 'upstream-gm' }],
+      },
+    ],
   };
 }
 
@@ -87,7 +131,14 @@ export interface TestGateway extends RunningGateway {
 
 export async function startTestGateway(
   t: Test,
-  opts: { upstream: string; env?: Record<string, string>; catalogue?: unknown; embedded?: boolean; log?: Logger; clock?: Clock },
+  opts: {
+    upstream: string;
+    env?: Record<string, string>;
+    catalogue?: unknown;
+    embedded?: boolean;
+    log?: Logger;
+    clock?: Clock;
+  },
 ): Promise<TestGateway> {
   const dir = mkdtempSync(path.join(tmpdir(), 'airouter-test-'));
   const configPath = path.join(dir, 'gateway.config.json');
@@ -129,7 +180,12 @@ export async function startTestGateway(
       const email = `${uniqueName('u')}@example.test`;
       const u = await createVerifiedUser(stores.sql, email, 'correct horse battery staple');
       const amount = usdToNano(balanceUsd);
-      if (amount > 0n) await creditUser(stores.sql, stores.hot, u.id, amount, { method: 'operator', amount: nanoToUsd(amount), currency: 'USD' });
+      if (amount > 0n)
+        await creditUser(stores.sql, stores.hot, u.id, amount, {
+          method: 'operator',
+          amount: nanoToUsd(amount),
+          currency: 'USD',
+        });
       const k = await createKey(stores.sql, u.id, 'test');
       return { userId: u.id, email, key: k.key, keyId: k.id };
     },

@@ -80,7 +80,8 @@ export function sequenceProblems(events: Array<{ type: string; [k: string]: any 
         break;
       case 'message_delta':
         if (open) problems.push(`#${i}: message_delta while block ${(open as { index: number }).index} is open`);
-        if (typeof e.usage?.output_tokens !== 'number') problems.push(`#${i}: message_delta without usage.output_tokens`);
+        if (typeof e.usage?.output_tokens !== 'number')
+          problems.push(`#${i}: message_delta without usage.output_tokens`);
         break;
       case 'message_start':
       case 'message_stop':
@@ -125,7 +126,13 @@ export interface Reference {
 
 /** An Anthropic event stream as a client should see it once assembled. */
 export function anthropicStreamReference(sse: string): Reference {
-  const ref: Reference = { text: '', thinking: '', tools: [], usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, stop: null };
+  const ref: Reference = {
+    text: '',
+    thinking: '',
+    tools: [],
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    stop: null,
+  };
   const blocks = new Map<number, { type: string; id?: string; name?: string; json: string }>();
   const takeUsage = (u: any) => {
     if (!u) return;
@@ -163,7 +170,8 @@ export function anthropicStreamReference(sse: string): Reference {
     }
   }
   for (const b of blocks.values()) {
-    if (b.type === 'tool_use') ref.tools.push({ id: b.id!, name: b.name!, input: b.json === '' ? {} : JSON.parse(b.json) });
+    if (b.type === 'tool_use')
+      ref.tools.push({ id: b.id!, name: b.name!, input: b.json === '' ? {} : JSON.parse(b.json) });
   }
   return ref;
 }
@@ -171,22 +179,46 @@ export function anthropicStreamReference(sse: string): Reference {
 export function anthropicMessageReference(msg: any): Reference {
   const u = msg.usage ?? {};
   return {
-    text: msg.content.filter((b: any) => b.type === 'text').map((b: any) => b.text).join(''),
-    thinking: msg.content.filter((b: any) => b.type === 'thinking').map((b: any) => b.thinking).join(''),
-    tools: msg.content.filter((b: any) => b.type === 'tool_use').map((b: any) => ({ id: b.id, name: b.name, input: b.input })),
-    usage: { input: u.input_tokens ?? 0, output: u.output_tokens ?? 0, cacheRead: u.cache_read_input_tokens ?? 0, cacheWrite: u.cache_creation_input_tokens ?? 0 },
+    text: msg.content
+      .filter((b: any) => b.type === 'text')
+      .map((b: any) => b.text)
+      .join(''),
+    thinking: msg.content
+      .filter((b: any) => b.type === 'thinking')
+      .map((b: any) => b.thinking)
+      .join(''),
+    tools: msg.content
+      .filter((b: any) => b.type === 'tool_use')
+      .map((b: any) => ({ id: b.id, name: b.name, input: b.input })),
+    usage: {
+      input: u.input_tokens ?? 0,
+      output: u.output_tokens ?? 0,
+      cacheRead: u.cache_read_input_tokens ?? 0,
+      cacheWrite: u.cache_creation_input_tokens ?? 0,
+    },
     stop: msg.stop_reason,
   };
 }
 
 function openaiUsage(u: any): Usage {
   const cached = u?.prompt_tokens_details?.cached_tokens ?? 0;
-  return { input: (u?.prompt_tokens ?? 0) - cached, output: u?.completion_tokens ?? 0, cacheRead: cached, cacheWrite: 0 };
+  return {
+    input: (u?.prompt_tokens ?? 0) - cached,
+    output: u?.completion_tokens ?? 0,
+    cacheRead: cached,
+    cacheWrite: 0,
+  };
 }
 
 /** A chat-completions stream (choice 0). Refusal text counts as text: it is what the model said. */
 export function openaiStreamReference(sse: string): Reference {
-  const ref: Reference = { text: '', thinking: '', tools: [], usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, stop: null };
+  const ref: Reference = {
+    text: '',
+    thinking: '',
+    tools: [],
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    stop: null,
+  };
   const calls = new Map<number, { id: string; name: string; args: string }>();
   for (const { data } of readSSE(sse)) {
     if (typeof data !== 'object') continue;
@@ -207,7 +239,9 @@ export function openaiStreamReference(sse: string): Reference {
     if (choice?.finish_reason) ref.stop = choice.finish_reason;
     if (data.usage && typeof data.usage === 'object') ref.usage = openaiUsage(data.usage);
   }
-  ref.tools = [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => ({ id: c.id, name: c.name, input: JSON.parse(c.args) }));
+  ref.tools = [...calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, c]) => ({ id: c.id, name: c.name, input: JSON.parse(c.args) }));
   return ref;
 }
 
@@ -216,7 +250,11 @@ export function openaiCompletionReference(body: any): Reference {
   return {
     text: (msg.content ?? '') + (msg.refusal ?? ''),
     thinking: msg.reasoning_content ?? '',
-    tools: (msg.tool_calls ?? []).map((c: any) => ({ id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments) })),
+    tools: (msg.tool_calls ?? []).map((c: any) => ({
+      id: c.id,
+      name: c.function.name,
+      input: JSON.parse(c.function.arguments),
+    })),
     usage: openaiUsage(body.usage),
     stop: body.choices.find((c: any) => c.index === 0).finish_reason,
   };

@@ -9,13 +9,17 @@ export function check(doc: any, schema: Schema, value: unknown, path: string, er
   if (schema.enum && !schema.enum.includes(value)) errors.push(`${path}: ${JSON.stringify(value)} not in enum`);
   const types: string[] | undefined = schema.type ? [].concat(schema.type) : undefined;
   if (types) {
-    const actual = value === null ? 'null' : Array.isArray(value) ? 'array' : Number.isInteger(value) ? 'integer' : typeof value;
+    const actual =
+      value === null ? 'null' : Array.isArray(value) ? 'array' : Number.isInteger(value) ? 'integer' : typeof value;
     const ok = types.includes(actual) || (actual === 'integer' && types.includes('number'));
     if (!ok) return void errors.push(`${path}: ${actual} is not ${types.join('|')}`);
   }
-  if (typeof value === 'string' && schema.pattern && !new RegExp(schema.pattern).test(value)) errors.push(`${path}: "${value}" does not match ${schema.pattern}`);
-  if (typeof value === 'string' && schema.format === 'date-time' && Number.isNaN(Date.parse(value))) errors.push(`${path}: not a date-time`);
-  if (Array.isArray(value) && schema.items) value.forEach((v, i) => check(doc, schema.items, v, `${path}[${i}]`, errors));
+  if (typeof value === 'string' && schema.pattern && !new RegExp(schema.pattern).test(value))
+    errors.push(`${path}: "${value}" does not match ${schema.pattern}`);
+  if (typeof value === 'string' && schema.format === 'date-time' && Number.isNaN(Date.parse(value)))
+    errors.push(`${path}: not a date-time`);
+  if (Array.isArray(value) && schema.items)
+    value.forEach((v, i) => check(doc, schema.items, v, `${path}[${i}]`, errors));
   if (value && typeof value === 'object' && !Array.isArray(value) && schema.properties) {
     for (const r of schema.required ?? []) if (!(r in value)) errors.push(`${path}.${r}: required but missing`);
     for (const [k, v] of Object.entries(value)) {

@@ -49,11 +49,17 @@ export interface PaymentsSetup extends DashboardSetup {
   epusdt: FakeEpusdt;
   logs: ReturnType<typeof captureLog>;
   /** POST a raw notification to /api/payments/{provider}/notify. */
-  notify(provider: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; text: string; json: any }>;
+  notify(
+    provider: string,
+    body: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; text: string; json: any }>;
   /** A signed-up user with a session and a service key, balance 0. */
   customer(): Promise<{ userId: string; email: string; session: string; key: string }>;
   balance(session: string): Promise<string>;
-  depositRows(userId: string): Promise<{ id: string; status: string; credit_nano: bigint; external_id: string | null }[]>;
+  depositRows(
+    userId: string,
+  ): Promise<{ id: string; status: string; credit_nano: bigint; external_id: string | null }[]>;
   reconciles(): Promise<boolean>;
 }
 
@@ -102,7 +108,8 @@ export async function startPayments(t: Test, env: Record<string, string> = {}): 
       const r = await s.api('GET', '/balance', { token: session });
       return r.json.balance_usd;
     },
-    depositRows: (userId) => sql`SELECT id, status, credit_nano, external_id FROM deposits WHERE user_id = ${userId} ORDER BY created_at` as any,
+    depositRows: (userId) =>
+      sql`SELECT id, status, credit_nano, external_id FROM deposits WHERE user_id = ${userId} ORDER BY created_at` as any,
     // Postgres (balance = credits − charges) and every loaded hot account against it.
     reconciles: async () => (await reconcile(sql, s.gw.services.hot)).ok,
   };

@@ -81,7 +81,11 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
   const members: Member[] = ports.map((port) => {
     const dir = path.join(root, String(port));
     mkdirSync(dir, { recursive: true });
-    return { node: { host, port, role: 'master', pid: 0 }, dir, args: nodeArgs(port, dir, bind, opts.nodeTimeoutMs ?? 1000) };
+    return {
+      node: { host, port, role: 'master', pid: 0 },
+      dir,
+      args: nodeArgs(port, dir, bind, opts.nodeTimeoutMs ?? 1000),
+    };
   });
   const byPort = (port: number) => {
     const m = members.find((x) => x.node.port === port);
@@ -125,12 +129,32 @@ export async function startRedisCluster(opts: RedisClusterOptions = {}): Promise
 
 function nodeArgs(port: number, dir: string, bind: string[], nodeTimeoutMs: number): string[] {
   return [
-    '--port', String(port), '--bind', ...bind, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf',
-    '--cluster-node-timeout', String(nodeTimeoutMs), '--save', '', '--appendonly', 'no', '--dir', dir,
-    '--daemonize', 'no', '--protected-mode', 'no', '--cluster-replica-validity-factor', '0',
+    '--port',
+    String(port),
+    '--bind',
+    ...bind,
+    '--cluster-enabled',
+    'yes',
+    '--cluster-config-file',
+    'nodes.conf',
+    '--cluster-node-timeout',
+    String(nodeTimeoutMs),
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    '--daemonize',
+    'no',
+    '--protected-mode',
+    'no',
+    '--cluster-replica-validity-factor',
+    '0',
     // A master waits 5 s by default before it streams a replica its first copy (for more
     // replicas to share it): 5 s of every start and of every rejoin after a restart.
-    '--repl-diskless-sync-delay', '0',
+    '--repl-diskless-sync-delay',
+    '0',
   ];
 }
 
@@ -204,7 +228,9 @@ function track(proc: ChildProcess): void {
 
 /** Starts the node's process and resolves once it answers. */
 async function launch(m: Member): Promise<void> {
-  const [cmd, args] = SETPRIV ? ['setpriv', ['--pdeathsig', 'KILL', '--', 'redis-server', ...m.args]] : ['redis-server', m.args];
+  const [cmd, args] = SETPRIV
+    ? ['setpriv', ['--pdeathsig', 'KILL', '--', 'redis-server', ...m.args]]
+    : ['redis-server', m.args];
   const log = openSync(logPath(m), 'a');
   try {
     m.proc = spawn(cmd, args, { stdio: ['ignore', log, log] });
@@ -227,7 +253,8 @@ async function answers(m: Member): Promise<void> {
       await ask(m.node, (c) => c.ping());
       return;
     } catch {
-      if (Date.now() > deadline) throw new Error(`redis-server on ${m.node.port} did not answer within 10 s: ${logTail(m)}`);
+      if (Date.now() > deadline)
+        throw new Error(`redis-server on ${m.node.port} did not answer within 10 s: ${logTail(m)}`);
       await sleep(25);
     }
   }
@@ -256,7 +283,9 @@ function logTail(m: Member): string {
 async function create(members: Member[], replicas: number): Promise<void> {
   const addrs = members.map((m) => `${m.node.host}:${m.node.port}`);
   try {
-    await run('redis-cli', ['--cluster', 'create', ...addrs, '--cluster-replicas', String(replicas), '--cluster-yes'], { timeout: 60_000 });
+    await run('redis-cli', ['--cluster', 'create', ...addrs, '--cluster-replicas', String(replicas), '--cluster-yes'], {
+      timeout: 60_000,
+    });
   } catch (err) {
     const e = err as { message: string; stdout?: string; stderr?: string };
     throw new Error(`redis-cli --cluster create failed: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
@@ -266,7 +295,12 @@ async function create(members: Member[], replicas: number): Promise<void> {
 /** A command on a connection of its own, which fails at once rather than retrying. */
 async function ask<T>(node: RedisClusterNode, fn: (c: Redis) => Promise<T>): Promise<T> {
   const c = new Redis(node.port, node.host, {
-    lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false, connectTimeout: 1000, commandTimeout: 1000,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+    connectTimeout: 1000,
+    commandTimeout: 1000,
   });
   c.on('error', () => {});
   try {
@@ -321,17 +355,24 @@ async function unhealthy(members: Member[]): Promise<string> {
     if (served !== SLOTS) return `${node.port} sees ${served} of ${SLOTS} slots served`;
     const dead = v.slots.find(([, , [, port]]) => !livePorts.has(port));
     if (dead) return `${node.port} sees slots ${dead[0]}-${dead[1]} on ${dead[2][1]}, which is down`;
-    const map = v.slots.map(([start, end, [, port]]) => `${start}-${end}@${port}`).sort().join(' ');
-    if (agreed !== undefined && map !== agreed) return `the nodes' slot maps differ (${live[0].node.port}: ${agreed}; ${node.port}: ${map})`;
+    const map = v.slots
+      .map(([start, end, [, port]]) => `${start}-${end}@${port}`)
+      .sort()
+      .join(' ');
+    if (agreed !== undefined && map !== agreed)
+      return `the nodes' slot maps differ (${live[0].node.port}: ${agreed}; ${node.port}: ${map})`;
     agreed = map;
-    if (node.role === 'replica' && !/^master_link_status:up/m.test(v.replication)) return `replica ${node.port} is not linked to its master yet`;
+    if (node.role === 'replica' && !/^master_link_status:up/m.test(v.replication))
+      return `replica ${node.port} is not linked to its master yet`;
   }
   return '';
 }
 
 /** Deletes every key under `prefix` on every master of a cluster (its seeds, as `host:port`). */
 export async function dropClusterPrefix(seeds: readonly string[], prefix: string): Promise<void> {
-  const cluster = new Cluster(seeds.map((s) => ({ host: s.slice(0, s.lastIndexOf(':')), port: Number(s.slice(s.lastIndexOf(':') + 1)) })));
+  const cluster = new Cluster(
+    seeds.map((s) => ({ host: s.slice(0, s.lastIndexOf(':')), port: Number(s.slice(s.lastIndexOf(':') + 1)) })),
+  );
   cluster.on('error', () => {});
   try {
     await dropPrefixOn(await ready(cluster), prefix);

@@ -26,14 +26,25 @@ export async function startRedisServer(opts: { aof?: boolean } = {}): Promise<Re
   let proc: ChildProcess | undefined;
   const clients: Redis[] = [];
   const args = [
-    '--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
     ...(opts.aof ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no']),
   ];
 
   const ready = async () => {
     const deadline = Date.now() + 10_000;
     for (;;) {
-      const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      const probe = new Redis(port, '127.0.0.1', {
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+      });
       probe.on('error', () => {});
       try {
         await probe.connect();

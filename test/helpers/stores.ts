@@ -80,8 +80,11 @@ async function migratedTemplate(admin: postgres.Sql): Promise<string> {
     const stale = await admin<{ datname: string }[]>`
       SELECT datname FROM pg_database
       WHERE datname LIKE 'airouter_building%'
-         OR (datname LIKE ${TEMPLATE_PREFIX + '%'} AND (pg_stat_file('base/' || oid || '/PG_VERSION')).modification < now() - interval '1 day')`.catch(() => []);
-    for (const { datname } of stale) if (datname !== building) await admin.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+         OR (datname LIKE ${TEMPLATE_PREFIX + '%'} AND (pg_stat_file('base/' || oid || '/PG_VERSION')).modification < now() - interval '1 day')`.catch(
+      () => [],
+    );
+    for (const { datname } of stale)
+      if (datname !== building) await admin.unsafe(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
     await admin.unsafe(`ALTER DATABASE ${building} RENAME TO ${name}`);
     return name;
   } finally {
@@ -119,7 +122,12 @@ export async function dropRedisPrefix(prefix: string): Promise<void> {
 export async function testStores(t: Test): Promise<Stores & { databaseUrl: string; redisPrefix: string }> {
   const databaseUrl = await testDatabase(t);
   const redisPrefix = testRedisPrefix(t);
-  const stores = await openStores({ DATABASE_URL: databaseUrl, REDIS_URL, REDIS_PREFIX: redisPrefix, dataDir: '/nonexistent' });
+  const stores = await openStores({
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    REDIS_PREFIX: redisPrefix,
+    dataDir: '/nonexistent',
+  });
   t.teardown(() => stores.close());
   return { ...stores, databaseUrl, redisPrefix };
 }

@@ -16,7 +16,10 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
-export async function startTcpProxy(target: { host: string; port: number }, listen: { host?: string } = {}): Promise<TcpProxy> {
+export async function startTcpProxy(
+  target: { host: string; port: number },
+  listen: { host?: string } = {},
+): Promise<TcpProxy> {
   let mode: 'up' | 'reset' | 'blackhole' = 'up';
   const pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
   const held: net.Socket[] = [];

@@ -11,7 +11,15 @@ import path from 'node:path';
 import { startFakeUpstream, countPromptTokens, TEXT_ANSWER } from '../fake-upstream/server.js';
 import { startTestGateway, PRICES } from '../helpers/gateway.js';
 import { eventually, postJson } from '../helpers/http.js';
-import { anthropicStreamReference, assume, expectedCostNano, openaiStreamReference, readSSE, sequenceProblems, type Usage } from '../helpers/messages.js';
+import {
+  anthropicStreamReference,
+  assume,
+  expectedCostNano,
+  openaiStreamReference,
+  readSSE,
+  sequenceProblems,
+  type Usage,
+} from '../helpers/messages.js';
 import { FIXTURES_DIR } from '../fixtures/index.js';
 
 const FIXTURES = FIXTURES_DIR;
@@ -58,7 +66,12 @@ async function rowAfter(t: Test, count: number): Promise<Row | undefined> {
 const rowCount = async () => (await rows()).length;
 
 /** The usage row and balance movement one request must leave behind. */
-async function expectCharged(t: Test, before: { balance: bigint; rows: number }, usage: Usage, want: { model: string; surface: string; stream: boolean; status?: number }) {
+async function expectCharged(
+  t: Test,
+  before: { balance: bigint; rows: number },
+  usage: Usage,
+  want: { model: string; surface: string; stream: boolean; status?: number },
+) {
   const cost = expectedCostNano(usage);
   assume(cost > 0n, 'a non-zero cost to check');
   const row = await rowAfter(t, before.rows);
@@ -70,14 +83,22 @@ async function expectCharged(t: Test, before: { balance: bigint; rows: number },
     'usage record: prompt (cached included), completion, cache read, cache write',
   );
   t.equal(row?.cost_nano, cost, 'usage record carries the same cost');
-  t.equal(row?.official_cost_nano, expectedCostNano(usage, PRICES.official_pricing), 'official cost at the official prices');
+  t.equal(
+    row?.official_cost_nano,
+    expectedCostNano(usage, PRICES.official_pricing),
+    'official cost at the official prices',
+  );
   t.equal((await gw.services.ledger.balance(user.userId)).reserved, 0n, 'nothing left reserved');
 }
 
 t.test('Anthropic client, OpenAI upstream, stream with cached tokens: charged the upstream usage', async (t) => {
   const prompt = 'A long prompt that is mostly cached [[cached]] '.repeat(20);
   const before = await snapshot();
-  const stream = anthropic.messages.stream({ model: 'oa-model', max_tokens: 100, messages: [{ role: 'user', content: prompt }] });
+  const stream = anthropic.messages.stream({
+    model: 'oa-model',
+    max_tokens: 100,
+    messages: [{ role: 'user', content: prompt }],
+  });
   const m = await stream.finalMessage();
   // What the fake (OpenAI dialect) reported: prompt_tokens with 80% cached, 5 completion tokens.
   const promptTokens = countPromptTokens(fake.requests.at(-1)!.body, 'openai');
@@ -94,7 +115,11 @@ t.test('Anthropic client, OpenAI upstream, stream with cached tokens: charged th
 t.test('chat client, Anthropic upstream, stream with cache reads and writes', async (t) => {
   const prompt = 'A long prompt that is mostly cached [[cached]] '.repeat(20);
   const before = await snapshot();
-  const s = await openai.chat.completions.create({ model: 'an-model', stream: true, messages: [{ role: 'user', content: prompt }] });
+  const s = await openai.chat.completions.create({
+    model: 'an-model',
+    stream: true,
+    messages: [{ role: 'user', content: prompt }],
+  });
   let text = '';
   for await (const c of s) text += c.choices[0]?.delta?.content ?? '';
   t.equal(text, TEXT_ANSWER);
@@ -108,7 +133,11 @@ t.test('recorded streams translated: charged what the recording reports', async 
   // A real cache write (18639 tokens at the cache-write price) through the chat surface.
   const write = 'anthropic/stream_cache_write.sse';
   let before = await snapshot();
-  const s = await openai.chat.completions.create({ model: 'an-model', stream: true, messages: [{ role: 'user', content: `[[replay:${write}]]` }] });
+  const s = await openai.chat.completions.create({
+    model: 'an-model',
+    stream: true,
+    messages: [{ role: 'user', content: `[[replay:${write}]]` }],
+  });
   for await (const _ of s);
   const ref = anthropicStreamReference(readFileSync(path.join(FIXTURES, write), 'utf8'));
   assume(ref.usage.cacheWrite === 18639, 'the recording wrote 18639 tokens to the cache');
@@ -117,7 +146,9 @@ t.test('recorded streams translated: charged what the recording reports', async 
   // A real OpenAI tool-call stream through the messages surface.
   const tools = 'openai/stream_parallel_tool_calls_include_usage.sse';
   before = await snapshot();
-  await anthropic.messages.stream({ model: 'oa-model', max_tokens: 500, messages: [{ role: 'user', content: `[[replay:${tools}]]` }] }).finalMessage();
+  await anthropic.messages
+    .stream({ model: 'oa-model', max_tokens: 500, messages: [{ role: 'user', content: `[[replay:${tools}]]` }] })
+    .finalMessage();
   const oref = openaiStreamReference(readFileSync(path.join(FIXTURES, tools), 'utf8'));
   assume(oref.usage.input === 149 && oref.usage.output === 60, 'the recording used 149 + 60 tokens');
   await expectCharged(t, before, oref.usage, { model: 'oa-model', surface: 'messages', stream: true });
@@ -125,12 +156,26 @@ t.test('recorded streams translated: charged what the recording reports', async 
 
 t.test('non-stream translated answers are charged the same way', async (t) => {
   let before = await snapshot();
-  const m = await anthropic.messages.create({ model: 'oa-model', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });
-  await expectCharged(t, before, { input: m.usage.input_tokens, cacheRead: 0, cacheWrite: 0, output: 5 }, { model: 'oa-model', surface: 'messages', stream: false });
+  const m = await anthropic.messages.create({
+    model: 'oa-model',
+    max_tokens: 100,
+    messages: [{ role: 'user', content: 'hi' }],
+  });
+  await expectCharged(
+    t,
+    before,
+    { input: m.usage.input_tokens, cacheRead: 0, cacheWrite: 0, output: 5 },
+    { model: 'oa-model', surface: 'messages', stream: false },
+  );
   t.equal(m.usage.input_tokens, countPromptTokens(fake.requests.at(-1)!.body, 'openai'));
   before = await snapshot();
   const c = await openai.chat.completions.create({ model: 'an-model', messages: [{ role: 'user', content: 'hi' }] });
-  await expectCharged(t, before, { input: c.usage!.prompt_tokens, cacheRead: 0, cacheWrite: 0, output: 5 }, { model: 'an-model', surface: 'chat', stream: false });
+  await expectCharged(
+    t,
+    before,
+    { input: c.usage!.prompt_tokens, cacheRead: 0, cacheWrite: 0, output: 5 },
+    { model: 'an-model', surface: 'chat', stream: false },
+  );
 });
 
 for (const model of ['an-model', 'oa-model']) {
@@ -139,7 +184,12 @@ for (const model of ['an-model', 'oa-model']) {
     const res = await fetch(`${gw.url}/v1/messages`, {
       method: 'POST',
       headers: { 'x-api-key': user.key, 'content-type': 'application/json' },
-      body: JSON.stringify({ model, max_tokens: 100, stream: true, messages: [{ role: 'user', content: '[[midstream_error]]' }] }),
+      body: JSON.stringify({
+        model,
+        max_tokens: 100,
+        stream: true,
+        messages: [{ role: 'user', content: '[[midstream_error]]' }],
+      }),
     });
     const events = readSSE(await res.text());
     t.equal(events.at(-1)?.event, 'error');
@@ -178,14 +228,20 @@ t.test('count_tokens: exact from an Anthropic upstream, estimated otherwise, nev
   };
   const before = await snapshot();
   fake.reset();
-  const exact = await anthropic.messages.countTokens(body as Anthropic.MessageCountTokensParams, { headers: { 'anthropic-beta': 'token-counting-2024-11-01', 'anthropic-version': '2025-04-01' } });
+  const exact = await anthropic.messages.countTokens(body as Anthropic.MessageCountTokensParams, {
+    headers: { 'anthropic-beta': 'token-counting-2024-11-01', 'anthropic-version': '2025-04-01' },
+  });
   const sent = fake.requests.at(-1)!;
   t.equal(sent.path, '/v1/messages/count_tokens', 'asked the Anthropic upstream');
-  t.equal(exact.input_tokens, countPromptTokens(body, 'anthropic'), 'the upstream\'s exact count');
+  t.equal(exact.input_tokens, countPromptTokens(body, 'anthropic'), "the upstream's exact count");
   t.same(sent.body, { ...body, model: 'upstream-an' }, 'the request as sent, model mapped');
   t.equal(sent.headers['x-api-key'], process.env.FAKE_ANTHROPIC_KEY);
   t.equal(sent.headers['anthropic-beta'], 'token-counting-2024-11-01');
-  t.equal(sent.headers['anthropic-version'], '2023-06-01', 'a version date the gateway does not know is replaced by the default');
+  t.equal(
+    sent.headers['anthropic-version'],
+    '2023-06-01',
+    'a version date the gateway does not know is replaced by the default',
+  );
   t.notMatch(JSON.stringify(sent.headers), user.key, 'never the client key');
 
   const raw = await postJson(`${gw.url}/v1/messages/count_tokens`, body, { 'x-api-key': user.key });
@@ -195,11 +251,18 @@ t.test('count_tokens: exact from an Anthropic upstream, estimated otherwise, nev
   t.equal(fake.requests.at(-1)!.headers['anthropic-version'], '2023-06-01', 'default version when absent');
 
   fake.reset();
-  const estimate = await anthropic.messages.countTokens({ ...body, model: 'oa-model' } as Anthropic.MessageCountTokensParams);
+  const estimate = await anthropic.messages.countTokens({
+    ...body,
+    model: 'oa-model',
+  } as Anthropic.MessageCountTokensParams);
   t.ok(estimate.input_tokens > 10, `tokenizer estimate ${estimate.input_tokens}`);
   t.ok(Number.isInteger(estimate.input_tokens));
   t.equal(fake.requests.length, 0, 'an OpenAI upstream has no count_tokens to ask');
-  const longer = await anthropic.messages.countTokens({ ...body, model: 'oa-model', messages: [{ role: 'user', content: 'word '.repeat(200) }] } as Anthropic.MessageCountTokensParams);
+  const longer = await anthropic.messages.countTokens({
+    ...body,
+    model: 'oa-model',
+    messages: [{ role: 'user', content: 'word '.repeat(200) }],
+  } as Anthropic.MessageCountTokensParams);
   t.ok(longer.input_tokens > estimate.input_tokens, 'the estimate grows with the prompt');
 
   t.equal(await balance(), before.balance, 'balance unchanged');
@@ -208,28 +271,48 @@ t.test('count_tokens: exact from an Anthropic upstream, estimated otherwise, nev
 });
 
 t.test('count_tokens errors use the Anthropic envelope', async (t) => {
-  const noKey = await postJson(`${gw.url}/v1/messages/count_tokens`, { model: 'an-model', messages: [{ role: 'user', content: 'x' }] });
+  const noKey = await postJson(`${gw.url}/v1/messages/count_tokens`, {
+    model: 'an-model',
+    messages: [{ role: 'user', content: 'x' }],
+  });
   t.equal(noKey.status, 401);
   t.equal(noKey.json.error.type, 'authentication_error');
-  const err = await anthropic.messages.countTokens({ model: 'nope', messages: [{ role: 'user', content: 'x' }] }).catch((e) => e);
+  const err = await anthropic.messages
+    .countTokens({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })
+    .catch((e) => e);
   t.ok(err instanceof Anthropic.NotFoundError);
   const bad = await postJson(`${gw.url}/v1/messages/count_tokens`, { model: 'an-model' }, { 'x-api-key': user.key });
   t.equal(bad.status, 400);
   t.equal(bad.json.type, 'error');
   t.equal(bad.json.error.type, 'invalid_request_error');
   // The upstream failing falls back on the estimate rather than failing the count.
-  const fallback = await anthropic.messages.countTokens({ model: 'an-model', messages: [{ role: 'user', content: 'hello [[error:500]]' }] });
+  const fallback = await anthropic.messages.countTokens({
+    model: 'an-model',
+    messages: [{ role: 'user', content: 'hello [[error:500]]' }],
+  });
   t.ok(fallback.input_tokens > 0);
 });
 
 t.test('a slow translated stream carries pings between events; the SDK parses it', async (t) => {
-  const body = { model: 'oa-model', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'count [[paced:3:1500]]' }] };
-  const res = await fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': user.key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const body = {
+    model: 'oa-model',
+    max_tokens: 100,
+    stream: true,
+    messages: [{ role: 'user', content: 'count [[paced:3:1500]]' }],
+  };
+  const res = await fetch(`${gw.url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'x-api-key': user.key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const events = readSSE(await res.text());
   const types = events.map((e) => e.event);
   const pings = events.filter((e) => e.event === 'ping');
   t.ok(pings.length >= 4, `${pings.length} pings over ~4.5 s of silence at 300 ms`);
-  t.ok(pings.every((p) => p.data?.type === 'ping'), 'data {"type":"ping"}');
+  t.ok(
+    pings.every((p) => p.data?.type === 'ping'),
+    'data {"type":"ping"}',
+  );
   t.ok(types.indexOf('ping') > types.indexOf('message_start'), 'no ping before message_start');
   t.ok(types.lastIndexOf('ping') < types.indexOf('message_stop'), 'none after message_stop');
   const firstDelta = types.indexOf('content_block_delta');

@@ -38,7 +38,11 @@ function randomWord(chars: number, seed: number): string {
  * one is uploading and hosts the gateway): every probe's milliseconds while `work` runs.
  */
 async function healthzDuring(work: () => Promise<unknown>): Promise<number[]> {
-  const poller = spawn(process.execPath, ['-e', `
+  const poller = spawn(
+    process.execPath,
+    [
+      '-e',
+      `
     const http = require('node:http');
     const tick = () => {
       const started = performance.now();
@@ -51,7 +55,10 @@ async function healthzDuring(work: () => Promise<unknown>): Promise<number[]> {
       }).on('error', () => setTimeout(tick, 10));
     };
     tick();
-  `], { stdio: ['ignore', 'pipe', 'inherit'] });
+  `,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   poller.stdout.on('data', (d: Buffer) => (out += d.toString()));
   await new Promise<void>((resolve) => poller.stdout.once('data', () => resolve()));
@@ -73,7 +80,9 @@ async function healthzDuring(work: () => Promise<unknown>): Promise<number[]> {
 t.test('/healthz answers at once while adversarial one-word bodies are counted', async (t) => {
   const users = [await gw.user('1'), await gw.user('1')];
   // Each one character longer than the last, so no cache could help: "x" runs and random words.
-  const bodies = Array.from({ length: 8 }, (_, i) => (i % 2 ? 'x'.repeat(100_000 + i) : randomWord(100_000 + i, 1 + i)));
+  const bodies = Array.from({ length: 8 }, (_, i) =>
+    i % 2 ? 'x'.repeat(100_000 + i) : randomWord(100_000 + i, 1 + i),
+  );
   let answers: Awaited<ReturnType<typeof count>>[] = [];
   const started = performance.now();
   const probes = await healthzDuring(async () => {
@@ -88,7 +97,10 @@ t.test('/healthz answers at once while adversarial one-word bodies are counted',
   const sorted = [...probes].sort((a, b) => a - b);
   const p90 = sorted[Math.floor(sorted.length * 0.9)]!;
   t.ok(p90 < 100, `nine /healthz probes in ten answered within ${p90} ms (under 100)`);
-  t.ok(sorted.at(-1)! < 1000, `the slowest took ${sorted.at(-1)} ms (then ${sorted.slice(-6, -1).reverse().join(', ')})`);
+  t.ok(
+    sorted.at(-1)! < 1000,
+    `the slowest took ${sorted.at(-1)} ms (then ${sorted.slice(-6, -1).reverse().join(', ')})`,
+  );
   answers.forEach((a, i) => {
     t.equal(a.status, 200);
     // The bounded count (pieces of 256 characters) plus the message's 4.
@@ -98,7 +110,9 @@ t.test('/healthz answers at once while adversarial one-word bodies are counted',
 
 t.test('ordinary text counts as gpt-tokenizer counts it', async (t) => {
   const user = await gw.user('1');
-  const text = 'Four score and seven years ago our fathers brought forth, on this continent, a new nation. '.repeat(2000) + '日本語のテキスト 🙂 <|endoftext|>';
+  const text =
+    'Four score and seven years ago our fathers brought forth, on this continent, a new nation. '.repeat(2000) +
+    '日本語のテキスト 🙂 <|endoftext|>';
   const r = await count(user.key, text);
   t.equal(r.status, 200);
   t.equal(r.json.input_tokens, lib(text) + 4, 'the same count, special tokens as text');
@@ -133,9 +147,18 @@ t.test('a key has at most FREE_CONCURRENCY counts in progress', async (t) => {
   const answers = await Promise.all(mine);
   const statuses = answers.map((a) => a.status);
   t.equal(theirs.status, 200, 'another key is not limited by this one');
-  t.ok(statuses.filter((s) => s === 429).length >= 2 && statuses.filter((s) => s === 200).length >= 4, `four at once, the rest 429 (${statuses})`);
+  t.ok(
+    statuses.filter((s) => s === 429).length >= 2 && statuses.filter((s) => s === 200).length >= 4,
+    `four at once, the rest 429 (${statuses})`,
+  );
   const refused = answers.find((a) => a.status === 429)!;
-  t.match(refused.json, { type: 'error', error: { type: 'rate_limit_error', message: /at most 4 unbilled requests \(count_tokens, reads of stored responses\) in progress/ } });
+  t.match(refused.json, {
+    type: 'error',
+    error: {
+      type: 'rate_limit_error',
+      message: /at most 4 unbilled requests \(count_tokens, reads of stored responses\) in progress/,
+    },
+  });
   t.equal(refused.headers.get('retry-after'), '1');
   t.equal((await count(user.key, 'hello')).status, 200, 'once they are done, the key counts again');
 });

@@ -13,7 +13,8 @@ t.teardown(() => fake.close());
 const gw = await startTestGateway(t, { upstream: fake.url });
 const user = await gw.user('10');
 const poor = await gw.user('0.000001');
-const anthropic = (opts: ConstructorParameters<typeof Anthropic>[0] = {}) => new Anthropic({ baseURL: gw.url, apiKey: user.key, maxRetries: 0, ...opts });
+const anthropic = (opts: ConstructorParameters<typeof Anthropic>[0] = {}) =>
+  new Anthropic({ baseURL: gw.url, apiKey: user.key, maxRetries: 0, ...opts });
 const client = anthropic();
 const msg = (content: string): Anthropic.MessageParam[] => [{ role: 'user', content }];
 const MODELS = ['an-model', 'oa-model'] as const;
@@ -23,7 +24,12 @@ const raw = (body: unknown, headers: Record<string, string> = { 'x-api-key': use
   postJson(`${gw.url}/v1/messages`, body, { 'anthropic-version': '2023-06-01', ...headers });
 
 /** Anthropic's envelope: exactly type, error{type,message}, request_id, matching the header. */
-function envelope(t: Test, r: { status: number; json: any; headers: Record<string, unknown> }, status: number, type: string) {
+function envelope(
+  t: Test,
+  r: { status: number; json: any; headers: Record<string, unknown> },
+  status: number,
+  type: string,
+) {
   t.equal(r.status, status, `status ${status}`);
   t.same(Object.keys(r.json ?? {}).sort(), ['error', 'request_id', 'type'], 'exactly the Anthropic envelope keys');
   t.equal(r.json?.type, 'error');
@@ -37,24 +43,42 @@ function envelope(t: Test, r: { status: number; json: any; headers: Record<strin
 t.test('bad key → AuthenticationError, with x-api-key and with Bearer', async (t) => {
   fake.reset();
   const bad = 'ar-' + 'x'.repeat(40);
-  const viaBearer = await anthropic({ apiKey: bad }).messages.create({ model: 'an-model', max_tokens: 10, messages: msg('hi') }).catch((e) => e);
+  const viaBearer = await anthropic({ apiKey: bad })
+    .messages.create({ model: 'an-model', max_tokens: 10, messages: msg('hi') })
+    .catch((e) => e);
   t.ok(viaBearer instanceof Anthropic.AuthenticationError, 'Bearer (apiKey)');
   t.equal(viaBearer.status, 401);
   t.equal(viaBearer.type, 'authentication_error');
-  const viaToken = await anthropic({ apiKey: null, authToken: bad }).messages.create({ model: 'oa-model', max_tokens: 10, messages: msg('hi') }).catch((e) => e);
+  const viaToken = await anthropic({ apiKey: null, authToken: bad })
+    .messages.create({ model: 'oa-model', max_tokens: 10, messages: msg('hi') })
+    .catch((e) => e);
   t.ok(viaToken instanceof Anthropic.AuthenticationError, 'Bearer (authToken)');
-  const viaHeader = await anthropic({ apiKey: null, defaultHeaders: { 'x-api-key': bad } }).messages.create({ model: 'an-model', max_tokens: 10, messages: msg('hi') }).catch((e) => e);
+  const viaHeader = await anthropic({ apiKey: null, defaultHeaders: { 'x-api-key': bad } })
+    .messages.create({ model: 'an-model', max_tokens: 10, messages: msg('hi') })
+    .catch((e) => e);
   t.ok(viaHeader instanceof Anthropic.AuthenticationError, 'x-api-key');
   t.equal(viaHeader.error?.error?.type, 'authentication_error');
 
-  envelope(t, await raw({ model: 'an-model', max_tokens: 10, messages: msg('hi') }, { 'x-api-key': bad }), 401, 'authentication_error');
-  envelope(t, await raw({ model: 'an-model', max_tokens: 10, messages: msg('hi') }, { authorization: `Bearer ${bad}` }), 401, 'authentication_error');
+  envelope(
+    t,
+    await raw({ model: 'an-model', max_tokens: 10, messages: msg('hi') }, { 'x-api-key': bad }),
+    401,
+    'authentication_error',
+  );
+  envelope(
+    t,
+    await raw({ model: 'an-model', max_tokens: 10, messages: msg('hi') }, { authorization: `Bearer ${bad}` }),
+    401,
+    'authentication_error',
+  );
   envelope(t, await raw({ model: 'an-model', max_tokens: 10, messages: msg('hi') }, {}), 401, 'authentication_error');
   t.equal(fake.requests.length, 0, 'nothing reached the upstream');
 });
 
 t.test('unknown model → NotFoundError (not_found_error)', async (t) => {
-  const err = await client.messages.create({ model: 'no-such-model', max_tokens: 10, messages: msg('hi') }).catch((e) => e);
+  const err = await client.messages
+    .create({ model: 'no-such-model', max_tokens: 10, messages: msg('hi') })
+    .catch((e) => e);
   t.ok(err instanceof Anthropic.NotFoundError);
   t.equal(err.status, 404);
   t.equal(err.type, 'not_found_error');
@@ -65,12 +89,19 @@ t.test('unknown model → NotFoundError (not_found_error)', async (t) => {
 t.test('unfunded user → 402 billing_error, nothing forwarded, nothing reserved', async (t) => {
   fake.reset();
   for (const model of MODELS) {
-    const err = await anthropic({ apiKey: poor.key }).messages.create({ model, max_tokens: 100, messages: msg('hi') }).catch((e) => e);
+    const err = await anthropic({ apiKey: poor.key })
+      .messages.create({ model, max_tokens: 100, messages: msg('hi') })
+      .catch((e) => e);
     t.ok(err instanceof Anthropic.APIError);
     t.ok(err instanceof Anthropic.PaymentRequiredError, 'this SDK names 402 PaymentRequiredError');
     t.equal(err.status, 402);
     t.equal(err.type, 'billing_error');
-    envelope(t, await raw({ model, max_tokens: 100, messages: msg('hi') }, { 'x-api-key': poor.key }), 402, 'billing_error');
+    envelope(
+      t,
+      await raw({ model, max_tokens: 100, messages: msg('hi') }, { 'x-api-key': poor.key }),
+      402,
+      'billing_error',
+    );
   }
   t.equal(fake.requests.length, 0);
   t.equal((await gw.services.ledger.balance(poor.userId)).reserved, 0n);
@@ -78,7 +109,9 @@ t.test('unfunded user → 402 billing_error, nothing forwarded, nothing reserved
 
 for (const model of MODELS) {
   t.test(`${model}: upstream 429 → RateLimitError with retry-after`, async (t) => {
-    const err = await client.messages.create({ model, max_tokens: 10, messages: msg('slow down [[error:429]]') }).catch((e) => e);
+    const err = await client.messages
+      .create({ model, max_tokens: 10, messages: msg('slow down [[error:429]]') })
+      .catch((e) => e);
     t.ok(err instanceof Anthropic.RateLimitError);
     t.equal(err.status, 429);
     t.equal(err.type, 'rate_limit_error');
@@ -90,27 +123,42 @@ for (const model of MODELS) {
 
   // An OpenAI upstream says 503 where Anthropic says 529: both are "overloaded".
   const overload = model === 'an-model' ? 529 : 503;
-  t.test(`${model}: upstream ${overload} → 529 overloaded_error (OverloadedError, an InternalServerError)`, async (t) => {
-    const err = await client.messages.create({ model, max_tokens: 10, messages: msg(`[[error:${overload}]]`) }).catch((e) => e);
-    t.equal(err.status, 529);
-    t.equal(err.type, 'overloaded_error');
-    t.ok(err instanceof Anthropic.InternalServerError, 'a 5xx class, so the SDK would retry it');
-    t.equal(err.constructor.name, 'OverloadedError');
-    envelope(t, await raw({ model, max_tokens: 10, messages: msg(`[[error:${overload}]]`) }), 529, 'overloaded_error');
-  });
+  t.test(
+    `${model}: upstream ${overload} → 529 overloaded_error (OverloadedError, an InternalServerError)`,
+    async (t) => {
+      const err = await client.messages
+        .create({ model, max_tokens: 10, messages: msg(`[[error:${overload}]]`) })
+        .catch((e) => e);
+      t.equal(err.status, 529);
+      t.equal(err.type, 'overloaded_error');
+      t.ok(err instanceof Anthropic.InternalServerError, 'a 5xx class, so the SDK would retry it');
+      t.equal(err.constructor.name, 'OverloadedError');
+      envelope(
+        t,
+        await raw({ model, max_tokens: 10, messages: msg(`[[error:${overload}]]`) }),
+        529,
+        'overloaded_error',
+      );
+    },
+  );
 
-  t.test(`${model}: upstream 500 → 502 api_error; upstream 401 → 503 (the model unavailable), never leaking its key`, async (t) => {
-    const err = await client.messages.create({ model, max_tokens: 10, messages: msg('[[error:500]]') }).catch((e) => e);
-    t.ok(err instanceof Anthropic.InternalServerError);
-    t.equal(err.status, 502);
-    t.equal(err.type, 'api_error');
-    envelope(t, await raw({ model, max_tokens: 10, messages: msg('[[error:500]]') }), 502, 'api_error');
-    const cred = await raw({ model, max_tokens: 10, messages: msg('[[error:401]]') });
-    envelope(t, cred, 503, 'api_error');
-    t.notMatch(cred.text, process.env.FAKE_ANTHROPIC_KEY!);
-    t.notMatch(cred.text, process.env.FAKE_OPENAI_KEY!);
-    t.notMatch(cred.text, /127\.0\.0\.1|localhost/);
-  });
+  t.test(
+    `${model}: upstream 500 → 502 api_error; upstream 401 → 503 (the model unavailable), never leaking its key`,
+    async (t) => {
+      const err = await client.messages
+        .create({ model, max_tokens: 10, messages: msg('[[error:500]]') })
+        .catch((e) => e);
+      t.ok(err instanceof Anthropic.InternalServerError);
+      t.equal(err.status, 502);
+      t.equal(err.type, 'api_error');
+      envelope(t, await raw({ model, max_tokens: 10, messages: msg('[[error:500]]') }), 502, 'api_error');
+      const cred = await raw({ model, max_tokens: 10, messages: msg('[[error:401]]') });
+      envelope(t, cred, 503, 'api_error');
+      t.notMatch(cred.text, process.env.FAKE_ANTHROPIC_KEY!);
+      t.notMatch(cred.text, process.env.FAKE_OPENAI_KEY!);
+      t.notMatch(cred.text, /127\.0\.0\.1|localhost/);
+    },
+  );
 
   t.test(`${model}: an upstream 400 is the client's: BadRequestError invalid_request_error`, async (t) => {
     const err = await client.messages.create({ model, max_tokens: 10, messages: msg('[[error:400]]') }).catch((e) => e);
@@ -140,16 +188,27 @@ for (const model of MODELS) {
     t.equal(last.event, 'error', 'the last event is event: error');
     t.equal(last.data.type, 'error');
     t.ok(typeof last.data.error?.type === 'string' && typeof last.data.error?.message === 'string');
-    t.notOk(events.some((e) => e.event === 'message_stop' || e.event === 'message_delta'), 'no message_delta/message_stop after a failure');
+    t.notOk(
+      events.some((e) => e.event === 'message_stop' || e.event === 'message_delta'),
+      'no message_delta/message_stop after a failure',
+    );
     t.equal(events[0].event, 'message_start');
     if (model === 'oa-model') {
       // Translated, the error is the gateway's own: the full envelope, request_id included.
       t.same(Object.keys(last.data).sort(), ['error', 'request_id', 'type']);
       t.equal(last.data.request_id, res.headers.get('x-request-id'));
-      t.equal(res.headers.get('request-id'), res.headers.get('x-request-id'), 'request-id, as Anthropic names it, on streams too');
+      t.equal(
+        res.headers.get('request-id'),
+        res.headers.get('x-request-id'),
+        'request-id, as Anthropic names it, on streams too',
+      );
       t.equal(last.data.error.type, 'api_error', 'OpenAI server_error → api_error');
     } else {
-      t.same(last.data, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, 'same dialect: the upstream\'s event as sent');
+      t.same(
+        last.data,
+        { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+        "same dialect: the upstream's event as sent",
+      );
     }
   });
 }

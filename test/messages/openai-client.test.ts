@@ -17,19 +17,46 @@ t.teardown(() => rmSync(crafted, { recursive: true, force: true }));
 mkdirSync(path.join(crafted, 'anthropic'));
 const sse = (events: object[]) => events.map((e: any) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`).join('');
 // A tool without parameters, as Anthropic streams it: input {} and one empty input_json_delta.
-writeFileSync(path.join(crafted, 'anthropic/tool_no_arguments.sse'), sse([
-  { type: 'message_start', message: { id: 'msg_01Crafted', type: 'message', role: 'assistant', model: 'claude-x', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 } } },
-  { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_01NoArgs', name: 'get_time', input: {} } },
-  { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '' } },
-  { type: 'content_block_stop', index: 0 },
-  { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 12 } },
-  { type: 'message_stop' },
-]));
-writeFileSync(path.join(crafted, 'anthropic/tool_no_arguments.json'), JSON.stringify({
-  id: 'msg_01Crafted', type: 'message', role: 'assistant', model: 'claude-x', stop_reason: 'tool_use', stop_sequence: null,
-  content: [{ type: 'tool_use', id: 'toolu_01NoArgs', name: 'get_time', input: {} }],
-  usage: { input_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 12 },
-}));
+writeFileSync(
+  path.join(crafted, 'anthropic/tool_no_arguments.sse'),
+  sse([
+    {
+      type: 'message_start',
+      message: {
+        id: 'msg_01Crafted',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-x',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 },
+      },
+    },
+    {
+      type: 'content_block_start',
+      index: 0,
+      content_block: { type: 'tool_use', id: 'toolu_01NoArgs', name: 'get_time', input: {} },
+    },
+    { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '' } },
+    { type: 'content_block_stop', index: 0 },
+    { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 12 } },
+    { type: 'message_stop' },
+  ]),
+);
+writeFileSync(
+  path.join(crafted, 'anthropic/tool_no_arguments.json'),
+  JSON.stringify({
+    id: 'msg_01Crafted',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-x',
+    stop_reason: 'tool_use',
+    stop_sequence: null,
+    content: [{ type: 'tool_use', id: 'toolu_01NoArgs', name: 'get_time', input: {} }],
+    usage: { input_tokens: 20, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 12 },
+  }),
+);
 
 const fake = await startFakeUpstream({ fixturesDir: crafted });
 t.teardown(() => fake.close());
@@ -42,11 +69,27 @@ type Msg = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 const say = (content: string): Msg[] => [{ role: 'user', content }];
 const lastUpstream = () => fake.requests.filter((r) => r.path === '/v1/messages').at(-1)!;
 const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
-  { type: 'function', function: { name: 'get_weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+  {
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'Weather in a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } } },
+    },
+  },
 ];
 
-async function collect(messages: Msg[], extra: Partial<OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming> = {}) {
-  const stream = await client.chat.completions.create({ model: MODEL, stream: true, stream_options: { include_usage: true }, messages, ...extra });
+async function collect(
+  messages: Msg[],
+  extra: Partial<OpenAI.Chat.Completions.ChatCompletionCreateParamsStreaming> = {},
+) {
+  const stream = await client.chat.completions.create({
+    model: MODEL,
+    stream: true,
+    stream_options: { include_usage: true },
+    messages,
+    ...extra,
+  });
   const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
   for await (const c of stream) chunks.push(c);
   const text = chunks.map((c) => c.choices[0]?.delta?.content ?? '').join('');
@@ -55,7 +98,7 @@ async function collect(messages: Msg[], extra: Partial<OpenAI.Chat.Completions.C
   return { chunks, text, finish, usage };
 }
 
-t.test('text: a chat.completion with the client\'s model name, content and usage', async (t) => {
+t.test("text: a chat.completion with the client's model name, content and usage", async (t) => {
   const r = await client.chat.completions.create({ model: MODEL, messages: say('Say hello') });
   t.equal(r.object, 'chat.completion');
   t.match(r.id, /^chatcmpl-/);
@@ -96,7 +139,13 @@ t.test('stream: chunks in OpenAI form, [DONE], usage only when asked', async (t)
   t.ok(body.endsWith('data: [DONE]\n\n'));
   t.notMatch(body, /^event:/m, 'no Anthropic event lines on the chat surface');
   t.notMatch(body, /"usage":\{/, 'no usage chunk when not asked for');
-  t.equal(readSSE(body).filter((e) => e.data?.choices?.[0]?.delta?.content).map((e) => e.data.choices[0].delta.content).join(''), TEXT_ANSWER);
+  t.equal(
+    readSSE(body)
+      .filter((e) => e.data?.choices?.[0]?.delta?.content)
+      .map((e) => e.data.choices[0].delta.content)
+      .join(''),
+    TEXT_ANSWER,
+  );
   // Billing still needs the counts: the Anthropic upstream always reports them, nothing to ask.
   t.equal(lastUpstream().body.stream, true);
   t.notOk('stream_options' in lastUpstream().body, 'no OpenAI-only field sent to Anthropic');
@@ -124,13 +173,25 @@ t.test('tools streamed: the text Claude says first, then the call, indices count
   t.same(finish, ['tool_calls']);
   const deltas = chunks.flatMap((c) => c.choices[0]?.delta?.tool_calls ?? []);
   t.ok(deltas.length >= 2);
-  t.ok(deltas.every((d) => d.index === 0), 'the only call is index 0 although it is Anthropic block 1');
+  t.ok(
+    deltas.every((d) => d.index === 0),
+    'the only call is index 0 although it is Anthropic block 1',
+  );
   t.match(deltas[0], { index: 0, type: 'function', function: { name: 'get_weather', arguments: '' } });
   t.match(deltas[0].id, /^toolu_/, 'the Anthropic id is kept');
-  t.ok(deltas.slice(1).every((d) => d.id === undefined && d.function?.name === undefined), 'later deltas carry arguments only');
+  t.ok(
+    deltas.slice(1).every((d) => d.id === undefined && d.function?.name === undefined),
+    'later deltas carry arguments only',
+  );
   t.same(JSON.parse(deltas.map((d) => d.function?.arguments ?? '').join('')), { city: 'Paris' });
   const sent = lastUpstream().body;
-  t.same(sent.tools, [{ name: 'get_weather', description: 'Weather in a city', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }]);
+  t.same(sent.tools, [
+    {
+      name: 'get_weather',
+      description: 'Weather in a city',
+      input_schema: { type: 'object', properties: { city: { type: 'string' } } },
+    },
+  ]);
 });
 
 t.test('a tool round trip: the tool message reaches Anthropic as a tool_result block', async (t) => {
@@ -148,19 +209,30 @@ t.test('a tool round trip: the tool message reaches Anthropic as a tool_result b
   const echoed = JSON.parse(r.choices[0].message.content!);
   t.same(echoed, lastUpstream().body);
   t.equal(echoed.system, 'You are terse.', 'system message → system');
-  t.same(echoed.messages.map((m: any) => m.role), ['user', 'assistant', 'user']);
-  t.same(echoed.messages[1].content, [
-    { type: 'text', text: 'Let me check.' },
-    { type: 'tool_use', id: call.id, name: 'get_weather', input: { city: 'Paris' } },
-  ], 'the assistant turn as Anthropic blocks, arguments as an object');
-  t.same(echoed.messages[2].content, [
-    { type: 'tool_result', tool_use_id: call.id, content: 'sunny, 21 C' },
-    { type: 'text', text: 'thanks [[echo]]' },
-  ], 'tool message → tool_result first in the next user turn');
+  t.same(
+    echoed.messages.map((m: any) => m.role),
+    ['user', 'assistant', 'user'],
+  );
+  t.same(
+    echoed.messages[1].content,
+    [
+      { type: 'text', text: 'Let me check.' },
+      { type: 'tool_use', id: call.id, name: 'get_weather', input: { city: 'Paris' } },
+    ],
+    'the assistant turn as Anthropic blocks, arguments as an object',
+  );
+  t.same(
+    echoed.messages[2].content,
+    [
+      { type: 'tool_result', tool_use_id: call.id, content: 'sunny, 21 C' },
+      { type: 'text', text: 'thanks [[echo]]' },
+    ],
+    'tool message → tool_result first in the next user turn',
+  );
   t.equal(echoed.max_tokens, 1000);
 });
 
-t.test('no max_tokens from a chat client: the Anthropic upstream gets the model\'s max output', async (t) => {
+t.test("no max_tokens from a chat client: the Anthropic upstream gets the model's max output", async (t) => {
   await client.chat.completions.create({ model: MODEL, messages: say('hi') });
   t.equal(lastUpstream().body.max_tokens, 1000, 'max_output_tokens of an-model');
   await client.chat.completions.create({ model: MODEL, stream: true, messages: say('hi') }).then(async (s) => {
@@ -213,32 +285,63 @@ t.test('thinking from Anthropic reaches a chat client as reasoning_content, the 
 t.test('chat-only parameters: mapped where Anthropic has them', async (t) => {
   const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
   const r = await client.chat.completions.create({
-    model: MODEL, temperature: 1.5, top_p: 0.9, user: 'end-user-7', seed: 3, presence_penalty: 1, n: 1,
-    tools, tool_choice: 'required', parallel_tool_calls: false,
+    model: MODEL,
+    temperature: 1.5,
+    top_p: 0.9,
+    user: 'end-user-7',
+    seed: 3,
+    presence_penalty: 1,
+    n: 1,
+    tools,
+    tool_choice: 'required',
+    parallel_tool_calls: false,
     messages: [
       { role: 'developer', content: 'Dev rules.' },
-      { role: 'user', content: [{ type: 'text', text: 'look [[echo]]' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'look [[echo]]' },
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+        ],
+      },
     ],
   });
   const echoed = JSON.parse(r.choices[0].message.content!);
   t.equal(echoed.system, 'Dev rules.', 'developer → system');
-  t.equal(echoed.temperature, 1, 'temperature clamped to Anthropic\'s 0..1');
+  t.equal(echoed.temperature, 1, "temperature clamped to Anthropic's 0..1");
   t.equal(echoed.top_p, 0.9);
   t.same(echoed.metadata, { user_id: 'end-user-7' });
-  t.same(echoed.tool_choice, { type: 'any', disable_parallel_tool_use: true }, 'required → any, parallel_tool_calls:false → disable_parallel_tool_use');
-  t.same(echoed.messages[0].content[1], { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } });
-  for (const k of ['seed', 'presence_penalty', 'n', 'user', 'parallel_tool_calls']) t.notOk(k in echoed, `${k} dropped`);
+  t.same(
+    echoed.tool_choice,
+    { type: 'any', disable_parallel_tool_use: true },
+    'required → any, parallel_tool_calls:false → disable_parallel_tool_use',
+  );
+  t.same(echoed.messages[0].content[1], {
+    type: 'image',
+    source: { type: 'base64', media_type: 'image/png', data: png },
+  });
+  for (const k of ['seed', 'presence_penalty', 'n', 'user', 'parallel_tool_calls'])
+    t.notOk(k in echoed, `${k} dropped`);
 });
 
 t.test('a tool call without parameters: arguments "{}", streamed and not, never ""', async (t) => {
-  const whole = await client.chat.completions.create({ model: MODEL, messages: say('[[replay:anthropic/tool_no_arguments.json]]') });
+  const whole = await client.chat.completions.create({
+    model: MODEL,
+    messages: say('[[replay:anthropic/tool_no_arguments.json]]'),
+  });
   const call = whole.choices[0].message.tool_calls![0] as OpenAI.Chat.Completions.ChatCompletionMessageFunctionToolCall;
   t.equal(call.function.arguments, '{}');
   const { chunks, finish } = await collect(say('[[replay:anthropic/tool_no_arguments.sse]]'));
   t.same(finish, ['tool_calls']);
   const deltas = chunks.flatMap((c) => c.choices[0]?.delta?.tool_calls ?? []);
   t.match(deltas[0], { index: 0, id: 'toolu_01NoArgs', function: { name: 'get_time' } });
-  t.equal(deltas.map((d) => d.function?.arguments ?? '').join(''), '{}', 'JSON a client can parse, as OpenAI itself sends');
-  const final = await client.chat.completions.stream({ model: MODEL, messages: say('[[replay:anthropic/tool_no_arguments.sse]]') }).finalChatCompletion();
+  t.equal(
+    deltas.map((d) => d.function?.arguments ?? '').join(''),
+    '{}',
+    'JSON a client can parse, as OpenAI itself sends',
+  );
+  const final = await client.chat.completions
+    .stream({ model: MODEL, messages: say('[[replay:anthropic/tool_no_arguments.sse]]') })
+    .finalChatCompletion();
   t.same(JSON.parse((final.choices[0].message.tool_calls![0] as any).function.arguments), {});
 });

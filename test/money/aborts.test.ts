@@ -17,7 +17,9 @@ type Row = { status: number; prompt_tokens: number; completion_tokens: number; c
 async function recordOf(requestId: string): Promise<Row> {
   return waitFor(async () => {
     await gw.services.outbox.drained();
-    const [row] = await sql<Row[]>`SELECT status, prompt_tokens, completion_tokens, cost_nano FROM usage_records WHERE request_id = ${requestId}`;
+    const [row] = await sql<
+      Row[]
+    >`SELECT status, prompt_tokens, completion_tokens, cost_nano FROM usage_records WHERE request_id = ${requestId}`;
     return row;
   }, 10_000);
 }
@@ -40,36 +42,57 @@ t.test('a whole answer the client left before it came is billed as the upstream 
   t.equal(row.cost_nano, BigInt(row.prompt_tokens) * 1000n + BigInt(row.completion_tokens) * 2000n, 'charged for them');
 });
 
-t.test('a stream the client left before the upstream answered: the upstream request is abandoned, its input billed', async (t) => {
-  const u = await gw.user('1');
-  const controller = new AbortController();
-  const sent = fetch(`${gw.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json', 'x-request-id': 'abort-before-1' },
-    body: JSON.stringify({ model: 'oa-model', stream: true, messages: [{ role: 'user', content: 'leave before it answers [[slow:1500]]' }] }),
-    signal: controller.signal,
-  }).catch((e: Error) => e);
-  await waitFor(() => fake.requests.some((r) => JSON.stringify(r.body).includes('leave before it answers')), 5000);
-  const streams = fake.streams.length;
-  controller.abort();
-  t.type(await sent, Error, 'the client gave up');
-  const row = await recordOf('abort-before-1');
-  t.equal(row.status, 499, 'recorded as a client abort');
-  t.ok(row.prompt_tokens > 0, `its input is billed (${row.prompt_tokens} tokens)`);
-  t.equal(row.completion_tokens, 0, 'and no output, none having come');
-  t.equal(row.cost_nano, BigInt(row.prompt_tokens) * 1000n, 'charged for the input');
-  // Had the gateway kept waiting, the fake would have begun its stream once its delay was over.
-  await new Promise((resolve) => setTimeout(resolve, 2000));
-  t.equal(fake.streams.length, streams, 'the upstream request was abandoned before it answered');
-});
+t.test(
+  'a stream the client left before the upstream answered: the upstream request is abandoned, its input billed',
+  async (t) => {
+    const u = await gw.user('1');
+    const controller = new AbortController();
+    const sent = fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${u.key}`,
+        'content-type': 'application/json',
+        'x-request-id': 'abort-before-1',
+      },
+      body: JSON.stringify({
+        model: 'oa-model',
+        stream: true,
+        messages: [{ role: 'user', content: 'leave before it answers [[slow:1500]]' }],
+      }),
+      signal: controller.signal,
+    }).catch((e: Error) => e);
+    await waitFor(() => fake.requests.some((r) => JSON.stringify(r.body).includes('leave before it answers')), 5000);
+    const streams = fake.streams.length;
+    controller.abort();
+    t.type(await sent, Error, 'the client gave up');
+    const row = await recordOf('abort-before-1');
+    t.equal(row.status, 499, 'recorded as a client abort');
+    t.ok(row.prompt_tokens > 0, `its input is billed (${row.prompt_tokens} tokens)`);
+    t.equal(row.completion_tokens, 0, 'and no output, none having come');
+    t.equal(row.cost_nano, BigInt(row.prompt_tokens) * 1000n, 'charged for the input');
+    // Had the gateway kept waiting, the fake would have begun its stream once its delay was over.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    t.equal(fake.streams.length, streams, 'the upstream request was abandoned before it answered');
+  },
+);
 
 t.test('an aborted stream with n = 3 counts every choice', async (t) => {
   const u = await gw.user('1');
   const controller = new AbortController();
   const res = await fetch(`${gw.url}/v1/chat/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${u.key}`, 'content-type': 'application/json', 'x-request-id': 'abort-stream-n3' },
-    body: JSON.stringify({ model: 'oa-model', n: 3, max_tokens: 500, stream: true, messages: [{ role: 'user', content: 'fill [[fill:10]]' }] }),
+    headers: {
+      authorization: `Bearer ${u.key}`,
+      'content-type': 'application/json',
+      'x-request-id': 'abort-stream-n3',
+    },
+    body: JSON.stringify({
+      model: 'oa-model',
+      n: 3,
+      max_tokens: 500,
+      stream: true,
+      messages: [{ role: 'user', content: 'fill [[fill:10]]' }],
+    }),
     signal: controller.signal,
   });
   const reader = res.body!.getReader();
@@ -86,11 +109,17 @@ t.test('an aborted stream with n = 3 counts every choice', async (t) => {
     }
   }
   controller.abort();
-  t.ok(perChoice.every((n) => n > 10), `deltas arrived for every choice (${perChoice})`);
+  t.ok(
+    perChoice.every((n) => n > 10),
+    `deltas arrived for every choice (${perChoice})`,
+  );
   const row = await recordOf('abort-stream-n3');
   t.equal(row.status, 499);
   const seen = perChoice.reduce((a, b) => a + b, 0);
-  t.ok(row.completion_tokens >= seen, `billed ${row.completion_tokens} output tokens for at least the ${seen} the client saw across the choices`);
+  t.ok(
+    row.completion_tokens >= seen,
+    `billed ${row.completion_tokens} output tokens for at least the ${seen} the client saw across the choices`,
+  );
   t.ok(row.prompt_tokens > 0, 'and the input');
   await gw.services.outbox.drained();
   t.equal((await reconcile(sql, gw.stores.hot)).ok, true, 'the ledger reconciles');

@@ -27,7 +27,11 @@ const post = (path: string, key: string, body: string | Buffer | object, headers
  * slowest answer: the gateway shares this process's event loop, so its timer would not say.
  */
 async function healthzDuring(work: () => Promise<unknown>): Promise<number> {
-  const poller = spawn(process.execPath, ['-e', `
+  const poller = spawn(
+    process.execPath,
+    [
+      '-e',
+      `
     let slowest = 0;
     const tick = async () => {
       const started = performance.now();
@@ -39,7 +43,10 @@ async function healthzDuring(work: () => Promise<unknown>): Promise<number> {
     let ready = false;
     tick();
     process.stdin.on('data', () => { process.stdout.write(String(slowest)); process.exit(0); });
-  `], { stdio: ['pipe', 'pipe', 'inherit'], env: { PATH: process.env.PATH } });
+  `,
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'], env: { PATH: process.env.PATH } },
+  );
   let text = '';
   poller.stdout.on('data', (d: Buffer) => (text += d));
   await waitFor(() => text.startsWith('ready'), 5000);
@@ -56,8 +63,16 @@ async function healthzDuring(work: () => Promise<unknown>): Promise<number> {
  * loop whose latency /healthz measures. Each answer's status, the first one's JSON, and how long
  * all of them took.
  */
-async function uploadFromChild(key: string, bodyJs: string, copies: number): Promise<{ statuses: number[]; first: unknown; ms: number; bytes: number }> {
-  const child = spawn(process.execPath, ['-e', `
+async function uploadFromChild(
+  key: string,
+  bodyJs: string,
+  copies: number,
+): Promise<{ statuses: number[]; first: unknown; ms: number; bytes: number }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `
     const body = Buffer.from(${bodyJs});
     const one = () => fetch(${JSON.stringify(gw.url + '/v1/chat/completions')}, {
       method: 'POST', headers: { authorization: ${JSON.stringify('Bearer ' + key)}, 'content-type': 'application/json' }, body,
@@ -68,7 +83,10 @@ async function uploadFromChild(key: string, bodyJs: string, copies: number): Pro
       const first = await answers[0].json().catch(() => null);
       process.stdout.write(JSON.stringify({ statuses: answers.map((r) => r.status), first, ms, bytes: body.length }));
     });
-  `], { stdio: ['ignore', 'pipe', 'inherit'], env: { PATH: process.env.PATH } });
+  `,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { PATH: process.env.PATH } },
+  );
   let text = '';
   child.stdout.on('data', (d: Buffer) => (text += d));
   await new Promise((resolve) => child.on('exit', resolve));
@@ -113,7 +131,10 @@ t.test('the same body from a funded key: refused for its shape before it is pars
   t.match(body.error.message, /MAX_JSON_CONTAINERS/);
   t.ok(slowest < 2000, `/healthz answered within ${slowest.toFixed(1)} ms meanwhile`);
 
-  const many = await post('/v1/chat/completions', rich.key, { model: 'oa-model', messages: Array.from({ length: 20_001 }, () => ({ role: 'user', content: 'hi' })) });
+  const many = await post('/v1/chat/completions', rich.key, {
+    model: 'oa-model',
+    messages: Array.from({ length: 20_001 }, () => ({ role: 'user', content: 'hi' })),
+  });
   t.equal(many.status, 400);
   t.match(await many.json(), { error: { param: 'messages', code: 'too_many_messages' } });
 });
@@ -137,7 +158,10 @@ function rawRequest(path: string, headers: string[], body: string): Promise<{ st
     s.on('data', (d) => (data += d.toString('latin1')));
     s.on('error', reject);
     s.on('end', () => resolve({ status: Number(data.split(' ')[1]), text: data.slice(data.indexOf('\r\n\r\n') + 4) }));
-    s.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n${headers.join('\r\n')}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`, 'latin1');
+    s.write(
+      `POST ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n${headers.join('\r\n')}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      'latin1',
+    );
   });
 }
 
@@ -155,10 +179,14 @@ t.test('anthropic-beta with a control character: a 400, and no route cools down'
   const other = await post('/v1/messages', b.key, body);
   t.equal(other.status, 200, 'another user is served');
   const metrics = await gw.metrics();
-  t.notMatch(metrics, /airouter_upstream_attempts_total\{route="fake-anthropic\/upstream-an",outcome="(?:connect_error|timeout)"\}/, 'no route failure was recorded');
+  t.notMatch(
+    metrics,
+    /airouter_upstream_attempts_total\{route="fake-anthropic\/upstream-an",outcome="(?:connect_error|timeout)"\}/,
+    'no route failure was recorded',
+  );
 });
 
-t.test('count_tokens needs a positive balance and counts against the key\'s rpm', async (t) => {
+t.test("count_tokens needs a positive balance and counts against the key's rpm", async (t) => {
   const poor = await gw.user('0');
   fake.reset();
   const body = { model: 'an-model', messages: [{ role: 'user', content: 'count me' }] };
@@ -179,7 +207,10 @@ t.test('count_tokens needs a positive balance and counts against the key\'s rpm'
   }
   // A minute boundary may fall inside the loop: then one more passes.
   t.ok(statuses.filter((s) => s === 200).length <= 3 && statuses.includes(429), `two a minute, then 429 (${statuses})`);
-  const chat = await post('/v1/chat/completions', limited.key, { model: 'oa-model', messages: [{ role: 'user', content: 'hi' }] });
+  const chat = await post('/v1/chat/completions', limited.key, {
+    model: 'oa-model',
+    messages: [{ role: 'user', content: 'hi' }],
+  });
   t.ok([200, 429].includes(chat.status), 'the same count applies to completions');
   await chat.arrayBuffer();
   await gw.services.outbox.drained();

@@ -40,14 +40,28 @@ interface Arrival {
 }
 
 /** Sends a streaming request and notes when each SSE event arrives; `onFirst` runs at the first. */
-async function stream(path: string, body: object, onFirst: () => void, onFinal: (ev: string) => Promise<void>): Promise<Arrival[]> {
+async function stream(
+  path: string,
+  body: object,
+  onFirst: () => void,
+  onFinal: (ev: string) => Promise<void>,
+): Promise<Arrival[]> {
   const headers: Record<string, string> = { 'content-type': 'application/json', authorization: `Bearer ${user.key}` };
   if (path === '/v1/messages') headers['anthropic-version'] = '2023-06-01';
   const gemini = path.startsWith('/v1beta/');
   // Gemini names the model in the URL and takes `contents`, its cap in generationConfig.
-  const { model, max_tokens, messages } = body as { model: string; max_tokens: number; messages: { content: string }[] };
+  const { model, max_tokens, messages } = body as {
+    model: string;
+    max_tokens: number;
+    messages: { content: string }[];
+  };
   const url = gemini ? `${gw.url}/v1beta/models/${model}:streamGenerateContent?alt=sse` : `${gw.url}${path}`;
-  const sent = gemini ? { contents: messages.map((m) => ({ role: 'user', parts: [{ text: m.content }] })), generationConfig: { maxOutputTokens: max_tokens } } : body;
+  const sent = gemini
+    ? {
+        contents: messages.map((m) => ({ role: 'user', parts: [{ text: m.content }] })),
+        generationConfig: { maxOutputTokens: max_tokens },
+      }
+    : body;
   const res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(sent) });
   if (res.status !== 200) throw new Error(`status ${res.status}: ${await res.text()}`);
   const arrivals: Arrival[] = [];
@@ -69,7 +83,8 @@ async function stream(path: string, body: object, onFirst: () => void, onFinal: 
   return arrivals;
 }
 
-const isFinal = (event: string) => event === 'data: [DONE]' || event.startsWith('event: message_stop') || event.includes('"finishReason"');
+const isFinal = (event: string) =>
+  event === 'data: [DONE]' || event.startsWith('event: message_stop') || event.includes('"finishReason"');
 
 const cases: { name: string; path: string; model: string }[] = [
   { name: 'chat, pass-through ([DONE])', path: '/v1/chat/completions', model: 'oa-model' },
@@ -83,8 +98,16 @@ const cases: { name: string; path: string; model: string }[] = [
 async function check(t: Test, { path, model }: (typeof cases)[number]) {
   // One plain request first: the account is loaded and the lease open, so the slowed stream's
   // only Redis call is its settle.
-  const warm = await stream(path, { model, stream: true, max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] }, () => {}, async () => {});
-  t.ok(warm.some((a) => isFinal(a.event)), 'a stream ends with its final event');
+  const warm = await stream(
+    path,
+    { model, stream: true, max_tokens: 20, messages: [{ role: 'user', content: 'hi' }] },
+    () => {},
+    async () => {},
+  );
+  t.ok(
+    warm.some((a) => isFinal(a.event)),
+    'a stream ends with its final event',
+  );
   await gw.services.outbox.drained();
   const before = (await direct.balance(user.userId))!.balance;
 
@@ -114,10 +137,19 @@ async function check(t: Test, { path, model }: (typeof cases)[number]) {
   t.equal(final, arrivals.length - 1, 'last');
   const content = arrivals.slice(0, final);
   t.ok(content.length >= 10, `the content came (${content.length} events)`);
-  t.ok(content.at(-1)!.at < restoredAt, `the content did not wait for Redis (last of it ${Math.round(content.at(-1)!.at - silencedAt)} ms into the pause)`);
-  t.ok(arrivals[final].at >= restoredAt, `the final event waited for the settle (${Math.round(arrivals[final].at - silencedAt)} ms after the link went silent, back at ${Math.round(restoredAt - silencedAt)} ms)`);
+  t.ok(
+    content.at(-1)!.at < restoredAt,
+    `the content did not wait for Redis (last of it ${Math.round(content.at(-1)!.at - silencedAt)} ms into the pause)`,
+  );
+  t.ok(
+    arrivals[final].at >= restoredAt,
+    `the final event waited for the settle (${Math.round(arrivals[final].at - silencedAt)} ms after the link went silent, back at ${Math.round(restoredAt - silencedAt)} ms)`,
+  );
   t.ok(arrivals[final].at - silencedAt >= PAUSE_MS, 'no earlier than the pause');
-  t.ok(balanceAtFinal !== undefined && balanceAtFinal < before, `the charge was in Redis when the final event arrived (${before} → ${balanceAtFinal})`);
+  t.ok(
+    balanceAtFinal !== undefined && balanceAtFinal < before,
+    `the charge was in Redis when the final event arrived (${before} → ${balanceAtFinal})`,
+  );
 
   await gw.services.outbox.drained();
   const [row] = await gw.stores.sql<{ cost_nano: bigint; status: number; stream: boolean }[]>`
@@ -126,4 +158,5 @@ async function check(t: Test, { path, model }: (typeof cases)[number]) {
   t.equal(before - balanceAtFinal!, row.cost_nano, 'what Redis held at the final event is the recorded charge');
 }
 
-for (const c of cases) await t.test(`${c.name}: the final event arrives only once the charge is recorded`, (t) => check(t, c));
+for (const c of cases)
+  await t.test(`${c.name}: the final event arrives only once the charge is recorded`, (t) => check(t, c));

@@ -18,11 +18,21 @@ const catalogue = testCatalogue({
   extra: {
     models: [
       {
-        id: 'lc-model', context_window: 100000, max_output_tokens: 1000, ...PRICES,
+        id: 'lc-model',
+        context_window: 100000,
+        max_output_tokens: 1000,
+        ...PRICES,
         extras: { long_context: { threshold: 1000, pricing: { input: 2, output: 4 } } },
         routes: [{ provider: 'fake-anthropic', model: 'upstream-lc' }],
       },
-      { id: 'small-window', context_window: 5000, max_output_tokens: 100, max_image_tokens: 900, ...PRICES, routes: [{ provider: 'fake-openai', model: 'upstream-sw' }] },
+      {
+        id: 'small-window',
+        context_window: 5000,
+        max_output_tokens: 100,
+        max_image_tokens: 900,
+        ...PRICES,
+        routes: [{ provider: 'fake-openai', model: 'upstream-sw' }],
+      },
     ],
   },
 });
@@ -77,42 +87,94 @@ async function pin(t: Test, name: string, path: string, body: object, parts: Par
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
 t.test('chat: text, the output cap', async (t) => {
-  await pin(t, 'plain', '/v1/chat/completions', { model: 'oa-model', max_tokens: 10, messages: [{ role: 'user', content: 'hello there' }] }, { outputTokens: 10 });
+  await pin(
+    t,
+    'plain',
+    '/v1/chat/completions',
+    { model: 'oa-model', max_tokens: 10, messages: [{ role: 'user', content: 'hello there' }] },
+    { outputTokens: 10 },
+  );
 });
 
 t.test('chat: an image where images go, n choices, a prediction', async (t) => {
   const url = `data:image/png;base64,${PNG}`;
   const body = {
-    model: 'oa-model', max_tokens: 7, n: 3,
-    messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url } }] }],
+    model: 'oa-model',
+    max_tokens: 7,
+    n: 3,
+    messages: [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'what is this?' },
+          { type: 'image_url', image_url: { url } },
+        ],
+      },
+    ],
   };
-  await pin(t, 'image and n = 3', '/v1/chat/completions', body, { images: [{ payloadChars: url.length }], outputTokens: 21 });
-  const prediction = { type: 'content', content: 'predicted text' };
-  await pin(t, 'a prediction: its bytes as output', '/v1/chat/completions', { ...body, n: 1, prediction }, {
-    images: [{ payloadChars: url.length }], outputTokens: 7 + Buffer.byteLength(JSON.stringify(prediction)),
+  await pin(t, 'image and n = 3', '/v1/chat/completions', body, {
+    images: [{ payloadChars: url.length }],
+    outputTokens: 21,
   });
+  const prediction = { type: 'content', content: 'predicted text' };
+  await pin(
+    t,
+    'a prediction: its bytes as output',
+    '/v1/chat/completions',
+    { ...body, n: 1, prediction },
+    {
+      images: [{ payloadChars: url.length }],
+      outputTokens: 7 + Buffer.byteLength(JSON.stringify(prediction)),
+    },
+  );
 });
 
 t.test('messages: tools, a typed tool, an image in a tool result, web search fees', async (t) => {
   const body = {
-    model: 'an-model', max_tokens: 20,
+    model: 'an-model',
+    max_tokens: 20,
     tools: [
-      { name: 'lookup', description: 'Looks a thing up.', input_schema: { type: 'object', properties: { q: { type: 'string' } } } },
+      {
+        name: 'lookup',
+        description: 'Looks a thing up.',
+        input_schema: { type: 'object', properties: { q: { type: 'string' } } },
+      },
       { type: 'bash_20250124', name: 'bash' },
       { type: 'web_search_20250305', name: 'web_search', max_uses: 3 },
     ],
     messages: [
       { role: 'user', content: 'look it up' },
       { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { q: 'x' } }] },
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }] }] },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_1',
+            content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }],
+          },
+        ],
+      },
     ],
   };
   // Three searches at $0.01 each.
-  await pin(t, 'tools and fees', '/v1/messages', body, { tools: true, typedTools: 1, images: [{ payloadChars: PNG.length }], outputTokens: 20, feeNano: 30_000_000n });
+  await pin(t, 'tools and fees', '/v1/messages', body, {
+    tools: true,
+    typedTools: 1,
+    images: [{ payloadChars: PNG.length }],
+    outputTokens: 20,
+    feeNano: 30_000_000n,
+  });
 });
 
 t.test('chat: web_search_options is a fee per request', async (t) => {
-  await pin(t, 'web search', '/v1/chat/completions', { model: 'oa-model', max_tokens: 5, web_search_options: {}, messages: [{ role: 'user', content: 'news?' }] }, { outputTokens: 5, feeNano: 10_000_000n });
+  await pin(
+    t,
+    'web search',
+    '/v1/chat/completions',
+    { model: 'oa-model', max_tokens: 5, web_search_options: {}, messages: [{ role: 'user', content: 'news?' }] },
+    { outputTokens: 5, feeNano: 10_000_000n },
+  );
 });
 
 t.test('long-context prices once the request may be long enough; base prices below', async (t) => {
@@ -124,19 +186,34 @@ t.test('long-context prices once the request may be long enough; base prices bel
 
 t.test('a one-hour cache breakpoint: input at the one-hour write price', async (t) => {
   const body = {
-    model: 'an-model', max_tokens: 10,
+    model: 'an-model',
+    max_tokens: 10,
     system: [{ type: 'text', text: 'You are terse.', cache_control: { type: 'ephemeral', ttl: '1h' } }],
     messages: [{ role: 'user', content: 'hi' }],
   };
   await pin(t, 'one-hour cache', '/v1/messages', body, { outputTokens: 10, inputNano: 2000n });
 });
 
-t.test('the context window bounds the input; the model\'s own image maximum', async (t) => {
-  await pin(t, 'past the window', '/v1/chat/completions', { model: 'small-window', max_tokens: 10, messages: [{ role: 'user', content: 'x '.repeat(4000) }] }, { outputTokens: 10, window: 5000 });
+t.test("the context window bounds the input; the model's own image maximum", async (t) => {
+  await pin(
+    t,
+    'past the window',
+    '/v1/chat/completions',
+    { model: 'small-window', max_tokens: 10, messages: [{ role: 'user', content: 'x '.repeat(4000) }] },
+    { outputTokens: 10, window: 5000 },
+  );
   const url = `data:image/png;base64,${PNG}`;
-  await pin(t, 'an image on a model that bills at most 900 tokens for one', '/v1/chat/completions', {
-    model: 'small-window', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }],
-  }, { outputTokens: 10, images: [{ payloadChars: url.length, most: 900 }] });
+  await pin(
+    t,
+    'an image on a model that bills at most 900 tokens for one',
+    '/v1/chat/completions',
+    {
+      model: 'small-window',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }],
+    },
+    { outputTokens: 10, images: [{ payloadChars: url.length, most: 900 }] },
+  );
 });
 
 t.test('the books', async (t) => {

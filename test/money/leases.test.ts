@@ -29,17 +29,40 @@ const payer = (userId: string, limits: KeyLimits = NO_LIMITS): Payer => ({ userI
 
 function record(userId: string, settleId: string, costNano: bigint): OutboxRecord {
   return {
-    settleId, userId, keyId: null, requestId: `req_${settleId}`, model: 'm', surface: 'chat', stream: false, status: 200,
-    promptTokens: 10, completionTokens: 5, cachedTokens: 0, cacheWriteTokens: 0, costNano, officialCostNano: costNano,
-    latencyMs: 12, ttftMs: null, overrun: false, createdAt: new Date(),
+    settleId,
+    userId,
+    keyId: null,
+    requestId: `req_${settleId}`,
+    model: 'm',
+    surface: 'chat',
+    stream: false,
+    status: 200,
+    promptTokens: 10,
+    completionTokens: 5,
+    cachedTokens: 0,
+    cacheWriteTokens: 0,
+    costNano,
+    officialCostNano: costNano,
+    latencyMs: 12,
+    ttftMs: null,
+    overrun: false,
+    createdAt: new Date(),
   };
 }
 
-const leasing = (s: Stores, opts: { ttlMs?: number; windowMs?: number; requests?: number; clock?: Clock; observer?: LeaseObserver } = {}) => {
+const leasing = (
+  s: Stores,
+  opts: { ttlMs?: number; windowMs?: number; requests?: number; clock?: Clock; observer?: LeaseObserver } = {},
+) => {
   const ledger = new Ledger(s.sql, s.hot, {
     ttlMs: opts.ttlMs ?? 60_000,
     outboxMax: 0,
-    leases: { windowMs: opts.windowMs ?? 60_000, requests: opts.requests ?? 32, clock: opts.clock, observer: opts.observer },
+    leases: {
+      windowMs: opts.windowMs ?? 60_000,
+      requests: opts.requests ?? 32,
+      clock: opts.clock,
+      observer: opts.observer,
+    },
   });
   return ledger;
 };
@@ -50,7 +73,8 @@ async function funded(s: Stores, nano: bigint): Promise<string> {
   return user.id;
 }
 
-const settle = (ledger: Ledger, res: Reservation, cost: bigint) => ledger.settle(res, cost, record(res.userId, res.id, cost));
+const settle = (ledger: Ledger, res: Reservation, cost: bigint) =>
+  ledger.settle(res, cost, record(res.userId, res.id, cost));
 
 /** Writes the outbox to Postgres, then checks both stores against it. */
 async function reconciled(t: Test, s: Stores) {
@@ -71,7 +95,11 @@ async function setUp(t: Test, nano: bigint) {
   return { s, userId, ledger: leasing(s), p: payer(userId) };
 }
 
-const refusal = (p: Promise<unknown>) => p.then(() => null, (e: unknown) => e as GatewayError);
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => null,
+    (e: unknown) => e as GatewayError,
+  );
 
 t.test('one store call opens a lease that many requests draw from; costs leave it as they are charged', async (t) => {
   const { s, userId, ledger, p } = await setUp(t, 1_000_000_000n);
@@ -81,10 +109,21 @@ t.test('one store call opens a lease that many requests draw from; costs leave i
   t.same(await s.hot.balance(userId), { balance: 1_000_000_000n, reserved: 32_000n }, 'the lease holds 32 worst cases');
   const more: Reservation[] = [];
   for (let i = 0; i < 31; i++) more.push(await ledger.reserve(p, 1_000n));
-  t.same(await s.hot.balance(userId), { balance: 1_000_000_000n, reserved: 32_000n }, '31 more requests: no store call, nothing more held');
-  t.ok(more.every((r) => r.lease === first.lease), 'all from the one lease');
+  t.same(
+    await s.hot.balance(userId),
+    { balance: 1_000_000_000n, reserved: 32_000n },
+    '31 more requests: no store call, nothing more held',
+  );
+  t.ok(
+    more.every((r) => r.lease === first.lease),
+    'all from the one lease',
+  );
   const past = await ledger.reserve(p, 1_000n);
-  t.same(await s.hot.balance(userId), { balance: 1_000_000_000n, reserved: 64_000n }, 'the 33rd tops the lease up by 32 more');
+  t.same(
+    await s.hot.balance(userId),
+    { balance: 1_000_000_000n, reserved: 64_000n },
+    'the 33rd tops the lease up by 32 more',
+  );
 
   await ledger.release(first);
   t.same(await s.hot.balance(userId), { balance: 1_000_000_000n, reserved: 64_000n }, 'a release stays in the process');
@@ -103,7 +142,9 @@ t.test('one store call opens a lease that many requests draw from; costs leave i
 
 t.test('a balance covering exactly 20 requests: 200 at once in one process, 20 served', async (t) => {
   const { ledger, p } = await setUp(t, 20_000n);
-  const results = await Promise.all(Array.from({ length: 200 }, () => refusal(ledger.reserve(p, 1_000n)).then((e) => e ?? 'ok')));
+  const results = await Promise.all(
+    Array.from({ length: 200 }, () => refusal(ledger.reserve(p, 1_000n)).then((e) => e ?? 'ok')),
+  );
   const served = results.filter((r) => r === 'ok').length;
   t.equal(served, 20, 'every nano of the balance used, none past it');
   t.ok(
@@ -135,14 +176,22 @@ t.test('two processes share one balance: never more served than it covers, and e
   await a.stop();
   await b.stop();
   const hot = await s.hot.balance(userId);
-  t.same(hot, { balance: 20_000n - BigInt(served) * 1_000n, reserved: 0n }, 'charged exactly what was served; nothing held');
+  t.same(
+    hot,
+    { balance: 20_000n - BigInt(served) * 1_000n, reserved: 0n },
+    'charged exactly what was served; nothing held',
+  );
   await reconciled(t, s);
 });
 
 t.test('a cost past the whole lease: charged in full, and the lease counts its hold as the store does', async (t) => {
   const { s, userId, ledger, p } = await setUp(t, 8_000n);
   const res = await ledger.reserve(p, 1_000n);
-  t.same(await s.hot.balance(userId), { balance: 8_000n, reserved: 1_000n }, 'a lease of one worst case: an eighth of the balance');
+  t.same(
+    await s.hot.balance(userId),
+    { balance: 8_000n, reserved: 1_000n },
+    'a lease of one worst case: an eighth of the balance',
+  );
   t.equal(await settle(ledger, res, 3_000n), 3_000n, 'charged in full');
   t.same(await s.hot.balance(userId), { balance: 5_000n, reserved: 0n });
   t.equal(res.lease!.size, 0n, 'the lease counts what the store took (1,000), not the cost');
@@ -163,38 +212,51 @@ t.test('keys with limits hold per request, not from a lease', async (t) => {
   await ledger.stop();
 });
 
-t.test("as the gateway runs them (soloFirst): a user's first request of a window holds on its own, the second opens the lease", async (t) => {
-  const s = await testStores(t);
-  const userId = await funded(s, 1_000_000n);
-  const clock = new ManualClock();
-  const calls: string[] = [];
-  const ledger = new Ledger(s.sql, s.hot, {
-    ttlMs: 60_000,
-    outboxMax: 0,
-    leases: { windowMs: 150, requests: 32, clock, soloFirst: true, observer: { drawn: () => {}, called: (mode) => calls.push(mode) } },
-  });
-  const p = payer(userId);
-  const first = await ledger.reserve(p, 1_000n);
-  t.equal(first.lease, undefined, 'the first request holds on its own');
-  t.same(calls, [], 'no lease call');
-  t.same(await s.hot.balance(userId), { balance: 1_000_000n, reserved: 1_000n }, 'its hold is in the store');
-  const second = await ledger.reserve(p, 1_000n);
-  t.ok(second.lease, 'the second, within the window, draws from a lease');
-  t.same(calls, ['open'], 'which it opened');
-  await settle(ledger, first, 100n);
-  await settle(ledger, second, 200n);
-  await clock.advance(100);
-  const later = await ledger.reserve(p, 1_000n);
-  t.ok(later.lease, 'a user with a lease here keeps drawing from it');
-  await settle(ledger, later, 300n);
-  await clock.advance(1_000);
-  const afterIdle = await ledger.reserve(p, 1_000n);
-  t.equal(afterIdle.lease, undefined, 'once the lease was handed back and a window passed, the first request holds on its own again');
-  await settle(ledger, afterIdle, 400n);
-  t.same(await s.hot.balance(userId), { balance: 999_000n, reserved: 0n }, 'charged exactly, nothing held');
-  await ledger.stop();
-  await reconciled(t, s);
-});
+t.test(
+  "as the gateway runs them (soloFirst): a user's first request of a window holds on its own, the second opens the lease",
+  async (t) => {
+    const s = await testStores(t);
+    const userId = await funded(s, 1_000_000n);
+    const clock = new ManualClock();
+    const calls: string[] = [];
+    const ledger = new Ledger(s.sql, s.hot, {
+      ttlMs: 60_000,
+      outboxMax: 0,
+      leases: {
+        windowMs: 150,
+        requests: 32,
+        clock,
+        soloFirst: true,
+        observer: { drawn: () => {}, called: (mode) => calls.push(mode) },
+      },
+    });
+    const p = payer(userId);
+    const first = await ledger.reserve(p, 1_000n);
+    t.equal(first.lease, undefined, 'the first request holds on its own');
+    t.same(calls, [], 'no lease call');
+    t.same(await s.hot.balance(userId), { balance: 1_000_000n, reserved: 1_000n }, 'its hold is in the store');
+    const second = await ledger.reserve(p, 1_000n);
+    t.ok(second.lease, 'the second, within the window, draws from a lease');
+    t.same(calls, ['open'], 'which it opened');
+    await settle(ledger, first, 100n);
+    await settle(ledger, second, 200n);
+    await clock.advance(100);
+    const later = await ledger.reserve(p, 1_000n);
+    t.ok(later.lease, 'a user with a lease here keeps drawing from it');
+    await settle(ledger, later, 300n);
+    await clock.advance(1_000);
+    const afterIdle = await ledger.reserve(p, 1_000n);
+    t.equal(
+      afterIdle.lease,
+      undefined,
+      'once the lease was handed back and a window passed, the first request holds on its own again',
+    );
+    await settle(ledger, afterIdle, 400n);
+    t.same(await s.hot.balance(userId), { balance: 999_000n, reserved: 0n }, 'charged exactly, nothing held');
+    await ledger.stop();
+    await reconciled(t, s);
+  },
+);
 
 t.test('a lease is renewed after its window, handed back when idle, and one found gone is replaced', async (t) => {
   const s = await testStores(t);
@@ -207,7 +269,11 @@ t.test('a lease is renewed after its window, handed back when idle, and one foun
   // expiry in Redis is Redis's.
   const clock = new ManualClock();
   const calls: string[] = [];
-  const ledger = leasing(s, { windowMs: 150, clock, observer: { drawn: () => {}, called: (mode) => calls.push(mode) } });
+  const ledger = leasing(s, {
+    windowMs: 150,
+    clock,
+    observer: { drawn: () => {}, called: (mode) => calls.push(mode) },
+  });
   const p = payer(userId);
 
   const r1 = await ledger.reserve(p, 1_000n);
@@ -269,7 +335,11 @@ t.test('a store that cannot be reached: no lease is drawn from until one call re
   const { s, userId } = await setUp(t, 1_000_000n);
   const down = new RedisHotStore('redis://127.0.0.1:1', 'down:', { timeoutMs: 200 });
   t.teardown(() => down.close());
-  const unreachable = new Ledger(s.sql, down, { ttlMs: 60_000, outboxMax: 0, leases: { windowMs: 60_000, requests: 32 } });
+  const unreachable = new Ledger(s.sql, down, {
+    ttlMs: 60_000,
+    outboxMax: 0,
+    leases: { windowMs: 60_000, requests: 32 },
+  });
   t.equal((await refusal(unreachable.reserve(payer(userId), 1n)))?.kind, 'unavailable', 'no lease to be had: 503');
 
   // A lease in hand when the store goes: the settle that fails suspends every lease.
@@ -280,8 +350,16 @@ t.test('a store that cannot be reached: no lease is drawn from until one call re
   const second = await ledger.reserve(p, 1_000n);
   t.equal(second.lease, first.lease, 'both from one lease, which holds 30 more');
   await hot.close();
-  t.equal(await ledger.settleEventually(first, 400n, record(userId, first.id, 400n)), false, 'the charge waits for the store');
-  t.equal((await refusal(ledger.reserve(p, 1_000n)))?.kind, 'unavailable', 'the lease is not drawn from while the store is away');
+  t.equal(
+    await ledger.settleEventually(first, 400n, record(userId, first.id, 400n)),
+    false,
+    'the charge waits for the store',
+  );
+  t.equal(
+    (await refusal(ledger.reserve(p, 1_000n)))?.kind,
+    'unavailable',
+    'the lease is not drawn from while the store is away',
+  );
   await ledger.release(second);
   t.equal(first.lease!.drawn, 0n, 'nothing drawn');
   t.equal(first.lease!.size, 32_000n - 400n, 'the waiting charge counted as taken');
@@ -303,7 +381,11 @@ t.test('Redis lost its data: the leases it held are not drawn from again', async
   await sleep(300);
   const next = await ledger.reserve(p, 1_000n);
   t.not(next.lease, first.lease, 'a new lease, opened against the account loaded again');
-  t.same(await s.hot.balance(userId), { balance: 1_000_000n, reserved: 32_000n }, 'held in Redis again; the lost settle is not in Postgres, as nothing wrote it');
+  t.same(
+    await s.hot.balance(userId),
+    { balance: 1_000_000n, reserved: 32_000n },
+    'held in Redis again; the lost settle is not in Postgres, as nothing wrote it',
+  );
   await ledger.release(next);
   await ledger.stop();
 });
@@ -319,107 +401,133 @@ function withinLease(t: Test, res: Reservation, what: string) {
   if (lease.drawn > lease.size) t.fail(`${what}: the lease lent ${lease.drawn} but holds ${lease.size}`);
 }
 
-t.test('mixed worst cases from one lease: never drawn past its hold, nor past the balance; every charge exact', async (t) => {
-  const balance = 50_000n;
-  const { s, userId, ledger, p } = await setUp(t, balance);
-  // One at a time: each draw either fits what the lease holds undrawn, or tops it up first.
-  const held: Reservation[] = [];
-  let refused = 0;
-  for (let i = 0; i < 60; i++) {
-    const amount = MIXED[i % MIXED.length];
-    const res = await refusal(ledger.reserve(p, amount).then((r) => (held.push(r), null)));
-    if (res) {
-      t.equal(res.kind, 'insufficient_balance');
-      refused++;
-      continue;
+t.test(
+  'mixed worst cases from one lease: never drawn past its hold, nor past the balance; every charge exact',
+  async (t) => {
+    const balance = 50_000n;
+    const { s, userId, ledger, p } = await setUp(t, balance);
+    // One at a time: each draw either fits what the lease holds undrawn, or tops it up first.
+    const held: Reservation[] = [];
+    let refused = 0;
+    for (let i = 0; i < 60; i++) {
+      const amount = MIXED[i % MIXED.length];
+      const res = await refusal(ledger.reserve(p, amount).then((r) => (held.push(r), null)));
+      if (res) {
+        t.equal(res.kind, 'insufficient_balance');
+        refused++;
+        continue;
+      }
+      const r = held.at(-1)!;
+      t.equal(r.amount, amount);
+      withinLease(t, r, `draw ${i} of ${amount}`);
+      const hot = (await s.hot.balance(userId))!;
+      t.equal(hot.reserved, r.lease!.size, `draw ${i}: the store holds what the lease counts`);
+      const drawn = held.reduce((sum, h) => sum + h.amount, 0n);
+      t.equal(r.lease!.drawn, drawn, `draw ${i}: the lease lent exactly the worst cases drawn`);
+      t.ok(drawn <= balance, `draw ${i}: ${drawn} drawn, within the balance`);
     }
-    const r = held.at(-1)!;
-    t.equal(r.amount, amount);
-    withinLease(t, r, `draw ${i} of ${amount}`);
-    const hot = (await s.hot.balance(userId))!;
-    t.equal(hot.reserved, r.lease!.size, `draw ${i}: the store holds what the lease counts`);
-    const drawn = held.reduce((sum, h) => sum + h.amount, 0n);
-    t.equal(r.lease!.drawn, drawn, `draw ${i}: the lease lent exactly the worst cases drawn`);
-    t.ok(drawn <= balance, `draw ${i}: ${drawn} drawn, within the balance`);
-  }
-  t.ok(refused > 0, 'the balance ran out before the requests did');
-  const served = held.reduce((sum, h) => sum + h.amount, 0n);
-  t.ok(served > balance - 12_000n, `most of the balance was lent (${served})`);
+    t.ok(refused > 0, 'the balance ran out before the requests did');
+    const served = held.reduce((sum, h) => sum + h.amount, 0n);
+    t.ok(served > balance - 12_000n, `most of the balance was lent (${served})`);
 
-  // Settle each at a cost of its own (some past the worst case), release some: exact.
-  let charged = 0n;
-  for (const [i, r] of held.entries()) {
-    if (i % 5 === 4) {
-      await ledger.release(r);
-      continue;
+    // Settle each at a cost of its own (some past the worst case), release some: exact.
+    let charged = 0n;
+    for (const [i, r] of held.entries()) {
+      if (i % 5 === 4) {
+        await ledger.release(r);
+        continue;
+      }
+      const cost = i % 7 === 3 ? r.amount + 11n : (r.amount * BigInt(i % 4)) / 3n;
+      t.equal(await settle(ledger, r, cost), cost);
+      charged += cost;
+      withinLease(t, r, `settle ${i}`);
     }
-    const cost = i % 7 === 3 ? r.amount + 11n : (r.amount * BigInt(i % 4)) / 3n;
-    t.equal(await settle(ledger, r, cost), cost);
-    charged += cost;
-    withinLease(t, r, `settle ${i}`);
-  }
-  const lease = held[0].lease!;
-  t.equal(lease.drawn, 0n, 'nothing left drawn');
-  t.same(await s.hot.balance(userId), { balance: balance - charged, reserved: lease.size }, 'charged exactly; the store holds what the lease counts');
-  await ledger.stop();
-  t.same(await s.hot.balance(userId), { balance: balance - charged, reserved: 0n }, 'handed back whole');
-  await reconciled(t, s);
-});
+    const lease = held[0].lease!;
+    t.equal(lease.drawn, 0n, 'nothing left drawn');
+    t.same(
+      await s.hot.balance(userId),
+      { balance: balance - charged, reserved: lease.size },
+      'charged exactly; the store holds what the lease counts',
+    );
+    await ledger.stop();
+    t.same(await s.hot.balance(userId), { balance: balance - charged, reserved: 0n }, 'handed back whole');
+    await reconciled(t, s);
+  },
+);
 
-t.test('mixed worst cases at once, in one process and in two sharing a balance: never more lent than held or than the balance', async (t) => {
-  for (const processes of [1, 2]) {
-    await t.test(`${processes} process(es)`, async (t) => {
-      const balance = 100_000n;
-      const s = await testStores(t);
-      const userId = await funded(s, balance);
-      const ledgers = Array.from({ length: processes }, () => leasing(s));
-      const p = payer(userId);
-      const held: { r: Reservation; ledger: Ledger }[] = [];
-      let overdrawn = 0;
-      // Two waves of 120 at once: none settled, so what is drawn is what is held.
-      for (let wave = 0; wave < 2; wave++) {
+t.test(
+  'mixed worst cases at once, in one process and in two sharing a balance: never more lent than held or than the balance',
+  async (t) => {
+    for (const processes of [1, 2]) {
+      await t.test(`${processes} process(es)`, async (t) => {
+        const balance = 100_000n;
+        const s = await testStores(t);
+        const userId = await funded(s, balance);
+        const ledgers = Array.from({ length: processes }, () => leasing(s));
+        const p = payer(userId);
+        const held: { r: Reservation; ledger: Ledger }[] = [];
+        let overdrawn = 0;
+        // Two waves of 120 at once: none settled, so what is drawn is what is held.
+        for (let wave = 0; wave < 2; wave++) {
+          await Promise.all(
+            Array.from({ length: 120 }, (_, i) => {
+              const ledger = ledgers[i % processes];
+              return refusal(
+                ledger.reserve(p, MIXED[(i * 5 + wave) % MIXED.length]).then((r) => {
+                  held.push({ r, ledger });
+                  if (r.lease!.drawn > r.lease!.size) overdrawn++;
+                }),
+              ).then((e) => {
+                if (e && e.kind !== 'insufficient_balance') t.fail(`refused with ${e.kind}`);
+              });
+            }),
+          );
+        }
+        t.equal(overdrawn, 0, 'no draw took a lease past its hold');
+        const leases = [...new Set(held.map(({ r }) => r.lease!))];
+        t.ok(leases.length >= processes, `${leases.length} lease(s)`);
+        for (const l of leases) {
+          t.equal(
+            l.drawn,
+            held.filter(({ r }) => r.lease === l).reduce((sum, { r }) => sum + r.amount, 0n),
+            'each lease lent exactly its draws',
+          );
+          t.ok(l.drawn <= l.size, `lent ${l.drawn} of the ${l.size} it holds`);
+        }
+        const lent = held.reduce((sum, { r }) => sum + r.amount, 0n);
+        const hot = (await s.hot.balance(userId))!;
+        t.equal(
+          hot.reserved,
+          leases.reduce((sum, l) => sum + l.size, 0n),
+          'the store holds what the leases count',
+        );
+        t.ok(hot.reserved <= balance, 'every lease together within the balance');
+        t.ok(lent <= balance, `lent ${lent}: within the balance`);
+        t.ok(lent > balance / 2n, 'and a good part of it');
+
+        // Each settles in its own process, at a cost of its own (some past the worst case).
+        let charged = 0n;
         await Promise.all(
-          Array.from({ length: 120 }, (_, i) => {
-            const ledger = ledgers[i % processes];
-            return refusal(
-              ledger.reserve(p, MIXED[(i * 5 + wave) % MIXED.length]).then((r) => {
-                held.push({ r, ledger });
-                if (r.lease!.drawn > r.lease!.size) overdrawn++;
-              }),
-            ).then((e) => {
-              if (e && e.kind !== 'insufficient_balance') t.fail(`refused with ${e.kind}`);
-            });
+          held.map(({ r, ledger }, i) => {
+            const cost = (r.amount * BigInt(i % 6)) / 4n;
+            charged += cost;
+            return settle(ledger, r, cost);
           }),
         );
-      }
-      t.equal(overdrawn, 0, 'no draw took a lease past its hold');
-      const leases = [...new Set(held.map(({ r }) => r.lease!))];
-      t.ok(leases.length >= processes, `${leases.length} lease(s)`);
-      for (const l of leases) {
-        t.equal(l.drawn, held.filter(({ r }) => r.lease === l).reduce((sum, { r }) => sum + r.amount, 0n), 'each lease lent exactly its draws');
-        t.ok(l.drawn <= l.size, `lent ${l.drawn} of the ${l.size} it holds`);
-      }
-      const lent = held.reduce((sum, { r }) => sum + r.amount, 0n);
-      const hot = (await s.hot.balance(userId))!;
-      t.equal(hot.reserved, leases.reduce((sum, l) => sum + l.size, 0n), 'the store holds what the leases count');
-      t.ok(hot.reserved <= balance, 'every lease together within the balance');
-      t.ok(lent <= balance, `lent ${lent}: within the balance`);
-      t.ok(lent > balance / 2n, 'and a good part of it');
-
-      // Each settles in its own process, at a cost of its own (some past the worst case).
-      let charged = 0n;
-      await Promise.all(
-        held.map(({ r, ledger }, i) => {
-          const cost = (r.amount * BigInt(i % 6)) / 4n;
-          charged += cost;
-          return settle(ledger, r, cost);
-        }),
-      );
-      for (const l of leases) t.equal(l.drawn, 0n, 'nothing left drawn');
-      t.equal((await s.hot.balance(userId))!.reserved, leases.reduce((sum, l) => sum + l.size, 0n), 'after the settles too');
-      for (const l of ledgers) await l.stop();
-      t.same(await s.hot.balance(userId), { balance: balance - charged, reserved: 0n }, 'charged exactly what was served; nothing held');
-      await reconciled(t, s);
-    });
-  }
-});
+        for (const l of leases) t.equal(l.drawn, 0n, 'nothing left drawn');
+        t.equal(
+          (await s.hot.balance(userId))!.reserved,
+          leases.reduce((sum, l) => sum + l.size, 0n),
+          'after the settles too',
+        );
+        for (const l of ledgers) await l.stop();
+        t.same(
+          await s.hot.balance(userId),
+          { balance: balance - charged, reserved: 0n },
+          'charged exactly what was served; nothing held',
+        );
+        await reconciled(t, s);
+      });
+    }
+  },
+);

@@ -25,7 +25,11 @@ async function chat(url: string, key: string, model = 'oa-model') {
 
 t.test('records older than the setting go, their charges and the totals stay', async (t) => {
   const clock = new ManualClock();
-  const gw = await startTestGateway(t, { upstream: fake.url, clock, env: { USAGE_RETENTION_DAYS: '30', REFUSALS_LOGGED_PER_MINUTE: '100' } });
+  const gw = await startTestGateway(t, {
+    upstream: fake.url,
+    clock,
+    env: { USAGE_RETENTION_DAYS: '30', REFUSALS_LOGGED_PER_MINUTE: '100' },
+  });
   const sql = gw.stores.sql;
   const u = await gw.user('10');
   for (let i = 0; i < 6; i++) t.equal(await chat(gw.url, u.key), 200);
@@ -33,29 +37,52 @@ t.test('records older than the setting go, their charges and the totals stay', a
   await gw.services.outbox.drained();
   let refusals = 0;
   for (let i = 0; i < 50 && refusals < 3; i++) {
-    [{ n: refusals }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM refused_requests WHERE user_id = ${u.userId}`;
+    [{ n: refusals }] = await sql<
+      { n: number }[]
+    >`SELECT count(*)::int AS n FROM refused_requests WHERE user_id = ${u.userId}`;
     if (refusals < 3) await new Promise((r) => setTimeout(r, 100));
   }
   t.equal(refusals, 3, 'three refusals logged');
 
   // Four records and two refusals made 40 days old; the totals keep the days they were made on.
-  const records = await sql<{ id: bigint; cost_nano: bigint }[]>`SELECT id, cost_nano FROM usage_records WHERE user_id = ${u.userId} ORDER BY id`;
+  const records = await sql<
+    { id: bigint; cost_nano: bigint }[]
+  >`SELECT id, cost_nano FROM usage_records WHERE user_id = ${u.userId} ORDER BY id`;
   const old = records.slice(0, 4);
   await sql`UPDATE usage_records SET created_at = now() - interval '40 days' WHERE id = ANY(${old.map((r) => r.id.toString())}::bigint[])`;
   await sql`UPDATE refused_requests SET created_at = now() - interval '40 days' WHERE id IN (SELECT id FROM refused_requests WHERE user_id = ${u.userId} ORDER BY id LIMIT 2)`;
-  const totals = () => sql<{ requests: number; cost: bigint }[]>`SELECT sum(requests)::int AS requests, sum(cost_nano)::bigint AS cost FROM usage_daily WHERE user_id = ${u.userId}`;
+  const totals = () =>
+    sql<
+      { requests: number; cost: bigint }[]
+    >`SELECT sum(requests)::int AS requests, sum(cost_nano)::bigint AS cost FROM usage_daily WHERE user_id = ${u.userId}`;
   const totalsBefore = await totals();
-  const [before] = await sql<{ balance_nano: bigint; charged_nano: bigint }[]>`SELECT balance_nano, charged_nano FROM users WHERE id = ${u.userId}`;
+  const [before] = await sql<
+    { balance_nano: bigint; charged_nano: bigint }[]
+  >`SELECT balance_nano, charged_nano FROM users WHERE id = ${u.userId}`;
 
   await clock.advance(HOUR);
   const left = await sql<{ id: bigint }[]>`SELECT id FROM usage_records WHERE user_id = ${u.userId} ORDER BY id`;
-  t.same(left.map((r) => r.id), records.slice(4).map((r) => r.id), 'the hourly round deleted the four old records, and only them');
-  const [{ n: refusalsLeft }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM refused_requests WHERE user_id = ${u.userId}`;
+  t.same(
+    left.map((r) => r.id),
+    records.slice(4).map((r) => r.id),
+    'the hourly round deleted the four old records, and only them',
+  );
+  const [{ n: refusalsLeft }] = await sql<
+    { n: number }[]
+  >`SELECT count(*)::int AS n FROM refused_requests WHERE user_id = ${u.userId}`;
   t.equal(refusalsLeft, 1, 'and the two old refusals');
-  const [retired] = await sql<{ charges_nano: bigint; records: bigint }[]>`SELECT charges_nano, records FROM usage_retired WHERE user_id = ${u.userId}`;
-  t.same(retired, { charges_nano: old.reduce((a, r) => a + r.cost_nano, 0n), records: 4n }, 'their charges are kept, to the nano');
+  const [retired] = await sql<
+    { charges_nano: bigint; records: bigint }[]
+  >`SELECT charges_nano, records FROM usage_retired WHERE user_id = ${u.userId}`;
+  t.same(
+    retired,
+    { charges_nano: old.reduce((a, r) => a + r.cost_nano, 0n), records: 4n },
+    'their charges are kept, to the nano',
+  );
   t.same(await totals(), totalsBefore, 'the daily totals did not move');
-  const [after] = await sql<{ balance_nano: bigint; charged_nano: bigint }[]>`SELECT balance_nano, charged_nano FROM users WHERE id = ${u.userId}`;
+  const [after] = await sql<
+    { balance_nano: bigint; charged_nano: bigint }[]
+  >`SELECT balance_nano, charged_nano FROM users WHERE id = ${u.userId}`;
   t.same(after, before, 'nor the balance and the charged total');
 
   const incremental = await reconcile(sql, gw.stores.hot);
@@ -69,7 +96,9 @@ t.test('records older than the setting go, their charges and the totals stay', a
   await sql`UPDATE usage_records SET created_at = now() - interval '31 days' WHERE user_id = ${u.userId}`;
   const second = await retire(sql, 30);
   t.equal(second.records, 3, 'a second round takes the rest once they are old');
-  const [{ n: none }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM usage_records WHERE user_id = ${u.userId}`;
+  const [{ n: none }] = await sql<
+    { n: number }[]
+  >`SELECT count(*)::int AS n FROM usage_records WHERE user_id = ${u.userId}`;
   t.equal(none, 0);
   // Incremental first: the record just made was past the checkpoint until this round folded it.
   t.same((await reconcile(sql)).mismatches, [], 'incremental reconcile exact with no record left');

@@ -22,7 +22,11 @@ t.test('methods are on only when complete', async (t) => {
   const none = loadConfig({}).payments;
   t.same([none.qris, none.epusdt, none.disabled], [null, null, []], 'nothing configured, nothing on');
 
-  const midtrans = loadConfig({ QRIS_MODE: 'midtrans', IDR_PER_USD: '16250.5', MIDTRANS_SERVER_KEY: 'SB-Mid-server-xyz' }).payments;
+  const midtrans = loadConfig({
+    QRIS_MODE: 'midtrans',
+    IDR_PER_USD: '16250.5',
+    MIDTRANS_SERVER_KEY: 'SB-Mid-server-xyz',
+  }).payments;
   t.equal(midtrans.qris?.mode, 'midtrans');
   t.equal(midtrans.qris?.midtrans?.url, 'https://api.midtrans.com', 'production API by default');
   t.same(midtrans.qris?.idrPerUsd, { units: 162505n, scale: 1 });
@@ -31,19 +35,42 @@ t.test('methods are on only when complete', async (t) => {
   const half = loadConfig({ QRIS_MODE: 'midtrans', EPUSDT_URL: 'http://pay.example' }).payments;
   t.equal(half.qris, null);
   t.equal(half.epusdt, null);
-  t.same(half.disabled, ['QRIS (QRIS_MODE=midtrans) is off: IDR_PER_USD, MIDTRANS_SERVER_KEY not set', 'epusdt is off: EPUSDT_TOKEN not set']);
+  t.same(half.disabled, [
+    'QRIS (QRIS_MODE=midtrans) is off: IDR_PER_USD, MIDTRANS_SERVER_KEY not set',
+    'epusdt is off: EPUSDT_TOKEN not set',
+  ]);
 
-  const merchant = loadConfig({ QRIS_MODE: 'merchant', IDR_PER_USD: '16000', QRIS_STATIC_PAYLOAD: STATIC_QRIS }).payments;
+  const merchant = loadConfig({
+    QRIS_MODE: 'merchant',
+    IDR_PER_USD: '16000',
+    QRIS_STATIC_PAYLOAD: STATIC_QRIS,
+  }).payments;
   t.same(merchant.qris?.merchant, { staticPayload: STATIC_QRIS, notifySecret: null }, 'no secret: the CLI confirms');
-  t.same(loadConfig({ QRIS_MODE: 'merchant', IDR_PER_USD: '16000' }).payments.disabled, ['QRIS (QRIS_MODE=merchant) is off: QRIS_STATIC_PAYLOAD not set']);
+  t.same(loadConfig({ QRIS_MODE: 'merchant', IDR_PER_USD: '16000' }).payments.disabled, [
+    'QRIS (QRIS_MODE=merchant) is off: QRIS_STATIC_PAYLOAD not set',
+  ]);
 
-  const e = loadConfig({ EPUSDT_URL: 'https://pay.example/', EPUSDT_TOKEN: 'tok-12345678', EPUSDT_TRADE_TYPES: 'usdt.trc20,usdc.erc20,usdt.trc20', EPUSDT_FIAT_USD: 'true' }).payments.epusdt;
-  t.match(e, { url: 'https://pay.example', fiatUsd: true, minCents: 100n, maxCents: 1_000_000n, tradeTypes: ['usdt.trc20', 'usdc.erc20'] });
+  const e = loadConfig({
+    EPUSDT_URL: 'https://pay.example/',
+    EPUSDT_TOKEN: 'tok-12345678',
+    EPUSDT_TRADE_TYPES: 'usdt.trc20,usdc.erc20,usdt.trc20',
+    EPUSDT_FIAT_USD: 'true',
+  }).payments.epusdt;
+  t.match(e, {
+    url: 'https://pay.example',
+    fiatUsd: true,
+    minCents: 100n,
+    maxCents: 1_000_000n,
+    tradeTypes: ['usdt.trc20', 'usdc.erc20'],
+  });
 });
 
 t.test('wrong values stop start-up with one line', async (t) => {
   const cases: [Record<string, string>, RegExp][] = [
-    [{ QRIS_STATIC_PAYLOAD: STATIC_QRIS.slice(0, -4) + '0000' }, /^Invalid environment: QRIS_STATIC_PAYLOAD is not a usable static QRIS code: CRC is 0000, the content gives 58C7$/],
+    [
+      { QRIS_STATIC_PAYLOAD: STATIC_QRIS.slice(0, -4) + '0000' },
+      /^Invalid environment: QRIS_STATIC_PAYLOAD is not a usable static QRIS code: CRC is 0000, the content gives 58C7$/,
+    ],
     [{ QRIS_STATIC_PAYLOAD: 'hello' }, /QRIS_STATIC_PAYLOAD is not a usable static QRIS code: malformed field header/],
     [{ QRIS_MODE: 'paypal' }, /QRIS_MODE must be midtrans or merchant \(got "paypal"\)/],
     [{ IDR_PER_USD: '16,250' }, /IDR_PER_USD must be a decimal number/],
@@ -72,17 +99,36 @@ t.test('wrong values stop start-up with one line', async (t) => {
     t.notOk(message.includes('hunter2'), `${name} is not echoed`);
   }
 
-  const r = await runCli(['serve'], childEnv({ QRIS_MODE: 'merchant', IDR_PER_USD: '16000', QRIS_STATIC_PAYLOAD: STATIC_QRIS.replace('Warung', 'Wartel'), PORT: '0' }));
+  const r = await runCli(
+    ['serve'],
+    childEnv({
+      QRIS_MODE: 'merchant',
+      IDR_PER_USD: '16000',
+      QRIS_STATIC_PAYLOAD: STATIC_QRIS.replace('Warung', 'Wartel'),
+      PORT: '0',
+    }),
+  );
   t.equal(r.code, 1);
   t.equal(lines(r.stderr).length, 1, r.stderr);
-  t.match(r.stderr, /^airouter: Invalid environment: QRIS_STATIC_PAYLOAD is not a usable static QRIS code: CRC is 58C7, the content gives [0-9A-F]{4}\n$/);
+  t.match(
+    r.stderr,
+    /^airouter: Invalid environment: QRIS_STATIC_PAYLOAD is not a usable static QRIS code: CRC is 58C7, the content gives [0-9A-F]{4}\n$/,
+  );
 });
 
 t.test('a method asked for but incomplete is off, with a warning at start', async (t) => {
   const up = await startFakeUpstream();
   t.teardown(() => up.close());
   const logs = captureLog();
-  const gw = await startTestGateway(t, { upstream: up.url, env: { QRIS_MODE: 'midtrans', IDR_PER_USD: '16000' }, log: logs.log });
-  t.ok(logs.lines.some((l) => l.level === 40 && l.msg === 'deposits: QRIS (QRIS_MODE=midtrans) is off: MIDTRANS_SERVER_KEY not set'));
+  const gw = await startTestGateway(t, {
+    upstream: up.url,
+    env: { QRIS_MODE: 'midtrans', IDR_PER_USD: '16000' },
+    log: logs.log,
+  });
+  t.ok(
+    logs.lines.some(
+      (l) => l.level === 40 && l.msg === 'deposits: QRIS (QRIS_MODE=midtrans) is off: MIDTRANS_SERVER_KEY not set',
+    ),
+  );
   t.same(gw.services.payments.info(), { methods: [] });
 });

@@ -15,7 +15,6 @@ import { sleep } from '../helpers/http.js';
 /** The credit of `idr` rupiah at 16250 IDR/USD less 2.5 %, in nano-USD, from the rule itself. */
 const creditOf = (idr: bigint) => (idr * 975n * 1_000_000_000n) / (1000n * 16250n);
 
-
 const signed = (order_id: string, status_code: string, gross_amount: string, key = MIDTRANS_SERVER_KEY) =>
   createHash('sha512').update(`${order_id}${status_code}${gross_amount}${key}`).digest('hex');
 
@@ -27,7 +26,11 @@ t.test('QRIS by Midtrans: create, pay, credit once, spend elsewhere', async (t) 
   const info = await api('GET', '/deposit/info', { token: alice.session });
   t.equal(info.status, 200);
   const qris = info.json.methods.find((m: any) => m.id === 'qris');
-  t.same(qris, { id: 'qris', currency: 'IDR', min: '10000', max: '10000000', rate: '16250', fee_pct: '2.5', expiry_s: 900 }, 'public parameters only');
+  t.same(
+    qris,
+    { id: 'qris', currency: 'IDR', min: '10000', max: '10000000', rate: '16250', fee_pct: '2.5', expiry_s: 900 },
+    'public parameters only',
+  );
   t.notOk(info.text.includes(MIDTRANS_SERVER_KEY) || info.text.includes(midtrans.url), 'no key or provider address');
 
   // Another process serves chat; the user has nothing yet, and that process knows it.
@@ -61,13 +64,25 @@ t.test('QRIS by Midtrans: create, pay, credit once, spend elsewhere', async (t) 
   t.equal(await chat(other.url, alice.key), 200, 'spendable at once in the other process');
 
   const list = await api('GET', '/deposits', { token: alice.session });
-  t.match(list.json.data[0], { id: inv.id, method: 'qris', status: 'paid', amount: '123456', currency: 'IDR', credit_usd: nanoToUsd(credit) });
+  t.match(list.json.data[0], {
+    id: inv.id,
+    method: 'qris',
+    status: 'paid',
+    amount: '123456',
+    currency: 'IDR',
+    credit_usd: nanoToUsd(credit),
+  });
   t.ok(list.json.data[0].paid_at);
   const one = await api('GET', `/deposits/${inv.id}`, { token: alice.session });
   t.match(one.json, { id: inv.id, status: 'paid', qr_string: null, payment_url: null });
 
   const doc = (await api('GET', '/openapi.json')).json;
-  for (const [path, method, r] of [['/deposit/info', 'get', info], ['/topup/qris', 'post', created], ['/deposits/{id}', 'get', one], ['/deposits', 'get', list]] as const) {
+  for (const [path, method, r] of [
+    ['/deposit/info', 'get', info],
+    ['/topup/qris', 'post', created],
+    ['/deposits/{id}', 'get', one],
+    ['/deposits', 'get', list],
+  ] as const) {
     t.same(answerErrors(doc, path, method, r), [], `${method} ${path} ${r.status} fits the OpenAPI document`);
   }
 
@@ -86,14 +101,19 @@ t.test('Midtrans notifications: repeats, forgeries, mismatches, out of order', a
     t.equal(r.status, 201, r.text);
     return r.json as { id: string; credit_usd: string };
   };
-  const refusals = (reason: RegExp) => s.logs.lines.filter((l) => l.msg === 'payment notification refused' && reason.test(String(l.reason)));
+  const refusals = (reason: RegExp) =>
+    s.logs.lines.filter((l) => l.msg === 'payment notification refused' && reason.test(String(l.reason)));
 
   const a = await open(bob, 50_000);
   await Promise.all(midtrans.deliveries.map((d) => d.done));
 
   // Only the status read back counts: a pending notification with its (unsigned) status
   // rewritten to settlement credits nothing.
-  const tampered = { ...midtrans.notification(a.id), transaction_status: 'settlement', settlement_time: '2030-01-01 00:00:00' };
+  const tampered = {
+    ...midtrans.notification(a.id),
+    transaction_status: 'settlement',
+    settlement_time: '2030-01-01 00:00:00',
+  };
   const r1 = await s.notify('midtrans', tampered);
   t.equal(r1.status, 200);
   t.same(r1.json, { deposit_id: a.id, status: 'pending' }, 'still pending: Midtrans says so');
@@ -117,7 +137,16 @@ t.test('Midtrans notifications: repeats, forgeries, mismatches, out of order', a
   t.match(r3.json.error.message, /gross_amount 500\.00 is not the order's 50000/);
   // An order nobody made.
   const ghost = '7d0e4b1c-6f0a-4b8e-9c1d-2a3b4c5d6e7f';
-  t.equal((await s.notify('midtrans', { ...settle, order_id: ghost, signature_key: signed(ghost, '200', settle.gross_amount) })).status, 404);
+  t.equal(
+    (
+      await s.notify('midtrans', {
+        ...settle,
+        order_id: ghost,
+        signature_key: signed(ghost, '200', settle.gross_amount),
+      })
+    ).status,
+    404,
+  );
   t.equal(await s.balance(bob.session), '0.000000000', 'nothing credited by any of them');
   t.ok(refusals(/signature_key does not verify/).length >= 1, 'the forgery is logged with its reason');
   t.ok(refusals(/gross_amount 500\.00/).length >= 1, 'the wrong amount is logged');
@@ -130,7 +159,11 @@ t.test('Midtrans notifications: repeats, forgeries, mismatches, out of order', a
   const credited = await s.balance(bob.session);
   t.equal(credited, a.credit_usd);
   const again = await Promise.all(Array.from({ length: 20 }, () => s.notify('midtrans', settle)));
-  t.same(again.map((r) => r.status), Array(20).fill(200), 'all acknowledged');
+  t.same(
+    again.map((r) => r.status),
+    Array(20).fill(200),
+    'all acknowledged',
+  );
   t.equal(await s.balance(bob.session), credited, 'credited once');
   // Out of order: the old pending notification, then an expire and a cancel after the payment.
   for (const state of ['pending', 'expire', 'cancel'] as const) {
@@ -140,14 +173,24 @@ t.test('Midtrans notifications: repeats, forgeries, mismatches, out of order', a
   }
   t.equal(await s.balance(bob.session), credited);
   const rows = await s.depositRows(bob.userId);
-  t.same(rows.map((r) => r.status), ['paid']);
-  t.equal(rows[0].external_id, midtrans.transactions.get(a.id)!.transaction_id, 'the Midtrans transaction id is the reference');
+  t.same(
+    rows.map((r) => r.status),
+    ['paid'],
+  );
+  t.equal(
+    rows[0].external_id,
+    midtrans.transactions.get(a.id)!.transaction_id,
+    'the Midtrans transaction id is the reference',
+  );
 
   // Money taken back after the credit: nothing is undone automatically; the operator is told.
   const [refund] = await midtrans.refund(a.id);
   t.ok(refund.acknowledged);
   t.equal(await s.balance(bob.session), credited, 'a refund does not touch the balance');
-  t.ok(s.logs.lines.some((l) => l.level === 50 && l.deposit_id === a.id && /taken back/.test(l.msg)), 'it is logged as an error for the operator');
+  t.ok(
+    s.logs.lines.some((l) => l.level === 50 && l.deposit_id === a.id && /taken back/.test(l.msg)),
+    'it is logged as an error for the operator',
+  );
 
   // Another user's deposit id is no deposit at all to mallory, as is a malformed one.
   t.equal((await api('GET', `/deposits/${a.id}`, { token: mallory.session })).status, 404);
@@ -179,7 +222,9 @@ t.test('Midtrans notifications: repeats, forgeries, mismatches, out of order', a
   t.same(answerErrors(doc, '/topup/qris', 'post', fourth), [], 'the 429 is documented');
   const pendingOne = await api('GET', `/deposits/${b.id}`, { token: bob.session });
   t.same(answerErrors(doc, '/deposits/{id}', 'get', pendingOne), []);
-  const stillOpen = (await api('GET', '/deposits', { token: bob.session })).json.data.find((d: any) => d.status === 'pending');
+  const stillOpen = (await api('GET', '/deposits', { token: bob.session })).json.data.find(
+    (d: any) => d.status === 'pending',
+  );
   const shown = await api('GET', `/deposits/${stillOpen.id}`, { token: bob.session });
   t.equal(decodeQrPng(shown.json.qr_png), shown.json.qr_string, 'a pending invoice shows its QR again');
   t.same(answerErrors(doc, '/deposits/{id}', 'get', shown), []);
@@ -189,7 +234,13 @@ t.test('Midtrans notifications: repeats, forgeries, mismatches, out of order', a
     const r = await api('POST', '/topup/qris', { token: mallory.session, body });
     t.equal(r.json?.error?.code, 'amount_out_of_range', JSON.stringify(body));
   }
-  for (const body of [{}, { amount_idr: 10000.5 }, { amount_idr: '1e5' }, { amount_idr: -10000 }, { amount_idr: null }]) {
+  for (const body of [
+    {},
+    { amount_idr: 10000.5 },
+    { amount_idr: '1e5' },
+    { amount_idr: -10000 },
+    { amount_idr: null },
+  ]) {
     const r = await api('POST', '/topup/qris', { token: mallory.session, body });
     t.equal(r.status, 400, JSON.stringify(body));
   }
@@ -243,9 +294,15 @@ t.test('a payment after the local expiry still credits, and the CLI reconciles',
   const [d] = await midtrans.pay(inv.id);
   t.ok(d.acknowledged);
   t.equal(await s.balance(u.session), inv.credit_usd, 'the money arrived, so it is credited');
-  t.ok(s.logs.lines.some((l) => /paid after it had expired/.test(l.msg) && l.deposit_id === inv.id), 'and logged');
+  t.ok(
+    s.logs.lines.some((l) => /paid after it had expired/.test(l.msg) && l.deposit_id === inv.id),
+    'and logged',
+  );
   const cfg = s.gw.services.config;
-  const r = await runCli(['reconcile'], childEnv({ DATABASE_URL: cfg.DATABASE_URL, REDIS_URL: cfg.REDIS_URL, REDIS_PREFIX: cfg.REDIS_PREFIX }));
+  const r = await runCli(
+    ['reconcile'],
+    childEnv({ DATABASE_URL: cfg.DATABASE_URL, REDIS_URL: cfg.REDIS_URL, REDIS_PREFIX: cfg.REDIS_PREFIX }),
+  );
   t.equal(r.code, 0, r.stderr);
   t.match(r.stdout, /users checked, 0 mismatches/);
 });

@@ -26,11 +26,22 @@ const fn = (x: unknown) => typeof x === 'function';
 /** What a provider must provide: each property and the check it must pass. */
 const CONTRACT: Record<keyof PaymentProvider, (x: unknown) => boolean> = {
   id: (x) => typeof x === 'string' && /^[a-z][a-z0-9-]{0,31}$/.test(x),
-  method: (x) => typeof x === 'string' && /^[a-z][a-z0-9-]{0,31}$/.test(x) && !['publicUrl', 'expiryS', 'maxOpen', 'disabled'].includes(x),
+  method: (x) =>
+    typeof x === 'string' &&
+    /^[a-z][a-z0-9-]{0,31}$/.test(x) &&
+    !['publicUrl', 'expiryS', 'maxOpen', 'disabled'].includes(x),
   methodName: (x) => typeof x === 'string' && x.trim() !== '',
   env: (x) =>
-    typeof x === 'object' && x !== null &&
-    Object.entries(x).every(([name, e]) => /^[A-Z][A-Z0-9_]+$/.test(name) && typeof e?.doc === 'string' && e.doc !== '' && typeof e.schema?.['~run'] === 'function' && [undefined, true].includes(e.secret)),
+    typeof x === 'object' &&
+    x !== null &&
+    Object.entries(x).every(
+      ([name, e]) =>
+        /^[A-Z][A-Z0-9_]+$/.test(name) &&
+        typeof e?.doc === 'string' &&
+        e.doc !== '' &&
+        typeof e.schema?.['~run'] === 'function' &&
+        [undefined, true].includes(e.secret),
+    ),
   settings: fn,
   enabled: fn,
   info: fn,
@@ -50,7 +61,8 @@ t.test('every registered provider provides what a provider must', async (t) => {
   t.ok(registered.length > 0);
   t.equal(new Set(registered.map((p) => p.id)).size, registered.length, 'ids are unique');
   for (const p of registered) {
-    for (const [name, check] of Object.entries(CONTRACT)) t.ok(check((p as unknown as Record<string, unknown>)[name]), `${p.id}: ${name}`);
+    for (const [name, check] of Object.entries(CONTRACT))
+      t.ok(check((p as unknown as Record<string, unknown>)[name]), `${p.id}: ${name}`);
     t.same(Object.keys(p).sort(), Object.keys(CONTRACT).sort(), `${p.id}: nothing more, nothing less`);
     const folder = path.join(REPO_ROOT, 'src/payments', p.id);
     t.ok(existsSync(path.join(folder, 'index.ts')), `${p.id}: its folder has an index.ts`);
@@ -59,15 +71,24 @@ t.test('every registered provider provides what a provider must', async (t) => {
     // Its light half, which src/config.ts reads without loading the provider's clients.
     const light = (await import(path.join(folder, 'settings.js'))) as Record<string, unknown>;
     const config = PROVIDER_CONFIGS.find((c) => c.id === p.id);
-    t.ok(config && Object.values(light).includes(config), `${p.id}: settings.ts exports its light half, listed in configs.ts`);
-    for (const k of ['id', 'method', 'methodName', 'env', 'settings'] as const) t.equal(p[k], config?.[k], `${p.id}: ${k} is its light half's`);
+    t.ok(
+      config && Object.values(light).includes(config),
+      `${p.id}: settings.ts exports its light half, listed in configs.ts`,
+    );
+    for (const k of ['id', 'method', 'methodName', 'env', 'settings'] as const)
+      t.equal(p[k], config?.[k], `${p.id}: ${k} is its light half's`);
   }
-  t.same(PROVIDER_CONFIGS.map((c) => c.id), registered.map((p) => p.id), 'configs.ts lists the same providers in the same order');
+  t.same(
+    PROVIDER_CONFIGS.map((c) => c.id),
+    registered.map((p) => p.id),
+    'configs.ts lists the same providers in the same order',
+  );
   // Providers of one method share what belongs to the method.
   for (const method of DEPOSIT_METHODS) {
     const serving = registered.filter((p) => p.method === method);
     for (const p of serving.slice(1)) {
-      for (const k of ['settings', 'body', 'info', 'methodName'] as const) t.equal(p[k], serving[0][k], `${method}: ${p.id} shares ${k} with ${serving[0].id}`);
+      for (const k of ['settings', 'body', 'info', 'methodName'] as const)
+        t.equal(p[k], serving[0][k], `${method}: ${p.id} shares ${k} with ${serving[0].id}`);
     }
   }
 });
@@ -78,7 +99,11 @@ t.test('each provider, under a configuration that enables it, starts and describ
     qris: { QRIS_MODE: 'merchant', IDR_PER_USD: '16250', QRIS_STATIC_PAYLOAD: STATIC_QRIS, QRIS_NOTIFY_SECRET },
     epusdt: { EPUSDT_URL: 'http://127.0.0.1:9', EPUSDT_TOKEN: 'tok-12345678' },
   };
-  t.same(Object.keys(configs).sort(), registered.map((p) => p.id).sort(), 'a configuration for each registered provider (add one here with a new provider)');
+  t.same(
+    Object.keys(configs).sort(),
+    registered.map((p) => p.id).sort(),
+    'a configuration for each registered provider (add one here with a new provider)',
+  );
   for (const p of registered) {
     const settings = (loadConfig(configs[p.id]).payments as unknown as Record<string, unknown>)[p.method];
     t.ok(settings && p.enabled(settings), `${p.id}: enabled`);
@@ -103,18 +128,23 @@ t.test('every provider variable is documented, once', async (t) => {
   }
 });
 
-t.test('every notification path and every method\'s deposit route is routed', async (t) => {
+t.test("every notification path and every method's deposit route is routed", async (t) => {
   const s = await startDashboard(t);
   const payments = routesOf((r) => registerPayments(r, s.gw.services as Gateway));
   for (const p of registered) t.ok(payments.includes(`post /api/payments/${p.id}/notify`), `${p.id}: notify routed`);
   const dashboard = routesOf((r) => registerDashboard(r, s.gw.services as Gateway));
-  for (const method of DEPOSIT_METHODS) t.ok(dashboard.includes(`post ${PREFIX}/deposits/${method}`), `${method}: POST /deposits/${method}`);
-  for (const alias of ['/topup/qris', '/deposit/epusdt/create']) t.ok(dashboard.includes(`post ${PREFIX}${alias}`), `alias ${alias}`);
+  for (const method of DEPOSIT_METHODS)
+    t.ok(dashboard.includes(`post ${PREFIX}/deposits/${method}`), `${method}: POST /deposits/${method}`);
+  for (const alias of ['/topup/qris', '/deposit/epusdt/create'])
+    t.ok(dashboard.includes(`post ${PREFIX}${alias}`), `alias ${alias}`);
   // Routed though nothing is configured: a session first, then the method is off.
   t.equal((await s.api('POST', '/deposits/qris', { body: { amount_idr: 50000 } })).status, 401, 'no session');
   const u = await signUp(s);
   const off = await s.api('POST', '/deposits/qris', { token: u.session, body: { amount_idr: 50000 } });
-  t.same([off.status, off.json.error.code, off.json.error.message], [404, 'method_disabled', 'QRIS deposits are not enabled on this gateway.']);
+  t.same(
+    [off.status, off.json.error.code, off.json.error.message],
+    [404, 'method_disabled', 'QRIS deposits are not enabled on this gateway.'],
+  );
 });
 
 /** An invoice answer without what differs between two invoices (ids, codes, times). */
@@ -144,34 +174,56 @@ t.test('POST /deposits/{method} answers as its aliases: QRIS by Midtrans, epusdt
   const qris: [string, string] = ['/deposits/qris', '/topup/qris'];
   const usdt: [string, string] = ['/deposits/epusdt', '/deposit/epusdt/create'];
   const [viaNew] = await same(t, send, qris, { amount_idr: 50000 }, 'qris');
-  for (const body of [{ amount_idr: 5 }, { amount_idr: 'many' }, {}, []]) await same(t, send, qris, body, `qris ${JSON.stringify(body)}`);
+  for (const body of [{ amount_idr: 5 }, { amount_idr: 'many' }, {}, []])
+    await same(t, send, qris, body, `qris ${JSON.stringify(body)}`);
   const [usdNew] = await same(t, send, usdt, { amount_usd: '12.5', token: undefined }, 'epusdt');
-  for (const body of [{ amount_usd: '0.5' }, { amount_usd: 3, token: 'doge.moon' }, { amount_usd: 'ten' }]) await same(t, send, usdt, body, `epusdt ${JSON.stringify(body)}`);
+  for (const body of [{ amount_usd: '0.5' }, { amount_usd: 3, token: 'doge.moon' }, { amount_usd: 'ten' }])
+    await same(t, send, usdt, body, `epusdt ${JSON.stringify(body)}`);
 
   // The deposits the generic route opened belong to the method's provider, and pay as any other.
-  const rows = await s.gw.services.sql<{ id: string; method: string; provider: string }[]>`SELECT id, method, provider FROM deposits WHERE user_id = ${u.userId}`;
-  t.same(rows.find((r) => r.id === viaNew.json.id), { id: viaNew.json.id, method: 'qris', provider: 'midtrans' });
-  t.same(rows.find((r) => r.id === usdNew.json.id), { id: usdNew.json.id, method: 'epusdt', provider: 'epusdt' });
+  const rows = await s.gw.services.sql<
+    { id: string; method: string; provider: string }[]
+  >`SELECT id, method, provider FROM deposits WHERE user_id = ${u.userId}`;
+  t.same(
+    rows.find((r) => r.id === viaNew.json.id),
+    { id: viaNew.json.id, method: 'qris', provider: 'midtrans' },
+  );
+  t.same(
+    rows.find((r) => r.id === usdNew.json.id),
+    { id: usdNew.json.id, method: 'epusdt', provider: 'epusdt' },
+  );
   const [paid] = await s.midtrans.pay(viaNew.json.id);
   t.ok(paid.acknowledged);
   t.equal(await s.balance(u.session), viaNew.json.credit_usd, 'credited once, as the invoice said');
   t.ok(await s.reconciles());
 });
 
-t.test('POST /deposits/qris on the merchant\'s own code, and a method that is off', async (t) => {
-  const s = await startPayments(t, { QRIS_MODE: 'merchant', QRIS_STATIC_PAYLOAD: STATIC_QRIS, QRIS_NOTIFY_SECRET, EPUSDT_URL: '', EPUSDT_TOKEN: '' });
+t.test("POST /deposits/qris on the merchant's own code, and a method that is off", async (t) => {
+  const s = await startPayments(t, {
+    QRIS_MODE: 'merchant',
+    QRIS_STATIC_PAYLOAD: STATIC_QRIS,
+    QRIS_NOTIFY_SECRET,
+    EPUSDT_URL: '',
+    EPUSDT_TOKEN: '',
+  });
   const u = await s.customer();
   const send = (p: string, body: unknown) => s.api('POST', p, { token: u.session, body });
   // Each open invoice has its own amount here, so the two answers differ by exactly that.
-  const [a, b] = [await send('/deposits/qris', { amount_idr: 20000 }), await send('/topup/qris', { amount_idr: 20000 })];
+  const [a, b] = [
+    await send('/deposits/qris', { amount_idr: 20000 }),
+    await send('/topup/qris', { amount_idr: 20000 }),
+  ];
   t.same([a.status, b.status], [201, 201]);
   t.same(Object.keys(a.json), Object.keys(b.json), 'the same invoice fields');
   t.same([a.json.amount_idr, b.json.amount_idr], [20001, 20002], 'unique amounts across both paths');
-  for (const body of [{ amount_idr: 5 }, { amount_idr: 'many' }]) await same(t, send, ['/deposits/qris', '/topup/qris'], body, `merchant qris ${JSON.stringify(body)}`);
+  for (const body of [{ amount_idr: 5 }, { amount_idr: 'many' }])
+    await same(t, send, ['/deposits/qris', '/topup/qris'], body, `merchant qris ${JSON.stringify(body)}`);
   const [off] = await same(t, send, ['/deposits/epusdt', '/deposit/epusdt/create'], { amount_usd: 5 }, 'epusdt off');
   t.equal(off.status, 404);
   t.equal(off.json.error.code, 'method_disabled');
-  const rows = await s.gw.services.sql<{ provider: string }[]>`SELECT DISTINCT provider FROM deposits WHERE user_id = ${u.userId}`;
+  const rows = await s.gw.services.sql<
+    { provider: string }[]
+  >`SELECT DISTINCT provider FROM deposits WHERE user_id = ${u.userId}`;
   t.same(rows, [{ provider: 'qris' }]);
   t.equal((await send('/deposits/paypal', { amount: 1 })).status, 404, 'no such method: no such endpoint');
 });

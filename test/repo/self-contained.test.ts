@@ -43,7 +43,11 @@ t.test('the pattern catches what it must', async (t) => {
 });
 
 t.test('the recorded fixtures are in the repository', async (t) => {
-  for (const rel of ['test/fixtures/README.md', 'test/fixtures/openai/stream_text_include_usage.sse', 'test/fixtures/anthropic/stream_text_ping.sse']) {
+  for (const rel of [
+    'test/fixtures/README.md',
+    'test/fixtures/openai/stream_text_include_usage.sse',
+    'test/fixtures/anthropic/stream_text_ping.sse',
+  ]) {
     t.ok(statSync(path.join(REPO_ROOT, rel)).size > 0, rel);
   }
 });

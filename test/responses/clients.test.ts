@@ -35,7 +35,11 @@ t.test('AI SDK: the default provider model generates, streams and runs a tool ro
       tools: {
         get_weather: aiTool({
           description: 'The weather in a city',
-          inputSchema: jsonSchema<{ city: string }>({ type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }),
+          inputSchema: jsonSchema<{ city: string }>({
+            type: 'object',
+            properties: { city: { type: 'string' } },
+            required: ['city'],
+          }),
           execute: async ({ city }) => {
             ran++;
             return { city, temp: 21 };
@@ -52,20 +56,34 @@ t.test('AI SDK: the default provider model generates, streams and runs a tool ro
 t.test('Agents SDK: the default model runs a tool round', async (t) => {
   setTracingDisabled(true);
   // The Agents SDK brings its own copy of the openai package: the same class, another module.
-  setDefaultOpenAIClient(new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: u.key, maxRetries: 0 }) as unknown as Parameters<typeof setDefaultOpenAIClient>[0]);
+  setDefaultOpenAIClient(
+    new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: u.key, maxRetries: 0 }) as unknown as Parameters<
+      typeof setDefaultOpenAIClient
+    >[0],
+  );
   for (const id of MODELS) {
     let ran = 0;
     const getWeather = agentTool({
       name: 'get_weather',
       description: 'The weather in a city',
-      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: { city: { type: 'string' } },
+        required: ['city'],
+        additionalProperties: false,
+      },
       strict: true,
       execute: async (input: unknown) => {
         ran++;
         return `21 degrees in ${(input as { city: string }).city}`;
       },
     });
-    const agent = new Agent({ name: 'weather', instructions: 'Answer about the weather.', model: id, tools: [getWeather] });
+    const agent = new Agent({
+      name: 'weather',
+      instructions: 'Answer about the weather.',
+      model: id,
+      tools: [getWeather],
+    });
     const result = await run(agent, 'weather in Paris? [[tool_round]]');
     t.equal(ran, 1, `${id}: the agent ran the tool`);
     t.equal(result.finalOutput, TEXT_ANSWER, `${id}: then answered`);

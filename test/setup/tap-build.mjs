@@ -17,7 +17,9 @@ try {
   // A build that does not load is rebuilt.
 }
 if (!fresh) {
-  const tap = createRequire(import.meta.url).resolve('tap/package.json').replace(/package\.json$/, 'dist/esm/run.mjs');
+  const tap = createRequire(import.meta.url)
+    .resolve('tap/package.json')
+    .replace(/package\.json$/, 'dist/esm/run.mjs');
   const r = spawnSync(process.execPath, [tap, 'build'], { stdio: 'inherit' });
   if (r.status !== 0) console.error('tap build failed: `npm ci` installs tap afresh');
   process.exit(r.status ?? 1);

@@ -39,15 +39,22 @@ async function server(t: Test): Promise<{ base: string; seen: Seen }> {
     req.on('end', () => handle(req, res, body));
   });
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => {
-    srv.closeAllConnections();
-    srv.close(() => resolve());
-  }));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        srv.closeAllConnections();
+        srv.close(() => resolve());
+      }),
+  );
   return { base: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, seen };
 }
 
 // A body and a header that a naive Lua long string would cut short.
-const awkward = (base: string, p: string): HttpTarget => ({ url: `${base}${p}`, headers: { 'x-probe': 'a]]b]=]c' }, body: '{"text":"]]x]=]y"}' });
+const awkward = (base: string, p: string): HttpTarget => ({
+  url: `${base}${p}`,
+  headers: { 'x-probe': 'a]]b]=]c' },
+  body: '{"text":"]]x]=]y"}',
+});
 
 t.test('autocannon closed loop: every answer counted, refusals as non-2xx', async (t) => {
   const { base, seen } = await server(t);
@@ -73,13 +80,27 @@ t.test('wrk closed loop: the Lua script sends the body and headers as given, and
   const { base, seen } = await server(t);
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-wrk-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const r = await wrkClosedLoop({ ...wrk, dir, target: awkward(base, '/ok'), connections: 4, durationS: 1, threads: 8 });
+  const r = await wrkClosedLoop({
+    ...wrk,
+    dir,
+    target: awkward(base, '/ok'),
+    connections: 4,
+    durationS: 1,
+    threads: 8,
+  });
   t.ok(r.requests > 0 && r.requests <= seen.served, `${r.requests} requests, ${seen.served} served`);
   t.equal(r.errors + r.non2xx, 0);
   t.same([...seen.bodies], ['{"text":"]]x]=]y"}'], 'the body as given');
   t.same([...seen.headers], ['a]]b]=]c'], 'the header as given');
   t.ok(r.latency.p99 !== null && r.latency.p99 >= r.latency.p50!, 'percentiles read from its summary');
-  const refused = await wrkClosedLoop({ ...wrk, dir, target: awkward(base, '/refuse'), connections: 2, durationS: 1, threads: 1 });
+  const refused = await wrkClosedLoop({
+    ...wrk,
+    dir,
+    target: awkward(base, '/refuse'),
+    connections: 2,
+    durationS: 1,
+    threads: 1,
+  });
   t.ok(refused.non2xx > 0, `${refused.non2xx} refusals counted`);
 });
 
@@ -88,11 +109,39 @@ t.test('harness helpers: JSON, readiness, free ports, Prometheus scrapes', async
   t.same(await getJson(`${base}/json`), { ok: true });
   await t.rejects(getJson(`${base}/refuse`), /status 503/, 'a control call that fails says so');
   t.equal((await fetchText(`${base}/ok`, { method: 'POST', body: '{}' })).status, 200);
-  await waitForHttp(base, 2000, () => false, () => '');
+  await waitForHttp(
+    base,
+    2000,
+    () => false,
+    () => '',
+  );
   const port = await freePort();
-  await t.rejects(waitForHttp(`http://127.0.0.1:${port}`, 5000, () => true, () => 'its log'), /exited\nits log/, 'a dead process ends the wait at once');
-  await t.rejects(waitForHttp(`http://127.0.0.1:${port}`, 300, () => false, () => 'its log'), /did not answer within 300 ms/);
-  t.same([...parseProm('# HELP x\nx{a="1"} 2\ny 3.5\nbroken\nz NaN\n')], [['x{a="1"}', 2], ['y', 3.5]]);
+  await t.rejects(
+    waitForHttp(
+      `http://127.0.0.1:${port}`,
+      5000,
+      () => true,
+      () => 'its log',
+    ),
+    /exited\nits log/,
+    'a dead process ends the wait at once',
+  );
+  await t.rejects(
+    waitForHttp(
+      `http://127.0.0.1:${port}`,
+      300,
+      () => false,
+      () => 'its log',
+    ),
+    /did not answer within 300 ms/,
+  );
+  t.same(
+    [...parseProm('# HELP x\nx{a="1"} 2\ny 3.5\nbroken\nz NaN\n')],
+    [
+      ['x{a="1"}', 2],
+      ['y', 3.5],
+    ],
+  );
   const max = await scrapeMax(base, 3);
   t.equal(max.get('g{w="x"}'), 3, 'a gauge: the largest of the scrapes');
   t.equal(max.get('h'), 9, 'and for another the largest too, which came first');

@@ -44,12 +44,18 @@ t.test('objects made between two snapshots, by kind; classes of their own named'
   const probe = more.find((h) => h.kind === 'object:HeapProbe');
   t.equal(probe?.count, 300, 'every probe counted');
   t.ok(probe && probe.bytes >= 300 * 16, `their bytes (${probe?.bytes})`);
-  t.ok(more.every((h, i) => i === 0 || more[i - 1]!.bytes >= h.bytes), 'largest first');
+  t.ok(
+    more.every((h, i) => i === 0 || more[i - 1]!.bytes >= h.bytes),
+    'largest first',
+  );
 
   const shapes = after.ownShapes(100);
   const own = shapes.find((s) => s.keys === 'Object{probeKeyA,probeKeyB}');
   t.ok(own && own.classes >= 200, `the prototypes' classes named (${own?.classes})`);
-  t.notOk(shapes.some((s) => s.keys.startsWith('HeapProbe')), 'objects sharing a class are not');
+  t.notOk(
+    shapes.some((s) => s.keys.startsWith('HeapProbe')),
+    'objects sharing a class are not',
+  );
 
   const waiting = after.suspended();
   t.equal(waiting.get('waitingProbe'), 30, 'async functions waiting at an await, by name');

@@ -42,13 +42,25 @@ t.test('redis: holds drawn from a lease, as the gateway draws them', async (t) =
   const used = await ledger.reserve();
   const unused = await ledger.reserve();
   t.ok(used.lease && used.lease === unused.lease, 'both from one lease');
-  t.equal((await store.balance(LEDGER_USER))!.reserved, 160_000n, 'the lease holds 32 worst cases, taken before forwarding');
+  t.equal(
+    (await store.balance(LEDGER_USER))!.reserved,
+    160_000n,
+    'the lease holds 32 worst cases, taken before forwarding',
+  );
   await ledger.settle(used, true, performance.now());
   await ledger.settle(unused, false, performance.now());
-  t.same(await store.balance(LEDGER_USER), { balance: start - LEDGER_COST, reserved: 160_000n - LEDGER_COST }, 'the charge left the lease; the release stayed in process');
+  t.same(
+    await store.balance(LEDGER_USER),
+    { balance: start - LEDGER_COST, reserved: 160_000n - LEDGER_COST },
+    'the charge left the lease; the release stayed in process',
+  );
   t.equal(used.lease!.drawn, 0n, 'nothing drawn any more');
   await ledger.close();
   const check = new RedisHotStore(REDIS_URL, prefix);
   t.teardown(() => check.close());
-  t.same(await check.balance(LEDGER_USER), { balance: start - LEDGER_COST, reserved: 0n }, 'closing hands the lease back');
+  t.same(
+    await check.balance(LEDGER_USER),
+    { balance: start - LEDGER_COST, reserved: 0n },
+    'closing hands the lease back',
+  );
 });

@@ -31,7 +31,11 @@ t.test('each sample goes where its DSO and symbol say', async (t) => {
   t.equal(categorize('node', false, 'v8::internal::ConcurrentMarking::RunMajor'), 'gc');
   t.equal(categorize('node', false, 'v8::internal::maglev::MaglevGraphBuilder::Build'), 'compiler');
   t.equal(categorize('node', false, 'Builtins_CompileLazy'), 'compiler');
-  t.equal(categorize('node', false, 'v8::internal::JsonParser<unsigned char>::ParseJsonValue<false>'), 'node', 'JSON.parse is work, not compilation');
+  t.equal(
+    categorize('node', false, 'v8::internal::JsonParser<unsigned char>::ParseJsonValue<false>'),
+    'node',
+    'JSON.parse is work, not compilation',
+  );
   t.equal(categorize('libc.so.6', false, '_int_malloc'), 'libc');
   t.equal(categorize('uws_linux_x64_115.node', false, 'us_socket_write'), 'other');
 });
@@ -48,10 +52,11 @@ t.test('a report is summed by category, in seconds', async (t) => {
 });
 
 // Arithmetic, with the clock read once in a million rounds (each read is a call into libc).
-const BUSY = 'let x = 0; const end = Date.now() + 10000; for (let i = 1; ; i++) { x = (x * 31 + 7) % 1000003; if (i % 1e6 === 0 && Date.now() > end) break; } console.log(x)';
+const BUSY =
+  'let x = 0; const end = Date.now() + 10000; for (let i = 1; ; i++) { x = (x * 31 + 7) % 1000003; if (i % 1e6 === 0 && Date.now() > end) break; } console.log(x)';
 
 t.test('a busy process recorded: its time is found, and mostly in JavaScript', async (t) => {
-  t.equal(perfUnavailable(), undefined, 'perf is installed (Debian\'s linux-perf)');
+  t.equal(perfUnavailable(), undefined, "perf is installed (Debian's linux-perf)");
   const busy = spawn(process.execPath, ['-e', BUSY], { stdio: 'ignore' });
   t.teardown(() => void busy.kill());
   await new Promise((resolve) => setTimeout(resolve, 300));
@@ -64,13 +69,19 @@ t.test('a busy process recorded: its time is found, and mostly in JavaScript', a
   for (let attempt = 0; attempt < 3 && total < 0.25; attempt++) {
     const sampler = new TreeSampler(busy.pid!);
     const cpuBefore = sampler.sample(true).cpuSeconds;
-    const rec = new PerfRecording([busy.pid!], path.join(mkdtempSync(path.join(tmpdir(), 'perf-test-')), 'busy.perf.data'));
+    const rec = new PerfRecording(
+      [busy.pid!],
+      path.join(mkdtempSync(path.join(tmpdir(), 'perf-test-')), 'busy.perf.data'),
+    );
     await new Promise((resolve) => setTimeout(resolve, 1500));
     b = await rec.stop();
     used = sampler.sample(true).cpuSeconds - cpuBefore;
     total = Object.values(b).reduce((n, s) => n + s, 0);
   }
   // What was sampled is bounded by what the process used, and is not nothing.
-  t.ok(total >= 0.02 && total <= used + 0.05, `${total.toFixed(2)} s sampled; the process used ${used.toFixed(2)} s of CPU meanwhile`);
+  t.ok(
+    total >= 0.02 && total <= used + 0.05,
+    `${total.toFixed(2)} s sampled; the process used ${used.toFixed(2)} s of CPU meanwhile`,
+  );
   t.ok(b.js / total > 0.6, `JavaScript holds most of it (${JSON.stringify(b)})`);
 });

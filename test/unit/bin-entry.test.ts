@@ -36,7 +36,10 @@ t.test('a build newer than its sources runs, as plain node', async (t) => {
   t.equal(builtEntry(root), undefined, 'without its stamp (written last), not yet');
   at('dist/airouter.json', T + 10, '{}');
   t.equal(builtEntry(root), path.join(root, 'dist', 'airouter.js'));
-  const out = execFileSync(process.execPath, [path.join(root, 'src', 'bin.js'), 'user', 'list'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+  const out = execFileSync(process.execPath, [path.join(root, 'src', 'bin.js'), 'user', 'list'], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '' },
+  });
   t.equal(out.trim(), 'the build ran user list', 'src/bin.js ran it, with the arguments');
 });
 

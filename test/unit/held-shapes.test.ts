@@ -21,11 +21,16 @@ t.test('the settings a stream keeps share one hidden class across requests', asy
   const kept = Array.from({ length: 60 }, (_, i) => settingsOnly(parse(request(`hello ${i}`))));
   // The first copies go through V8's inline cache while it is still learning: those differ.
   const settled = kept.slice(20);
-  t.ok(settled.every((s) => sameShape(s, settled[0]!)), 'forty requests, one shape');
+  t.ok(
+    settled.every((s) => sameShape(s, settled[0]!)),
+    'forty requests, one shape',
+  );
   t.same(kept[7]!.messages, [], 'the content is gone');
   t.same(kept[7]!.system, []);
   t.equal(kept[7]!.stream, true, 'the settings stay');
-  const withTools = settingsOnly(parse({ ...request('x'), tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] }));
+  const withTools = settingsOnly(
+    parse({ ...request('x'), tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }] }),
+  );
   t.equal(withTools.tools, undefined, 'tools are dropped too');
 });
 

@@ -16,7 +16,11 @@ t.test('sealed keys open under their secret and id only', async (t) => {
   t.notOk(sealed.includes(Buffer.from('sk-live')), 'no plain text inside');
   t.not(vault.seal('sk-live-abcdef123456', 'id-1').toString('hex'), sealed.toString('hex'), 'a fresh nonce each time');
   t.throws(() => vault.open(sealed, 'id-2'), { name: 'VaultError' }, 'moved onto another row, it does not open');
-  t.throws(() => new KeyVault('y'.repeat(40)).open(sealed, 'id-1'), { name: 'VaultError' }, 'another secret does not open it');
+  t.throws(
+    () => new KeyVault('y'.repeat(40)).open(sealed, 'id-1'),
+    { name: 'VaultError' },
+    'another secret does not open it',
+  );
   const tampered = Buffer.from(sealed);
   tampered[tampered.length - 1]! ^= 1;
   t.throws(() => vault.open(tampered, 'id-1'), { name: 'VaultError' }, 'a changed byte is caught');
@@ -26,14 +30,22 @@ t.test('sealed keys open under their secret and id only', async (t) => {
 
 t.test('the vault of a configuration', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'airouter-vault-'));
-  t.equal(openVault({ embedded: false, dataDir: dir }), undefined, 'a shared Postgres without PROVIDER_KEY_SECRET: none');
+  t.equal(
+    openVault({ embedded: false, dataDir: dir }),
+    undefined,
+    'a shared Postgres without PROVIDER_KEY_SECRET: none',
+  );
   const given = openVault({ secret: SECRET, embedded: false, dataDir: dir })!;
   t.equal(given.open(new KeyVault(SECRET).seal('k', 'i'), 'i'), 'k', 'PROVIDER_KEY_SECRET is the key');
   const data = path.join(dir, 'data');
   const first = openVault({ embedded: true, dataDir: data })!;
   const file = path.join(data, 'provider-key.secret');
-  t.equal(statSync(file).mode & 0o777, 0o600, 'the embedded default\'s secret is readable by its owner only');
+  t.equal(statSync(file).mode & 0o777, 0o600, "the embedded default's secret is readable by its owner only");
   t.ok(readFileSync(file, 'utf8').length >= 32);
   const sealed = first.seal('sk-embedded', 'k1');
-  t.equal(openVault({ embedded: true, dataDir: data })!.open(sealed, 'k1'), 'sk-embedded', 'made once, the same after a restart');
+  t.equal(
+    openVault({ embedded: true, dataDir: data })!.open(sealed, 'k1'),
+    'sk-embedded',
+    'made once, the same after a restart',
+  );
 });

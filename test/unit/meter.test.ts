@@ -11,7 +11,11 @@ import { FIXTURES_DIR } from '../fixtures/index.js';
 import { DIALECTS } from '../../src/dialects/index.js';
 
 // What went upstream: every string and key of it is input the vendor read.
-const ir = { body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello there' }] }), dialect: DIALECTS.openai, maxImageTokens: 2500 };
+const ir = {
+  body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hello there' }] }),
+  dialect: DIALECTS.openai,
+  maxImageTokens: 2500,
+};
 const forwardedStrings = ['model', 'm', 'messages', 'role', 'user', 'content', 'hello there'];
 const piece = 'The quick brown fox jumps over the lazy dog. ';
 
@@ -23,7 +27,9 @@ t.test('pass-through events: bounded memory, tokenizer count of all the text', a
   let maxHeld = 0;
   for (let i = 0; i < 20_000; i++) {
     text += piece;
-    meter.noteRaw(JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: piece } }] }));
+    meter.noteRaw(
+      JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: piece } }] }),
+    );
     maxHeld = Math.max(maxHeld, held(meter));
   }
   t.ok(text.length > 800_000, 'an answer far larger than the limits');
@@ -52,10 +58,15 @@ t.test('text outside ASCII comes back whole from the held bytes', async (t) => {
   const meter = new StreamMeter(ir);
   const pieces = ['Grüße, ', '日本語の', 'テキスト ', '🙂 done'];
   // Small events and one past the raw limit, so both the held bytes and the boiled-down text are read back.
-  for (const p of [...pieces, 'x'.repeat(3000)]) meter.noteRaw(JSON.stringify({ choices: [{ index: 0, delta: { content: p } }] }));
+  for (const p of [...pieces, 'x'.repeat(3000)])
+    meter.noteRaw(JSON.stringify({ choices: [{ index: 0, delta: { content: p } }] }));
   meter.noteText('');
   const usage = await meter.final();
-  t.equal(usage.output, countTokens(pieces.join('') + 'x'.repeat(3000)), 'the tokenizer count of exactly the text sent');
+  t.equal(
+    usage.output,
+    countTokens(pieces.join('') + 'x'.repeat(3000)),
+    'the tokenizer count of exactly the text sent',
+  );
 });
 
 t.test('text given as bytes and as strings, in any order, is held in the order it came', async (t) => {
@@ -89,7 +100,8 @@ function fixtureEvents(): string[] {
   const files = readdirSync(FIXTURES_DIR, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.sse'));
   const out: string[] = [];
   for (const f of files) {
-    for (const line of readFileSync(path.join(FIXTURES_DIR, f), 'utf8').split('\n')) if (line.startsWith('data: ')) out.push(line.slice(6));
+    for (const line of readFileSync(path.join(FIXTURES_DIR, f), 'utf8').split('\n'))
+      if (line.startsWith('data: ')) out.push(line.slice(6));
   }
   return out;
 }
@@ -108,13 +120,29 @@ t.test('delta text read without parsing: the same as parsing on every recorded e
 });
 
 t.test('delta text read without parsing: escapes, Unicode and shapes it must leave to the parser', async (t) => {
-  const texts = ['plain', '', 'a "quoted" word', 'ends with a backslash \\', '\\"}', 'line\nbreak\ttab', 'Grüße 日本 🙂', '\u2028\u0000', '"delta":{"content":"x"}', '\\\\"'];
+  const texts = [
+    'plain',
+    '',
+    'a "quoted" word',
+    'ends with a backslash \\',
+    '\\"}',
+    'line\nbreak\ttab',
+    'Grüße 日本 🙂',
+    '\u2028\u0000',
+    '"delta":{"content":"x"}',
+    '\\\\"',
+  ];
   // Every character outside printable ASCII as a \u escape: in event text, and in test names,
   // where a raw U+2028 would break the TAP stream.
-  const asciiOnly = (s: string) => s.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const asciiOnly = (s: string) =>
+    s.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   const name = (s: string) => asciiOnly(JSON.stringify(s));
   for (const text of texts) {
-    const openai = JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: text }, finish_reason: null }] });
+    const openai = JSON.stringify({
+      id: 'c',
+      object: 'chat.completion.chunk',
+      choices: [{ index: 0, delta: { content: text }, finish_reason: null }],
+    });
     const anthropic = JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } });
     t.equal(deltaText(openai), text, `openai ${name(text)}`);
     t.equal(deltaText(anthropic), text, `anthropic ${name(text)}`);
@@ -124,29 +152,58 @@ t.test('delta text read without parsing: escapes, Unicode and shapes it must lea
   }
   const leftToParser = [
     // Two choices: both count.
-    JSON.stringify({ choices: [{ index: 0, delta: { content: 'a' } }, { index: 1, delta: { content: 'b' } }] }),
+    JSON.stringify({
+      choices: [
+        { index: 0, delta: { content: 'a' } },
+        { index: 1, delta: { content: 'b' } },
+      ],
+    }),
     // A role after the content, a refusal, reasoning or tool calls beside it.
     JSON.stringify({ choices: [{ index: 0, delta: { content: 'a', role: 'assistant' } }] }),
     JSON.stringify({ choices: [{ index: 0, delta: { role: 'assistant', content: 'a', refusal: 'no' } }] }),
-    JSON.stringify({ choices: [{ index: 0, delta: {} }, { index: 1, delta: { content: 'b' } }] }),
+    JSON.stringify({
+      choices: [
+        { index: 0, delta: {} },
+        { index: 1, delta: { content: 'b' } },
+      ],
+    }),
     JSON.stringify({ choices: [{ index: 0, delta: { content: 'a', refusal: 'no' } }] }),
     JSON.stringify({ choices: [{ index: 0, delta: { reasoning_content: 'think', content: 'a' } }] }),
-    JSON.stringify({ choices: [{ index: 0, delta: { content: 'a', tool_calls: [{ function: { name: 'f', arguments: '{}' } }] } }] }),
+    JSON.stringify({
+      choices: [{ index: 0, delta: { content: 'a', tool_calls: [{ function: { name: 'f', arguments: '{}' } }] } }],
+    }),
     // Spaces the fast read does not expect, a key that ends in an escaped quote, broken JSON.
     '{"choices": [{"index": 0, "delta": {"content": "a"}}]}',
     '{"choices":[{"x\\"delta":{"content":"a"}}]}',
     '{"choices":[{"index":0,"delta":{"content":"a',
     '{"choices":[{"index":0,"delta":{"content":"bad \\x escape"}}]}',
     // Anthropic deltas other than text, and a top-level delta beside OpenAI choices.
-    JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"a":' } }),
+    JSON.stringify({
+      type: 'content_block_delta',
+      index: 0,
+      delta: { type: 'input_json_delta', partial_json: '{"a":' },
+    }),
     JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'hmm' } }),
     JSON.stringify({ choices: [], delta: { type: 'text_delta', text: 'x' } }),
   ];
   for (const data of leftToParser) t.equal(deltaText(data), undefined, `left to the parser: ${data}`);
   // OpenAI's first chunk (the role, empty content, a null refusal) and its last (an empty delta).
-  const first = JSON.stringify({ id: 'c', choices: [{ index: 0, delta: { role: 'assistant', content: 'hi', refusal: null }, logprobs: null, finish_reason: null }] });
+  const first = JSON.stringify({
+    id: 'c',
+    choices: [
+      { index: 0, delta: { role: 'assistant', content: 'hi', refusal: null }, logprobs: null, finish_reason: null },
+    ],
+  });
   t.equal(deltaText(first), 'hi', 'the role chunk read without a parse');
-  t.equal(deltaText(JSON.stringify({ id: 'c', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })), '', 'the empty delta read without a parse');
-  t.equal(deltaText(JSON.stringify({ type: 'message_delta', delta: {} })), undefined, 'an empty delta outside OpenAI choices is left to the parser');
+  t.equal(
+    deltaText(JSON.stringify({ id: 'c', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })),
+    '',
+    'the empty delta read without a parse',
+  );
+  t.equal(
+    deltaText(JSON.stringify({ type: 'message_delta', delta: {} })),
+    undefined,
+    'an empty delta outside OpenAI choices is left to the parser',
+  );
   t.equal(parsed(leftToParser[0]!), 'ab', 'the parser reads every choice');
 });

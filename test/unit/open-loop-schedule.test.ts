@@ -20,7 +20,8 @@ t.test('the warm-up rises evenly from zero to the rate, then the rate holds', as
   const gaps = [1, 500, 999].map((i) => s.dueAt(i) - s.dueAt(i - 1));
   t.ok(gaps[0]! > gaps[1]! && gaps[1]! > gaps[2]!, 'the gaps shrink as the rate rises');
   t.ok(gaps[2]! >= 1 && gaps[2]! < 1.01, 'to 1/rate at the end of the warm-up');
-  for (let i = 1; i < s.total; i++) if (s.dueAt(i) < s.dueAt(i - 1)) t.fail(`request ${i} is due before the one before it`);
+  for (let i = 1; i < s.total; i++)
+    if (s.dueAt(i) < s.dueAt(i - 1)) t.fail(`request ${i} is due before the one before it`);
 });
 
 t.test('no warm-up: the rate from the start', async (t) => {
@@ -43,7 +44,13 @@ t.test('the open loop counts every request it offered and its own CPU, warm-up i
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const { port } = server.address() as AddressInfo;
-  const r = await openLoop({ target: { url: `http://127.0.0.1:${port}/x`, headers: {}, body: '{}' }, rate: 200, durationS: 0.5, warmupS: 0.5, connections: 8 });
+  const r = await openLoop({
+    target: { url: `http://127.0.0.1:${port}/x`, headers: {}, body: '{}' },
+    rate: 200,
+    durationS: 0.5,
+    warmupS: 0.5,
+    connections: 8,
+  });
   const plan = openLoopSchedule(200, 0.5, 0.5);
   t.equal(r.offered, plan.total, 'the warm-up and the measured part');
   t.equal(r.sent, plan.total - plan.warmupCount, 'only the measured part counts as sent');

@@ -11,6 +11,9 @@ t.test('a reservation id is a UUIDv7: version, variant, its time in ms, and uniq
   t.equal(parseInt(id.slice(0, 8) + id.slice(9, 13), 16), at, 'the first 48 bits are the time');
   const many = Array.from({ length: 100_000 }, (_, i) => reservationId(at + Math.floor(i / 1000)));
   t.equal(new Set(many).size, many.length, '100,000 ids, all different (74 random bits each)');
-  t.ok(many.every((x, i) => i === 0 || x.slice(0, 13) >= many[i - 1]!.slice(0, 13)), 'in time order, as text');
+  t.ok(
+    many.every((x, i) => i === 0 || x.slice(0, 13) >= many[i - 1]!.slice(0, 13)),
+    'in time order, as text',
+  );
   t.ok(reservationId() > reservationId(Date.now() - 1000), 'a later id sorts after an earlier one');
 });

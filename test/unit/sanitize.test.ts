@@ -46,7 +46,8 @@ t.test('the useful parts of an error stay', async (t) => {
     'response_format.json_schema.name is required',
     'message.id must be unique',
     'std::string is not a valid type',
-  ]) t.equal(scrub(text), text);
+  ])
+    t.equal(scrub(text), text);
   t.equal(scrub('Authorization: Basic dXNlcjpw'), 'Authorization: Basic [redacted]', 'the scheme is kept');
 });
 

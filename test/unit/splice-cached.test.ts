@@ -1,7 +1,8 @@
 import t from 'tap';
 import { spliceCachedTokens } from '../../src/dialects/openai/upstream.js';
 
-const body = (usage: unknown, extra = '') => `{"id":"chatcmpl-1","choices":[{"message":{"content":"say \\"usage\\":{ here"}}]${extra},"usage":${JSON.stringify(usage)}}`;
+const body = (usage: unknown, extra = '') =>
+  `{"id":"chatcmpl-1","choices":[{"message":{"content":"say \\"usage\\":{ here"}}]${extra},"usage":${JSON.stringify(usage)}}`;
 const splice = (usage: Record<string, unknown>, cached: number, extra = '') => {
   const text = body(usage, extra);
   const out = spliceCachedTokens(text, JSON.parse(text).usage, cached);
@@ -15,7 +16,11 @@ t.test('adds cached_tokens at top level next to the details', async (t) => {
 });
 
 t.test('adds both fields when the vendor sends no details; empty usage stays valid JSON', async (t) => {
-  t.same(splice({ prompt_tokens: 3 }, 0).usage, { cached_tokens: 0, prompt_tokens_details: { cached_tokens: 0 }, prompt_tokens: 3 });
+  t.same(splice({ prompt_tokens: 3 }, 0).usage, {
+    cached_tokens: 0,
+    prompt_tokens_details: { cached_tokens: 0 },
+    prompt_tokens: 3,
+  });
   t.same(splice({}, 0).usage, { cached_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } });
 });
 

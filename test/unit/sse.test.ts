@@ -8,7 +8,14 @@ t.test('splits events across chunk boundaries and keeps raw bytes', async (t) =>
   const bytes = Buffer.from(wire);
   const chunks = [bytes.subarray(0, 5), bytes.subarray(5, 22), bytes.subarray(22, 23), bytes.subarray(23)];
   const events = await lastValueFrom(from(chunks).pipe(parseSSE(), toArray()));
-  t.same(events.map((e) => [e.event, e.data]), [['a', '{"x":1}'], [undefined, 'one\ntwo'], [undefined, 'tail']]);
+  t.same(
+    events.map((e) => [e.event, e.data]),
+    [
+      ['a', '{"x":1}'],
+      [undefined, 'one\ntwo'],
+      [undefined, 'tail'],
+    ],
+  );
   t.equal(Buffer.concat(events.map((e) => e.raw)).toString(), wire.replace(': comment\n\n', ''));
   t.equal(encodeSSE('{}', 'ping').toString(), 'event: ping\ndata: {}\n\n');
 });
@@ -31,7 +38,11 @@ t.test('every event shape reads the same, whether the common shape or not', asyn
   ];
   for (const [wire, want] of cases) {
     const events = await lastValueFrom(from([Buffer.from(wire)]).pipe(parseSSE(), toArray()));
-    t.same(events.map((e) => [e.event, e.data]), want ? [want] : [], JSON.stringify(wire));
+    t.same(
+      events.map((e) => [e.event, e.data]),
+      want ? [want] : [],
+      JSON.stringify(wire),
+    );
     if (want) t.equal(events[0]!.raw.toString(), wire, `${JSON.stringify(wire)}: raw bytes kept`);
   }
 });

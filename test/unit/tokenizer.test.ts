@@ -8,7 +8,14 @@ import { countTokens as libCount } from 'gpt-tokenizer';
 import { countTokens } from '../../src/billing/tokens.js';
 import { countBounded, MAX_PIECE } from '../../src/billing/tokenizer/bounded.js';
 import { childEnv, REPO_ROOT } from '../helpers/child.js';
-import { countRequestBody, MAX_COUNT_CHARS, MAX_QUEUED_CHARS, stopTokenizer, tokenizerState, TokenizerRefused } from '../../src/billing/tokenizer/pool.js';
+import {
+  countRequestBody,
+  MAX_COUNT_CHARS,
+  MAX_QUEUED_CHARS,
+  stopTokenizer,
+  tokenizerState,
+  TokenizerRefused,
+} from '../../src/billing/tokenizer/pool.js';
 import { GatewayError } from '../../src/errors.js';
 
 t.teardown(() => stopTokenizer());
@@ -18,9 +25,18 @@ const lib = (s: string) => libCount(s, { disallowedSpecial: new Set() });
 /** Prose of many languages, code and numbers, as a prompt has them. */
 function ordinary(chars: number): string {
   const parts = [
-    'The quick brown fox jumps over the lazy dog.', 'Il était une fois, dans un pays lointain,', 'Übergrößenträger müssen draußen bleiben;',
-    '東京は日本の首都です。', 'Привет, как дела?', 'function add(a: number, b: number) { return a + b; }', '\n\n', '  - item 1234567 costs $19.99',
-    "It's what we'll do, isn't it?", 'https://example.com/path?q=1&r=two', '🙂 👍🏽', '\t\tindented();',
+    'The quick brown fox jumps over the lazy dog.',
+    'Il était une fois, dans un pays lointain,',
+    'Übergrößenträger müssen draußen bleiben;',
+    '東京は日本の首都です。',
+    'Привет, как дела?',
+    'function add(a: number, b: number) { return a + b; }',
+    '\n\n',
+    '  - item 1234567 costs $19.99',
+    "It's what we'll do, isn't it?",
+    'https://example.com/path?q=1&r=two',
+    '🙂 👍🏽',
+    '\t\tindented();',
   ];
   let s = '';
   for (let i = 0; s.length < chars; i++) s += parts[(i * 7) % parts.length] + (i % 5 ? ' ' : '\n');
@@ -38,7 +54,7 @@ function randomWord(chars: number): string {
   return s;
 }
 
-t.test('ordinary text: exactly gpt-tokenizer\'s count', async (t) => {
+t.test("ordinary text: exactly gpt-tokenizer's count", async (t) => {
   for (const n of [10, 1_000, 50_000]) {
     const text = ordinary(n);
     t.equal(countBounded(text, lib), lib(text), `${n} characters, counted directly`);
@@ -63,9 +79,15 @@ t.test('long runs: close above the real count, never split inside a character', 
   const pieces: string[] = [];
   const n = countBounded(emoji, (s) => (pieces.push(s), lib(s)));
   t.ok(pieces.length > 10, `cut into ${pieces.length} pieces`);
-  t.ok(pieces.every((p) => p.length <= MAX_PIECE), 'none longer than MAX_PIECE');
+  t.ok(
+    pieces.every((p) => p.length <= MAX_PIECE),
+    'none longer than MAX_PIECE',
+  );
   const lone = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-  t.notOk(pieces.some((p) => lone.test(p)), 'no piece holds half a surrogate pair');
+  t.notOk(
+    pieces.some((p) => lone.test(p)),
+    'no piece holds half a surrogate pair',
+  );
   t.equal(n, lib(emoji), 'and the count is the real one');
 });
 
@@ -117,7 +139,7 @@ t.test('counting never holds the event loop', async (t) => {
   t.ok(worst < took / 4, `the loop went at most ${Math.round(worst)} ms of ${Math.round(took)} without a turn`);
 });
 
-t.test('special tokens in a client\'s text are text', async (t) => {
+t.test("special tokens in a client's text are text", async (t) => {
   t.equal(await countTokens('<|endoftext|> hi'), lib('<|endoftext|> hi'));
   t.ok((await countTokens('<|endoftext|>')) > 1, 'not the one special token');
 });
@@ -130,49 +152,104 @@ const messages = (...texts: string[]) => ({
 });
 
 t.test('size and backlog limits', async (t) => {
-  await t.rejects(countRequestBody(messages('x'.repeat(MAX_COUNT_CHARS), 'y')), { name: 'GatewayError', kind: 'too_large' }, 'past MAX_COUNT_CHARS in all: refused');
-  t.equal((await countRequestBody(messages('x'.repeat(80), ' hello'))).tokens, 10 + lib(' hello') + 2 * 4, 'within it: the sum, and each message\'s markers');
+  await t.rejects(
+    countRequestBody(messages('x'.repeat(MAX_COUNT_CHARS), 'y')),
+    { name: 'GatewayError', kind: 'too_large' },
+    'past MAX_COUNT_CHARS in all: refused',
+  );
+  t.equal(
+    (await countRequestBody(messages('x'.repeat(80), ' hello'))).tokens,
+    10 + lib(' hello') + 2 * 4,
+    "within it: the sum, and each message's markers",
+  );
   // One string queued many times: the backlog grows by its length each time, the memory does not.
   const big = 'x'.repeat(4 * 1024 * 1024);
   const queued: Promise<number>[] = [];
   while (tokenizerState().queuedChars + big.length <= MAX_QUEUED_CHARS) queued.push(countTokens(big));
-  await t.rejects(countRequestBody(messages('hello')), TokenizerRefused, 'a request\'s count is refused behind a long backlog');
+  await t.rejects(
+    countRequestBody(messages('hello')),
+    TokenizerRefused,
+    "a request's count is refused behind a long backlog",
+  );
   t.equal(await countTokens(big), big.length, 'past the backlog bound: at once, the byte upper bound');
   const counted = await Promise.all(queued);
-  t.ok(counted.every((n) => n === big.length / 8), 'what was queued is counted');
+  t.ok(
+    counted.every((n) => n === big.length / 8),
+    'what was queued is counted',
+  );
   t.equal(tokenizerState().queuedChars, 0, 'and the backlog is empty again');
 });
 
-t.test('a request\'s count, from its bytes, in the thread: per-message overhead, images, every text, and the client\'s mistakes', async (t) => {
-  // Past 4 KB, so that the body is a buffer of its own, as a large request's is.
-  const text = 'hello there '.repeat(500);
-  const body = Buffer.from(JSON.stringify({
-    model: 'm', system: 'Be brief.',
-    messages: [{ role: 'user', content: [{ type: 'text', text }, { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } }] }],
-  }));
-  const sent = JSON.parse(body.toString());
-  const counted = await countRequestBody({ body, dialect: 'anthropic', defaults: { max_tokens: 1 }, forwardWithout: ['max_tokens'] });
-  t.equal(counted.model, 'm');
-  t.equal(counted.tokens, lib('Be brief.') + lib(text) + 4 + 2500);
-  t.same(JSON.parse(Buffer.from(counted.forward!).toString()), { system: 'Be brief.', messages: sent.messages }, 'the forwarded body: no model, no budget');
-  t.equal(body.byteLength, 0, 'a buffer of its own was handed over to the thread, not copied');
-  const small = Buffer.from('{"model":"m","messages":[{"role":"user","content":"hi"}]}');
-  t.equal((await countRequestBody({ body: small, dialect: 'anthropic', defaults: { max_tokens: 1 } })).tokens, lib('hi') + 4);
-  t.ok(small.byteLength > 0, 'a slice of Node\'s pool is copied, never taken');
-  const refused = (b: string) => countRequestBody({ body: Buffer.from(b), dialect: 'anthropic', defaults: { max_tokens: 1 } }).then(() => undefined, (e: unknown) => e);
-  const bad = await refused('{"model": ');
-  t.ok(bad instanceof GatewayError && bad.kind === 'invalid_request' && bad.code === 'invalid_json', 'not JSON: the 400 of the surface');
-  const wrong = await refused('{"model":"m","messages":"hi"}');
-  t.ok(wrong instanceof GatewayError && wrong.kind === 'invalid_request' && wrong.param === 'messages', 'the dialect\'s own 400, naming the field');
-  t.ok((await refused('[1]')) instanceof GatewayError, 'not an object');
-  t.equal(tokenizerState().requestBytes, 0, 'nothing left waiting');
-});
+t.test(
+  "a request's count, from its bytes, in the thread: per-message overhead, images, every text, and the client's mistakes",
+  async (t) => {
+    // Past 4 KB, so that the body is a buffer of its own, as a large request's is.
+    const text = 'hello there '.repeat(500);
+    const body = Buffer.from(
+      JSON.stringify({
+        model: 'm',
+        system: 'Be brief.',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text },
+              { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } },
+            ],
+          },
+        ],
+      }),
+    );
+    const sent = JSON.parse(body.toString());
+    const counted = await countRequestBody({
+      body,
+      dialect: 'anthropic',
+      defaults: { max_tokens: 1 },
+      forwardWithout: ['max_tokens'],
+    });
+    t.equal(counted.model, 'm');
+    t.equal(counted.tokens, lib('Be brief.') + lib(text) + 4 + 2500);
+    t.same(
+      JSON.parse(Buffer.from(counted.forward!).toString()),
+      { system: 'Be brief.', messages: sent.messages },
+      'the forwarded body: no model, no budget',
+    );
+    t.equal(body.byteLength, 0, 'a buffer of its own was handed over to the thread, not copied');
+    const small = Buffer.from('{"model":"m","messages":[{"role":"user","content":"hi"}]}');
+    t.equal(
+      (await countRequestBody({ body: small, dialect: 'anthropic', defaults: { max_tokens: 1 } })).tokens,
+      lib('hi') + 4,
+    );
+    t.ok(small.byteLength > 0, "a slice of Node's pool is copied, never taken");
+    const refused = (b: string) =>
+      countRequestBody({ body: Buffer.from(b), dialect: 'anthropic', defaults: { max_tokens: 1 } }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    const bad = await refused('{"model": ');
+    t.ok(
+      bad instanceof GatewayError && bad.kind === 'invalid_request' && bad.code === 'invalid_json',
+      'not JSON: the 400 of the surface',
+    );
+    const wrong = await refused('{"model":"m","messages":"hi"}');
+    t.ok(
+      wrong instanceof GatewayError && wrong.kind === 'invalid_request' && wrong.param === 'messages',
+      "the dialect's own 400, naming the field",
+    );
+    t.ok((await refused('[1]')) instanceof GatewayError, 'not an object');
+    t.equal(tokenizerState().requestBytes, 0, 'nothing left waiting');
+  },
+);
 
 t.test('the thread starts from the sources as `node src/bin.js` runs them: tsx registered in code', async (t) => {
   // Plain node, no loader in execArgv or NODE_OPTIONS: what src/bin.js does, then a count.
   const script = `import { register } from 'tsx/esm/api'; register();
     const { countTokens } = await import('./src/billing/tokens.ts');
     process.stdout.write(String(await countTokens('x'.repeat(1000))));`;
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, env: childEnv(), timeout: 60_000 }).toString();
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+    cwd: REPO_ROOT,
+    env: childEnv(),
+    timeout: 60_000,
+  }).toString();
   t.equal(out, '125', 'counted by the thread (the byte bound would be 1000)');
 });

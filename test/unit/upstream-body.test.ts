@@ -25,7 +25,13 @@ async function sseServer(t: Test, headers: Record<string, string> = {}) {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 4, idleConnections: 4 });
+  const client = new UpstreamClient({
+    connectMs: 2000,
+    firstByteMs: 5000,
+    idleMs: 5000,
+    connections: 4,
+    idleConnections: 4,
+  });
   t.teardown(() => client.close());
   const { port } = server.address() as AddressInfo;
   return { client, origin: `http://127.0.0.1:${port}`, finish: () => state.finish(), requestIn };
@@ -73,7 +79,11 @@ t.test('the cancel covers the wait for an answer only', async (t) => {
   answered.cancel();
   const text = res.body.text();
   finish();
-  t.equal(await text, 'data: {"n":1}\n\ndata: [DONE]\n\n', 'cancelling after the answer leaves the body to its consumer');
+  t.equal(
+    await text,
+    'data: {"n":1}\n\ndata: [DONE]\n\n',
+    'cancelling after the answer leaves the body to its consumer',
+  );
 
   const waiting = new Cancel();
   const pending = client.post(`${origin}/slow`, {}, '{}', waiting);
@@ -82,5 +92,8 @@ t.test('the cancel covers the wait for an answer only', async (t) => {
   waiting.cancel();
   await t.rejects(pending, 'cancelling before the answer abandons the request');
   t.equal(waiting.listening, false, 'and the listener goes with it');
-  await t.rejects(client.post(`${origin}/fast`, {}, '{}', waiting), 'a cancel already given stops the next request before it is sent');
+  await t.rejects(
+    client.post(`${origin}/fast`, {}, '{}', waiting),
+    'a cancel already given stops the next request before it is sent',
+  );
 });

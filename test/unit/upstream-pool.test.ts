@@ -54,7 +54,13 @@ const post = (client: UpstreamClient, origin: string, body: string) =>
 
 t.test('a connection is kept and used again', async (t) => {
   const s = await holdingServer(t);
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 4, idleConnections: 4 });
+  const client = new UpstreamClient({
+    connectMs: 2000,
+    firstByteMs: 5000,
+    idleMs: 5000,
+    connections: 4,
+    idleConnections: 4,
+  });
   t.teardown(() => client.close());
   for (let i = 0; i < 3; i++) {
     const answer = post(client, s.origin, `r${i}`);
@@ -70,7 +76,13 @@ t.test('a connection is kept and used again', async (t) => {
 
 t.test('never more connections than the limit; the requests past it go out in turn', async (t) => {
   const s = await holdingServer(t);
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 2, idleConnections: 2 });
+  const client = new UpstreamClient({
+    connectMs: 2000,
+    firstByteMs: 5000,
+    idleMs: 5000,
+    connections: 2,
+    idleConnections: 2,
+  });
   t.teardown(() => client.close());
   const answers = ['r0', 'r1', 'r2', 'r3'].map((b) => post(client, s.origin, b));
   await s.until(2);
@@ -93,7 +105,13 @@ t.test('never more connections than the limit; the requests past it go out in tu
 
 t.test('a closed client refuses new requests', async (t) => {
   const s = await holdingServer(t);
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 2, idleConnections: 2 });
+  const client = new UpstreamClient({
+    connectMs: 2000,
+    firstByteMs: 5000,
+    idleMs: 5000,
+    connections: 2,
+    idleConnections: 2,
+  });
   const answer = post(client, s.origin, 'r0');
   await s.until(1);
   const closing = client.close();
@@ -106,7 +124,13 @@ t.test('a closed client refuses new requests', async (t) => {
 
 t.test('a request refused before it is sent leaves its connection free', async (t) => {
   const s = await holdingServer(t);
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 1, idleConnections: 1 });
+  const client = new UpstreamClient({
+    connectMs: 2000,
+    firstByteMs: 5000,
+    idleMs: 5000,
+    connections: 1,
+    idleConnections: 1,
+  });
   t.teardown(() => client.close());
   for (let i = 0; i < 3; i++) {
     await t.rejects(
@@ -128,10 +152,25 @@ t.test('requests waiting behind a connection that failed are answered, each with
   await new Promise<void>((r) => dead.listen(0, '127.0.0.1', r));
   const { port } = dead.address() as AddressInfo;
   await new Promise<void>((r) => dead.close(() => r()));
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 1, idleConnections: 1 });
+  const client = new UpstreamClient({
+    connectMs: 2000,
+    firstByteMs: 5000,
+    idleMs: 5000,
+    connections: 1,
+    idleConnections: 1,
+  });
   t.teardown(() => client.close());
-  const tries = ['r0', 'r1', 'r2'].map((b) => post(client, `http://127.0.0.1:${port}`, b).then(() => 'answered', (err) => err.code));
-  t.same(await Promise.all(tries), ['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED'], 'one connection allowed, three refusals, none left waiting');
+  const tries = ['r0', 'r1', 'r2'].map((b) =>
+    post(client, `http://127.0.0.1:${port}`, b).then(
+      () => 'answered',
+      (err) => err.code,
+    ),
+  );
+  t.same(
+    await Promise.all(tries),
+    ['ECONNREFUSED', 'ECONNREFUSED', 'ECONNREFUSED'],
+    'one connection allowed, three refusals, none left waiting',
+  );
 
   // The origin comes back: the pool is not stuck on its failed connections.
   const s = await holdingServer(t, port);
@@ -141,9 +180,15 @@ t.test('requests waiting behind a connection that failed are answered, each with
   t.equal(await answer, 'a3', 'the next request is answered');
 });
 
-t.test('the request path is the URL\'s own, whatever the origin drops from it', async (t) => {
+t.test("the request path is the URL's own, whatever the origin drops from it", async (t) => {
   const s = await holdingServer(t);
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 2, idleConnections: 2 });
+  const client = new UpstreamClient({
+    connectMs: 2000,
+    firstByteMs: 5000,
+    idleMs: 5000,
+    connections: 2,
+    idleConnections: 2,
+  });
   t.teardown(() => client.close());
   // `user@` is not part of the origin: a path cut at the origin's length would start inside the host.
   const withUser = s.origin.replace('http://', 'http://user@');
@@ -156,7 +201,13 @@ t.test('the request path is the URL\'s own, whatever the origin drops from it', 
 
 t.test('connections that come free past the idle limit are closed', async (t) => {
   const s = await holdingServer(t);
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 4, idleConnections: 1 });
+  const client = new UpstreamClient({
+    connectMs: 2000,
+    firstByteMs: 5000,
+    idleMs: 5000,
+    connections: 4,
+    idleConnections: 1,
+  });
   t.teardown(() => client.close());
   const answers = ['r0', 'r1', 'r2'].map((b) => post(client, s.origin, b));
   await s.until(3);
@@ -184,7 +235,13 @@ t.test('closing the connections past the idle limit makes no error for each', as
   };
   t.teardown(() => void (Error.prepareStackTrace = before));
   const s = await holdingServer(t);
-  const client = new UpstreamClient({ connectMs: 2000, firstByteMs: 5000, idleMs: 5000, connections: 8, idleConnections: 1 });
+  const client = new UpstreamClient({
+    connectMs: 2000,
+    firstByteMs: 5000,
+    idleMs: 5000,
+    connections: 8,
+    idleConnections: 1,
+  });
   t.teardown(() => client.close());
   const answers = [0, 1, 2, 3, 4, 5].map((i) => post(client, s.origin, `r${i}`));
   await s.until(6);

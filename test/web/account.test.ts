@@ -37,8 +37,16 @@ t.test('the account pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (
   await page.getByLabel('Language').selectOption('id');
   await page.setViewportSize(SIZES.phone);
   await page.getByTestId('no-payment').waitFor();
-  t.equal(await page.getByTestId('no-payment').innerText(), 'Saldo Anda kosong, dan gateway ini tidak menerima pembayaran daring. Minta operatornya menambahkan kredit ke akun Anda.', 'no payment method: ask the operator');
-  t.equal(await page.getByTestId('onboarding').getByRole('link', { name: 'Isi saldo' }).count(), 0, 'and no top-up link');
+  t.equal(
+    await page.getByTestId('no-payment').innerText(),
+    'Saldo Anda kosong, dan gateway ini tidak menerima pembayaran daring. Minta operatornya menambahkan kredit ke akun Anda.',
+    'no payment method: ask the operator',
+  );
+  t.equal(
+    await page.getByTestId('onboarding').getByRole('link', { name: 'Isi saldo' }).count(),
+    0,
+    'and no top-up link',
+  );
   await shoot('overview-no-payment-id');
   await page.getByLabel('Bahasa').selectOption('en');
   await page.getByRole('button', { name: 'Log out' }).click();
@@ -65,14 +73,22 @@ t.test('the account pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (
   await page.getByLabel('New password').fill('reset');
   await page.getByLabel('Repeat the password').fill('reset');
   await page.getByRole('button', { name: 'Set the new password' }).click();
-  t.equal(await page.locator('#password-error').innerText(), 'Use at least 8 characters.', 'a short new password, under the field');
+  t.equal(
+    await page.locator('#password-error').innerText(),
+    'Use at least 8 characters.',
+    'a short new password, under the field',
+  );
   await shoot('reset');
   const resetPassword = 'a password chosen after a reset';
   await page.getByLabel('New password').fill(resetPassword);
   await page.getByLabel('Repeat the password').fill(resetPassword);
   await page.getByRole('button', { name: 'Set the new password' }).click();
   await page.waitForURL('**/overview');
-  t.equal((await api('POST', '/login', { body: { email, password: resetPassword } })).status, 200, 'the reset password signs in');
+  t.equal(
+    (await api('POST', '/login', { body: { email, password: resetPassword } })).status,
+    200,
+    'the reset password signs in',
+  );
   t.equal((await api('POST', '/login', { body: { email, password } })).status, 401, 'the old one does not');
   await page.goto(resetLink);
   await page.getByLabel('New password').fill('another long password');
@@ -88,14 +104,22 @@ t.test('the account pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (
   await page.getByLabel('Kata sandi baru').fill('a changed password');
   await page.getByLabel('Ulangi kata sandi').fill('a changed password');
   await page.getByRole('button', { name: 'Ganti kata sandi' }).click();
-  t.equal(await page.locator('#current_password-error').innerText(), 'Kata sandi saat ini salah.', 'a wrong current password, in Indonesian under its field');
+  t.equal(
+    await page.locator('#current_password-error').innerText(),
+    'Kata sandi saat ini salah.',
+    'a wrong current password, in Indonesian under its field',
+  );
   await shoot('account-id');
   await page.getByLabel('Kata sandi saat ini').fill(resetPassword);
   t.equal(await page.locator('#current_password-error').count(), 0, 'cleared on edit');
   await page.getByRole('button', { name: 'Ganti kata sandi' }).click();
   await page.getByText('Kata sandi diganti.').waitFor();
   await page.getByLabel('Bahasa').selectOption('en');
-  t.equal((await api('POST', '/login', { body: { email, password: 'a changed password' } })).status, 200, 'the changed password signs in');
+  t.equal(
+    (await api('POST', '/login', { body: { email, password: 'a changed password' } })).status,
+    200,
+    'the changed password signs in',
+  );
   const elsewhere = (await api('POST', '/login', { body: { email, password: 'a changed password' } })).json.token;
   await page.getByRole('button', { name: 'Sign out everywhere' }).click();
   await page.waitForURL(`${gw.url}/`);

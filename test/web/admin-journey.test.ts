@@ -18,8 +18,15 @@ import { CHROMIUM, SKIP_WITHOUT_CHROMIUM } from '../helpers/browser.js';
 import { REPO_ROOT, waitFor } from '../helpers/child.js';
 import { signUp, startDashboard } from '../helpers/dashboard.js';
 
-interface PageElement { outerHTML: string; getBoundingClientRect(): { right: number }; closest(selector: string): unknown }
-declare const document: { documentElement: { scrollWidth: number }; querySelectorAll(selector: string): Iterable<PageElement> };
+interface PageElement {
+  outerHTML: string;
+  getBoundingClientRect(): { right: number };
+  closest(selector: string): unknown;
+}
+declare const document: {
+  documentElement: { scrollWidth: number };
+  querySelectorAll(selector: string): Iterable<PageElement>;
+};
 declare const localStorage: { getItem(key: string): string | null; clear(): void };
 
 const SHOTS = path.join(REPO_ROOT, '.tap', 'screenshots');
@@ -44,13 +51,24 @@ async function shoot(t: Test, page: Page, name: string) {
     await page.setViewportSize(viewport);
     await page.waitForTimeout(150);
     const unlabelled = await page.$$eval('input:not([type=hidden]):not([type=file]), select', (els) =>
-      els.filter((e) => (e as unknown as { labels: { length: number } | null }).labels?.length === 0 && !e.getAttribute('aria-label')).map((e) => e.outerHTML),
+      els
+        .filter(
+          (e) =>
+            (e as unknown as { labels: { length: number } | null }).labels?.length === 0 &&
+            !e.getAttribute('aria-label'),
+        )
+        .map((e) => e.outerHTML),
     );
     t.same(unlabelled, [], `${name}: every input has a label`);
     if (size === 'phone') {
       const wide = await page.evaluate((w) => {
-        const past = [...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > w + 1 && !e.closest('.scroll, nav'));
-        return { width: document.documentElement.scrollWidth, past: past.slice(0, 3).map((e) => e.outerHTML.slice(0, 120)) };
+        const past = [...document.querySelectorAll('body *')].filter(
+          (e) => e.getBoundingClientRect().right > w + 1 && !e.closest('.scroll, nav'),
+        );
+        return {
+          width: document.documentElement.scrollWidth,
+          past: past.slice(0, 3).map((e) => e.outerHTML.slice(0, 120)),
+        };
       }, viewport.width);
       t.ok(wide.width <= viewport.width, `${name}: fits a phone's width (${wide.width}px)`, { past: wide.past });
     }
@@ -64,7 +82,11 @@ async function shoot(t: Test, page: Page, name: string) {
 t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t) => {
   const webDir = path.join(mkdtempSync(path.join(tmpdir(), 'airouter-web-')), 'dist');
   await buildWeb(webDir);
-  const s = await startDashboard(t, { WEB_DIR: webDir, ALERT_CHECK_MS: '200', PROVIDER_KEY_SECRET: 'the journey test provider key secret, 32+ chars' });
+  const s = await startDashboard(t, {
+    WEB_DIR: webDir,
+    ALERT_CHECK_MS: '200',
+    PROVIDER_KEY_SECRET: 'the journey test provider key secret, 32+ chars',
+  });
   const sql = s.gw.services.sql;
   mkdirSync(SHOTS, { recursive: true });
   const root = await signUp(s, 'admin password 123');
@@ -73,7 +95,10 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
   await sql`INSERT INTO deposits (user_id, method, status, amount, currency, credit_nano, provider, expires_at)
             VALUES (${user.userId}, 'qris', 'pending', 32500, 'IDR', 2000000000, 'qris', now() + interval '1 hour')`;
 
-  const browser = await chromium.launch({ executablePath: CHROMIUM ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
+  });
   t.teardown(() => browser.close());
   const context = await browser.newContext({ viewport: SIZES.desktop, locale: 'en-US', timezoneId: 'UTC' });
   const page = await context.newPage();
@@ -90,7 +115,8 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.waitForURL('**/overview');
   };
-  const sub = (name: string) => page.getByRole('navigation', { name: 'Admin menu' }).getByRole('link', { name, exact: true }).click();
+  const sub = (name: string) =>
+    page.getByRole('navigation', { name: 'Admin menu' }).getByRole('link', { name, exact: true }).click();
 
   // Users: find, credit with a reason.
   await login(root.email, 'admin password 123');
@@ -114,7 +140,11 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
   await page.getByTestId('admin-deposits').getByLabel('Reason').fill('seen in the bank statement');
   await page.getByRole('button', { name: 'Confirm paid' }).click();
   await page.getByTestId('admin-deposits').getByText('Paid', { exact: true }).waitFor();
-  t.equal((await s.api('GET', '/balance', { token: user.session })).json.balance_usd, '4.500000000', 'the confirmed deposit is credited');
+  t.equal(
+    (await s.api('GET', '/balance', { token: user.session })).json.balance_usd,
+    '4.500000000',
+    'the confirmed deposit is credited',
+  );
   await shoot(t, page, 'deposits');
 
   // Codes: made, shown once.
@@ -130,41 +160,82 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
   await sub('Catalogue');
   const row = page.getByTestId('admin-catalogue').getByRole('row').filter({ hasText: 'an-model' });
   await row.getByRole('button', { name: 'Switch off', exact: true }).last().click();
-  await page.getByTestId('catalogue-version').getByText(/version \d+/).waitFor();
+  await page
+    .getByTestId('catalogue-version')
+    .getByText(/version \d+/)
+    .waitFor();
   const listed = (await (await fetch(`${s.gw.url}/api/public/models`)).json()) as { data: { id: string }[] };
-  t.notOk(listed.data.some((m) => m.id === 'an-model'), 'the switched-off model is out of the live catalogue');
+  t.notOk(
+    listed.data.some((m) => m.id === 'an-model'),
+    'the switched-off model is out of the live catalogue',
+  );
   // The fallback model's second route first.
   const fallback = page.getByTestId('admin-catalogue').getByRole('row').filter({ hasText: 'fallback-model' });
   await fallback.getByRole('button', { name: 'Move up' }).click();
-  await page.getByTestId('catalogue-version').getByText(/version 2,/).waitFor();
-  const state = (await (await fetch(`${s.gw.url}/api/admin/catalogue`, { headers: { authorization: `Bearer ${await page.evaluate(() => localStorage.getItem('airouter.session'))}` } })).json()) as { in_service: { id: string; routes: string[] }[] };
-  t.same(state.in_service.find((m) => m.id === 'fallback-model')?.routes, ['fake-openai/upstream-oa', 'dead/x'], 'routes reordered from the page');
+  await page
+    .getByTestId('catalogue-version')
+    .getByText(/version 2,/)
+    .waitFor();
+  const state = (await (
+    await fetch(`${s.gw.url}/api/admin/catalogue`, {
+      headers: { authorization: `Bearer ${await page.evaluate(() => localStorage.getItem('airouter.session'))}` },
+    })
+  ).json()) as { in_service: { id: string; routes: string[] }[] };
+  t.same(
+    state.in_service.find((m) => m.id === 'fallback-model')?.routes,
+    ['fake-openai/upstream-oa', 'dead/x'],
+    'routes reordered from the page',
+  );
   // A price and the upstream's cost, from the page.
   const oa = page.getByTestId('admin-catalogue').getByRole('row').filter({ hasText: 'oa-model' }).first();
   await oa.getByText('Prices, USD per million tokens').click();
   await oa.getByLabel('Input', { exact: true }).fill('1.5');
   await oa.getByRole('button', { name: 'Save prices' }).click();
-  await page.getByTestId('catalogue-version').getByText(/version 3,/).waitFor();
-  const priced = (await (await fetch(`${s.gw.url}/api/public/models`)).json()) as { data: { id: string; pricing: { input: number } }[] };
+  await page
+    .getByTestId('catalogue-version')
+    .getByText(/version 3,/)
+    .waitFor();
+  const priced = (await (await fetch(`${s.gw.url}/api/public/models`)).json()) as {
+    data: { id: string; pricing: { input: number } }[];
+  };
   t.equal(priced.data.find((m) => m.id === 'oa-model')?.pricing.input, 1.5, 'the new price is in force');
   // The upstream's cost on the route, from the routes form.
   await oa.getByText('Routes', { exact: true }).click();
   await oa.getByLabel('Upstream cost, input').fill('0.75');
   await oa.getByLabel('Upstream cost, output').fill('1');
   await oa.getByRole('button', { name: 'Save the routes' }).click();
-  await page.getByTestId('catalogue-version').getByText(/version 4,/).waitFor();
+  await page
+    .getByTestId('catalogue-version')
+    .getByText(/version 4,/)
+    .waitFor();
   await page.getByTestId('catalogue-file-differs').waitFor();
   t.pass('the page says the file is no longer what serves');
   // A bad import says what is wrong, where; a good one says what it saved.
   const fileInput = page.locator('input[type=file]');
-  await fileInput.setInputFiles({ name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify({ providers: [], models: [{ id: 'x', pricing: { input: -1, output: 1 }, routes: [{ provider: 'p', model: 'm' }] }] })) });
+  await fileInput.setInputFiles({
+    name: 'bad.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(
+      JSON.stringify({
+        providers: [],
+        models: [{ id: 'x', pricing: { input: -1, output: 1 }, routes: [{ provider: 'p', model: 'm' }] }],
+      }),
+    ),
+  });
   await page.locator('.actions > button', { hasText: 'Import JSON' }).click();
   await page.getByText(/Not saved: catalogue: models\[0\]\.pricing\.input must not be negative/).waitFor();
   t.pass('a bad import names the field at fault');
-  const exported = await (await fetch(`${s.gw.url}/api/admin/catalogue/export`, { headers: { authorization: `Bearer ${await page.evaluate(() => localStorage.getItem('airouter.session'))}` } })).text();
+  const exported = await (
+    await fetch(`${s.gw.url}/api/admin/catalogue/export`, {
+      headers: { authorization: `Bearer ${await page.evaluate(() => localStorage.getItem('airouter.session'))}` },
+    })
+  ).text();
   await fileInput.setInputFiles({ name: 'good.json', mimeType: 'application/json', buffer: Buffer.from(exported) });
   await page.locator('.actions > button', { hasText: 'Import JSON' }).click();
-  await page.getByTestId('catalogue-saved').getByText(/Saved as version 5: 2 models in service\./).waitFor();
+  await page
+    .getByTestId('catalogue-saved')
+    .getByText(/Saved as version 5: 2 models in service\./)
+    .waitFor();
   t.pass('a good import says what it saved');
   await shoot(t, page, 'catalogue');
 
@@ -195,14 +266,24 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
   await page.getByTestId('new-model').getByRole('button', { name: 'Add a model' }).click();
   await page.getByTestId('catalogue-saved').waitFor();
   const models = (await (await fetch(`${s.gw.url}/api/public/models`)).json()) as { data: { id: string }[] };
-  t.ok(models.data.some((m) => m.id === 'console-model'), 'the model added in the console is in the live catalogue');
+  t.ok(
+    models.data.some((m) => m.id === 'console-model'),
+    'the model added in the console is in the live catalogue',
+  );
   await sub('Providers');
   await card.getByRole('button', { name: 'Test with one call' }).click();
-  await card.getByTestId('provider-console-oa-test').getByText(/answered in \d+ ms \(upstream-console\)/).waitFor();
+  await card
+    .getByTestId('provider-console-oa-test')
+    .getByText(/answered in \d+ ms \(upstream-console\)/)
+    .waitFor();
   t.pass('the test call answered, through the model routed to the provider');
   await shoot(t, page, 'providers');
 
-  for (const [name, testId] of [['Upstream health', 'admin-health'], ['Revenue', 'admin-revenue'], ['Audit log', 'admin-audit']] as const) {
+  for (const [name, testId] of [
+    ['Upstream health', 'admin-health'],
+    ['Revenue', 'admin-revenue'],
+    ['Audit log', 'admin-audit'],
+  ] as const) {
     await sub(name);
     await page.getByTestId(testId).waitFor();
     await shoot(t, page, testId.replace('admin-', ''));
@@ -213,16 +294,25 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
   // The request log: a user's request, found by its model, with the route that answered.
   const { key } = await createKey(sql, user.userId, 'journey');
   const answered = await fetch(`${s.gw.url}/v1/chat/completions`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'fallback-model', messages: [{ role: 'user', content: 'hello' }] }),
   });
   t.equal(answered.status, 200, await answered.text());
-  await waitFor(async () => ((await sql`SELECT 1 FROM usage_records WHERE user_id = ${user.userId}`).length ? true : undefined), 10_000, 50);
+  await waitFor(
+    async () => ((await sql`SELECT 1 FROM usage_records WHERE user_id = ${user.userId}`).length ? true : undefined),
+    10_000,
+    50,
+  );
   await sub('Requests');
   await page.getByLabel('Model', { exact: true }).fill('fallback-model');
   await page.getByRole('button', { name: 'Filter', exact: true }).click();
   await page.getByTestId('admin-requests').getByText('fake-openai/upstream-oa').waitFor();
-  t.equal(await page.getByTestId('admin-requests').locator('tbody tr').count(), 1, 'the one request of that model, with its route');
+  t.equal(
+    await page.getByTestId('admin-requests').locator('tbody tr').count(),
+    1,
+    'the one request of that model, with its route',
+  );
   await shoot(t, page, 'requests');
 
   // Indonesian.

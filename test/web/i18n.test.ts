@@ -40,15 +40,20 @@ t.test('every API error code and field rule has words in both languages', async 
     for (const c of ERROR_CODES) t.ok(ERROR_WORDS[lang].codes[c]?.trim(), `${lang}: code ${c}`);
     for (const r of FIELD_REASONS) t.ok(ERROR_WORDS[lang].reasons[r]?.trim(), `${lang}: reason ${r}`);
   }
-  for (const c of ERROR_CODES) t.same(holes(ERROR_WORDS.id.codes[c]), holes(ERROR_WORDS.en.codes[c]), `code ${c}: same placeholders`);
-  for (const r of FIELD_REASONS) t.same(holes(ERROR_WORDS.id.reasons[r]), holes(ERROR_WORDS.en.reasons[r]), `reason ${r}: same placeholders`);
+  for (const c of ERROR_CODES)
+    t.same(holes(ERROR_WORDS.id.codes[c]), holes(ERROR_WORDS.en.codes[c]), `code ${c}: same placeholders`);
+  for (const r of FIELD_REASONS)
+    t.same(holes(ERROR_WORDS.id.reasons[r]), holes(ERROR_WORDS.en.reasons[r]), `reason ${r}: same placeholders`);
 });
 
 t.test('every key a page asks for exists', async (t) => {
   const dir = path.join(REPO_ROOT, 'web', 'src');
-  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.tsx') || f.endsWith('.ts'));
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter(
+    (f) => f.endsWith('.tsx') || f.endsWith('.ts'),
+  );
   const used = new Set<string>();
-  for (const f of files) for (const m of readFileSync(path.join(dir, f), 'utf8').matchAll(/\bt\('([a-zA-Z0-9_.]+)'/g)) used.add(m[1]);
+  for (const f of files)
+    for (const m of readFileSync(path.join(dir, f), 'utf8').matchAll(/\bt\('([a-zA-Z0-9_.]+)'/g)) used.add(m[1]);
   t.ok(used.size > 80, `${used.size} keys used`);
   const missing = [...used].filter((k) => !(k in DICTS.en) && !(k in ADMIN_DICTS.en));
   t.same(missing, [], 'no key used that the dictionaries lack');
@@ -61,17 +66,23 @@ t.test('every code the API sends to a page has words in both languages', async (
   const actions = new Set<string>();
   for (const f of readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((x) => x.endsWith('.ts'))) {
     const text = readFileSync(path.join(src, f), 'utf8');
-    if (!f.startsWith('dashboard') && !f.startsWith('admin') && !f.startsWith('payments')) for (const m of text.matchAll(/\bcode: '([a-z][a-z_]+)'/g)) refusals.add(m[1]);
+    if (!f.startsWith('dashboard') && !f.startsWith('admin') && !f.startsWith('payments'))
+      for (const m of text.matchAll(/\bcode: '([a-z][a-z_]+)'/g)) refusals.add(m[1]);
     if (text.includes('recordAudit')) for (const m of text.matchAll(/'([a-z]+\.[a-z_]+)'/g)) actions.add(m[1]);
   }
-  const kinds = /const STATUS: Record<ErrorKind, number> = \{([^}]+)\}/.exec(readFileSync(path.join(src, 'errors.ts'), 'utf8'))![1];
+  const kinds = /const STATUS: Record<ErrorKind, number> = \{([^}]+)\}/.exec(
+    readFileSync(path.join(src, 'errors.ts'), 'utf8'),
+  )![1];
   for (const m of kinds.matchAll(/(\w+):/g)) refusals.add(m[1]);
   t.ok(refusals.size > 20 && actions.size > 8, `${refusals.size} refusal codes, ${actions.size} audit actions`);
   for (const lang of ['en', 'id'] as const) {
     for (const c of refusals) t.ok(DICTS[lang][`refusal.${c}`]?.trim(), `${lang}: refusal ${c}`);
-    for (const m of ['qris', 'epusdt', 'code', 'operator']) t.ok(DICTS[lang][`method.${m}`]?.trim(), `${lang}: method ${m}`);
-    for (const s of ['pending', 'paid', 'expired', 'failed']) t.ok(DICTS[lang][`status.${s}`]?.trim(), `${lang}: deposit state ${s}`);
+    for (const m of ['qris', 'epusdt', 'code', 'operator'])
+      t.ok(DICTS[lang][`method.${m}`]?.trim(), `${lang}: method ${m}`);
+    for (const s of ['pending', 'paid', 'expired', 'failed'])
+      t.ok(DICTS[lang][`status.${s}`]?.trim(), `${lang}: deposit state ${s}`);
     for (const a of actions) t.ok(ADMIN_DICTS[lang][`audit.${a}`]?.trim(), `${lang}: audit action ${a}`);
-    for (const s of ['open', 'redeemed', 'expired']) t.ok(ADMIN_DICTS[lang][`codeStatus.${s}`]?.trim(), `${lang}: code state ${s}`);
+    for (const s of ['open', 'redeemed', 'expired'])
+      t.ok(ADMIN_DICTS[lang][`codeStatus.${s}`]?.trim(), `${lang}: code state ${s}`);
   }
 });

@@ -16,25 +16,57 @@ import { creditUser } from '../../src/accounts/users.js';
 import { usdToNano } from '../../src/billing/money.js';
 import { qrisSignature } from '../../src/payments/qris/signature.js';
 import { buildWeb } from '../../web/build.js';
-import { launchBrowser, openPage, pictureStats, shooter, shownUsd, shownUsdId, SIZES, SKIP_WITHOUT_CHROMIUM } from '../helpers/browser.js';
+import {
+  launchBrowser,
+  openPage,
+  pictureStats,
+  shooter,
+  shownUsd,
+  shownUsdId,
+  SIZES,
+  SKIP_WITHOUT_CHROMIUM,
+} from '../helpers/browser.js';
 import { newEmail, verifyLinkToken } from '../helpers/dashboard.js';
 import { eventually } from '../helpers/http.js';
 import { chat, decodeQrPng, QRIS_NOTIFY_SECRET, startPayments, STATIC_QRIS } from '../helpers/payments.js';
 
 // Callbacks given to page.evaluate run in the page. The test process has no DOM types, so the
 // little those callbacks touch is declared here.
-interface PageElement { outerHTML: string; closest(selector: string): unknown }
-interface PageCanvas { width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } }
-declare const document: { documentElement: { lang: string }; querySelectorAll(selector: string): Iterable<PageElement>; querySelector(selector: string): unknown };
+interface PageElement {
+  outerHTML: string;
+  closest(selector: string): unknown;
+}
+interface PageCanvas {
+  width: number;
+  height: number;
+  getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } };
+}
+declare const document: {
+  documentElement: { lang: string };
+  querySelectorAll(selector: string): Iterable<PageElement>;
+  querySelector(selector: string): unknown;
+};
 declare const localStorage: { getItem(key: string): string | null };
 declare const window: { notReloaded?: boolean };
 
-const usd2 = (v: string) => new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(v));
+const usd2 = (v: string) =>
+  new Intl.NumberFormat('en-US', {
+    style: 'currency',
+    currency: 'USD',
+    minimumFractionDigits: 2,
+    maximumFractionDigits: 2,
+  }).format(Number(v));
 
 t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t) => {
   const webDir = path.join(mkdtempSync(path.join(tmpdir(), 'airouter-web-')), 'dist');
   await buildWeb(webDir);
-  const s = await startPayments(t, { QRIS_MODE: 'merchant', QRIS_STATIC_PAYLOAD: STATIC_QRIS, QRIS_NOTIFY_SECRET, EPUSDT_MIN_USD: '1', WEB_DIR: webDir });
+  const s = await startPayments(t, {
+    QRIS_MODE: 'merchant',
+    QRIS_STATIC_PAYLOAD: STATIC_QRIS,
+    QRIS_NOTIFY_SECRET,
+    EPUSDT_MIN_USD: '1',
+    WEB_DIR: webDir,
+  });
   const { api, gw } = s;
   const browser = await launchBrowser(t);
   const { page, problems } = await openPage(browser);
@@ -57,7 +89,11 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   t.match(badEmail.json.error, { param: 'email', reason: 'invalid_email' });
   await page.getByLabel('Email address').fill('not-an-email');
   await page.getByRole('button', { name: 'Send me the link' }).click();
-  t.equal(await page.locator('#email-error').innerText(), 'Enter an email address, like name@example.com.', 'bad email: worded under the field');
+  t.equal(
+    await page.locator('#email-error').innerText(),
+    'Enter an email address, like name@example.com.',
+    'bad email: worded under the field',
+  );
   t.equal(await page.getByLabel('Email address').getAttribute('aria-invalid'), 'true', 'the field is marked invalid');
   await shoot('signup');
   await page.getByLabel('Email address').fill('not-an-email-yet');
@@ -76,12 +112,20 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   await page.getByLabel('Repeat the password').fill('short');
   await page.getByRole('button', { name: 'Set password and continue' }).click();
   t.match(shortPassword.json.error, { param: 'password', reason: 'too_short', params: { min: 8 } });
-  t.equal(await page.locator('#password-error').innerText(), 'Use at least 8 characters.', 'short password: worded under the field with its figure');
+  t.equal(
+    await page.locator('#password-error').innerText(),
+    'Use at least 8 characters.',
+    'short password: worded under the field with its figure',
+  );
   await shoot('verify');
   await page.getByLabel('Repeat the password').fill('shorter');
   t.equal(await page.locator('#password-error').count(), 0, 'cleared on edit');
   await page.getByRole('button', { name: 'Set password and continue' }).click();
-  t.equal(await page.locator('#confirm-error').innerText(), 'The two passwords are not the same.', 'a mismatch under the second field');
+  t.equal(
+    await page.locator('#confirm-error').innerText(),
+    'The two passwords are not the same.',
+    'a mismatch under the second field',
+  );
   const password = 'a browser-chosen password';
   await page.getByLabel('New password').fill(password);
   await page.getByLabel('Repeat the password').fill(password);
@@ -94,7 +138,11 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   t.equal(await page.getByTestId('balance').innerText(), '$0.00', 'a new account starts empty');
   // At $0 the overview says what to do: here, top up (this gateway takes QRIS and USDT).
   await page.getByTestId('onboarding').getByText('Your balance is empty: add credit to make requests.').waitFor();
-  t.equal(await page.getByTestId('onboarding').getByRole('link', { name: 'Top up' }).getAttribute('href'), '/topup', 'the way forward: top up');
+  t.equal(
+    await page.getByTestId('onboarding').getByRole('link', { name: 'Top up' }).getAttribute('href'),
+    '/topup',
+    'the way forward: top up',
+  );
   await shoot('overview-new');
 
   // A key, shown once.
@@ -114,7 +162,11 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   await tab('Anthropic SDK');
   t.match(await snippet(), `baseURL: '${gw.url}', apiKey: '${key}'`, 'Anthropic SDK: base URL without /v1');
   await tab('Claude Code');
-  t.match(await snippet(), `ANTHROPIC_BASE_URL=${gw.url} ANTHROPIC_API_KEY=${key} ANTHROPIC_MODEL=oa-model claude`, 'Claude Code');
+  t.match(
+    await snippet(),
+    `ANTHROPIC_BASE_URL=${gw.url} ANTHROPIC_API_KEY=${key} ANTHROPIC_MODEL=oa-model claude`,
+    'Claude Code',
+  );
   await tab('Codex');
   t.match(await snippet(), `base_url = "${gw.url}/v1"`, 'Codex: its provider on /v1');
   await shoot('keys');
@@ -126,7 +178,11 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   await page.getByLabel('Permintaan per menit (opsional)').fill('60');
   await page.getByLabel('Batas pengeluaran dalam USD (opsional)').fill('5');
   await page.getByRole('button', { name: 'Buat kunci' }).click();
-  t.equal(await page.locator('#new-period-error').innerText(), 'Pilih periode untuk batas pengeluaran.', 'a cap without its period, in Indonesian under the period');
+  t.equal(
+    await page.locator('#new-period-error').innerText(),
+    'Pilih periode untuk batas pengeluaran.',
+    'a cap without its period, in Indonesian under the period',
+  );
   await shoot('keys-limits-id');
   await page.getByLabel('Periode batas').selectOption('day');
   t.equal(await page.locator('#new-period-error').count(), 0, 'cleared once a period is picked');
@@ -135,15 +191,26 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   const limitedRow = page.getByTestId('keys-table').locator('tr', { hasText: 'limited' });
   await limitedRow.waitFor();
   t.match(await limitedRow.innerText(), '60/min · $5.00 a day', 'the limits in the list');
-  const limitedKey = () => api('GET', '/keys', { token: session! }).then((r) => r.json.data.find((k: { name: string }) => k.name === 'limited'));
-  t.match(await limitedKey(), { rpm_limit: 60, spend_limit_usd: '5.000000000', spend_limit_period: 'day' }, 'as the API keeps them');
+  const limitedKey = () =>
+    api('GET', '/keys', { token: session! }).then((r) =>
+      r.json.data.find((k: { name: string }) => k.name === 'limited'),
+    );
+  t.match(
+    await limitedKey(),
+    { rpm_limit: 60, spend_limit_usd: '5.000000000', spend_limit_period: 'day' },
+    'as the API keeps them',
+  );
   await limitedRow.getByRole('button', { name: 'Edit' }).click();
   await page.getByLabel('Requests per minute (optional)').last().fill('');
   await page.getByLabel('Spending cap in USD (optional)').last().fill('2.5');
   await page.getByLabel('Cap period').last().selectOption('week');
   await page.getByRole('button', { name: 'Save' }).click();
   await page.getByTestId('keys-table').getByText('$2.50 a week').waitFor();
-  t.match(await limitedKey(), { rpm_limit: null, spend_limit_usd: '2.500000000', spend_limit_period: 'week' }, 'edited: no rpm limit, $2.50 a week');
+  t.match(
+    await limitedKey(),
+    { rpm_limit: null, spend_limit_usd: '2.500000000', spend_limit_period: 'week' },
+    'edited: no rpm limit, $2.50 a week',
+  );
 
   // A name at the API's bound (100 characters) wraps inside its column.
   const longName = 'n'.repeat(100);
@@ -155,12 +222,23 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   const longWidth = (await longCell.boundingBox())!.width;
   t.ok(longWidth <= 16 * 16 + 32, `the long name is held to its column (${longWidth}px)`);
   await page.setViewportSize(SIZES.phone);
-  t.ok(await page.getByTestId('keys-table').locator('tr', { hasText: 'browser' }).getByRole('button', { name: 'Revoke' }).isVisible(), 'Revoke is reachable on a phone');
+  t.ok(
+    await page
+      .getByTestId('keys-table')
+      .locator('tr', { hasText: 'browser' })
+      .getByRole('button', { name: 'Revoke' })
+      .isVisible(),
+    'Revoke is reachable on a phone',
+  );
   await shoot('keys-long-name');
 
   // Some credit from the operator (as `airouter user credit` gives), then requests with the key.
   const [{ id: userId }] = await gw.services.sql<{ id: string }[]>`SELECT id FROM users WHERE email = ${email}`;
-  await creditUser(gw.services.sql, gw.services.hot, userId, 1_000_000_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await creditUser(gw.services.sql, gw.services.hot, userId, 1_000_000_000n, {
+    method: 'operator',
+    amount: '1',
+    currency: 'USD',
+  });
   t.equal(await chat(gw.url, key), 200, 'a chat completion with the new key');
   t.equal(await chat(gw.url, key), 200, 'and another');
   const logged: { id: string; prompt_tokens: number; completion_tokens: number }[] = await eventually(async () => {
@@ -176,9 +254,29 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   t.equal(await row.count(), 2, 'both requests in the log');
   const newest = (await api('GET', '/usage?range=24h&limit=1', { token: session! })).json.data[0];
   t.match(newest.cost_usd, /^0\.0000\d{5}$/, 'a cost below a cent, with nano-dollar digits');
-  t.match(await row.first().innerText(), new RegExp(`oa-model\\s+browser\\s+Chat completions\\s+200\\s+\\d+\\s+${newest.cached_tokens}\\s+\\d+\\s+${shownUsd(newest.cost_usd).replace('$', '\\$')}\\s+\\d+ ms\\s+${newest.request_id}`), `model, key name, surface, status, tokens with cached, the exact cost (${shownUsd(newest.cost_usd)}), latency, request id`);
-  const jakarta = new Intl.DateTimeFormat('en-US', { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'short', timeZone: 'Asia/Jakarta' });
-  t.equal(await row.first().locator('time').innerText(), jakarta.format(new Date(newest.created_at)), 'the time to the second, in the browser\'s time zone');
+  t.match(
+    await row.first().innerText(),
+    new RegExp(
+      `oa-model\\s+browser\\s+Chat completions\\s+200\\s+\\d+\\s+${newest.cached_tokens}\\s+\\d+\\s+${shownUsd(newest.cost_usd).replace('$', '\\$')}\\s+\\d+ ms\\s+${newest.request_id}`,
+    ),
+    `model, key name, surface, status, tokens with cached, the exact cost (${shownUsd(newest.cost_usd)}), latency, request id`,
+  );
+  const jakarta = new Intl.DateTimeFormat('en-US', {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+    timeZoneName: 'short',
+    timeZone: 'Asia/Jakarta',
+  });
+  t.equal(
+    await row.first().locator('time').innerText(),
+    jakarta.format(new Date(newest.created_at)),
+    "the time to the second, in the browser's time zone",
+  );
   t.equal(await page.getByLabel('Period').inputValue(), '30d', 'the same default period as the overview');
   // Filters by key and status, and the filtered log as CSV.
   await page.locator('#key').selectOption({ label: 'browser' });
@@ -193,9 +291,16 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   await page.getByRole('button', { name: 'Download CSV' }).click();
   const file = await download;
   t.match(file.suggestedFilename(), /^usage-\d{4}-\d{2}-\d{2}\.csv$/, 'a CSV file');
-  const csvLines = readFileSync((await file.path())!, 'utf8').trim().split('\r\n');
+  const csvLines = readFileSync((await file.path())!, 'utf8')
+    .trim()
+    .split('\r\n');
   t.equal(csvLines.length, 3, 'a header and both requests');
-  t.ok(csvLines.slice(1).some((l) => l.includes(newest.request_id) && l.includes(newest.cost_usd) && l.includes(',browser,')), 'with the request id, the exact cost and the key name');
+  t.ok(
+    csvLines
+      .slice(1)
+      .some((l) => l.includes(newest.request_id) && l.includes(newest.cost_usd) && l.includes(',browser,')),
+    'with the request id, the exact cost and the key name',
+  );
   await page.locator('#status').selectOption('');
   await page.locator('#key').selectOption('');
   await page.getByLabel('Model').selectOption('an-model');
@@ -222,28 +327,68 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   // On a phone: the table scrolls inside its region, says so, and the keyboard scrolls it.
   await page.setViewportSize(SIZES.phone);
   await page.getByTestId('scroll-hint').waitFor();
-  t.equal(await page.getByTestId('scroll-hint').innerText(), 'The table is wider than the screen: swipe it sideways, or focus it and use the arrow keys.', 'a visible cue that the table scrolls');
+  t.equal(
+    await page.getByTestId('scroll-hint').innerText(),
+    'The table is wider than the screen: swipe it sideways, or focus it and use the arrow keys.',
+    'a visible cue that the table scrolls',
+  );
   const region = page.getByRole('region', { name: 'Usage' });
   t.match(await region.getAttribute('class'), /more-right/, 'a shadow on the edge where it goes on');
   await region.focus();
   for (let i = 0; i < 8; i++) await page.keyboard.press('ArrowRight');
   // The browser scrolls smoothly, so the offset is waited for (a loaded machine is slower at it).
-  const scrolled = await page.waitForFunction((e) => (e as unknown as { scrollLeft: number }).scrollLeft > 0, await region.elementHandle(), { timeout: 5000 }).then(() => true, () => false);
+  const scrolled = await page
+    .waitForFunction((e) => (e as unknown as { scrollLeft: number }).scrollLeft > 0, await region.elementHandle(), {
+      timeout: 5000,
+    })
+    .then(
+      () => true,
+      () => false,
+    );
   t.ok(scrolled, 'the arrow keys scroll it');
-  await page.waitForFunction(() => (document.querySelector('.scroll') as unknown as { className: string }).className.includes('more-left'));
+  await page.waitForFunction(() =>
+    (document.querySelector('.scroll') as unknown as { className: string }).className.includes('more-left'),
+  );
   t.pass('then the shadow shows on the left too');
 
   // On a phone, in both languages: every page's link is in sight and opens its page.
   const phoneNav: [string, [string, string][]][] = [
-    ['en', [['Overview', 'Overview'], ['Keys', 'API keys'], ['Usage', 'Usage'], ['Playground', 'Playground'], ['Models', 'Models'], ['Top up', 'Top up'], ['Deposits', 'Deposits'], ['Account', 'Account']]],
-    ['id', [['Ringkasan', 'Ringkasan'], ['Kunci', 'Kunci API'], ['Pemakaian', 'Pemakaian'], ['Coba model', 'Coba model'], ['Model', 'Model'], ['Isi saldo', 'Isi saldo'], ['Deposit', 'Deposit'], ['Akun', 'Akun']]],
+    [
+      'en',
+      [
+        ['Overview', 'Overview'],
+        ['Keys', 'API keys'],
+        ['Usage', 'Usage'],
+        ['Playground', 'Playground'],
+        ['Models', 'Models'],
+        ['Top up', 'Top up'],
+        ['Deposits', 'Deposits'],
+        ['Account', 'Account'],
+      ],
+    ],
+    [
+      'id',
+      [
+        ['Ringkasan', 'Ringkasan'],
+        ['Kunci', 'Kunci API'],
+        ['Pemakaian', 'Pemakaian'],
+        ['Coba model', 'Coba model'],
+        ['Model', 'Model'],
+        ['Isi saldo', 'Isi saldo'],
+        ['Deposit', 'Deposit'],
+        ['Akun', 'Akun'],
+      ],
+    ],
   ];
   for (const [lang, links] of phoneNav) {
     await page.locator('.lang select').selectOption(lang);
     for (const [link, heading] of links) {
       const a = page.getByRole('navigation').getByRole('link', { name: link, exact: true });
       const box = (await a.boundingBox())!;
-      t.ok(box.x >= 0 && box.x + box.width <= SIZES.phone.width && box.y + box.height <= SIZES.phone.height, `${lang} phone: "${link}" is in sight without scrolling the bar`);
+      t.ok(
+        box.x >= 0 && box.x + box.width <= SIZES.phone.width && box.y + box.height <= SIZES.phone.height,
+        `${lang} phone: "${link}" is in sight without scrolling the bar`,
+      );
       await a.click();
       await page.getByRole('heading', { level: 1, name: heading, exact: true }).waitFor();
       t.equal(await a.getAttribute('aria-current'), 'page', `${lang} phone: "${link}" opens ${heading}`);
@@ -265,16 +410,25 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   t.equal(refusedRes.statusCode, 404);
   await gw.services.refusals.flush();
   await page.locator('#status').selectOption('refused');
-  const refusedRow = page.getByTestId('usage-table').locator('tr', { hasText: String(refusedRes.headers['x-request-id']) });
+  const refusedRow = page
+    .getByTestId('usage-table')
+    .locator('tr', { hasText: String(refusedRes.headers['x-request-id']) });
   await refusedRow.waitFor();
-  t.match(await refusedRow.innerText(), /no-such-model\s+browser\s+Chat completions\s+404 Unknown model\s+0\s+0\s+0\s+\$0\.00\s+\d+ ms/, 'the refused request: the model it named, its status and its code in words, no tokens, $0');
+  t.match(
+    await refusedRow.innerText(),
+    /no-such-model\s+browser\s+Chat completions\s+404 Unknown model\s+0\s+0\s+0\s+\$0\.00\s+\d+ ms/,
+    'the refused request: the model it named, its status and its code in words, no tokens, $0',
+  );
   await page.locator('#status').selectOption('');
 
   await nav('Overview');
   await page.getByTestId('requests').waitFor();
   t.equal(await page.getByTestId('requests').innerText(), '2', 'the requests counted');
   t.equal(await page.getByTestId('onboarding').count(), 0, 'funded and used: no getting-started steps');
-  t.equal(await page.getByTestId('tokens').innerText(), String(logged.reduce((n, r) => n + r.prompt_tokens + r.completion_tokens, 0)));
+  t.equal(
+    await page.getByTestId('tokens').innerText(),
+    String(logged.reduce((n, r) => n + r.prompt_tokens + r.completion_tokens, 0)),
+  );
   await page.locator('.chart canvas').waitFor();
   const chartPng = await page.locator('.chart canvas').screenshot();
   t.ok(pictureStats(chartPng).stdev > 5, 'the chart is drawn');
@@ -291,23 +445,40 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   // clipped bar ends exactly at the edge).
   const lastBar = await page.evaluate(() => {
     const c = document.querySelector('.chart canvas') as PageCanvas;
-    const over = document.querySelector('.chart .u-over') as unknown as { offsetLeft: number; offsetTop: number; offsetWidth: number; offsetHeight: number };
+    const over = document.querySelector('.chart .u-over') as unknown as {
+      offsetLeft: number;
+      offsetTop: number;
+      offsetWidth: number;
+      offsetHeight: number;
+    };
     const ratio = c.width / (document.querySelector('.chart canvas') as unknown as { clientWidth: number }).clientWidth;
     const y = Math.round((over.offsetTop + over.offsetHeight - 3) * ratio);
     const row = c.getContext('2d')!.getImageData(0, y, c.width, 1).data;
     let right = -1;
-    for (let x = 0; x < c.width; x++) if (row[x * 4 + 3] > 0 && row[x * 4 + 1] > row[x * 4] + 40 && row[x * 4 + 1] > row[x * 4 + 2]) right = x;
+    for (let x = 0; x < c.width; x++)
+      if (row[x * 4 + 3] > 0 && row[x * 4 + 1] > row[x * 4] + 40 && row[x * 4 + 1] > row[x * 4 + 2]) right = x;
     return { right: right / ratio, edge: over.offsetLeft + over.offsetWidth };
   });
-  t.ok(lastBar.right > 0 && lastBar.right < lastBar.edge - 4, `the last bar ends before the plot's edge (${lastBar.right.toFixed(0)} < ${lastBar.edge})`);
-  t.equal(await page.locator('.u-legend').count(), 0, "no chart library legend (it only speaks English)");
+  t.ok(
+    lastBar.right > 0 && lastBar.right < lastBar.edge - 4,
+    `the last bar ends before the plot's edge (${lastBar.right.toFixed(0)} < ${lastBar.edge})`,
+  );
+  t.equal(await page.locator('.u-legend').count(), 0, 'no chart library legend (it only speaks English)');
   t.equal(await page.getByTestId('chart-legend').innerText(), 'Spent (USD)\nTokens', 'the legend, in English');
   // In Indonesian: the exact balance, the legend, and figures inside their cards at a phone's width.
   const balanceNow = (await api('GET', '/balance', { token: session! })).json.balance_usd;
   await page.getByLabel('Language').selectOption('id');
   await page.getByTestId('chart-legend').getByText('Terpakai (USD)').waitFor();
-  t.equal(await page.getByTestId('balance').innerText(), shownUsdId(balanceNow), `the balance in Indonesian, in format.ts's form (${balanceNow})`);
-  t.equal(await page.getByTestId('header-balance').innerText(), `Saldo: ${shownUsdId(balanceNow)}`, 'the header, the same');
+  t.equal(
+    await page.getByTestId('balance').innerText(),
+    shownUsdId(balanceNow),
+    `the balance in Indonesian, in format.ts's form (${balanceNow})`,
+  );
+  t.equal(
+    await page.getByTestId('header-balance').innerText(),
+    `Saldo: ${shownUsdId(balanceNow)}`,
+    'the header, the same',
+  );
   t.equal(await page.getByTestId('chart-legend').innerText(), 'Terpakai (USD)\nToken', 'the legend in Indonesian');
   await page.setViewportSize(SIZES.phone);
   await page.waitForTimeout(150);
@@ -335,21 +506,40 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   const playId = playResponse.headers()['x-request-id'];
   await page.getByTestId('play-cost').waitFor();
   const answerText = await page.getByTestId('play-answer').innerText();
-  t.ok(answerText.length > 0 && answerText !== 'Loading…', `the streamed answer is shown (${JSON.stringify(answerText.slice(0, 40))})`);
+  t.ok(
+    answerText.length > 0 && answerText !== 'Loading…',
+    `the streamed answer is shown (${JSON.stringify(answerText.slice(0, 40))})`,
+  );
   t.match(await page.getByTestId('play-tokens').innerText(), /^Tokens: \d+ in, \d+ out\.$/, 'its tokens');
-  const playRecord = (await api('GET', '/usage?range=24h', { token: session! })).json.data.find((r: { request_id: string }) => r.request_id === playId);
+  const playRecord = (await api('GET', '/usage?range=24h', { token: session! })).json.data.find(
+    (r: { request_id: string }) => r.request_id === playId,
+  );
   t.ok(playRecord, 'the playground request is in the usage log');
-  t.equal(await page.getByTestId('play-cost').innerText(), `Cost: ${shownUsd(playRecord.cost_usd)}. Request ${playId}`, 'its exact cost, from the log');
+  t.equal(
+    await page.getByTestId('play-cost').innerText(),
+    `Cost: ${shownUsd(playRecord.cost_usd)}. Request ${playId}`,
+    'its exact cost, from the log',
+  );
   await shoot('playground');
   await page.getByLabel('Language').selectOption('id');
-  t.equal(await page.getByTestId('play-cost').innerText(), `Biaya: ${shownUsdId(playRecord.cost_usd)}. Permintaan ${playId}`, 'in Indonesian: the exact cost with a decimal comma');
+  t.equal(
+    await page.getByTestId('play-cost').innerText(),
+    `Biaya: ${shownUsdId(playRecord.cost_usd)}. Permintaan ${playId}`,
+    'in Indonesian: the exact cost with a decimal comma',
+  );
   await shoot('playground-id');
   await page.getByLabel('Bahasa').selectOption('en');
   await nav('Usage');
   // The rows and the key list load side by side: the key is named once both are in.
   const playRow = page.getByTestId('usage-table').locator('tr', { hasText: playId }).filter({ hasText: 'Playground' });
   await playRow.waitFor();
-  t.match(await playRow.innerText(), new RegExp(`oa-model\\s+Playground\\s+Chat completions · stream\\s+200[\\s\\S]*${shownUsd(playRecord.cost_usd).replace('$', '\\$')}`), 'in the usage log: the playground, streamed, its cost');
+  t.match(
+    await playRow.innerText(),
+    new RegExp(
+      `oa-model\\s+Playground\\s+Chat completions · stream\\s+200[\\s\\S]*${shownUsd(playRecord.cost_usd).replace('$', '\\$')}`,
+    ),
+    'in the usage log: the playground, streamed, its cost',
+  );
 
   await nav('Models');
   await page.locator('tbody tr').first().waitFor();
@@ -366,23 +556,40 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   await page.getByLabel('Language').selectOption('id');
   await page.getByLabel('Jumlah dalam rupiah').fill('5000');
   await page.getByRole('button', { name: 'Tampilkan kode QR' }).click();
-  const rupiah = (v: string) => new Intl.NumberFormat('id-ID', { style: 'currency', currency: 'IDR', maximumFractionDigits: 0 }).format(Number(v));
+  const rupiah = (v: string) =>
+    new Intl.NumberFormat('id-ID', { style: 'currency', currency: 'IDR', maximumFractionDigits: 0 }).format(Number(v));
   const { min, max } = tooSmall.json.error.params;
-  t.equal(await page.locator('#amount-error').innerText(), `Masukkan jumlah dari ${rupiah(min)} sampai ${rupiah(max)}.`, 'the refusal in Indonesian, under the amount');
-  t.equal(await page.getByLabel('Jumlah dalam rupiah').getAttribute('aria-describedby'), 'amount-hint amount-error', 'read out with the field');
+  t.equal(
+    await page.locator('#amount-error').innerText(),
+    `Masukkan jumlah dari ${rupiah(min)} sampai ${rupiah(max)}.`,
+    'the refusal in Indonesian, under the amount',
+  );
+  t.equal(
+    await page.getByLabel('Jumlah dalam rupiah').getAttribute('aria-describedby'),
+    'amount-hint amount-error',
+    'read out with the field',
+  );
   await shoot('topup-error-id');
   await page.getByLabel('Jumlah dalam rupiah').fill('50000');
   t.equal(await page.locator('#amount-error').count(), 0, 'fixed: the error is gone');
   await page.getByLabel('Bahasa').selectOption('en');
   // 50,000 / 16,250 = 3.0769…: an estimate is rounded down, never promising more than it buys.
-  t.equal(await page.getByText('Buys about').innerText(), 'Buys about $3.07 of credit.', 'the credit it buys, while typing, rounded down');
+  t.equal(
+    await page.getByText('Buys about').innerText(),
+    'Buys about $3.07 of credit.',
+    'the credit it buys, while typing, rounded down',
+  );
   await page.getByRole('button', { name: 'Show QR code' }).click();
   await page.waitForURL('**/topup?deposit=*');
   const depositId = new URL(page.url()).searchParams.get('deposit')!;
   const invoice = (await api('GET', `/deposits/${depositId}`, { token: session! })).json;
   const qrSrc = await page.getByRole('img', { name: /QRIS code to pay/ }).getAttribute('src');
   t.equal(decodeQrPng(qrSrc!), invoice.qr_string, 'the QR image on the page decodes to the invoice');
-  t.equal(await page.getByTestId('pay-amount').innerText(), `IDR ${Number(invoice.amount).toLocaleString('en-US')}`.replace('IDR ', 'IDR\u00a0'), 'the exact amount to pay');
+  t.equal(
+    await page.getByTestId('pay-amount').innerText(),
+    `IDR ${Number(invoice.amount).toLocaleString('en-US')}`.replace('IDR ', 'IDR\u00a0'),
+    'the exact amount to pay',
+  );
   t.match(await page.getByTestId('countdown').innerText(), /^1[45]:\d\d$/, 'a countdown to expiry');
   t.equal(await page.getByTestId('deposit-status').innerText(), 'Pending');
   const c1 = await page.getByTestId('countdown').innerText();
@@ -393,22 +600,40 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   // The merchant's watcher confirms the payment; the open page follows without a reload.
   await page.evaluate(() => (window.notReloaded = true));
   const before = (await api('GET', '/balance', { token: session! })).json.balance_usd;
-  const note = JSON.stringify({ deposit_id: depositId, amount_idr: Number(invoice.amount), reference: 'RRN-BROWSER-1' });
+  const note = JSON.stringify({
+    deposit_id: depositId,
+    amount_idr: Number(invoice.amount),
+    reference: 'RRN-BROWSER-1',
+  });
   const paid = await s.notify('qris', note, { 'x-signature': qrisSignature(note, QRIS_NOTIFY_SECRET) });
   t.equal(paid.status, 200, 'the notification is accepted');
   const after = (await api('GET', '/balance', { token: session! })).json.balance_usd;
   t.equal(usdToNano(after) - usdToNano(before), usdToNano(invoice.credit_usd), 'credited');
   await page.getByTestId('deposit-status').getByText('Paid').waitFor();
   t.match(after, /^\d\.\d*[1-9]\d*$/, `a balance with digits past the cent (${after})`);
-  t.equal(await page.getByTestId('deposit-message').innerText(), `Paid. Your balance is now ${shownUsd(after)}.`, 'paid, with the exact new balance');
-  t.equal(await page.getByTestId('header-balance').innerText(), `Balance: ${shownUsd(after)}`, 'the header follows (cut, never rounded up)');
+  t.equal(
+    await page.getByTestId('deposit-message').innerText(),
+    `Paid. Your balance is now ${shownUsd(after)}.`,
+    'paid, with the exact new balance',
+  );
+  t.equal(
+    await page.getByTestId('header-balance').innerText(),
+    `Balance: ${shownUsd(after)}`,
+    'the header follows (cut, never rounded up)',
+  );
   t.ok(await page.evaluate(() => window.notReloaded), 'no reload happened');
   await shoot('topup-paid');
 
   await nav('Deposits');
   const dep = page.getByTestId('deposits-table').locator('tbody tr');
   await dep.first().waitFor();
-  t.match(await dep.first().innerText(), new RegExp(`QRIS\\s+IDR\\s${Number(invoice.amount).toLocaleString('en-US')}\\s+${shownUsd(invoice.credit_usd).replace('$', '\\$')}\\s+Paid`), 'the deposit in the history, its exact credit');
+  t.match(
+    await dep.first().innerText(),
+    new RegExp(
+      `QRIS\\s+IDR\\s${Number(invoice.amount).toLocaleString('en-US')}\\s+${shownUsd(invoice.credit_usd).replace('$', '\\$')}\\s+Paid`,
+    ),
+    'the deposit in the history, its exact credit',
+  );
   await shoot('deposits');
 
   // USDT/USDC: an amount, then the provider's hosted checkout page.
@@ -417,7 +642,11 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   const tooLittle = await api('POST', '/deposit/epusdt/create', { token: session!, body: { amount_usd: '0.5' } });
   await page.getByLabel('Amount in USD').fill('0.5');
   await page.getByRole('button', { name: 'Continue to payment' }).click();
-  t.equal(await page.locator('#amount-error').innerText(), `Enter an amount from ${usd2(tooLittle.json.error.params.min)} to ${usd2(tooLittle.json.error.params.max)}.`, 'USD amount under the minimum, in dollars');
+  t.equal(
+    await page.locator('#amount-error').innerText(),
+    `Enter an amount from ${usd2(tooLittle.json.error.params.min)} to ${usd2(tooLittle.json.error.params.max)}.`,
+    'USD amount under the minimum, in dollars',
+  );
   await page.getByLabel('Amount in USD').fill('5');
   await page.getByRole('button', { name: 'Continue to payment' }).click();
   await page.waitForURL(`${s.epusdt.url}/pay/checkout-counter/*`);
@@ -430,20 +659,48 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   // Revoke, after being asked; the key is refused from then on.
   // Revoke, in a dialog that takes focus, closes with Escape and gives focus back.
   await nav('Keys');
-  const revokeBrowser = page.getByTestId('keys-table').locator('tr', { hasText: 'browser' }).getByRole('button', { name: 'Revoke' });
+  const revokeBrowser = page
+    .getByTestId('keys-table')
+    .locator('tr', { hasText: 'browser' })
+    .getByRole('button', { name: 'Revoke' });
   await revokeBrowser.click();
   const dialog = page.getByRole('dialog', { name: 'Revoke this key?' });
   await dialog.getByText('Revoke browser? Requests with it will be refused.').waitFor();
-  t.equal(await page.evaluate(() => (document as unknown as { activeElement: { textContent: string; closest(s: string): unknown } }).activeElement.closest('dialog') !== null), true, 'the dialog takes focus');
-  t.equal(await page.evaluate(() => (document as unknown as { activeElement: { textContent: string } }).activeElement.textContent), 'Cancel', 'on its harmless button');
+  t.equal(
+    await page.evaluate(
+      () =>
+        (
+          document as unknown as { activeElement: { textContent: string; closest(s: string): unknown } }
+        ).activeElement.closest('dialog') !== null,
+    ),
+    true,
+    'the dialog takes focus',
+  );
+  t.equal(
+    await page.evaluate(
+      () => (document as unknown as { activeElement: { textContent: string } }).activeElement.textContent,
+    ),
+    'Cancel',
+    'on its harmless button',
+  );
   await shoot('keys-revoke');
   await page.keyboard.press('Escape');
   await dialog.waitFor({ state: 'detached' });
-  t.equal(await page.evaluate(() => (document as unknown as { activeElement: { textContent: string } }).activeElement.textContent), 'Revoke', 'Escape closes it, focus back on Revoke');
+  t.equal(
+    await page.evaluate(
+      () => (document as unknown as { activeElement: { textContent: string } }).activeElement.textContent,
+    ),
+    'Revoke',
+    'Escape closes it, focus back on Revoke',
+  );
   t.equal(await chat(gw.url, key), 200, 'cancelled: the key still works');
   await revokeBrowser.click();
   await dialog.getByRole('button', { name: 'Yes, revoke' }).click();
-  await page.getByTestId('keys-table').locator('tr', { hasText: 'browser' }).getByText('Revoked', { exact: true }).waitFor();
+  await page
+    .getByTestId('keys-table')
+    .locator('tr', { hasText: 'browser' })
+    .getByText('Revoked', { exact: true })
+    .waitFor();
   t.ok(await eventually(async () => (await chat(gw.url, key)) === 401, 2000), 'the revoked key is refused');
 
   // Bahasa Indonesia, kept across a reload; a reload keeps the session too.
@@ -490,7 +747,11 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   await page.getByText('Your session has ended. Please log in again.').waitFor();
   // Let the later 401's handler run too: it must not send the login page to itself.
   await page.evaluate(() => new Promise((done) => setTimeout(done, 200)));
-  t.equal(new URL(page.url()).pathname + new URL(page.url()).search, '/login?next=%2Fdeposits', 'two 401s end the session once');
+  t.equal(
+    new URL(page.url()).pathname + new URL(page.url()).search,
+    '/login?next=%2Fdeposits',
+    'two 401s end the session once',
+  );
   t.equal(await page.evaluate(() => localStorage.getItem('airouter.session')), null, 'a 401 drops the session');
 
   t.same(problems, [], 'no script errors and no content-security refusals');

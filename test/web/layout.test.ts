@@ -26,18 +26,39 @@ import { chat, QRIS_NOTIFY_SECRET, startPayments, STATIC_QRIS } from '../helpers
 
 // Callbacks given to page.evaluate run in the page; the test process has no DOM types, so the
 // little those callbacks touch is declared here.
-interface Rect { width: number; top: number; bottom: number; right: number }
-interface El {
-  tagName: string; className: unknown; innerText: string; clientWidth: number;
-  closest(selector: string): El | null; querySelector(selector: string): El | null;
-  getClientRects(): Rect[]; getBoundingClientRect(): Rect; getAttribute(name: string): string | null;
+interface Rect {
+  width: number;
+  top: number;
+  bottom: number;
+  right: number;
 }
-interface TextNode { textContent: string | null; parentElement: El | null }
-interface TextRange { setStart(n: TextNode, at: number): void; setEnd(n: TextNode, at: number): void; selectNodeContents(n: El): void; getClientRects(): Rect[] }
+interface El {
+  tagName: string;
+  className: unknown;
+  innerText: string;
+  clientWidth: number;
+  closest(selector: string): El | null;
+  querySelector(selector: string): El | null;
+  getClientRects(): Rect[];
+  getBoundingClientRect(): Rect;
+  getAttribute(name: string): string | null;
+}
+interface TextNode {
+  textContent: string | null;
+  parentElement: El | null;
+}
+interface TextRange {
+  setStart(n: TextNode, at: number): void;
+  setEnd(n: TextNode, at: number): void;
+  selectNodeContents(n: El): void;
+  getClientRects(): Rect[];
+}
 declare const document: {
-  documentElement: { scrollWidth: number }; body: El;
+  documentElement: { scrollWidth: number };
+  body: El;
   createTreeWalker(root: El, show: number): { nextNode(): TextNode | null };
-  createRange(): TextRange; querySelectorAll(selector: string): Iterable<El>;
+  createRange(): TextRange;
+  querySelectorAll(selector: string): Iterable<El>;
 };
 declare const NodeFilter: { SHOW_TEXT: number };
 declare const localStorage: { setItem(k: string, v: string): void };
@@ -57,7 +78,9 @@ function gatewayCodes(): string[] {
     // Audit actions: the dotted ids recordAudit is given.
     if (text.includes('recordAudit')) for (const m of text.matchAll(/'([a-z]+\.[a-z_]+)'/g)) codes.add(m[1]);
   }
-  const kinds = /const STATUS: Record<ErrorKind, number> = \{([^}]+)\}/.exec(readFileSync(path.join(src, 'errors.ts'), 'utf8'))![1];
+  const kinds = /const STATUS: Record<ErrorKind, number> = \{([^}]+)\}/.exec(
+    readFileSync(path.join(src, 'errors.ts'), 'utf8'),
+  )![1];
   for (const m of kinds.matchAll(/(\w+):/g)) codes.add(m[1]);
   return [...codes];
 }
@@ -65,19 +88,46 @@ function gatewayCodes(): string[] {
 /** Raw codes found anywhere in the text, as whole tokens: none is a word of either language. */
 const RAW_TOKENS = [
   ...gatewayCodes().filter((c) => c.includes('_') || c.includes('.')),
-  ...ERROR_CODES, ...FIELD_REASONS.filter((r) => r.includes('_')),
-  ...Object.keys(DICTS.en), ...Object.keys(ADMIN_DICTS.en),
-  'undefined', 'NaN', 'null', 'Infinity',
+  ...ERROR_CODES,
+  ...FIELD_REASONS.filter((r) => r.includes('_')),
+  ...Object.keys(DICTS.en),
+  ...Object.keys(ADMIN_DICTS.en),
+  'undefined',
+  'NaN',
+  'null',
+  'Infinity',
 ];
 /** Raw codes that are also plain words: only a piece of text that is nothing but the code counts. */
 const RAW_ALONE = [
   ...gatewayCodes().filter((c) => !c.includes('_') && !c.includes('.')),
-  'pending', 'paid', 'expired', 'failed', 'open', 'redeemed', 'qris', 'epusdt', 'midtrans', 'code', 'operator',
-  'chat', 'messages', 'responses', 'gemini', 'embeddings', 'true', 'false',
+  'pending',
+  'paid',
+  'expired',
+  'failed',
+  'open',
+  'redeemed',
+  'qris',
+  'epusdt',
+  'midtrans',
+  'code',
+  'operator',
+  'chat',
+  'messages',
+  'responses',
+  'gemini',
+  'embeddings',
+  'true',
+  'false',
 ];
 const RAW_TEXT = ['[object Object]', 'Invalid Date', 'object Object'];
 
-interface Finding { raw: string[]; wrapped: string[]; zoneless: string[]; width: number; chart: string[] }
+interface Finding {
+  raw: string[];
+  wrapped: string[];
+  zoneless: string[];
+  width: number;
+  chart: string[];
+}
 
 /** Runs in the page: what this file fails a page on, found in what the page shows. */
 function inspect(args: { tokens: string[]; alone: string[]; texts: string[] }): Finding {
@@ -122,16 +172,19 @@ function inspect(args: { tokens: string[]; alone: string[]; texts: string[] }): 
       if (lines(r.getClientRects()) > 1) out.wrapped.push(`${m[0]} (${where})`);
     }
     // A time to the second names its zone (format.ts dateTime).
-    for (const m of text.matchAll(/\b\d{1,2}[:.]\d{2}[:.]\d{2}\b(?!\s*(?:GMT|UTC|WIB|WITA|WIT|[A-Z]{2,5}\b))/g)) out.zoneless.push(`${m[0]} in "${text.trim().slice(0, 80)}"`);
+    for (const m of text.matchAll(/\b\d{1,2}[:.]\d{2}[:.]\d{2}\b(?!\s*(?:GMT|UTC|WIB|WITA|WIT|[A-Z]{2,5}\b))/g))
+      out.zoneless.push(`${m[0]} in "${text.trim().slice(0, 80)}"`);
   }
   for (const el of document.querySelectorAll('.money, td.num, th.num')) {
     const r = document.createRange();
     r.selectNodeContents(el);
-    if (el.getClientRects().length > 0 && lines(r.getClientRects()) > 1) out.wrapped.push(`${el.innerText.replace(/\s+/g, ' ')} (${el.tagName.toLowerCase()}.${el.className})`);
+    if (el.getClientRects().length > 0 && lines(r.getClientRects()) > 1)
+      out.wrapped.push(`${el.innerText.replace(/\s+/g, ' ')} (${el.tagName.toLowerCase()}.${el.className})`);
   }
   for (const box of document.querySelectorAll('.chart')) {
     const canvas = box.querySelector('canvas');
-    if (canvas && canvas.getBoundingClientRect().right > box.getBoundingClientRect().right + 1) out.chart.push(`canvas ${canvas.getBoundingClientRect().width}px in a ${box.clientWidth}px box`);
+    if (canvas && canvas.getBoundingClientRect().right > box.getBoundingClientRect().right + 1)
+      out.chart.push(`canvas ${canvas.getBoundingClientRect().width}px in a ${box.clientWidth}px box`);
   }
   return out;
 }
@@ -140,7 +193,9 @@ const LOADING = /Loading…|Memuat…/;
 
 async function settle(page: Page) {
   await page.waitForLoadState('networkidle');
-  await page.waitForFunction((re) => !new RegExp(re).test(document.body.innerText), LOADING.source, { timeout: 10_000 });
+  await page.waitForFunction((re) => !new RegExp(re).test(document.body.innerText), LOADING.source, {
+    timeout: 10_000,
+  });
   await page.waitForTimeout(100);
 }
 
@@ -167,82 +222,149 @@ async function checkPages(t: Test, page: Page, base: string, paths: string[], la
   }
 }
 
-t.test('every page, both languages, phone and laptop: no raw code, no broken amount, no console error', { skip: SKIP_WITHOUT_CHROMIUM }, async (t) => {
-  const webDir = path.join(mkdtempSync(path.join(tmpdir(), 'airouter-web-')), 'dist');
-  await buildWeb(webDir);
-  const s = await startPayments(t, { QRIS_MODE: 'merchant', QRIS_STATIC_PAYLOAD: STATIC_QRIS, QRIS_NOTIFY_SECRET, EPUSDT_MIN_USD: '1', WEB_DIR: webDir });
-  const { api, gw } = s;
-  const sql = gw.services.sql;
-  const admin = await signUp(s, 'admin password 123');
-  await setAdmin(sql, { id: null, label: 'test setup' }, admin.userId, true);
-  const adminApi = async (method: string, p: string, body?: unknown) => {
-    const r = await api(method, `/api/admin${p}`, { token: admin.session, body });
-    if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${r.text}`);
-    return r.json;
-  };
+t.test(
+  'every page, both languages, phone and laptop: no raw code, no broken amount, no console error',
+  { skip: SKIP_WITHOUT_CHROMIUM },
+  async (t) => {
+    const webDir = path.join(mkdtempSync(path.join(tmpdir(), 'airouter-web-')), 'dist');
+    await buildWeb(webDir);
+    const s = await startPayments(t, {
+      QRIS_MODE: 'merchant',
+      QRIS_STATIC_PAYLOAD: STATIC_QRIS,
+      QRIS_NOTIFY_SECRET,
+      EPUSDT_MIN_USD: '1',
+      WEB_DIR: webDir,
+    });
+    const { api, gw } = s;
+    const sql = gw.services.sql;
+    const admin = await signUp(s, 'admin password 123');
+    await setAdmin(sql, { id: null, label: 'test setup' }, admin.userId, true);
+    const adminApi = async (method: string, p: string, body?: unknown) => {
+      const r = await api(method, `/api/admin${p}`, { token: admin.session, body });
+      if (r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${r.text}`);
+      return r.json;
+    };
 
-  // A user with a bit of everything: credit with many decimals, deposits in every state and
-  // method, a code redeemed, requests answered, refused and failed upstream, an alert above the
-  // balance (the banner on every page).
-  const user = await s.customer();
-  await creditUser(sql, gw.services.hot, user.userId, usdToNano('23.4999958'), { method: 'operator', amount: '23.4999958', currency: 'USD' });
-  for (const [method, status, amount, currency, credit] of [
-    ['qris', 'pending', 32500, 'IDR', 2_000_000_000], ['qris', 'expired', 1_625_000, 'IDR', 100_000_000_000], ['qris', 'failed', 16250, 'IDR', 1_000_000_000],
-    ['epusdt', 'paid', 12.5, 'USD', 12_500_000_000],
-  ] as const) {
-    await sql`INSERT INTO deposits (user_id, method, status, amount, currency, credit_nano, provider, expires_at, paid_at)
+    // A user with a bit of everything: credit with many decimals, deposits in every state and
+    // method, a code redeemed, requests answered, refused and failed upstream, an alert above the
+    // balance (the banner on every page).
+    const user = await s.customer();
+    await creditUser(sql, gw.services.hot, user.userId, usdToNano('23.4999958'), {
+      method: 'operator',
+      amount: '23.4999958',
+      currency: 'USD',
+    });
+    for (const [method, status, amount, currency, credit] of [
+      ['qris', 'pending', 32500, 'IDR', 2_000_000_000],
+      ['qris', 'expired', 1_625_000, 'IDR', 100_000_000_000],
+      ['qris', 'failed', 16250, 'IDR', 1_000_000_000],
+      ['epusdt', 'paid', 12.5, 'USD', 12_500_000_000],
+    ] as const) {
+      await sql`INSERT INTO deposits (user_id, method, status, amount, currency, credit_nano, provider, expires_at, paid_at)
               VALUES (${user.userId}, ${method}, ${status}, ${amount}, ${currency}, ${credit}, ${method}, now() + interval '1 hour', ${status === 'paid' ? new Date() : null})`;
-  }
-  const [pending] = await sql<{ id: string }[]>`SELECT id FROM deposits WHERE user_id = ${user.userId} AND status = 'pending'`;
-  const codes = (await adminApi('POST', '/codes', { count: 2, amount_usd: '2.25', expires_at: new Date(Date.now() + 86_400_000).toISOString(), note: 'layout test' })) as { codes: string[] };
-  t.equal((await api('POST', '/api/dashboard/redeem', { token: user.session, body: { code: codes.codes[0] } })).status, 200, 'a code redeemed');
-  await adminApi('POST', `/users/${user.userId}/credit`, { amount_usd: '1.000000001', reason: 'goodwill' });
-  // A model whose only route is a closed port: a request to it fails upstream (502).
-  const cat = (await adminApi('GET', '/catalogue')) as { document: { models: unknown[] } };
-  cat.document.models.push({ id: 'dead-model', owned_by: 'fake', max_output_tokens: 1000, ...PRICES, routes: [{ provider: 'dead', model: 'x' }] });
-  await adminApi('POST', '/catalogue', cat.document);
-  for (let i = 0; i < 3; i++) t.equal(await chat(gw.url, user.key), 200, 'an answered request');
-  const post = (model: string) => fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${user.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }) });
-  t.equal((await post('no-such-model')).status, 404, 'a refused request');
-  t.equal((await post('dead-model')).status, 502, 'a request failed upstream');
-  t.equal((await api('POST', '/api/dashboard/alerts', { token: user.session, body: { low_balance_usd: '500' } })).status, 200, 'an alert above the balance');
-  // The usage log is written a moment later.
-  for (let i = 0; i < 50; i++) {
-    const u = await api('GET', '/usage?range=24h', { token: user.session });
-    if (u.json.data.length >= 5) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-
-  const browser = await launchBrowser(t);
-  const USER_PAGES = ['/', '/overview', '/keys', '/usage', '/playground', '/catalogue', '/topup', `/topup?deposit=${pending.id}`, '/deposits', '/account', '/admin/audit'];
-  for (const lang of ['en', 'id'] as const) {
-    for (const who of [{ name: 'user', session: user.session }, { name: 'admin', session: admin.session }]) {
-      const context = await browser.newContext({ viewport: SIZES.desktop, locale: lang === 'id' ? 'id-ID' : 'en-US', timezoneId: 'Asia/Jakarta' });
-      // The test's loader names functions with a helper (__name) that the page lacks.
-      await context.addInitScript('globalThis.__name = (f) => f');
-      await context.addInitScript(({ l, token }) => {
-        localStorage.setItem('airouter.lang', l);
-        localStorage.setItem('airouter.session', token);
-      }, { l: lang, token: who.session });
-      const page = await context.newPage();
-      page.setDefaultTimeout(10_000);
-      const problems: string[] = [];
-      page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-      page.on('console', (m) => {
-        if (m.type() === 'error') problems.push(`console: ${m.text()} ${m.location().url}`);
-      });
-      if (who.name === 'user') {
-        // The user's pages, and an admin page, which a user is refused without an error logged.
-        await checkPages(t, page, gw.url, USER_PAGES, `${lang} user`, problems);
-        t.equal(await page.getByTestId('nav-admin').count(), 0, `${lang}: no admin link for a user`);
-      } else {
-        await page.goto(`${gw.url}/admin`);
-        await settle(page);
-        const links = await page.getByRole('navigation', { name: lang === 'id' ? 'Menu admin' : 'Admin menu' }).getByRole('link').evaluateAll((as) => as.map((a) => (a as unknown as El).getAttribute('href')!));
-        t.ok(links.length >= 7, `${lang}: the admin menu's ${links.length} pages`);
-        await checkPages(t, page, gw.url, [...links, `/admin?user=${user.userId}`], `${lang} admin`, problems);
-      }
-      await context.close();
     }
-  }
-});
+    const [pending] = await sql<
+      { id: string }[]
+    >`SELECT id FROM deposits WHERE user_id = ${user.userId} AND status = 'pending'`;
+    const codes = (await adminApi('POST', '/codes', {
+      count: 2,
+      amount_usd: '2.25',
+      expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+      note: 'layout test',
+    })) as { codes: string[] };
+    t.equal(
+      (await api('POST', '/api/dashboard/redeem', { token: user.session, body: { code: codes.codes[0] } })).status,
+      200,
+      'a code redeemed',
+    );
+    await adminApi('POST', `/users/${user.userId}/credit`, { amount_usd: '1.000000001', reason: 'goodwill' });
+    // A model whose only route is a closed port: a request to it fails upstream (502).
+    const cat = (await adminApi('GET', '/catalogue')) as { document: { models: unknown[] } };
+    cat.document.models.push({
+      id: 'dead-model',
+      owned_by: 'fake',
+      max_output_tokens: 1000,
+      ...PRICES,
+      routes: [{ provider: 'dead', model: 'x' }],
+    });
+    await adminApi('POST', '/catalogue', cat.document);
+    for (let i = 0; i < 3; i++) t.equal(await chat(gw.url, user.key), 200, 'an answered request');
+    const post = (model: string) =>
+      fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${user.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, max_tokens: 5, messages: [{ role: 'user', content: 'hi' }] }),
+      });
+    t.equal((await post('no-such-model')).status, 404, 'a refused request');
+    t.equal((await post('dead-model')).status, 502, 'a request failed upstream');
+    t.equal(
+      (await api('POST', '/api/dashboard/alerts', { token: user.session, body: { low_balance_usd: '500' } })).status,
+      200,
+      'an alert above the balance',
+    );
+    // The usage log is written a moment later.
+    for (let i = 0; i < 50; i++) {
+      const u = await api('GET', '/usage?range=24h', { token: user.session });
+      if (u.json.data.length >= 5) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+
+    const browser = await launchBrowser(t);
+    const USER_PAGES = [
+      '/',
+      '/overview',
+      '/keys',
+      '/usage',
+      '/playground',
+      '/catalogue',
+      '/topup',
+      `/topup?deposit=${pending.id}`,
+      '/deposits',
+      '/account',
+      '/admin/audit',
+    ];
+    for (const lang of ['en', 'id'] as const) {
+      for (const who of [
+        { name: 'user', session: user.session },
+        { name: 'admin', session: admin.session },
+      ]) {
+        const context = await browser.newContext({
+          viewport: SIZES.desktop,
+          locale: lang === 'id' ? 'id-ID' : 'en-US',
+          timezoneId: 'Asia/Jakarta',
+        });
+        // The test's loader names functions with a helper (__name) that the page lacks.
+        await context.addInitScript('globalThis.__name = (f) => f');
+        await context.addInitScript(
+          ({ l, token }) => {
+            localStorage.setItem('airouter.lang', l);
+            localStorage.setItem('airouter.session', token);
+          },
+          { l: lang, token: who.session },
+        );
+        const page = await context.newPage();
+        page.setDefaultTimeout(10_000);
+        const problems: string[] = [];
+        page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+        page.on('console', (m) => {
+          if (m.type() === 'error') problems.push(`console: ${m.text()} ${m.location().url}`);
+        });
+        if (who.name === 'user') {
+          // The user's pages, and an admin page, which a user is refused without an error logged.
+          await checkPages(t, page, gw.url, USER_PAGES, `${lang} user`, problems);
+          t.equal(await page.getByTestId('nav-admin').count(), 0, `${lang}: no admin link for a user`);
+        } else {
+          await page.goto(`${gw.url}/admin`);
+          await settle(page);
+          const links = await page
+            .getByRole('navigation', { name: lang === 'id' ? 'Menu admin' : 'Admin menu' })
+            .getByRole('link')
+            .evaluateAll((as) => as.map((a) => (a as unknown as El).getAttribute('href')!));
+          t.ok(links.length >= 7, `${lang}: the admin menu's ${links.length} pages`);
+          await checkPages(t, page, gw.url, [...links, `/admin?user=${user.userId}`], `${lang} admin`, problems);
+        }
+        await context.close();
+      }
+    }
+  },
+);

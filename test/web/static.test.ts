@@ -26,7 +26,8 @@ t.test('the built dashboard at /', async (t) => {
   t.ok(isFresh(dir), 'a build is fresh for the sources it was made from');
   t.equal(manifest.source_hash, sourceHash());
   t.same(readManifest(dir), manifest);
-  for (const f of readdirSync(path.join(dir, 'assets'))) t.match(f, /^[a-z]+-[A-Z0-9]{8}\.(js|css)$/, `${f}: content-hashed name`);
+  for (const f of readdirSync(path.join(dir, 'assets')))
+    t.match(f, /^[a-z]+-[A-Z0-9]{8}\.(js|css)$/, `${f}: content-hashed name`);
 
   const up = await startFakeUpstream();
   t.teardown(() => up.close());
@@ -114,7 +115,10 @@ t.test('the model list for the landing page needs no session', async (t) => {
   const gw = await startTestGateway(t, { upstream: up.url });
   const r = await readResponse(await request(`${gw.url}/api/public/models`));
   t.equal(r.status, 200);
-  t.same(r.json.data.map((m: { id: string }) => m.id), ['oa-model', 'an-model', 'fallback-model']);
+  t.same(
+    r.json.data.map((m: { id: string }) => m.id),
+    ['oa-model', 'an-model', 'fallback-model'],
+  );
   t.match(r.json.data[0], { pricing: { input: 1, output: 2 }, official_pricing: { input: 1.25 }, discount_pct: 20 });
   t.match(r.headers['cache-control'], /public, max-age=\d+/);
 });
@@ -129,6 +133,9 @@ t.test('without a build the gateway runs and says why / is missing', async (t) =
   const r = await get(`${gw.url}/`);
   t.equal(r.status, 404);
   t.equal(JSON.parse(r.text).error.code, 'not_found');
-  t.ok(logs.lines.some((l) => l.level === 40 && /web dashboard not served/.test(l.msg) && l.dir === empty), 'a warning names the folder');
+  t.ok(
+    logs.lines.some((l) => l.level === 40 && /web dashboard not served/.test(l.msg) && l.dir === empty),
+    'a warning names the folder',
+  );
   t.equal((await get(`${gw.url}/healthz`)).status, 200);
 });

@@ -35,7 +35,12 @@ export const whenSessionLost = (fn: () => void) => {
  * POST with the session, answered by an event stream: each chunk of text as it arrives. Resolves
  * with the answer's x-request-id once the stream ends; a refusal is an ApiError like any call's.
  */
-export async function postStream(path: string, body: unknown, onText: (text: string) => void, signal: AbortSignal): Promise<string> {
+export async function postStream(
+  path: string,
+  body: unknown,
+  onText: (text: string) => void,
+  signal: AbortSignal,
+): Promise<string> {
   const token = session.get();
   let res: Response;
   try {
@@ -55,7 +60,14 @@ export async function postStream(path: string, body: unknown, onText: (text: str
       session.drop();
       onSessionLost();
     }
-    throw new ApiError(res.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${res.status}`, err?.param, err?.reason, err?.params);
+    throw new ApiError(
+      res.status,
+      err?.code ?? 'http_error',
+      err?.message ?? `HTTP ${res.status}`,
+      err?.param,
+      err?.reason,
+      err?.params,
+    );
   }
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   for (;;) {
@@ -88,7 +100,14 @@ async function call<T>(method: string, url: string, body?: unknown, as: 'json' |
       onSessionLost();
     }
     const err = json?.error as ErrorBody | undefined;
-    throw new ApiError(res.status, err?.code ?? 'http_error', err?.message ?? `HTTP ${res.status}`, err?.param, err?.reason, err?.params);
+    throw new ApiError(
+      res.status,
+      err?.code ?? 'http_error',
+      err?.message ?? `HTTP ${res.status}`,
+      err?.param,
+      err?.reason,
+      err?.params,
+    );
   }
   return json as T;
 }

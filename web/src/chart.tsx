@@ -36,7 +36,15 @@ function labelWidth(u: uPlot, values: string[] | null, axis: number, cycle: numb
   return Math.ceil(widest / devicePixelRatio + (a.ticks?.size ?? 10) + (a.gap ?? 5) + 6);
 }
 
-export default function DayChart({ points, labels, lang }: { points: DayPoint[]; labels: { spend: string; tokens: string }; lang: Lang }) {
+export default function DayChart({
+  points,
+  labels,
+  lang,
+}: {
+  points: DayPoint[];
+  labels: { spend: string; tokens: string };
+  lang: Lang;
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current!;
@@ -58,13 +66,25 @@ export default function DayChart({ points, labels, lang }: { points: DayPoint[];
         },
         series: [
           {},
-          { label: labels.spend, scale: 'usd', stroke: SPEND.stroke, fill: SPEND.fill, paths: uPlot.paths.bars!({ size: [0.6, 48] }) },
+          {
+            label: labels.spend,
+            scale: 'usd',
+            stroke: SPEND.stroke,
+            fill: SPEND.fill,
+            paths: uPlot.paths.bars!({ size: [0.6, 48] }),
+          },
           { label: labels.tokens, scale: 'tok', stroke: TOKENS, width: 2, points: { size: 6 } },
         ],
         axes: [
           { values: (_u, vals) => vals.map((v) => day.format(v * 1000)) },
           { scale: 'usd', values: (_u, vals) => vals.map((v) => usd(lang, v)), size: labelWidth },
-          { scale: 'tok', side: 1, grid: { show: false }, values: (_u, vals) => vals.map((v) => count.format(v)), size: labelWidth },
+          {
+            scale: 'tok',
+            side: 1,
+            grid: { show: false },
+            values: (_u, vals) => vals.map((v) => count.format(v)),
+            size: labelWidth,
+          },
         ],
       },
       data,
@@ -81,8 +101,14 @@ export default function DayChart({ points, labels, lang }: { points: DayPoint[];
     <figure class="chart-box">
       <div ref={box} class="chart" role="img" aria-label={`${labels.spend}, ${labels.tokens}`} />
       <figcaption class="legend" data-testid="chart-legend">
-        <span><i style={{ background: SPEND.fill, borderColor: SPEND.stroke }} />{labels.spend}</span>
-        <span><i style={{ background: TOKENS, borderColor: TOKENS }} />{labels.tokens}</span>
+        <span>
+          <i style={{ background: SPEND.fill, borderColor: SPEND.stroke }} />
+          {labels.spend}
+        </span>
+        <span>
+          <i style={{ background: TOKENS, borderColor: TOKENS }} />
+          {labels.tokens}
+        </span>
       </figcaption>
     </figure>
   );

@@ -5,7 +5,15 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useRef } from 'preact/hooks';
 import { prevented } from './ui.js';
 
-export function ConfirmDialog({ title, children, confirm, cancel, busy, onConfirm, onClose }: {
+export function ConfirmDialog({
+  title,
+  children,
+  confirm,
+  cancel,
+  busy,
+  onConfirm,
+  onClose,
+}: {
   title: string;
   children: ComponentChildren;
   confirm: string;
@@ -28,12 +36,22 @@ export function ConfirmDialog({ title, children, confirm, cancel, busy, onConfir
     };
   }, []);
   return (
-    <dialog ref={ref} class="dialog" aria-labelledby="dialog-title" aria-describedby="dialog-body" onCancel={prevented(() => onClose())}>
+    <dialog
+      ref={ref}
+      class="dialog"
+      aria-labelledby="dialog-title"
+      aria-describedby="dialog-body"
+      onCancel={prevented(() => onClose())}
+    >
       <h2 id="dialog-title">{title}</h2>
       <div id="dialog-body">{children}</div>
       <div class="dialog-actions">
-        <button type="button" class="secondary" ref={cancelButton} onClick={onClose}>{cancel}</button>
-        <button type="button" class="danger" disabled={busy} onClick={onConfirm}>{confirm}</button>
+        <button type="button" class="secondary" ref={cancelButton} onClick={onClose}>
+          {cancel}
+        </button>
+        <button type="button" class="danger" disabled={busy} onClick={onConfirm}>
+          {confirm}
+        </button>
       </div>
     </dialog>
   );

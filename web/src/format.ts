@@ -35,36 +35,64 @@ function dollars(lang: Lang, value: string, whole: number, sig: number): string 
   const digits = cut(int, frac, whole, sig);
   const negative = sign === '-' && /[1-9]/.test(int + digits);
   // Intl places the symbol, sign and separators; the digits are the string's own.
-  const parts = new Intl.NumberFormat(locale(lang), { style: 'currency', currency: 'USD', minimumFractionDigits: 2 }).formatToParts(negative ? -1 : 1);
-  return parts.map((p) => (p.type === 'integer' ? BigInt(int).toLocaleString(locale(lang)) : p.type === 'fraction' ? digits : p.value)).join('');
+  const parts = new Intl.NumberFormat(locale(lang), {
+    style: 'currency',
+    currency: 'USD',
+    minimumFractionDigits: 2,
+  }).formatToParts(negative ? -1 : 1);
+  return parts
+    .map((p) =>
+      p.type === 'integer' ? BigInt(int).toLocaleString(locale(lang)) : p.type === 'fraction' ? digits : p.value,
+    )
+    .join('');
 }
 
 /** A USD amount (the API's decimal string, or a number) for display. */
-export const usd = (lang: Lang, value: string | number): string => dollars(lang, typeof value === 'number' ? value.toFixed(9) : value, 2, 3);
+export const usd = (lang: Lang, value: string | number): string =>
+  dollars(lang, typeof value === 'number' ? value.toFixed(9) : value, 2, 3);
 
 /** An estimate in USD (what a top-up buys): the same form, cut past float noise (3.0799999… is 3.08). */
 export const usdAbout = (lang: Lang, n: number) => usd(lang, (Math.floor(n * 100 + 1e-6) / 100).toFixed(2));
 
 /** A price per million tokens (a JSON number in USD). */
-export const price = (lang: Lang, value: number | undefined) => (value === undefined ? '—' : dollars(lang, value.toFixed(9), 4, 4));
+export const price = (lang: Lang, value: number | undefined) =>
+  value === undefined ? '—' : dollars(lang, value.toFixed(9), 4, 4);
 
 export const idr = (lang: Lang, value: string | number) =>
-  new Intl.NumberFormat(locale(lang), { style: 'currency', currency: 'IDR', maximumFractionDigits: 0 }).format(Number(value));
+  new Intl.NumberFormat(locale(lang), { style: 'currency', currency: 'IDR', maximumFractionDigits: 0 }).format(
+    Number(value),
+  );
 
 /** An amount in the deposit's own currency. */
-export const money = (lang: Lang, amount: string, currency: string) => (currency === 'IDR' ? idr(lang, amount) : usd(lang, amount));
+export const money = (lang: Lang, amount: string, currency: string) =>
+  currency === 'IDR' ? idr(lang, amount) : usd(lang, amount);
 
 export const num = (lang: Lang, value: number | string) => new Intl.NumberFormat(locale(lang)).format(Number(value));
 
 /** A moment to the second, in the browser's time zone, with the zone named; '—' for none. */
 export const dateTime = (lang: Lang, iso: string | null | undefined) =>
   iso
-    ? new Intl.DateTimeFormat(locale(lang), { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23', timeZoneName: 'short' }).format(new Date(iso))
+    ? new Intl.DateTimeFormat(locale(lang), {
+        year: 'numeric',
+        month: 'short',
+        day: 'numeric',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+        hourCycle: 'h23',
+        timeZoneName: 'short',
+      }).format(new Date(iso))
     : '—';
 
 /** A calendar day the API counts in UTC ("2025-05-01"), with the zone named. */
 export const utcDay = (lang: Lang, day: string) =>
-  new Intl.DateTimeFormat(locale(lang), { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC', timeZoneName: 'short' }).format(new Date(`${day}T00:00:00Z`));
+  new Intl.DateTimeFormat(locale(lang), {
+    year: 'numeric',
+    month: 'short',
+    day: 'numeric',
+    timeZone: 'UTC',
+    timeZoneName: 'short',
+  }).format(new Date(`${day}T00:00:00Z`));
 
 /** m:ss until `iso`, 0:00 once passed. */
 export function countdown(iso: string, now: number): string {

@@ -128,7 +128,12 @@ const id: Words = {
 export const ERROR_WORDS: Record<Lang, Words> = { en, id };
 
 /** The message for a refusal: the field's rule where the API names one, else its code's. */
-export function errorWords(lang: Lang, code: string, reason: string | undefined, vars: Record<string, string>): string | undefined {
+export function errorWords(
+  lang: Lang,
+  code: string,
+  reason: string | undefined,
+  vars: Record<string, string>,
+): string | undefined {
   const w = ERROR_WORDS[lang];
   // A range refusal says the range itself; a field's rule says more than invalid_request.
   const text = reason && code !== 'amount_out_of_range' ? w.reasons[reason as FieldReason] : w.codes[code as ErrorCode];

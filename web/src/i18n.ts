@@ -15,7 +15,8 @@ const en = {
   'nav.menu': 'Main menu',
   'nav.playground': 'Playground',
   'play.title': 'Playground',
-  'play.intro': 'Try a model with your balance. The answer streams in as it is written; what it cost appears when it is done, and it is in your usage log like any request.',
+  'play.intro':
+    'Try a model with your balance. The answer streams in as it is written; what it cost appears when it is done, and it is in your usage log like any request.',
   'play.prompt': 'Prompt',
   'play.send': 'Send',
   'play.stop': 'Stop',
@@ -75,7 +76,8 @@ const en = {
   'forgot.title': 'Reset your password',
   'forgot.intro': 'Enter the email address of your account and we will send you a link to choose a new password.',
   'forgot.submit': 'Send me a reset link',
-  'forgot.sent': 'If {email} has an account, a link to reset its password is on its way. It works once, within an hour.',
+  'forgot.sent':
+    'If {email} has an account, a link to reset its password is on its way. It works once, within an hour.',
   'forgot.link': 'Forgot your password?',
   'reset.title': 'Choose a new password',
   'reset.submit': 'Set the new password',
@@ -87,7 +89,8 @@ const en = {
   'account.changeSubmit': 'Change password',
   'account.changed': 'Password changed. Your other sessions have been signed out.',
   'account.everywhere': 'Sign out everywhere',
-  'account.everywhereHint': 'Ends every session of this account, on every device, this one included. API keys keep working.',
+  'account.everywhereHint':
+    'Ends every session of this account, on every device, this one included. API keys keep working.',
   'account.everywhereSubmit': 'Sign out everywhere',
   'nav.account': 'Account',
   'notfound.title': 'Page not found',
@@ -109,10 +112,12 @@ const en = {
   'overview.byModel': 'By model',
   'start.title': 'Get started',
   'start.topup': 'Your balance is empty: add credit to make requests.',
-  'start.operator': 'Your balance is empty, and this gateway takes no payments online. Ask its operator to add credit to your account.',
+  'start.operator':
+    'Your balance is empty, and this gateway takes no payments online. Ask its operator to add credit to your account.',
   'start.funded': 'Your balance has credit.',
   'start.key': 'Create an API key.',
-  'start.request': 'Send a first request with one of the examples on the Keys page; it shows up in Usage with its cost.',
+  'start.request':
+    'Send a first request with one of the examples on the Keys page; it shows up in Usage with its cost.',
   'keys.title': 'API keys',
   'keys.name': 'Key name (optional)',
   'keys.create': 'Create key',
@@ -164,7 +169,8 @@ const en = {
   'keys.tab.claude': 'Claude Code',
   'keys.tab.codex': 'Codex',
   'keys.copySnippet': 'Copy example',
-  'keys.codexNote': 'Codex speaks the Responses API (wire_api = "responses"), which the gateway serves for every model.',
+  'keys.codexNote':
+    'Codex speaks the Responses API (wire_api = "responses"), which the gateway serves for every model.',
   'usage.title': 'Usage',
   'usage.model': 'Model',
   'usage.allModels': 'All models',
@@ -289,7 +295,8 @@ const id: Record<MessageKey, string> = {
   'nav.menu': 'Menu utama',
   'nav.playground': 'Coba model',
   'play.title': 'Coba model',
-  'play.intro': 'Coba sebuah model dengan saldo Anda. Jawaban muncul sambil ditulis; biayanya tampil setelah selesai, dan permintaan ini tercatat di pemakaian seperti permintaan lain.',
+  'play.intro':
+    'Coba sebuah model dengan saldo Anda. Jawaban muncul sambil ditulis; biayanya tampil setelah selesai, dan permintaan ini tercatat di pemakaian seperti permintaan lain.',
   'play.prompt': 'Prompt',
   'play.send': 'Kirim',
   'play.stop': 'Hentikan',
@@ -349,7 +356,8 @@ const id: Record<MessageKey, string> = {
   'forgot.title': 'Atur ulang kata sandi',
   'forgot.intro': 'Masukkan alamat email akun Anda dan kami akan mengirim tautan untuk memilih kata sandi baru.',
   'forgot.submit': 'Kirimi saya tautan',
-  'forgot.sent': 'Jika {email} memiliki akun, tautan untuk mengatur ulang kata sandinya sedang dikirim. Tautan berlaku sekali, dalam satu jam.',
+  'forgot.sent':
+    'Jika {email} memiliki akun, tautan untuk mengatur ulang kata sandinya sedang dikirim. Tautan berlaku sekali, dalam satu jam.',
   'forgot.link': 'Lupa kata sandi?',
   'reset.title': 'Pilih kata sandi baru',
   'reset.submit': 'Simpan kata sandi baru',
@@ -361,7 +369,8 @@ const id: Record<MessageKey, string> = {
   'account.changeSubmit': 'Ganti kata sandi',
   'account.changed': 'Kata sandi diganti. Sesi Anda yang lain telah dikeluarkan.',
   'account.everywhere': 'Keluar dari semua perangkat',
-  'account.everywhereHint': 'Mengakhiri semua sesi akun ini di semua perangkat, termasuk yang ini. Kunci API tetap berfungsi.',
+  'account.everywhereHint':
+    'Mengakhiri semua sesi akun ini di semua perangkat, termasuk yang ini. Kunci API tetap berfungsi.',
   'account.everywhereSubmit': 'Keluar dari semua perangkat',
   'nav.account': 'Akun',
   'notfound.title': 'Halaman tidak ditemukan',
@@ -383,10 +392,12 @@ const id: Record<MessageKey, string> = {
   'overview.byModel': 'Per model',
   'start.title': 'Mulai',
   'start.topup': 'Saldo Anda kosong: isi saldo untuk mengirim permintaan.',
-  'start.operator': 'Saldo Anda kosong, dan gateway ini tidak menerima pembayaran daring. Minta operatornya menambahkan kredit ke akun Anda.',
+  'start.operator':
+    'Saldo Anda kosong, dan gateway ini tidak menerima pembayaran daring. Minta operatornya menambahkan kredit ke akun Anda.',
   'start.funded': 'Saldo Anda sudah berisi kredit.',
   'start.key': 'Buat kunci API.',
-  'start.request': 'Kirim permintaan pertama dengan salah satu contoh di halaman Kunci; permintaan itu muncul di Pemakaian beserta biayanya.',
+  'start.request':
+    'Kirim permintaan pertama dengan salah satu contoh di halaman Kunci; permintaan itu muncul di Pemakaian beserta biayanya.',
   'keys.title': 'Kunci API',
   'keys.name': 'Nama kunci (opsional)',
   'keys.create': 'Buat kunci',
@@ -581,7 +592,9 @@ const SURFACES = ['chat', 'messages', 'responses', 'gemini', 'embeddings'] as co
 
 /** An inference surface in words; one this build does not know yet, made readable. */
 export function surfaceWord(lang: Lang, surface: string): string {
-  return (SURFACES as readonly string[]).includes(surface) ? DICTS[lang][`usage.surface.${surface as (typeof SURFACES)[number]}`] : readable(surface);
+  return (SURFACES as readonly string[]).includes(surface)
+    ? DICTS[lang][`usage.surface.${surface as (typeof SURFACES)[number]}`]
+    : readable(surface);
 }
 
 export function codeWord(lang: Lang, kind: 'method' | 'refusal', code: string): string {

@@ -60,12 +60,26 @@ const isPage = (p: string): p is Page => (PAGES as readonly string[]).includes(p
 function Header() {
   const { t, lang, setLang, loggedIn, logout, balance, path } = useApp();
   const nav: [Page, string][] = loggedIn
-    ? [['/overview', t('nav.overview')], ['/keys', t('nav.keys')], ['/usage', t('nav.usage')], ['/playground', t('nav.playground')], ['/catalogue', t('nav.catalogue')], ['/topup', t('nav.topup')], ['/deposits', t('nav.deposits')], ['/account', t('nav.account')]]
-    : [['/login', t('nav.login')], ['/signup', t('nav.signup')]];
+    ? [
+        ['/overview', t('nav.overview')],
+        ['/keys', t('nav.keys')],
+        ['/usage', t('nav.usage')],
+        ['/playground', t('nav.playground')],
+        ['/catalogue', t('nav.catalogue')],
+        ['/topup', t('nav.topup')],
+        ['/deposits', t('nav.deposits')],
+        ['/account', t('nav.account')],
+      ]
+    : [
+        ['/login', t('nav.login')],
+        ['/signup', t('nav.signup')],
+      ];
   return (
     <header>
       <div class="bar">
-        <Link href={loggedIn ? '/overview' : '/'} class="brand">airouter</Link>
+        <Link href={loggedIn ? '/overview' : '/'} class="brand">
+          airouter
+        </Link>
         {loggedIn && balance && (
           <span class="chip" data-testid="header-balance">
             {t('balance.short')}: <Money value={balance.balance_usd} />
@@ -75,14 +89,24 @@ function Header() {
         <label class="lang">
           <span class="sr">{t('lang.label')}</span>
           <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value as Lang)}>
-            {LANGS.map((l) => <option key={l.id} value={l.id}>{l.name}</option>)}
+            {LANGS.map((l) => (
+              <option key={l.id} value={l.id}>
+                {l.name}
+              </option>
+            ))}
           </select>
         </label>
-        {loggedIn && <button type="button" class="link" onClick={logout}>{t('nav.logout')}</button>}
+        {loggedIn && (
+          <button type="button" class="link" onClick={logout}>
+            {t('nav.logout')}
+          </button>
+        )}
       </div>
       <nav aria-label={t('nav.menu')}>
         {nav.map(([href, text]) => (
-          <Link key={href} href={href} aria-current={path === href ? 'page' : undefined}>{text}</Link>
+          <Link key={href} href={href} aria-current={path === href ? 'page' : undefined}>
+            {text}
+          </Link>
         ))}
         {loggedIn && <AdminLink path={path} />}
       </nav>
@@ -180,7 +204,11 @@ function Root() {
     <App.Provider value={state}>
       <Header />
       <main>
-        {notice && <p class="notice" role="status">{t(notice)}</p>}
+        {notice && (
+          <p class="notice" role="status">
+            {t(notice)}
+          </p>
+        )}
         {loggedIn && <LowBalanceBanner />}
         {!needsLogin && <View />}
       </main>

@@ -27,14 +27,22 @@ export interface AppState {
 export const App = createContext<AppState>(null as unknown as AppState);
 export const useApp = () => useContext(App);
 
-export function Link({ href, children, ...rest }: { href: string; children: ComponentChildren } & AnchorHTMLAttributes<HTMLAnchorElement>) {
+export function Link({
+  href,
+  children,
+  ...rest
+}: { href: string; children: ComponentChildren } & AnchorHTMLAttributes<HTMLAnchorElement>) {
   const { navigate } = useApp();
   const onClick = (e: MouseEvent) => {
     if (e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
     e.preventDefault();
     navigate(href);
   };
-  return <a href={href} onClick={onClick} {...rest}>{children}</a>;
+  return (
+    <a href={href} onClick={onClick} {...rest}>
+      {children}
+    </a>
+  );
 }
 
 interface FieldProps {
@@ -60,7 +68,14 @@ export function Field({ label, id, hint, type = 'text', error, format, ...rest }
     <div class="field">
       <label for={id}>{label}</label>
       {/* Preact types <input> per `type` value; a union of them does not narrow, hence the cast. */}
-      <input id={id} name={id} type={type as 'text'} aria-invalid={error ? true : undefined} aria-describedby={described || undefined} {...rest} />
+      <input
+        id={id}
+        name={id}
+        type={type as 'text'}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={described || undefined}
+        {...rest}
+      />
       {hint && <small id={`${id}-hint`}>{hint}</small>}
       <ErrorText error={error} id={`${id}-error`} format={format} />
     </div>
@@ -80,7 +95,8 @@ export class LocalError extends Error {
 export type FormatParams = (params: Record<string, string>) => Record<string, string>;
 
 /** The field an error is about, in the API's naming. */
-const paramOf = (error: unknown) => (error instanceof ApiError || error instanceof LocalError ? error.param : undefined);
+const paramOf = (error: unknown) =>
+  error instanceof ApiError || error instanceof LocalError ? error.param : undefined;
 
 /** An error in the user's language: the API's code and figures worded here, never its English. */
 export function errorText(t: Translate, lang: Lang, error: unknown, format?: FormatParams): string {
@@ -88,17 +104,49 @@ export function errorText(t: Translate, lang: Lang, error: unknown, format?: For
   if (!(error instanceof ApiError)) return t('err.unexpected');
   if (error.code === 'network') return t('err.network');
   const vars: Record<string, string> = {};
-  for (const [k, v] of Object.entries(error.params ?? {})) vars[k] = Array.isArray(v) ? v.join(', ') : typeof v === 'number' ? new Intl.NumberFormat(lang === 'id' ? 'id-ID' : 'en-US').format(v) : v;
-  return errorWords(lang, error.code, error.reason, format ? format(vars) : vars) ?? t('err.unknown', { status: error.status });
+  for (const [k, v] of Object.entries(error.params ?? {}))
+    vars[k] = Array.isArray(v)
+      ? v.join(', ')
+      : typeof v === 'number'
+        ? new Intl.NumberFormat(lang === 'id' ? 'id-ID' : 'en-US').format(v)
+        : v;
+  return (
+    errorWords(lang, error.code, error.reason, format ? format(vars) : vars) ??
+    t('err.unknown', { status: error.status })
+  );
 }
 
-export function Select({ label, id, value, onChange, options, error }: { label: string; id: string; value: string; onChange(v: string): void; options: [string, string][]; error?: unknown }) {
+export function Select({
+  label,
+  id,
+  value,
+  onChange,
+  options,
+  error,
+}: {
+  label: string;
+  id: string;
+  value: string;
+  onChange(v: string): void;
+  options: [string, string][];
+  error?: unknown;
+}) {
   return (
     <div class="field">
       <label for={id}>{label}</label>
-      <select id={id} name={id} value={value} aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-error` : undefined}
-        onChange={(e) => onChange((e.target as HTMLSelectElement).value)}>
-        {options.map(([v, text]) => <option key={v} value={v}>{text}</option>)}
+      <select
+        id={id}
+        name={id}
+        value={value}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={error ? `${id}-error` : undefined}
+        onChange={(e) => onChange((e.target as HTMLSelectElement).value)}
+      >
+        {options.map(([v, text]) => (
+          <option key={v} value={v}>
+            {text}
+          </option>
+        ))}
       </select>
       <ErrorText error={error} id={`${id}-error`} />
     </div>
@@ -108,7 +156,11 @@ export function Select({ label, id, value, onChange, options, error }: { label: 
 export function ErrorText({ error, id, format }: { error: unknown; id?: string; format?: FormatParams }) {
   const { t, lang } = useApp();
   if (!error) return null;
-  return <p class="error" role="alert" id={id}>{errorText(t, lang, error, format)}</p>;
+  return (
+    <p class="error" role="alert" id={id}>
+      {errorText(t, lang, error, format)}
+    </p>
+  );
 }
 
 export interface Loaded<T> {
@@ -178,11 +230,29 @@ export const DEFAULT_RANGE: Range = '30d';
 
 export function RangeSelect({ value, onChange }: { value: Range; onChange(r: Range): void }) {
   const { t } = useApp();
-  return <Select label={t('common.range')} id="range" value={value} onChange={(v) => onChange(v as Range)} options={RANGES.map((r) => [r, t(`range.${r}`)])} />;
+  return (
+    <Select
+      label={t('common.range')}
+      id="range"
+      value={value}
+      onChange={(v) => onChange(v as Range)}
+      options={RANGES.map((r) => [r, t(`range.${r}`)])}
+    />
+  );
 }
 
 /** A card; `page` makes its title the page's heading. */
-export function Section({ title, children, wide, page }: { title: string; children: ComponentChildren; wide?: boolean; page?: boolean }) {
+export function Section({
+  title,
+  children,
+  wide,
+  page,
+}: {
+  title: string;
+  children: ComponentChildren;
+  wide?: boolean;
+  page?: boolean;
+}) {
   return (
     <section class={wide ? 'card wide' : 'card'}>
       {page ? <h1>{title}</h1> : <h2>{title}</h2>}
@@ -219,8 +289,14 @@ export function Scroll({ children, label }: { children: ComponentChildren; label
   const cls = `scroll${more.left ? ' more-left' : ''}${more.right ? ' more-right' : ''}`;
   return (
     <>
-      <div ref={box} class={cls} tabIndex={0} role="region" aria-label={label}>{children}</div>
-      {(more.left || more.right) && <p class="scroll-hint" data-testid="scroll-hint">{t('common.scrollHint')}</p>}
+      <div ref={box} class={cls} tabIndex={0} role="region" aria-label={label}>
+        {children}
+      </div>
+      {(more.left || more.right) && (
+        <p class="scroll-hint" data-testid="scroll-hint">
+          {t('common.scrollHint')}
+        </p>
+      )}
     </>
   );
 }
@@ -231,7 +307,11 @@ const STATES = ['pending', 'paid', 'expired', 'failed'] as const;
 export function StatusBadge({ status }: { status: string }) {
   const { t } = useApp();
   const known = (STATES as readonly string[]).includes(status);
-  return <span class={`badge ${known ? status : ''}`}>{known ? t(`status.${status as (typeof STATES)[number]}`) : readable(status)}</span>;
+  return (
+    <span class={`badge ${known ? status : ''}`}>
+      {known ? t(`status.${status as (typeof STATES)[number]}`) : readable(status)}
+    </span>
+  );
 }
 
 /**
@@ -240,7 +320,11 @@ export function StatusBadge({ status }: { status: string }) {
  */
 export function Money({ value, currency = 'USD' }: { value: string; currency?: string }) {
   const { lang } = useApp();
-  return <span class="money" title={currency === 'USD' ? value : undefined}>{money(lang, value, currency)}</span>;
+  return (
+    <span class="money" title={currency === 'USD' ? value : undefined}>
+      {money(lang, value, currency)}
+    </span>
+  );
 }
 
 /** A handler that stops the browser's own action (a form's submit, a dialog's cancel), then does `then`. */

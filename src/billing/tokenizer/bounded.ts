@@ -41,7 +41,7 @@ export function countBounded(text: string, count: (s: string) => number): number
     if (run.length <= MAX_PIECE) continue;
     const at = m.index;
     if (at > from) total += count(text.slice(from, at));
-    for (let i = 0; i < run.length; ) {
+    for (let i = 0; i < run.length;) {
       let end = Math.min(i + MAX_PIECE, run.length);
       // Never between the halves of a surrogate pair: each half alone would be a lone
       // surrogate, which encodes as U+FFFD, another character with other tokens.
@@ -62,7 +62,7 @@ export const CHUNK_CHARS = 256 * 1024;
 export function chunks(text: string): string[] {
   if (text.length <= CHUNK_CHARS) return [text];
   const out: string[] = [];
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     let end = Math.min(i + CHUNK_CHARS, text.length);
     if (end < text.length) {
       // A cut inside a word changes its tokens; after a space it changes at most one or two.

@@ -95,7 +95,10 @@ function workerUrl(): URL {
 function startWorker(): Worker {
   const url = workerUrl();
   const w = url.pathname.endsWith('.ts')
-    ? new Worker(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(url.href)}); })`, { eval: true, name: 'tokenizer' })
+    ? new Worker(
+        `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(url.href)}); })`,
+        { eval: true, name: 'tokenizer' },
+      )
     : new Worker(url, { name: 'tokenizer' });
   // An idle tokenizer must not keep a process alive that has nothing else to do.
   w.unref();
@@ -119,7 +122,8 @@ function drop(w: Worker) {
     for (const j of lost.jobs) j.resolve(upperBoundTokens(j.text));
   }
   // A request's count has no upper bound worth answering (handleCountTokens): it is refused.
-  for (const [id, r] of requests) settleRequest(id, r, () => r.reject(new TokenizerRefused('busy', 'The token counter restarted; retry shortly.')));
+  for (const [id, r] of requests)
+    settleRequest(id, r, () => r.reject(new TokenizerRefused('busy', 'The token counter restarted; retry shortly.')));
   schedule();
 }
 
@@ -128,7 +132,13 @@ function finish(answer: TokenizerAnswer) {
   if (r) {
     settleRequest(answer.id, r, () => {
       if (answer.counted) r.resolve(answer.counted);
-      else if (answer.refused) r.reject(new GatewayError(answer.refused.kind, answer.refused.message, { param: answer.refused.param, code: answer.refused.code }));
+      else if (answer.refused)
+        r.reject(
+          new GatewayError(answer.refused.kind, answer.refused.message, {
+            param: answer.refused.param,
+            code: answer.refused.code,
+          }),
+        );
       else {
         onError(new Error(`tokenizer: ${answer.error}`));
         r.reject(new TokenizerRefused('busy', 'The token counter failed; retry shortly.'));
@@ -240,7 +250,8 @@ export async function countTokens(text: string): Promise<number> {
  */
 export function countRequestBody(req: Omit<RequestToCount, 'maxChars'>): Promise<RequestCount> {
   const bytes = req.body.byteLength;
-  if (queuedChars + requestBytes + bytes > ADMIT_QUEUED_CHARS) return Promise.reject(new TokenizerRefused('busy', 'The token counter is busy; retry shortly.'));
+  if (queuedChars + requestBytes + bytes > ADMIT_QUEUED_CHARS)
+    return Promise.reject(new TokenizerRefused('busy', 'The token counter is busy; retry shortly.'));
   const w = (worker ??= startWorker());
   const id = nextId++;
   return new Promise((resolve, reject) => {
@@ -249,7 +260,10 @@ export function countRequestBody(req: Omit<RequestToCount, 'maxChars'>): Promise
     const { buffer, byteOffset, byteLength } = req.body;
     // A small body is a slice of Node's shared pool, which must not be taken from this thread.
     const own = byteOffset === 0 && byteLength === buffer.byteLength && buffer instanceof ArrayBuffer;
-    w.postMessage({ id, request: { ...req, maxChars: MAX_COUNT_CHARS } } satisfies TokenizerRequest, own ? [buffer] : []);
+    w.postMessage(
+      { id, request: { ...req, maxChars: MAX_COUNT_CHARS } } satisfies TokenizerRequest,
+      own ? [buffer] : [],
+    );
   });
 }
 

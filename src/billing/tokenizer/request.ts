@@ -72,7 +72,12 @@ export function requestText(ir: IRRequest): { text: string[]; images: number } {
   return { text: text.filter((s) => s), images };
 }
 
-const refusal = (err: GatewayError): CountRefusal => ({ kind: err.kind, message: err.message, param: err.param, code: err.code });
+const refusal = (err: GatewayError): CountRefusal => ({
+  kind: err.kind,
+  message: err.message,
+  param: err.param,
+  code: err.code,
+});
 
 /**
  * The input tokens of the request in `req.body`, counting with `count` (gpt-tokenizer's), and
@@ -88,9 +93,12 @@ export async function countRequest(
   try {
     parsed = JSON.parse(Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength).toString('utf8'));
   } catch {
-    return { refused: { kind: 'invalid_request', message: 'The request body is not valid JSON.', code: 'invalid_json' } };
+    return {
+      refused: { kind: 'invalid_request', message: 'The request body is not valid JSON.', code: 'invalid_json' },
+    };
   }
-  if (!isRecord(parsed)) return { refused: { kind: 'invalid_request', message: 'The request body must be a JSON object.' } };
+  if (!isRecord(parsed))
+    return { refused: { kind: 'invalid_request', message: 'The request body must be a JSON object.' } };
   let ir: IRRequest;
   try {
     ir = DIALECTS[req.dialect].parseRequest({ ...req.defaults, ...parsed }, req.call);
@@ -101,7 +109,12 @@ export async function countRequest(
   const { text, images } = requestText(ir);
   const chars = text.reduce((n, s) => n + s.length, 0);
   if (chars > req.maxChars) {
-    return { refused: { kind: 'too_large', message: `The request has ${chars} characters of text; tokens are counted locally for at most ${req.maxChars}.` } };
+    return {
+      refused: {
+        kind: 'too_large',
+        message: `The request has ${chars} characters of text; tokens are counted locally for at most ${req.maxChars}.`,
+      },
+    };
   }
   let forward: Uint8Array | undefined;
   if (req.forwardWithout) {

@@ -19,7 +19,8 @@ const NAMED = new Map<v.GenericSchema, string>([
   [DepositMethod, 'DepositMethod'],
 ]);
 
-export const namedSchemas = () => Object.fromEntries([...NAMED].map(([schema, name]) => [name, toJsonSchema(schema, NAMED)]));
+export const namedSchemas = () =>
+  Object.fromEntries([...NAMED].map(([schema, name]) => [name, toJsonSchema(schema, NAMED)]));
 export const schemaOf = (schema: v.GenericSchema) => toJsonSchema(schema, NAMED);
 
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -35,11 +36,36 @@ export const errors = (...statuses: number[]) => ({
 });
 
 export const rangeParams = [
-  { name: 'range', in: 'query', schema: { type: 'string', enum: Object.keys(RANGES) }, description: 'A window ending now. Not combinable with from/to.' },
-  { name: 'from', in: 'query', schema: { type: 'string', maxLength: LIMITS.date }, description: 'ISO-8601 date or instant, inclusive. A date or a time without offset is UTC.', examples: ['2025-01-01', '2025-01-01T12:00:00+07:00'] },
-  { name: 'to', in: 'query', schema: { type: 'string', maxLength: LIMITS.date }, description: 'ISO-8601 date or instant, exclusive. Must not be before from.' },
+  {
+    name: 'range',
+    in: 'query',
+    schema: { type: 'string', enum: Object.keys(RANGES) },
+    description: 'A window ending now. Not combinable with from/to.',
+  },
+  {
+    name: 'from',
+    in: 'query',
+    schema: { type: 'string', maxLength: LIMITS.date },
+    description: 'ISO-8601 date or instant, inclusive. A date or a time without offset is UTC.',
+    examples: ['2025-01-01', '2025-01-01T12:00:00+07:00'],
+  },
+  {
+    name: 'to',
+    in: 'query',
+    schema: { type: 'string', maxLength: LIMITS.date },
+    description: 'ISO-8601 date or instant, exclusive. Must not be before from.',
+  },
 ];
 export const pageParams = [
-  { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: LIMITS.pageMax, default: LIMITS.pageDefault } },
-  { name: 'cursor', in: 'query', schema: { type: 'string', maxLength: LIMITS.cursor }, description: 'next_cursor of the previous page, unchanged.' },
+  {
+    name: 'limit',
+    in: 'query',
+    schema: { type: 'integer', minimum: 1, maximum: LIMITS.pageMax, default: LIMITS.pageDefault },
+  },
+  {
+    name: 'cursor',
+    in: 'query',
+    schema: { type: 'string', maxLength: LIMITS.cursor },
+    description: 'next_cursor of the previous page, unchanged.',
+  },
 ];

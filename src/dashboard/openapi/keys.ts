@@ -15,7 +15,8 @@ export const keyPaths = {
     },
     post: {
       summary: 'Create a service key',
-      description: `The full key is in this answer only. At most ${MAX_LIVE_KEYS} live keys per account (409 beyond). ` +
+      description:
+        `The full key is in this answer only. At most ${MAX_LIVE_KEYS} live keys per account (409 beyond). ` +
         'Limits are optional: past them the key gets 429 with retry-after on the inference surfaces.',
       requestBody: body(CreateKeyBody, false),
       responses: { '201': ok('Created', NewKey), ...errors(400, 401, 409, 413) },
@@ -23,8 +24,9 @@ export const keyPaths = {
   },
   '/keys/{id}': {
     patch: {
-      summary: 'Change a key\'s name or limits (in every gateway process from this answer on)',
-      description: 'Fields left out stay as they are; null removes a limit. A new spend cap counts what the key already spent in the current period.',
+      summary: "Change a key's name or limits (in every gateway process from this answer on)",
+      description:
+        'Fields left out stay as they are; null removes a limit. A new spend cap counts what the key already spent in the current period.',
       parameters: [keyId],
       requestBody: body(UpdateKeyBody),
       responses: { '200': ok('The key as it is now', Key), ...errors(400, 401, 404, 413) },

@@ -4,7 +4,15 @@
 import * as S from '../../admin/shapes.js';
 import { EpusdtBody } from '../../payments/epusdt/index.js';
 import { QrisBody } from '../../payments/qris/method.js';
-import { Balance, Catalog, DepositDetail, DepositMethods, DepositPage, EpusdtInvoice, QrisInvoice } from '../shapes/money.js';
+import {
+  Balance,
+  Catalog,
+  DepositDetail,
+  DepositMethods,
+  DepositPage,
+  EpusdtInvoice,
+  QrisInvoice,
+} from '../shapes/money.js';
 import { body, errors, ok, pageParams, rangeParams } from './common.js';
 
 export const moneyPaths = {
@@ -38,7 +46,7 @@ export const moneyPaths = {
   },
   '/deposits/{id}': {
     get: {
-      summary: 'One of your deposits: poll its status, or show a pending one\'s QR or checkout link again',
+      summary: "One of your deposits: poll its status, or show a pending one's QR or checkout link again",
       parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } }],
       responses: { '200': ok('The deposit', DepositDetail), ...errors(401, 404) },
     },
@@ -80,15 +88,26 @@ export const moneyPaths = {
   // POST /deposits/{method}, one per method a payment provider serves (src/payments/providers.ts):
   // the same operation as its alias above. Getters, because an entry cannot name its sibling.
   get '/deposits/qris'(): Record<string, unknown> {
-    return { post: { ...moneyPaths['/topup/qris'].post, summary: 'Open a QRIS invoice in rupiah (POST /topup/qris is an alias)' } };
+    return {
+      post: {
+        ...moneyPaths['/topup/qris'].post,
+        summary: 'Open a QRIS invoice in rupiah (POST /topup/qris is an alias)',
+      },
+    };
   },
   get '/deposits/epusdt'(): Record<string, unknown> {
-    return { post: { ...moneyPaths['/deposit/epusdt/create'].post, summary: 'Open a hosted USDT/USDC checkout (POST /deposit/epusdt/create is an alias)' } };
+    return {
+      post: {
+        ...moneyPaths['/deposit/epusdt/create'].post,
+        summary: 'Open a hosted USDT/USDC checkout (POST /deposit/epusdt/create is an alias)',
+      },
+    };
   },
   '/redeem': {
     post: {
-      summary: 'Redeem an operator\'s code: its amount is credited to the balance at once',
-      description: 'A code credits once however many redeem it at the same moment. Failed codes count against the account like failed sign-ins (LOGIN_MAX_ATTEMPTS per LOGIN_WINDOW_S); past that, 429 with retry-after.',
+      summary: "Redeem an operator's code: its amount is credited to the balance at once",
+      description:
+        'A code credits once however many redeem it at the same moment. Failed codes count against the account like failed sign-ins (LOGIN_MAX_ATTEMPTS per LOGIN_WINDOW_S); past that, 429 with retry-after.',
       requestBody: body(S.RedeemBody),
       responses: { '200': ok('Credited', S.RedeemAnswer), ...errors(400, 401, 409, 413, 429) },
     },

@@ -11,8 +11,11 @@ const usageFilterParams = [
   { name: 'model', in: 'query', schema: { type: 'string', maxLength: LIMITS.model } },
   { name: 'key_id', in: 'query', schema: { type: 'string', format: 'uuid' } },
   {
-    name: 'status', in: 'query', schema: { type: 'string', pattern: '^(ok|error|refused|[1-5][0-9]{2})$' },
-    description: 'ok: 2xx; error: anything else (refused, failed, cut short); refused: refused or failed before any answer, at $0 (error_code set); or one status code',
+    name: 'status',
+    in: 'query',
+    schema: { type: 'string', pattern: '^(ok|error|refused|[1-5][0-9]{2})$' },
+    description:
+      'ok: 2xx; error: anything else (refused, failed, cut short); refused: refused or failed before any answer, at $0 (error_code set); or one status code',
   },
 ];
 
@@ -20,11 +23,7 @@ export const usagePaths = {
   '/usage': {
     get: {
       summary: 'Usage log, newest first',
-      parameters: [
-        ...rangeParams,
-        ...pageParams,
-        ...usageFilterParams,
-      ],
+      parameters: [...rangeParams, ...pageParams, ...usageFilterParams],
       responses: {
         '200': ok('One page', UsagePage),
         ...errors(400, 401),
@@ -39,7 +38,10 @@ export const usagePaths = {
       responses: {
         '200': {
           description: 'CSV (RFC 4180, CRLF), one header line',
-          headers: { 'x-rows': { schema: { type: 'integer' } }, 'x-truncated': { schema: { type: 'string', enum: ['true', 'false'] } } },
+          headers: {
+            'x-rows': { schema: { type: 'integer' } },
+            'x-truncated': { schema: { type: 'string', enum: ['true', 'false'] } },
+          },
           content: { 'text/csv': { schema: { type: 'string' } } },
         },
         ...errors(400, 401),
@@ -58,12 +60,12 @@ export const usagePaths = {
   },
   '/playground': {
     post: {
-      summary: 'Send a prompt through the inference path on the caller\'s balance, as an event stream',
+      summary: "Send a prompt through the inference path on the caller's balance, as an event stream",
       description:
-        'The gateway calls POST /v1/chat/completions with the caller\'s playground key (one per user, kept; never shown, not listed; 20 requests a minute) ' +
-        'with stream and include_usage; the answer is that surface\'s event stream, relayed. x-request-id names the usage record, which appears in GET /usage once written. ' +
-        'Refusals of the inference surface come in this API\'s envelope: 402 insufficient_balance, 404 not_found (model), 429 too_many_attempts, ' +
-        '502 model_failed (no route answered; nothing charged), 503 model_unavailable (no provider of the model has a working key: the operator\'s to fix; another model may serve).',
+        "The gateway calls POST /v1/chat/completions with the caller's playground key (one per user, kept; never shown, not listed; 20 requests a minute) " +
+        "with stream and include_usage; the answer is that surface's event stream, relayed. x-request-id names the usage record, which appears in GET /usage once written. " +
+        "Refusals of the inference surface come in this API's envelope: 402 insufficient_balance, 404 not_found (model), 429 too_many_attempts, " +
+        "502 model_failed (no route answered; nothing charged), 503 model_unavailable (no provider of the model has a working key: the operator's to fix; another model may serve).",
       requestBody: body(PlaygroundBody),
       responses: {
         '200': {

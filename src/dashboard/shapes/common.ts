@@ -5,7 +5,12 @@ import * as v from 'valibot';
 
 /** USD as a decimal string with 9 decimals: money never travels as a float. */
 export const Money = (what: string) =>
-  v.pipe(v.string(), v.regex(/^-?\d+\.\d{9}$/), v.description(`${what} (USD, decimal string, 9 decimals)`), v.examples(['12.345678901']));
+  v.pipe(
+    v.string(),
+    v.regex(/^-?\d+\.\d{9}$/),
+    v.description(`${what} (USD, decimal string, 9 decimals)`),
+    v.examples(['12.345678901']),
+  );
 export const Instant = (what: string) => v.pipe(v.string(), v.isoTimestamp(), v.description(what));
 export const NullableInstant = (what: string) => v.nullable(v.pipe(v.string(), v.isoTimestamp(), v.description(what)));
 /** A count: tokens, requests, milliseconds. */

@@ -6,12 +6,27 @@ import { SPEND_PERIODS } from '../../billing/key-limits.js';
 import { Id, Instant, NullableInstant } from './common.js';
 
 const KeyLimits = {
-  rpm_limit: v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.description('Requests per minute allowed to this key; null: no limit'))),
-  spend_limit_usd: v.nullable(v.pipe(
-    v.string(), v.regex(/^\d+\.\d{9}$/),
-    v.description('Spend allowed to this key per spend_limit_period (USD, decimal string, 9 decimals); null: no cap'),
-  )),
-  spend_limit_period: v.nullable(v.pipe(v.picklist(SPEND_PERIODS), v.description('UTC day, ISO week, calendar month, or total (lifetime); null with no cap'))),
+  rpm_limit: v.nullable(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(1),
+      v.description('Requests per minute allowed to this key; null: no limit'),
+    ),
+  ),
+  spend_limit_usd: v.nullable(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d+\.\d{9}$/),
+      v.description('Spend allowed to this key per spend_limit_period (USD, decimal string, 9 decimals); null: no cap'),
+    ),
+  ),
+  spend_limit_period: v.nullable(
+    v.pipe(
+      v.picklist(SPEND_PERIODS),
+      v.description('UTC day, ISO week, calendar month, or total (lifetime); null with no cap'),
+    ),
+  ),
 };
 
 export const Key = v.object({

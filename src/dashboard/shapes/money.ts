@@ -17,11 +17,25 @@ export const CatalogueModel = v.object({
   owned_by: v.string(),
   context_window: v.pipe(v.number(), v.integer()),
   max_output_tokens: v.pipe(v.number(), v.integer(), v.description('0 for an embedding model')),
-  kind: v.pipe(v.picklist(MODEL_KINDS), v.description('chat: the chat surfaces; embedding: POST /v1/embeddings (input prices only)')),
-  dimensions: v.nullable(v.pipe(v.number(), v.integer(), v.minValue(1), v.description('Embedding models: the length of their vectors, when the catalogue says'))),
+  kind: v.pipe(
+    v.picklist(MODEL_KINDS),
+    v.description('chat: the chat surfaces; embedding: POST /v1/embeddings (input prices only)'),
+  ),
+  dimensions: v.nullable(
+    v.pipe(
+      v.number(),
+      v.integer(),
+      v.minValue(1),
+      v.description('Embedding models: the length of their vectors, when the catalogue says'),
+    ),
+  ),
   pricing: Pricing,
   official_pricing: Pricing,
-  discount_pct: v.pipe(v.number(), v.integer(), v.description('round((1 − pricing.input / official_pricing.input) × 100); 0 without an official input price')),
+  discount_pct: v.pipe(
+    v.number(),
+    v.integer(),
+    v.description('round((1 − pricing.input / official_pricing.input) × 100); 0 without an official input price'),
+  ),
 });
 /** GET /catalog, and GET /api/public/models for the landing page. */
 export const Catalog = v.object({ data: v.array(CatalogueModel) });
@@ -29,9 +43,16 @@ export const Catalog = v.object({ data: v.array(CatalogueModel) });
 export const Balance = v.object({
   currency: v.literal('USD'),
   balance_usd: Money('Balance'),
-  reserved_usd: Money('Held for requests in flight, and by the leases of other gateway processes (handed back within LEASE_WINDOW_MS of their last request)'),
+  reserved_usd: Money(
+    'Held for requests in flight, and by the leases of other gateway processes (handed back within LEASE_WINDOW_MS of their last request)',
+  ),
   available_usd: Money('balance − reserved'),
-  is_admin: v.optional(v.pipe(v.boolean(), v.description('The account may use the admin API (/api/admin/*); the dashboard shows its admin pages on it'))),
+  is_admin: v.optional(
+    v.pipe(
+      v.boolean(),
+      v.description('The account may use the admin API (/api/admin/*); the dashboard shows its admin pages on it'),
+    ),
+  ),
 });
 
 const DEPOSIT_STATUSES = ['pending', 'paid', 'expired', 'failed'] as const;
@@ -57,15 +78,22 @@ export const DepositDetail = v.object({
 });
 
 export const DepositMethod = v.object({
-  id: v.pipe(v.picklist(['qris', 'epusdt']), v.description('qris: POST /topup/qris; epusdt: POST /deposit/epusdt/create')),
+  id: v.pipe(
+    v.picklist(['qris', 'epusdt']),
+    v.description('qris: POST /topup/qris; epusdt: POST /deposit/epusdt/create'),
+  ),
   currency: v.pipe(v.string(), v.description('Currency of the amount asked for (IDR for qris, USD for epusdt)')),
   min: v.pipe(v.string(), v.description('Smallest amount, decimal string in currency')),
   max: v.pipe(v.string(), v.description('Largest amount, decimal string in currency')),
   rate: v.pipe(v.string(), v.description('qris: rupiah per USD of credit; epusdt: pay_currency units per USD')),
   fee_pct: v.pipe(v.string(), v.description('Percent taken off the credit')),
   expiry_s: Count('Seconds an invoice stays payable'),
-  pay_currency: v.optional(v.pipe(v.string(), v.description('epusdt: what the checkout asks for (USD when the server converts itself)'))),
-  tokens: v.optional(v.pipe(v.array(v.string()), v.description('epusdt: the coins/networks one may pick (token); empty: no choice'))),
+  pay_currency: v.optional(
+    v.pipe(v.string(), v.description('epusdt: what the checkout asks for (USD when the server converts itself)')),
+  ),
+  tokens: v.optional(
+    v.pipe(v.array(v.string()), v.description('epusdt: the coins/networks one may pick (token); empty: no choice')),
+  ),
 });
 /** GET /deposit/info: only methods whose configuration is complete are listed. */
 export const DepositMethods = v.object({ methods: v.array(DepositMethod) });

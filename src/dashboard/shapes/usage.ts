@@ -14,8 +14,16 @@ export const USAGE_SURFACES = ['chat', 'messages', 'responses', 'gemini', 'embed
 export const UsageRecord = v.object({
   id: v.pipe(v.string(), v.regex(/^\d+$/)),
   created_at: Instant('When the request ended'),
-  request_id: v.pipe(v.string(), v.description('The x-request-id the client was answered with (empty on an aggregate refusal row)')),
-  model: v.pipe(v.string(), v.description('Empty on a refusal before the model was read (a 402 before the body) and on an aggregate refusal row')),
+  request_id: v.pipe(
+    v.string(),
+    v.description('The x-request-id the client was answered with (empty on an aggregate refusal row)'),
+  ),
+  model: v.pipe(
+    v.string(),
+    v.description(
+      'Empty on a refusal before the model was read (a 402 before the body) and on an aggregate refusal row',
+    ),
+  ),
   key_id: v.nullable(v.pipe(v.string(), v.uuid())),
   surface: v.picklist(USAGE_SURFACES),
   stream: v.boolean(),
@@ -27,16 +35,22 @@ export const UsageRecord = v.object({
   official_cost_usd: Money('At the vendor list prices'),
   latency_ms: Count('Total time'),
   ttft_ms: v.nullable(Count('Time to the first token (streams)')),
-  error_code: v.nullable(v.pipe(
-    v.string(),
-    v.description(
-      'Set on a request refused (or failed) before any answer, which costs $0 and no tokens: the error code it was answered with ' +
-      '(insufficient_balance, model_not_found, key_rate_limit, key_spend_limit, invalid_json, invalid_request, request_too_large, …). null on answered requests.',
+  error_code: v.nullable(
+    v.pipe(
+      v.string(),
+      v.description(
+        'Set on a request refused (or failed) before any answer, which costs $0 and no tokens: the error code it was answered with ' +
+          '(insufficient_balance, model_not_found, key_rate_limit, key_spend_limit, invalid_json, invalid_request, request_too_large, …). null on answered requests.',
+      ),
     ),
-  )),
+  ),
   requests: v.pipe(
-    v.number(), v.integer(), v.minValue(1),
-    v.description('1; on a refusal row with an empty request_id, the refusals of its key, minute and status counted past REFUSALS_LOGGED_PER_MINUTE instead of logged one by one'),
+    v.number(),
+    v.integer(),
+    v.minValue(1),
+    v.description(
+      '1; on a refusal row with an empty request_id, the refusals of its key, minute and status counted past REFUSALS_LOGGED_PER_MINUTE instead of logged one by one',
+    ),
   ),
 });
 export const UsagePage = v.object({
@@ -60,7 +74,12 @@ export const UsageStats = v.object({
   ...Totals,
   by_model: v.pipe(v.array(v.object({ model: v.string(), ...Totals })), v.description('Dearest first')),
   by_day: v.pipe(
-    v.array(v.object({ day: v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/), v.metadata({ jsonSchema: { format: 'date' } })), ...Totals })),
+    v.array(
+      v.object({
+        day: v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/), v.metadata({ jsonSchema: { format: 'date' } })),
+        ...Totals,
+      }),
+    ),
     v.description('Days with usage, oldest first'),
   ),
 });

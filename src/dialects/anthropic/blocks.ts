@@ -59,7 +59,9 @@ export function blockFromWire(b: unknown): IRContent | null {
       let content: string | IRContent[] = '';
       if (typeof b.content === 'string') content = b.content;
       else if (Array.isArray(b.content)) {
-        content = b.content.map(blockFromWire).filter((c): c is IRContent => c !== null && (c.type === 'text' || c.type === 'image'));
+        content = b.content
+          .map(blockFromWire)
+          .filter((c): c is IRContent => c !== null && (c.type === 'text' || c.type === 'image'));
       }
       const out: IRContent = { type: 'tool_result', toolUseId, content };
       if (b.is_error === true) out.isError = true;

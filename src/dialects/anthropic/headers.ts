@@ -24,22 +24,34 @@ const betaMatches = (pattern: string, beta: string) =>
 
 /** The field is named in the message too: the Anthropic envelope has no `param`. */
 const notSold = (beta: string, why: string, model: Model) =>
-  new GatewayError('invalid_request', `anthropic-beta: The ${beta} beta (${why}) costs more than plain tokens and is not offered on "${model.id}" by this gateway.`, {
-    param: 'anthropic-beta',
-    code: 'unsupported_option',
-  });
+  new GatewayError(
+    'invalid_request',
+    `anthropic-beta: The ${beta} beta (${why}) costs more than plain tokens and is not offered on "${model.id}" by this gateway.`,
+    {
+      param: 'anthropic-beta',
+      code: 'unsupported_option',
+    },
+  );
 
 /**
  * Any valid version date is accepted and replaced by a known one when the gateway was not built
  * against it; betas are forwarded unless they are priced and the model does not sell them (a
  * 400 naming the beta); invalid values are a 400.
  */
-export function anthropicHeaders(headers: Record<string, string>, model: Model, limits: Limits): Record<string, string> {
+export function anthropicHeaders(
+  headers: Record<string, string>,
+  model: Model,
+  limits: Limits,
+): Record<string, string> {
   let version = limits.ANTHROPIC_VERSIONS[0]!;
   const sent = headers['anthropic-version']?.trim();
   if (sent !== undefined) {
     if (!/^\d{4}-\d{2}-\d{2}$/.test(sent)) {
-      throw new GatewayError('invalid_request', `anthropic-version: ${JSON.stringify(sent.slice(0, 40))} is not a version date like 2023-06-01.`, { param: 'anthropic-version' });
+      throw new GatewayError(
+        'invalid_request',
+        `anthropic-version: ${JSON.stringify(sent.slice(0, 40))} is not a version date like 2023-06-01.`,
+        { param: 'anthropic-version' },
+      );
     }
     if (limits.ANTHROPIC_VERSIONS.includes(sent)) version = sent;
   }
@@ -57,7 +69,11 @@ function forwardedBetas(header: string, model: Model, priced: readonly string[])
     const beta = raw.trim();
     if (beta === '') continue;
     if (!TOKEN.test(beta)) {
-      throw new GatewayError('invalid_request', `anthropic-beta: ${JSON.stringify(beta.slice(0, 60))} is not a valid beta name.`, { param: 'anthropic-beta' });
+      throw new GatewayError(
+        'invalid_request',
+        `anthropic-beta: ${JSON.stringify(beta.slice(0, 60))} is not a valid beta name.`,
+        { param: 'anthropic-beta' },
+      );
     }
     if (/^context-1m-/.test(beta)) {
       if (!model.pricing.longContext) throw notSold(beta, 'long-context pricing', model);

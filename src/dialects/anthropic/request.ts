@@ -80,7 +80,11 @@ function issueText(issue: v.BaseIssue<unknown>): string {
 }
 
 function invalid(path: string, message: string): GatewayError {
-  return new GatewayError('invalid_request', path === '' ? message : `${path}: ${message}`, path === '' ? {} : { param: path });
+  return new GatewayError(
+    'invalid_request',
+    path === '' ? message : `${path}: ${message}`,
+    path === '' ? {} : { param: path },
+  );
 }
 
 function join(base: string, sub: string | null | undefined): string {
@@ -115,7 +119,8 @@ function parseBlock(block: unknown, path: string, inToolResult = false): IRConte
   if (type === 'tool_result') {
     const content = b.content;
     if (content !== undefined && content !== null && typeof content !== 'string') {
-      if (!Array.isArray(content)) throw invalid(`${path}.content`, 'Input should be a string or an array of content blocks');
+      if (!Array.isArray(content))
+        throw invalid(`${path}.content`, 'Input should be a string or an array of content blocks');
       content.forEach((inner, k) => parseBlock(inner, `${path}.content.${k}`, true));
     }
   }
@@ -152,9 +157,13 @@ function textOf(blocks: IRContent[]): string[] {
  * dialect and only reaches an Anthropic upstream.
  */
 function parseMessage(m: { role: string; content: unknown }, path: string): IRMessage | null {
-  if (m.role === 'user' || m.role === 'assistant') return { role: m.role, content: parseContent(m.content, `${path}.content`) };
+  if (m.role === 'user' || m.role === 'assistant')
+    return { role: m.role, content: parseContent(m.content, `${path}.content`) };
   if (m.role !== 'system') return null;
-  return { role: 'system', content: textOf(parseContent(m.content, `${path}.content`)).map((text) => ({ type: 'text', text })) };
+  return {
+    role: 'system',
+    content: textOf(parseContent(m.content, `${path}.content`)).map((text) => ({ type: 'text', text })),
+  };
 }
 
 /** OpenAI's levels for Anthropic's: `max` has no level above `high` there. */
@@ -166,7 +175,11 @@ const EFFORTS: Record<string, IRReasoningEffort> = { low: 'low', medium: 'medium
  * thousands for hard problems); adaptive thinking without an effort runs at Anthropic's
  * default effort, high.
  */
-function reasoningEffort(effort: string | null | undefined, thinking: { type: string } | null | undefined, budget: number | undefined): IRReasoningEffort | undefined {
+function reasoningEffort(
+  effort: string | null | undefined,
+  thinking: { type: string } | null | undefined,
+  budget: number | undefined,
+): IRReasoningEffort | undefined {
   if (typeof effort === 'string' && EFFORTS[effort]) return EFFORTS[effort];
   if (budget !== undefined) return budget < 4096 ? 'low' : budget < 16384 ? 'medium' : 'high';
   if (thinking?.type === 'adaptive') return 'high';
@@ -247,7 +260,13 @@ const OPENING_USER_TEXT = '.';
  * A reasoning effort as a thinking budget (OpenAI client → Anthropic upstream). Thinking tokens
  * are output tokens inside max_tokens, so the budget never raises what was reserved for.
  */
-const THINKING_BUDGETS: Record<IRReasoningEffort, number | undefined> = { none: undefined, minimal: undefined, low: 2048, medium: 8192, high: 24576 };
+const THINKING_BUDGETS: Record<IRReasoningEffort, number | undefined> = {
+  none: undefined,
+  minimal: undefined,
+  low: 2048,
+  medium: 8192,
+  high: 24576,
+};
 
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
 
@@ -301,7 +320,8 @@ function usedToolNames(messages: IRMessage[]): string[] {
 
 function wireTool(t: IRTool): Wire {
   // Anthropic requires an object schema; OpenAI functions may omit `parameters` altogether.
-  const schema = typeof t.parameters?.type === 'string' ? t.parameters : { type: 'object', properties: {}, ...t.parameters };
+  const schema =
+    typeof t.parameters?.type === 'string' ? t.parameters : { type: 'object', properties: {}, ...t.parameters };
   const out: Wire = { name: t.name };
   if (t.description !== undefined) out.description = t.description;
   out.input_schema = schema;
@@ -315,7 +335,9 @@ export function buildRequest(ir: IRRequest, upstreamModel: string): Record<strin
 
   // Mid-conversation instructions join the system prompt: not every Anthropic model or account
   // takes a system message among the turns.
-  const inline = ir.messages.filter((m) => m.role === 'system').flatMap((m) => m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])));
+  const inline = ir.messages
+    .filter((m) => m.role === 'system')
+    .flatMap((m) => m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])));
   const system = [...ir.system, ...inline].filter((s) => s !== '');
   if (system.length > 0) body.system = system.join('\n\n');
 

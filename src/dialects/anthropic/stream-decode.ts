@@ -15,7 +15,10 @@ type Wire = Record<string, unknown>;
 const isObject = (x: unknown): x is Wire => x !== null && typeof x === 'object' && !Array.isArray(x);
 
 /** Later fields win, but only where they are present. */
-function mergeUsage(a: Partial<IRUsage> | undefined, b: Partial<IRUsage> | null | undefined): Partial<IRUsage> | undefined {
+function mergeUsage(
+  a: Partial<IRUsage> | undefined,
+  b: Partial<IRUsage> | null | undefined,
+): Partial<IRUsage> | undefined {
   if (!b) return a;
   // Not `{ ...a }`: on Node 20 a spread copy that later gains a key gets a hidden class of its own.
   const out: Partial<IRUsage> = Object.assign({}, a);
@@ -78,7 +81,8 @@ class Decoder {
         return [{ type: 'ping' }];
       case 'error': {
         const error = isObject(data.error) ? data.error : {};
-        const message = typeof error.message === 'string' && error.message !== '' ? error.message : 'The upstream stream failed.';
+        const message =
+          typeof error.message === 'string' && error.message !== '' ? error.message : 'The upstream stream failed.';
         return this.fail(kindFromAnthropicType(error.type), message);
       }
       default:
@@ -114,7 +118,8 @@ class Decoder {
     switch (block.type) {
       case 'text':
         out.push({ type: 'block_start', index, block: { type: 'text' } });
-        if (typeof block.text === 'string' && block.text !== '') out.push({ type: 'delta', index, delta: { type: 'text', text: block.text } });
+        if (typeof block.text === 'string' && block.text !== '')
+          out.push({ type: 'delta', index, delta: { type: 'text', text: block.text } });
         break;
       case 'thinking':
         out.push({ type: 'block_start', index, block: { type: 'thinking' } });
@@ -126,7 +131,11 @@ class Decoder {
         }
         break;
       case 'redacted_thinking':
-        out.push({ type: 'block_start', index, block: { type: 'redacted_thinking', data: typeof block.data === 'string' ? block.data : '' } });
+        out.push({
+          type: 'block_start',
+          index,
+          block: { type: 'redacted_thinking', data: typeof block.data === 'string' ? block.data : '' },
+        });
         break;
       case 'tool_use': {
         const id = typeof block.id === 'string' ? block.id : '';
@@ -155,9 +164,13 @@ class Decoder {
         this.textIndex = index;
         return [{ type: 'delta', index, delta: { type: 'text', text: delta.text } }];
       case 'thinking_delta':
-        return typeof delta.thinking === 'string' ? [{ type: 'delta', index, delta: { type: 'thinking', thinking: delta.thinking } }] : [];
+        return typeof delta.thinking === 'string'
+          ? [{ type: 'delta', index, delta: { type: 'thinking', thinking: delta.thinking } }]
+          : [];
       case 'signature_delta':
-        return typeof delta.signature === 'string' ? [{ type: 'delta', index, delta: { type: 'signature', signature: delta.signature } }] : [];
+        return typeof delta.signature === 'string'
+          ? [{ type: 'delta', index, delta: { type: 'signature', signature: delta.signature } }]
+          : [];
       case 'input_json_delta':
         return typeof delta.partial_json === 'string'
           ? [{ type: 'delta', index, delta: { type: 'input_json', partialJson: delta.partial_json } }]

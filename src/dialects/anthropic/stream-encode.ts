@@ -194,7 +194,9 @@ class Encoder {
       // A delta without its block_start: open the block it implies rather than lose the content.
       const kind = DELTA_BLOCK[delta.type];
       const start: IRBlockStart =
-        kind === 'tool_use' ? { type: 'tool_use', id: `toolu_${randomBytes(12).toString('hex')}`, name: '' } : { type: kind as 'text' | 'thinking' };
+        kind === 'tool_use'
+          ? { type: 'tool_use', id: `toolu_${randomBytes(12).toString('hex')}`, name: '' }
+          : { type: kind as 'text' | 'thinking' };
       block = this.openBlock(out, irIndex, start);
     }
     // A delta of another block's kind would be dropped by the SDK anyway.
@@ -220,7 +222,12 @@ class Encoder {
     if (this.current?.open) this.closeBlock(out, this.current);
   }
 
-  private stop(out: Buffer[], stopReason: string | null, stopSequence: string | null, usage: Partial<IRUsage> | undefined): void {
+  private stop(
+    out: Buffer[],
+    stopReason: string | null,
+    stopSequence: string | null,
+    usage: Partial<IRUsage> | undefined,
+  ): void {
     if (this.stopped) return;
     this.stopped = true;
     this.closeAll(out);
@@ -255,7 +262,9 @@ class Encoder {
  * token of a translated stream. The same bytes as event('content_block_delta', …) would give.
  */
 function deltaEvent(index: number, type: string, field: string, value: string): Buffer {
-  return Buffer.from(`event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"${type}","${field}":${JSON.stringify(value)}}}\n\n`);
+  return Buffer.from(
+    `event: content_block_delta\ndata: {"type":"content_block_delta","index":${index},"delta":{"type":"${type}","${field}":${JSON.stringify(value)}}}\n\n`,
+  );
 }
 
 /** Frames by block number and IR block: they name nothing of the answer, so streams share them. */

@@ -24,15 +24,20 @@ function clientTerms(body: Body, model: Model, headers: Record<string, string>, 
   const { pricing, officialPricing } = model;
   let holdFees = 0n;
   const droppedNames: string[] = [];
-  const outputCap = Math.min(model.maxOutputTokens, typeof body.max_tokens === 'number' ? body.max_tokens : model.maxOutputTokens);
+  const outputCap = Math.min(
+    model.maxOutputTokens,
+    typeof body.max_tokens === 'number' ? body.max_tokens : model.maxOutputTokens,
+  );
   const hosted: string[] = [];
   const dropped = Array.isArray(body.tools)
     ? dropUnsold(body.tools as (Body | null)[], (tool) => {
         const type = tool?.type;
-        if (type === undefined || type === null || (typeof type === 'string' && CLIENT_TOOL.test(type))) return undefined;
+        if (type === undefined || type === null || (typeof type === 'string' && CLIENT_TOOL.test(type)))
+          return undefined;
         if (typeof type !== 'string') throw refuse('tools', 'tools: a tool\'s "type" is a string.');
         if (type.startsWith('web_search_') && pricing.perWebSearch > 0n) {
-          const uses = typeof tool!.max_uses === 'number' && tool!.max_uses > 0 ? tool!.max_uses : model.webSearchMaxCalls;
+          const uses =
+            typeof tool!.max_uses === 'number' && tool!.max_uses > 0 ? tool!.max_uses : model.webSearchMaxCalls;
           holdFees += pricing.perWebSearch * BigInt(uses);
           hosted.push(type);
           return undefined;
@@ -51,15 +56,35 @@ function clientTerms(body: Body, model: Model, headers: Record<string, string>, 
     throw notSold('tool_choice', `The server tool ${JSON.stringify(choice.name)}`, model);
   }
   if (dropped.length > 0) dropEmptyTools(body, 'tools', 'tool_choice');
-  if (body.mcp_servers !== undefined && body.mcp_servers !== null && !model.serverTools.has('mcp')) throw notSold('mcp_servers', 'Remote MCP servers', model);
-  if (body.container !== undefined && body.container !== null && !model.serverTools.has('code_execution')) throw notSold('container', 'A code execution container', model);
+  if (body.mcp_servers !== undefined && body.mcp_servers !== null && !model.serverTools.has('mcp'))
+    throw notSold('mcp_servers', 'Remote MCP servers', model);
+  if (body.container !== undefined && body.container !== null && !model.serverTools.has('code_execution'))
+    throw notSold('container', 'A code execution container', model);
   // Fast mode is billed at a premium, asked for by the body on models that need no beta for it:
   // sold only where the catalogue entry's prices cover the fast-mode beta.
-  if (body.speed !== undefined && body.speed !== null && body.speed !== 'standard' && !model.pricedBetas.some((p) => p.startsWith('fast-mode'))) {
+  if (
+    body.speed !== undefined &&
+    body.speed !== null &&
+    body.speed !== 'standard' &&
+    !model.pricedBetas.some((p) => p.startsWith('fast-mode'))
+  ) {
     throw notSold('speed', `speed ${JSON.stringify(body.speed)}`, model);
   }
   const forwardHeaders = anthropicHeaders(headers, model, limits);
-  return { pricing, officialPricing, outputCap, n: 1, extraOutput: 0, feeNano: 0n, holdFees, audioIn: false, audioOut: false, forwardHeaders, hosted, dropped };
+  return {
+    pricing,
+    officialPricing,
+    outputCap,
+    n: 1,
+    extraOutput: 0,
+    feeNano: 0n,
+    holdFees,
+    audioIn: false,
+    audioOut: false,
+    forwardHeaders,
+    hosted,
+    dropped,
+  };
 }
 
 export const surface: ClientSide = {

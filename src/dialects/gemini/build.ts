@@ -16,7 +16,10 @@ const BUDGETS: Record<string, number> = { minimal: 512, low: 1024, medium: 8192,
 type Part = Record<string, unknown>;
 
 function toolResultResponse(c: Extract<IRContent, { type: 'tool_result' }>): Record<string, unknown> {
-  const text = typeof c.content === 'string' ? c.content : c.content.flatMap((x) => (x.type === 'text' ? [x.text] : [])).join('\n');
+  const text =
+    typeof c.content === 'string'
+      ? c.content
+      : c.content.flatMap((x) => (x.type === 'text' ? [x.text] : [])).join('\n');
   return c.isError ? { error: text } : { output: text };
 }
 
@@ -37,7 +40,12 @@ export function buildRequest(ir: IRRequest, _upstreamModel: string): Record<stri
           push(role, { text: c.text });
           break;
         case 'image':
-          push(role, c.source.kind === 'base64' ? { inlineData: { mimeType: c.source.mediaType, data: c.source.data } } : { fileData: { mimeType: guessImageType(c.source.url), fileUri: c.source.url } });
+          push(
+            role,
+            c.source.kind === 'base64'
+              ? { inlineData: { mimeType: c.source.mediaType, data: c.source.data } }
+              : { fileData: { mimeType: guessImageType(c.source.url), fileUri: c.source.url } },
+          );
           break;
         case 'thinking':
           // Thoughts go back only with their signature: without one they are another vendor's words.
@@ -48,13 +56,20 @@ export function buildRequest(ir: IRRequest, _upstreamModel: string): Record<stri
           const part: Part = { functionCall: { id: c.id, name: c.name, args: c.input ?? {} } };
           // Of parallel calls only the first carries a signature, as Gemini answers them.
           if (c.signature) part.thoughtSignature = c.signature;
-          else if (!signed && !msg.content.some((x) => x.type === 'tool_use' && x.signature)) part.thoughtSignature = SKIP_SIGNATURE;
+          else if (!signed && !msg.content.some((x) => x.type === 'tool_use' && x.signature))
+            part.thoughtSignature = SKIP_SIGNATURE;
           signed = true;
           push('model', part);
           break;
         }
         case 'tool_result':
-          push('user', { functionResponse: { id: c.toolUseId, name: names.get(c.toolUseId) ?? 'tool', response: toolResultResponse(c) } });
+          push('user', {
+            functionResponse: {
+              id: c.toolUseId,
+              name: names.get(c.toolUseId) ?? 'tool',
+              response: toolResultResponse(c),
+            },
+          });
           break;
         // Redacted thinking is Anthropic's own.
       }
@@ -63,11 +78,21 @@ export function buildRequest(ir: IRRequest, _upstreamModel: string): Record<stri
   const body: Record<string, unknown> = { contents };
   if (ir.system.length > 0) body.systemInstruction = { parts: [{ text: ir.system.join('\n\n') }] };
   if (ir.tools && ir.tools.length > 0) {
-    body.tools = [{ functionDeclarations: ir.tools.map((t) => ({ name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parametersJsonSchema: t.parameters })) }];
+    body.tools = [
+      {
+        functionDeclarations: ir.tools.map((t) => ({
+          name: t.name,
+          ...(t.description !== undefined ? { description: t.description } : {}),
+          parametersJsonSchema: t.parameters,
+        })),
+      },
+    ];
     const choice = ir.toolChoice;
     if (choice) {
       const mode = choice.type === 'auto' ? 'AUTO' : choice.type === 'none' ? 'NONE' : 'ANY';
-      body.toolConfig = { functionCallingConfig: { mode, ...(choice.type === 'tool' ? { allowedFunctionNames: [choice.name] } : {}) } };
+      body.toolConfig = {
+        functionCallingConfig: { mode, ...(choice.type === 'tool' ? { allowedFunctionNames: [choice.name] } : {}) },
+      };
     }
   }
   const gen: Record<string, unknown> = {};
@@ -75,7 +100,9 @@ export function buildRequest(ir: IRRequest, _upstreamModel: string): Record<stri
   if (ir.temperature !== undefined) gen.temperature = ir.temperature;
   if (ir.topP !== undefined) gen.topP = ir.topP;
   if (ir.stop && ir.stop.length > 0) gen.stopSequences = ir.stop.slice(0, 5);
-  const wanted = ir.thinking?.budgetTokens ?? (ir.reasoningEffort === 'none' ? 0 : ir.reasoningEffort ? BUDGETS[ir.reasoningEffort] : undefined);
+  const wanted =
+    ir.thinking?.budgetTokens ??
+    (ir.reasoningEffort === 'none' ? 0 : ir.reasoningEffort ? BUDGETS[ir.reasoningEffort] : undefined);
   if (wanted !== undefined) {
     // Thoughts are output tokens inside the cap: the budget never raises what was reserved for.
     const budget = ir.maxTokens !== undefined ? Math.min(wanted, Math.max(0, ir.maxTokens - 1)) : wanted;

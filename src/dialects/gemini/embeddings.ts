@@ -17,7 +17,8 @@ function parse(json: unknown): UpstreamEmbeddings | undefined {
   if (!isRecord(json) || !Array.isArray(json.embeddings)) return undefined;
   const vectors: number[][] = [];
   for (const e of json.embeddings) {
-    if (!isRecord(e) || !Array.isArray(e.values) || !e.values.every((n: unknown) => typeof n === 'number')) return undefined;
+    if (!isRecord(e) || !Array.isArray(e.values) || !e.values.every((n: unknown) => typeof n === 'number'))
+      return undefined;
     vectors.push(e.values);
   }
   return { vectors, promptTokens: null };

@@ -42,7 +42,9 @@ export function errorBody(kind: ErrorKind, message: string, code?: string | null
   if (reason || param) {
     const metadata: Record<string, string> = {};
     if (param) metadata.param = param;
-    error.details = [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: reason ?? kind, domain: 'airouter', metadata }];
+    error.details = [
+      { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: reason ?? kind, domain: 'airouter', metadata },
+    ];
   }
   return { error };
 }

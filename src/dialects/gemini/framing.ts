@@ -29,4 +29,5 @@ export function closeArray(ctx: RenderContext, json?: string): Buffer {
 }
 
 /** The last chunk of a stream: closes the array when there is one. */
-export const frameLast = (ctx: RenderContext, json: string): Buffer => (isArrayStream(ctx) ? closeArray(ctx, json) : frame(ctx, json));
+export const frameLast = (ctx: RenderContext, json: string): Buffer =>
+  isArrayStream(ctx) ? closeArray(ctx, json) : frame(ctx, json);

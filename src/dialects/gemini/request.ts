@@ -18,12 +18,20 @@ import { field, record } from './fields.js';
 import { openApiToJsonSchema } from './schema.js';
 
 const str = () => v.string('must be a string');
-const int = (min: number) => v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(min, `must be at least ${min}`));
+const int = (min: number) =>
+  v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(min, `must be at least ${min}`));
 const range = (min: number, max: number) =>
-  v.pipe(v.number('must be a number'), v.minValue(min, `must be between ${min} and ${max}`), v.maxValue(max, `must be between ${min} and ${max}`));
+  v.pipe(
+    v.number('must be a number'),
+    v.minValue(min, `must be between ${min} and ${max}`),
+    v.maxValue(max, `must be between ${min} and ${max}`),
+  );
 
 const Part = v.looseObject({}, 'must be an object');
-const Content = v.looseObject({ role: v.nullish(str()), parts: v.array(Part, 'must be an array of parts') }, 'must be an object with parts');
+const Content = v.looseObject(
+  { role: v.nullish(str()), parts: v.array(Part, 'must be an array of parts') },
+  'must be an object with parts',
+);
 
 const GenerationConfig = v.object({
   maxOutputTokens: v.nullish(int(1)),
@@ -45,10 +53,14 @@ const GeminiRequest = v.object({
 });
 const REQUEST_FIELDS = Object.keys(GeminiRequest.entries);
 
-export const invalid = (param: string, message: string) => new GatewayError('invalid_request', `Invalid value at '${param}': ${message}`, { param });
+export const invalid = (param: string, message: string) =>
+  new GatewayError('invalid_request', `Invalid value at '${param}': ${message}`, { param });
 
 function paramOf(issue: v.BaseIssue<unknown>): string {
-  return (issue.path ?? []).map((p) => (typeof p.key === 'number' ? `[${p.key}]` : `.${String(p.key)}`)).join('').replace(/^\./, '');
+  return (issue.path ?? [])
+    .map((p) => (typeof p.key === 'number' ? `[${p.key}]` : `.${String(p.key)}`))
+    .join('')
+    .replace(/^\./, '');
 }
 
 /** The fields the gateway reads, camelCase whichever way the client spelled them. */
@@ -66,8 +78,12 @@ function check<S extends v.GenericSchema>(schema: S, value: unknown, prefix: str
   const r = v.safeParse(schema, value, { abortEarly: true });
   if (r.success) return r.output;
   const issue = r.issues[0];
-  const param = [prefix, paramOf(issue)].filter((p) => p !== '').join('.').replace(/\.\[/g, '[');
-  if (issue.input === undefined) throw new GatewayError('invalid_request', `Missing required field: '${param}'.`, { param });
+  const param = [prefix, paramOf(issue)]
+    .filter((p) => p !== '')
+    .join('.')
+    .replace(/\.\[/g, '[');
+  if (issue.input === undefined)
+    throw new GatewayError('invalid_request', `Missing required field: '${param}'.`, { param });
   throw invalid(param, `${issue.message} (got ${issue.received}).`);
 }
 
@@ -86,7 +102,12 @@ export function parseRequest(raw: unknown, call?: SurfaceCall): IRRequest {
   const req = check(GeminiRequest, top, '');
   const cfg = check(GenerationConfig, gen, 'generationConfig');
   const model = call?.model ?? (typeof body.model === 'string' ? body.model.replace(/^models\//, '') : '');
-  if (model === '') throw new GatewayError('invalid_request', 'The model must be named in the URL: /v1beta/models/{model}:generateContent.', { param: 'model' });
+  if (model === '')
+    throw new GatewayError(
+      'invalid_request',
+      'The model must be named in the URL: /v1beta/models/{model}:generateContent.',
+      { param: 'model' },
+    );
 
   const system: string[] = [];
   const si = req.systemInstruction;
@@ -98,7 +119,13 @@ export function parseRequest(raw: unknown, call?: SurfaceCall): IRRequest {
   }
 
   const turns = contentsToIR(req.contents);
-  const ir: IRRequest = { model, system, messages: joinThoughts(mergeTurns(turns)), stream: call?.stream ?? false, includeUsage: true };
+  const ir: IRRequest = {
+    model,
+    system,
+    messages: joinThoughts(mergeTurns(turns)),
+    stream: call?.stream ?? false,
+    includeUsage: true,
+  };
   const tools = (req.tools ?? []).flatMap((t, i) => toolsToIR(t, i));
   if (tools.length > 0) ir.tools = tools;
   const choice = toolChoiceToIR(record(field(req.toolConfig, 'functionCallingConfig')));
@@ -115,7 +142,12 @@ export function parseRequest(raw: unknown, call?: SurfaceCall): IRRequest {
     if (budget === 0) ir.reasoningEffort = 'none';
     if (typeof level === 'string' && LEVELS[level.toLowerCase()]) ir.reasoningEffort = LEVELS[level.toLowerCase()];
   }
-  if (req.cachedContent) ir.sameDialectOnly = { param: 'cachedContent', message: 'cachedContent names a cache kept by Gemini itself: it is served only by a Gemini upstream, and this model has none.' };
+  if (req.cachedContent)
+    ir.sameDialectOnly = {
+      param: 'cachedContent',
+      message:
+        'cachedContent names a cache kept by Gemini itself: it is served only by a Gemini upstream, and this model has none.',
+    };
   return ir;
 }
 
@@ -128,7 +160,8 @@ function contentsToIR(contents: { role?: string | null; parts: Record<string, un
   const ids = new Set<string>();
   contents.forEach((c, i) => {
     const role = c.role ?? 'user';
-    if (role !== 'user' && role !== 'model' && role !== 'function') throw invalid(`contents[${i}].role`, "must be 'user' or 'model'.");
+    if (role !== 'user' && role !== 'model' && role !== 'function')
+      throw invalid(`contents[${i}].role`, "must be 'user' or 'model'.");
     const out: IRContent[] = [];
     c.parts.forEach((part, j) => {
       const at = `contents[${i}].parts[${j}]`;
@@ -140,11 +173,17 @@ function contentsToIR(contents: { role?: string | null; parts: Record<string, un
       const file = record(field(part, 'fileData'));
       if (typeof part.text === 'string') {
         if (part.thought === true) {
-          if (role === 'model') out.push(signature ? { type: 'thinking', thinking: part.text, signature } : { type: 'thinking', thinking: part.text });
+          if (role === 'model')
+            out.push(
+              signature
+                ? { type: 'thinking', thinking: part.text, signature }
+                : { type: 'thinking', thinking: part.text },
+            );
         } else if (part.text !== '') out.push({ type: 'text', text: part.text });
       } else if (fc) {
         const name = fc.name;
-        if (typeof name !== 'string' || name === '') throw invalid(`${at}.functionCall.name`, 'must be a non-empty string.');
+        if (typeof name !== 'string' || name === '')
+          throw invalid(`${at}.functionCall.name`, 'must be a non-empty string.');
         const id = typeof fc.id === 'string' && fc.id !== '' ? fc.id : `call_${randomBase62(24)}`;
         if (typeof fc.id !== 'string' || fc.id === '') pending.set(name, [...(pending.get(name) ?? []), id]);
         else ids.add(id);
@@ -155,17 +194,26 @@ function contentsToIR(contents: { role?: string | null; parts: Record<string, un
         // Its id when a call has it; else (no id, or the client's own for a call that had none)
         // the first call of that name still waiting for its response.
         const given = typeof fr.id === 'string' && fr.id !== '' ? fr.id : undefined;
-        const id = given !== undefined && ids.has(given) ? given : pending.get(name)?.shift() ?? given ?? `call_${randomBase62(24)}`;
+        const id =
+          given !== undefined && ids.has(given)
+            ? given
+            : (pending.get(name)?.shift() ?? given ?? `call_${randomBase62(24)}`);
         out.push({ type: 'tool_result', toolUseId: id, ...resultOf(fr.response) });
       } else if (inline) {
         const mime = field(inline, 'mimeType');
         if (typeof inline.data !== 'string') throw invalid(`${at}.inlineData.data`, 'must be a base64 string.');
         // Audio, video and documents have no IR counterpart; only a Gemini upstream reads them.
-        if (typeof mime === 'string' && DATA_URL_IMAGE.test(mime)) out.push({ type: 'image', source: { kind: 'base64', mediaType: mime.toLowerCase(), data: inline.data } });
+        if (typeof mime === 'string' && DATA_URL_IMAGE.test(mime))
+          out.push({ type: 'image', source: { kind: 'base64', mediaType: mime.toLowerCase(), data: inline.data } });
       } else if (file) {
         const uri = field(file, 'fileUri');
         const mime = field(file, 'mimeType');
-        if (typeof uri === 'string' && /^https?:\/\//i.test(uri) && (typeof mime !== 'string' || DATA_URL_IMAGE.test(mime))) out.push({ type: 'image', source: { kind: 'url', url: uri } });
+        if (
+          typeof uri === 'string' &&
+          /^https?:\/\//i.test(uri) &&
+          (typeof mime !== 'string' || DATA_URL_IMAGE.test(mime))
+        )
+          out.push({ type: 'image', source: { kind: 'url', url: uri } });
       }
       // executableCode, codeExecutionResult, videoMetadata: the vendor's own, nothing for the IR.
     });
@@ -186,7 +234,9 @@ function joinThoughts(messages: IRMessage[]): IRMessage[] {
     for (const c of msg.content) {
       const last = out.at(-1);
       if (c.type === 'thinking' && last?.type === 'thinking' && !last.signature) {
-        out[out.length - 1] = c.signature ? { type: 'thinking', thinking: last.thinking + c.thinking, signature: c.signature } : { type: 'thinking', thinking: last.thinking + c.thinking };
+        out[out.length - 1] = c.signature
+          ? { type: 'thinking', thinking: last.thinking + c.thinking, signature: c.signature }
+          : { type: 'thinking', thinking: last.thinking + c.thinking };
       } else out.push(c);
     }
     msg.content = out;
@@ -201,7 +251,8 @@ function resultOf(response: unknown): { content: string; isError?: boolean } {
   if (keys.length === 1) {
     const only = response[keys[0]!];
     if (keys[0] === 'error') return { content: typeof only === 'string' ? only : JSON.stringify(only), isError: true };
-    if ((keys[0] === 'output' || keys[0] === 'result' || keys[0] === 'content') && typeof only === 'string') return { content: only };
+    if ((keys[0] === 'output' || keys[0] === 'result' || keys[0] === 'content') && typeof only === 'string')
+      return { content: only };
   }
   return { content: JSON.stringify(response) };
 }
@@ -212,10 +263,15 @@ function toolsToIR(tool: Record<string, unknown>, i: number): IRTool[] {
   if (!Array.isArray(decls)) throw invalid(`tools[${i}].functionDeclarations`, 'must be an array.');
   return decls.map((d, j) => {
     const at = `tools[${i}].functionDeclarations[${j}]`;
-    if (!isRecord(d) || typeof d.name !== 'string' || d.name === '') throw invalid(`${at}.name`, 'must be a non-empty string.');
+    if (!isRecord(d) || typeof d.name !== 'string' || d.name === '')
+      throw invalid(`${at}.name`, 'must be a non-empty string.');
     const json = field(d, 'parametersJsonSchema');
     const openApi = d.parameters;
-    const parameters = isRecord(json) ? json : isRecord(openApi) ? (openApiToJsonSchema(openApi) as Record<string, unknown>) : { type: 'object', properties: {} };
+    const parameters = isRecord(json)
+      ? json
+      : isRecord(openApi)
+        ? (openApiToJsonSchema(openApi) as Record<string, unknown>)
+        : { type: 'object', properties: {} };
     const out: IRTool = { name: d.name, parameters };
     if (typeof d.description === 'string') out.description = d.description;
     return out;
@@ -228,7 +284,8 @@ function toolChoiceToIR(cfg: Record<string, unknown> | undefined): IRToolChoice 
   const allowed = field(cfg, 'allowedFunctionNames');
   if (mode === 'NONE') return { type: 'none' };
   if (mode === 'ANY') {
-    if (Array.isArray(allowed) && allowed.length === 1 && typeof allowed[0] === 'string') return { type: 'tool', name: allowed[0] };
+    if (Array.isArray(allowed) && allowed.length === 1 && typeof allowed[0] === 'string')
+      return { type: 'tool', name: allowed[0] };
     return { type: 'required' };
   }
   return mode === 'AUTO' || mode === 'VALIDATED' ? { type: 'auto' } : undefined;

@@ -13,7 +13,16 @@ import { usageFromGemini, usageToGemini } from './usage.js';
 
 export const newCallId = () => `call_${randomBase62(24)}`;
 
-const FILTERED = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY', 'IMAGE_PROHIBITED_CONTENT', 'IMAGE_RECITATION']);
+const FILTERED = new Set([
+  'SAFETY',
+  'RECITATION',
+  'BLOCKLIST',
+  'PROHIBITED_CONTENT',
+  'SPII',
+  'IMAGE_SAFETY',
+  'IMAGE_PROHIBITED_CONTENT',
+  'IMAGE_RECITATION',
+]);
 
 /** Gemini's finishReason → IR. A function call ends with STOP, like any answer. */
 export function stopReasonToIR(reason: unknown, calledTools: boolean): IRStopReason | null {
@@ -34,14 +43,23 @@ export function partsToIR(parts: unknown): IRContent[] {
   const out: IRContent[] = [];
   for (const p of Array.isArray(parts) ? parts : []) {
     if (!isRecord(p)) continue;
-    const signature = typeof p.thoughtSignature === 'string' && p.thoughtSignature !== '' ? p.thoughtSignature : undefined;
+    const signature =
+      typeof p.thoughtSignature === 'string' && p.thoughtSignature !== '' ? p.thoughtSignature : undefined;
     if (isRecord(p.functionCall)) {
       const fc = p.functionCall;
-      const block: IRContent = { type: 'tool_use', id: typeof fc.id === 'string' && fc.id !== '' ? fc.id : newCallId(), name: String(fc.name ?? ''), input: isRecord(fc.args) ? fc.args : {} };
+      const block: IRContent = {
+        type: 'tool_use',
+        id: typeof fc.id === 'string' && fc.id !== '' ? fc.id : newCallId(),
+        name: String(fc.name ?? ''),
+        input: isRecord(fc.args) ? fc.args : {},
+      };
       if (signature) block.signature = signature;
       out.push(block);
     } else if (typeof p.text === 'string') {
-      if (p.thought === true) out.push(signature ? { type: 'thinking', thinking: p.text, signature } : { type: 'thinking', thinking: p.text });
+      if (p.thought === true)
+        out.push(
+          signature ? { type: 'thinking', thinking: p.text, signature } : { type: 'thinking', thinking: p.text },
+        );
       else if (p.text !== '') {
         const last = out.at(-1);
         if (last?.type === 'text') last.text += p.text;
@@ -62,7 +80,12 @@ export function parseResponse(body: unknown): IRResponse {
     id: typeof body.responseId === 'string' ? body.responseId : '',
     model: typeof body.modelVersion === 'string' ? body.modelVersion : '',
     content,
-    stopReason: blocked ? 'refusal' : stopReasonToIR(candidate?.finishReason ?? 'STOP', content.some((c) => c.type === 'tool_use')),
+    stopReason: blocked
+      ? 'refusal'
+      : stopReasonToIR(
+          candidate?.finishReason ?? 'STOP',
+          content.some((c) => c.type === 'tool_use'),
+        ),
     usage: usageFromGemini(body.usageMetadata) ?? { ...ZERO_USAGE },
   };
 }
@@ -72,7 +95,12 @@ export function partsFromIR(content: IRContent[]): Record<string, unknown>[] {
   const parts: Record<string, unknown>[] = [];
   for (const c of content) {
     if (c.type === 'text') parts.push({ text: c.text });
-    else if (c.type === 'thinking') parts.push(c.signature ? { text: c.thinking, thought: true, thoughtSignature: c.signature } : { text: c.thinking, thought: true });
+    else if (c.type === 'thinking')
+      parts.push(
+        c.signature
+          ? { text: c.thinking, thought: true, thoughtSignature: c.signature }
+          : { text: c.thinking, thought: true },
+      );
     else if (c.type === 'tool_use') parts.push(functionCallPart(c.id, c.name, c.input, c.signature));
   }
   return parts;

@@ -15,8 +15,10 @@ export function openApiToJsonSchema(s: unknown): unknown {
   for (const [k, v] of Object.entries(s)) {
     if (DROPPED.has(k)) continue;
     if (k === 'type' && typeof v === 'string') out.type = v === 'TYPE_UNSPECIFIED' ? undefined : v.toLowerCase();
-    else if (k === 'properties' && isRecord(v)) out.properties = Object.fromEntries(Object.entries(v).map(([p, ps]) => [p, openApiToJsonSchema(ps)]));
-    else if ((k === 'items' || k === 'anyOf' || k === 'not' || k === 'additionalProperties') && typeof v === 'object') out[k] = openApiToJsonSchema(v);
+    else if (k === 'properties' && isRecord(v))
+      out.properties = Object.fromEntries(Object.entries(v).map(([p, ps]) => [p, openApiToJsonSchema(ps)]));
+    else if ((k === 'items' || k === 'anyOf' || k === 'not' || k === 'additionalProperties') && typeof v === 'object')
+      out[k] = openApiToJsonSchema(v);
     else if (INT_FIELDS.has(k) && typeof v === 'string' && /^\d+$/.test(v)) out[k] = Number(v);
     else out[k] = v;
   }

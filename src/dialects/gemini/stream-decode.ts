@@ -22,7 +22,10 @@ interface PartialCall {
 
 /** `$.a.b` → sets args.a.b. */
 function setPath(args: Record<string, unknown>, path: string, value: unknown): void {
-  const keys = path.replace(/^\$\.?/, '').split('.').filter((k) => k !== '');
+  const keys = path
+    .replace(/^\$\.?/, '')
+    .split('.')
+    .filter((k) => k !== '');
   let at = args;
   keys.forEach((k, i) => {
     if (i === keys.length - 1) {
@@ -60,8 +63,16 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
         close();
         calledTools = true;
         const index = blocks++;
-        emit({ type: 'block_start', index, block: signature ? { type: 'tool_use', id, name, signature } : { type: 'tool_use', id, name } });
-        emit({ type: 'delta', index, delta: { type: 'input_json', partialJson: JSON.stringify(isRecord(args) ? args : {}) } });
+        emit({
+          type: 'block_start',
+          index,
+          block: signature ? { type: 'tool_use', id, name, signature } : { type: 'tool_use', id, name },
+        });
+        emit({
+          type: 'delta',
+          index,
+          delta: { type: 'input_json', partialJson: JSON.stringify(isRecord(args) ? args : {}) },
+        });
         emit({ type: 'block_stop', index });
       };
       const text = (kind: 'text' | 'thinking', t: string) => {
@@ -70,11 +81,16 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
           open = { index: blocks++, kind };
           emit({ type: 'block_start', index: open.index, block: { type: kind } });
         }
-        emit({ type: 'delta', index: open.index, delta: kind === 'text' ? { type: 'text', text: t } : { type: 'thinking', thinking: t } });
+        emit({
+          type: 'delta',
+          index: open.index,
+          delta: kind === 'text' ? { type: 'text', text: t } : { type: 'thinking', thinking: t },
+        });
       };
 
       const onPart = (p: Record<string, unknown>) => {
-        const signature = typeof p.thoughtSignature === 'string' && p.thoughtSignature !== '' ? p.thoughtSignature : undefined;
+        const signature =
+          typeof p.thoughtSignature === 'string' && p.thoughtSignature !== '' ? p.thoughtSignature : undefined;
         const fc = p.functionCall;
         if (isRecord(fc)) {
           if (typeof fc.name === 'string' && fc.willContinue === true) {
@@ -82,7 +98,8 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
           } else if (partial && Array.isArray(fc.partialArgs)) {
             for (const a of fc.partialArgs) {
               if (!isRecord(a) || typeof a.jsonPath !== 'string') continue;
-              const value = a.stringValue ?? a.numberValue ?? a.boolValue ?? (a.nullValue !== undefined ? null : undefined);
+              const value =
+                a.stringValue ?? a.numberValue ?? a.boolValue ?? (a.nullValue !== undefined ? null : undefined);
               if (value !== undefined) setPath(partial.args, a.jsonPath, value);
             }
           } else if (partial && fc.name === undefined) {
@@ -90,28 +107,43 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
             partial = undefined;
             toolCall(newCallId(), name, args, s);
           } else {
-            toolCall(typeof fc.id === 'string' && fc.id !== '' ? fc.id : newCallId(), String(fc.name ?? ''), fc.args, signature);
+            toolCall(
+              typeof fc.id === 'string' && fc.id !== '' ? fc.id : newCallId(),
+              String(fc.name ?? ''),
+              fc.args,
+              signature,
+            );
           }
         } else if (typeof p.text === 'string') {
           if (p.thought === true) {
             if (p.text !== '') text('thinking', p.text);
-            if (signature && open?.kind === 'thinking') emit({ type: 'delta', index: open.index, delta: { type: 'signature', signature } });
+            if (signature && open?.kind === 'thinking')
+              emit({ type: 'delta', index: open.index, delta: { type: 'signature', signature } });
           } else if (p.text !== '') text('text', p.text);
         }
       };
 
       const onChunk = (c: Record<string, unknown>) => {
         if (isRecord(c.error)) {
-          const message = typeof c.error.message === 'string' && c.error.message !== '' ? c.error.message : 'The upstream reported an error.';
+          const message =
+            typeof c.error.message === 'string' && c.error.message !== ''
+              ? c.error.message
+              : 'The upstream reported an error.';
           return fail(kindOfStatus(c.error.status), message);
         }
         usage = usageFromGemini(c.usageMetadata) ?? usage;
         if (!started) {
           started = true;
-          emit({ type: 'start', id: typeof c.responseId === 'string' ? c.responseId : '', model: typeof c.modelVersion === 'string' ? c.modelVersion : '', ...(usage ? { usage: { input: usage.input, cacheRead: usage.cacheRead } } : {}) });
+          emit({
+            type: 'start',
+            id: typeof c.responseId === 'string' ? c.responseId : '',
+            model: typeof c.modelVersion === 'string' ? c.modelVersion : '',
+            ...(usage ? { usage: { input: usage.input, cacheRead: usage.cacheRead } } : {}),
+          });
         }
         const candidate = Array.isArray(c.candidates) && isRecord(c.candidates[0]) ? c.candidates[0] : undefined;
-        const parts = isRecord(candidate?.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
+        const parts =
+          isRecord(candidate?.content) && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
         for (const p of parts) if (isRecord(p)) onPart(p);
         const blocked = !candidate && isRecord(c.promptFeedback) && c.promptFeedback.blockReason !== undefined;
         if (candidate?.finishReason !== undefined || blocked) {

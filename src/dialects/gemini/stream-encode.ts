@@ -43,7 +43,8 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
           modelVersion: ctx.model,
           responseId: ctx.id,
         });
-      const send = (parts: Record<string, unknown>[]) => subscriber.next(frame(ctx, chunk({ content: { parts, role: 'model' } })));
+      const send = (parts: Record<string, unknown>[]) =>
+        subscriber.next(frame(ctx, chunk({ content: { parts, role: 'model' } })));
 
       const handle = (e: IRStreamEvent) => {
         switch (e.type) {
@@ -51,7 +52,8 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
             addUsage(e.usage ? { ...e.usage, output: undefined } : undefined);
             return;
           case 'block_start':
-            if (e.block.type === 'tool_use') calls.set(e.index, { id: e.block.id, name: e.block.name, json: '', signature: e.block.signature });
+            if (e.block.type === 'tool_use')
+              calls.set(e.index, { id: e.block.id, name: e.block.name, json: '', signature: e.block.signature });
             return;
           case 'delta': {
             const d = e.delta;
@@ -59,7 +61,8 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
             else if (d.type === 'thinking' && d.thinking !== '') send([{ text: d.thinking, thought: true }]);
             // A thought's signature comes at its end; the client keeps it on a part of its own,
             // which a follow-up request joins back to the thought (request.ts).
-            else if (d.type === 'signature' && d.signature !== '') send([{ text: '', thought: true, thoughtSignature: d.signature }]);
+            else if (d.type === 'signature' && d.signature !== '')
+              send([{ text: '', thought: true, thoughtSignature: d.signature }]);
             else if (d.type === 'input_json') {
               const call = calls.get(e.index);
               if (call) call.json += d.partialJson;
@@ -80,7 +83,17 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
           case 'end':
             done = true;
             // An empty text part, as Gemini 3 ends: the SDK's chat drops a turn any chunk of which has no parts.
-            subscriber.next(markFinal(frameLast(ctx, chunk({ content: { parts: [{ text: '' }], role: 'model' }, finishReason: stopReasonFromIR(stopReason) }))));
+            subscriber.next(
+              markFinal(
+                frameLast(
+                  ctx,
+                  chunk({
+                    content: { parts: [{ text: '' }], role: 'model' },
+                    finishReason: stopReasonFromIR(stopReason),
+                  }),
+                ),
+              ),
+            );
             subscriber.complete();
             return;
           case 'error': {

@@ -29,13 +29,19 @@ function call(ex: Exchange): SurfaceCall {
   // Nothing of the client's query reaches an upstream: `alt` is the gateway's, `key` the client's secret.
   // Every call one literal of one shape: a stream keeps its call, and `{ ...base, method }` gave
   // each copy a hidden class of its own on Node 20.
-  if (method === 'generateContent') return { method: 'generate', model, stream: false, streamType: undefined, query: '' };
+  if (method === 'generateContent')
+    return { method: 'generate', model, stream: false, streamType: undefined, query: '' };
   if (method === 'streamGenerateContent') {
     const streamType = ex.query.get('alt') === 'sse' ? undefined : ARRAY_TYPE;
     return { method: 'generate', model, stream: true, streamType, query: '' };
   }
-  if (method === 'countTokens') return { method: 'count_tokens', model, stream: false, streamType: undefined, query: '' };
-  throw new GatewayError('not_found', `No such method: ${JSON.stringify(method)}. This gateway serves generateContent, streamGenerateContent and countTokens.`, { code: 'unknown_url' });
+  if (method === 'countTokens')
+    return { method: 'count_tokens', model, stream: false, streamType: undefined, query: '' };
+  throw new GatewayError(
+    'not_found',
+    `No such method: ${JSON.stringify(method)}. This gateway serves generateContent, streamGenerateContent and countTokens.`,
+    { code: 'unknown_url' },
+  );
 }
 
 function clientTerms(body: Body, model: Model, _headers: Record<string, string>, _limits: DialectLimits): ClientTerms {
@@ -44,12 +50,17 @@ function clientTerms(body: Body, model: Model, _headers: Record<string, string>,
   const cap = field(gen, 'maxOutputTokens');
   const outputCap = Math.min(model.maxOutputTokens, typeof cap === 'number' ? cap : model.maxOutputTokens);
   const candidates = field(gen, 'candidateCount');
-  if (typeof candidates === 'number' && candidates > 1) throw refuse('generationConfig.candidateCount', 'generationConfig.candidateCount: only one candidate per request is served by this gateway.');
+  if (typeof candidates === 'number' && candidates > 1)
+    throw refuse(
+      'generationConfig.candidateCount',
+      'generationConfig.candidateCount: only one candidate per request is served by this gateway.',
+    );
   // Thoughts are output, and maxOutputTokens is observed to bound them (a thinking model that hits
   // it answers MAX_TOKENS with thoughts only); Google's docs call the budget separate, so an explicit
   // budget is held for on top, in case a model counts it apart.
   const budget = field(record(field(gen, 'thinkingConfig')), 'thinkingBudget');
-  const extraOutput = typeof budget === 'number' && budget > 0 ? Math.min(Math.floor(budget), model.maxOutputTokens) : 0;
+  const extraOutput =
+    typeof budget === 'number' && budget > 0 ? Math.min(Math.floor(budget), model.maxOutputTokens) : 0;
   let feeNano = 0n;
   let holdFees = 0n;
   const hosted: string[] = [];
@@ -85,7 +96,11 @@ function clientTerms(body: Body, model: Model, _headers: Record<string, string>,
       const file = record(field(p, 'fileData'));
       const mime = field(file, 'mimeType');
       if (file && !(typeof mime === 'string' && /^image\//i.test(mime))) {
-        throw notSold(`contents[${i}].parts[${j}].fileData`, `A file by reference (${typeof mime === 'string' ? mime : 'of unknown type'}), whose length the gateway cannot see,`, model);
+        throw notSold(
+          `contents[${i}].parts[${j}].fileData`,
+          `A file by reference (${typeof mime === 'string' ? mime : 'of unknown type'}), whose length the gateway cannot see,`,
+          model,
+        );
       }
     });
   });
@@ -95,7 +110,19 @@ function clientTerms(body: Body, model: Model, _headers: Record<string, string>,
     const price = lc > pricing.cacheRead ? lc : pricing.cacheRead;
     holdFees += (BigInt(model.contextWindow) * price + MILLION - 1n) / MILLION;
   }
-  return { pricing, officialPricing, outputCap, n: 1, extraOutput, feeNano, holdFees, audioIn: false, audioOut: false, hosted, dropped };
+  return {
+    pricing,
+    officialPricing,
+    outputCap,
+    n: 1,
+    extraOutput,
+    feeNano,
+    holdFees,
+    audioIn: false,
+    audioOut: false,
+    hosted,
+    dropped,
+  };
 }
 
 const METHODS = ['generateContent', 'streamGenerateContent', 'countTokens'];
@@ -127,7 +154,12 @@ export const surface: ClientSide = {
   paths: ['/v1/models/*'],
   call,
   // The SDK's default version is v1: its list comes to the shared /v1/models, known by its key header.
-  models: { path: '/v1beta/models', asks: (ex) => ex.headers['x-goog-api-key'] !== undefined || ex.query.has('key'), list, one: modelEntry },
+  models: {
+    path: '/v1beta/models',
+    asks: (ex) => ex.headers['x-goog-api-key'] !== undefined || ex.query.has('key'),
+    list,
+    one: modelEntry,
+  },
   countAnswer: (tokens) => ({ totalTokens: tokens }),
   // Google's SDKs send x-goog-api-key; REST examples use ?key=; OpenAI-minded clients a bearer token.
   key: (ex) => ex.headers['x-goog-api-key']?.trim() || ex.query.get('key')?.trim() || bearer(ex.headers.authorization),

@@ -18,9 +18,11 @@ import { reportsOutput, usageFromGemini } from './usage.js';
  * The API's root with its version: Google's SDKs take the root (`…googleapis.com`) and add
  * `/v1beta`, operators often write the versioned URL; either works, for chat and embeddings.
  */
-export const versionedBase = (baseUrl: string) => (/\/v1(?:alpha|beta)?$/.test(baseUrl) ? baseUrl : `${baseUrl}/v1beta`);
+export const versionedBase = (baseUrl: string) =>
+  /\/v1(?:alpha|beta)?$/.test(baseUrl) ? baseUrl : `${baseUrl}/v1beta`;
 
-export const modelPath = (model: string) => (model.includes('/') ? model : `models/${model}`).split('/').map(encodeURIComponent).join('/');
+export const modelPath = (model: string) =>
+  (model.includes('/') ? model : `models/${model}`).split('/').map(encodeURIComponent).join('/');
 
 /** Text a chunk produced, for counting when no usage says it. */
 function noteParts(sink: UsageSink, candidate: Record<string, unknown> | undefined): void {
@@ -28,7 +30,8 @@ function noteParts(sink: UsageSink, candidate: Record<string, unknown> | undefin
   for (const p of Array.isArray(parts) ? parts : []) {
     if (!isRecord(p)) continue;
     if (typeof p.text === 'string' && p.text !== '') sink.noteText(p.text);
-    else if (isRecord(p.functionCall)) sink.noteText(`${String(p.functionCall.name ?? '')}${JSON.stringify(p.functionCall.args ?? {})}`);
+    else if (isRecord(p.functionCall))
+      sink.noteText(`${String(p.functionCall.name ?? '')}${JSON.stringify(p.functionCall.args ?? {})}`);
   }
 }
 
@@ -51,9 +54,13 @@ export function geminiPassThrough(sink: UsageSink, ctx: RenderContext): (ev: SSE
     const usage = usageFromGemini(u);
     // Intermediate chunks of some models count only the prompt so far: their output is counted from the text.
     if (usage) sink.noteUsage(reportsOutput(u) ? usage : { input: usage.input, cacheRead: usage.cacheRead });
-    const candidate = Array.isArray(chunk.candidates) && isRecord(chunk.candidates[0]) ? chunk.candidates[0] : undefined;
+    const candidate =
+      Array.isArray(chunk.candidates) && isRecord(chunk.candidates[0]) ? chunk.candidates[0] : undefined;
     noteParts(sink, candidate);
-    const data = typeof chunk.modelVersion === 'string' && chunk.modelVersion !== ctx.model ? renamedAnswer(ev.data, chunk, ctx.model, 'modelVersion') : ev.data;
+    const data =
+      typeof chunk.modelVersion === 'string' && chunk.modelVersion !== ctx.model
+        ? renamedAnswer(ev.data, chunk, ctx.model, 'modelVersion')
+        : ev.data;
     const last = candidate?.finishReason !== undefined || (!candidate && isRecord(chunk.promptFeedback));
     if (last) return markFinal(frameLast(ctx, data));
     return array || data !== ev.data ? frame(ctx, data) : ev.raw;
@@ -61,7 +68,8 @@ export function geminiPassThrough(sink: UsageSink, ctx: RenderContext): (ev: SSE
 }
 
 export const upstream: UpstreamSide = {
-  endpoint: (baseUrl, { model, stream }) => `${versionedBase(baseUrl)}/${modelPath(model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+  endpoint: (baseUrl, { model, stream }) =>
+    `${versionedBase(baseUrl)}/${modelPath(model)}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
   headers: (key): Record<string, string> => (key ? { 'x-goog-api-key': key } : {}),
   // A bad key is a 400 INVALID_ARGUMENT whose ErrorInfo reason says so.
   refusedCredentials: (status, text) => status === 400 && /"API_KEY_(?:INVALID|EXPIRED)"/.test(text),

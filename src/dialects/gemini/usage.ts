@@ -23,12 +23,19 @@ export function usageFromGemini(u: unknown): IRUsage | null {
   const cacheRead = num(m.cachedContentTokenCount);
   // Tool-use prompts (grounding results fed back to the model) are input the vendor bills.
   const prompt = num(m.promptTokenCount) + num(m.toolUsePromptTokenCount);
-  return { input: Math.max(0, prompt - cacheRead), output: num(m.candidatesTokenCount) + num(m.thoughtsTokenCount), cacheRead, cacheWrite: 0 };
+  return {
+    input: Math.max(0, prompt - cacheRead),
+    output: num(m.candidatesTokenCount) + num(m.thoughtsTokenCount),
+    cacheRead,
+    cacheWrite: 0,
+  };
 }
 
 /** Whether the counts include the output so far (intermediate chunks of some models carry only the prompt). */
 export const reportsOutput = (u: unknown): boolean =>
-  u !== null && typeof u === 'object' && ((u as GeminiUsage).candidatesTokenCount !== undefined || (u as GeminiUsage).thoughtsTokenCount !== undefined);
+  u !== null &&
+  typeof u === 'object' &&
+  ((u as GeminiUsage).candidatesTokenCount !== undefined || (u as GeminiUsage).thoughtsTokenCount !== undefined);
 
 /** IR usage → usageMetadata. The IR does not keep reasoning apart from output: it all goes in candidates. */
 export function usageToGemini(u: Partial<IRUsage>): GeminiUsage {

@@ -7,7 +7,8 @@
 import type { EmbeddingsUpstream, UpstreamEmbeddings } from '../dialect.js';
 
 const isRecord = (x: unknown): x is Record<string, any> => x !== null && typeof x === 'object' && !Array.isArray(x);
-const isVector = (x: unknown): x is number[] | string => typeof x === 'string' || (Array.isArray(x) && x.every((n) => typeof n === 'number'));
+const isVector = (x: unknown): x is number[] | string =>
+  typeof x === 'string' || (Array.isArray(x) && x.every((n) => typeof n === 'number'));
 
 function parse(json: unknown): UpstreamEmbeddings | undefined {
   if (!isRecord(json) || !Array.isArray(json.data)) return undefined;

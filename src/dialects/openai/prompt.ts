@@ -16,7 +16,11 @@ export function promptParts(body: unknown): PromptParts {
         if (p?.type !== 'image_url') continue;
         const image = p.image_url;
         if (typeof image === 'string') images.push({ holder: p, key: 'image_url' });
-        else if (image !== null && typeof image === 'object' && typeof (image as Record<string, unknown>).url === 'string') {
+        else if (
+          image !== null &&
+          typeof image === 'object' &&
+          typeof (image as Record<string, unknown>).url === 'string'
+        ) {
           images.push({ holder: image as Record<string, unknown>, key: 'url' });
         }
       }

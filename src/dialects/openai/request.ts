@@ -18,9 +18,7 @@ const ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'] a
 /** A variant's single message covers both "not an object" and "unknown discriminator". */
 function variantMessage(key: string, allowed: readonly string[]) {
   return (issue: v.BaseIssue<unknown>) =>
-    issue.path?.at(-1)?.key === key
-      ? `must be one of ${allowed.map((a) => `'${a}'`).join(', ')}`
-      : 'must be an object';
+    issue.path?.at(-1)?.key === key ? `must be one of ${allowed.map((a) => `'${a}'`).join(', ')}` : 'must be an object';
 }
 
 const str = () => v.string('must be a string');
@@ -55,17 +53,26 @@ type Keyed<K extends string> = v.LooseObjectSchema<{ [P in K]: v.LiteralSchema<s
  * user message paid for two, every message of every request. Anything else (no discriminator,
  * an unknown one) still goes to the full variant, so that its errors read as before.
  */
-function keyedVariant<const K extends string, const O extends Keyed<K>[]>(key: K, options: O, message: (issue: v.BaseIssue<unknown>) => string) {
+function keyedVariant<const K extends string, const O extends Keyed<K>[]>(
+  key: K,
+  options: O,
+  message: (issue: v.BaseIssue<unknown>) => string,
+) {
   const full = v.variant(key, options, message);
   const byValue = new Map<unknown, v.GenericSchema>(options.map((o) => [o.entries[key].literal, o]));
   return v.lazy((input: unknown): typeof full => {
-    const option = input !== null && typeof input === 'object' ? byValue.get((input as Record<string, unknown>)[key]) : undefined;
+    const option =
+      input !== null && typeof input === 'object' ? byValue.get((input as Record<string, unknown>)[key]) : undefined;
     return (option ?? full) as typeof full;
   });
 }
 
 const USER_PART_TYPES = ['text', 'image_url', 'input_audio', 'file'];
-const UserPart = keyedVariant('type', [TextPart, ImagePart, AudioPart, FilePart], variantMessage('type', USER_PART_TYPES));
+const UserPart = keyedVariant(
+  'type',
+  [TextPart, ImagePart, AudioPart, FilePart],
+  variantMessage('type', USER_PART_TYPES),
+);
 const AssistantPart = keyedVariant('type', [TextPart, RefusalPart], variantMessage('type', ['text', 'refusal']));
 const OnlyTextPart = keyedVariant('type', [TextPart], variantMessage('type', ['text']));
 
@@ -127,7 +134,10 @@ const Tool = v.looseObject(
   'must be an object',
 );
 
-const ToolChoiceMode = v.picklist(['auto', 'none', 'required'], "must be 'auto', 'none', 'required' or a function choice");
+const ToolChoiceMode = v.picklist(
+  ['auto', 'none', 'required'],
+  "must be 'auto', 'none', 'required' or a function choice",
+);
 const ToolChoiceFunction = v.looseObject(
   {
     type: v.literal('function', "must be 'function'"),
@@ -224,7 +234,8 @@ export function parseRequest(body: unknown): IRRequest {
   if (req.user != null) ir.user = req.user;
   // Levels OpenAI adds later have no thinking budget to become on Anthropic; they stay unmapped.
   const effort = req.reasoning_effort;
-  if (effort === 'none' || effort === 'minimal' || effort === 'low' || effort === 'medium' || effort === 'high') ir.reasoningEffort = effort;
+  if (effort === 'none' || effort === 'minimal' || effort === 'low' || effort === 'medium' || effort === 'high')
+    ir.reasoningEffort = effort;
   return ir;
 }
 
@@ -259,7 +270,8 @@ function userContentToIR(content: v.InferOutput<typeof UserContent>, i: number):
   const out: IRContent[] = [];
   content.forEach((part, j) => {
     if (part.type === 'text') out.push({ type: 'text', text: part.text });
-    else if (part.type === 'image_url') out.push(imageToIR(part.image_url.url, `messages[${i}].content[${j}].image_url.url`));
+    else if (part.type === 'image_url')
+      out.push(imageToIR(part.image_url.url, `messages[${i}].content[${j}].image_url.url`));
     // input_audio and file parts have no IR counterpart; they only survive same-dialect routes,
     // which forward the client's body unchanged.
   });
@@ -272,11 +284,10 @@ function imageToIR(url: string, param: string): IRContent {
   const data = DATA_URL.exec(url);
   if (data) return { type: 'image', source: { kind: 'base64', mediaType: data[1]!.toLowerCase(), data: data[3]! } };
   if (/^https?:\/\//i.test(url)) return { type: 'image', source: { kind: 'url', url } };
-  throw new GatewayError(
-    'invalid_request',
-    `Invalid '${param}': expected an http(s) URL or a base64 data URL.`,
-    { param, code: 'invalid_image_url' },
-  );
+  throw new GatewayError('invalid_request', `Invalid '${param}': expected an http(s) URL or a base64 data URL.`, {
+    param,
+    code: 'invalid_image_url',
+  });
 }
 
 function assistantToIR(msg: Extract<ChatMessage, { role: 'assistant' }>): IRContent[] {
@@ -293,7 +304,12 @@ function assistantToIR(msg: Extract<ChatMessage, { role: 'assistant' }>): IRCont
   }
   if (msg.refusal) out.push({ type: 'text', text: msg.refusal });
   for (const call of msg.tool_calls ?? []) {
-    out.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments) });
+    out.push({
+      type: 'tool_use',
+      id: call.id,
+      name: call.function.name,
+      input: parseToolArguments(call.function.arguments),
+    });
   }
   if (msg.function_call) {
     const fc = msg.function_call;
@@ -389,7 +405,8 @@ function userToOpenAI(content: IRContent[]): OpenAIMessage[] {
   const out: OpenAIMessage[] = [];
   const parts: Array<Record<string, unknown>> = [];
   for (const c of content) {
-    if (c.type === 'tool_result') out.push({ role: 'tool', tool_call_id: c.toolUseId, content: toolResultText(c.content) });
+    if (c.type === 'tool_result')
+      out.push({ role: 'tool', tool_call_id: c.toolUseId, content: toolResultText(c.content) });
     else if (c.type === 'text') parts.push({ type: 'text', text: c.text });
     else if (c.type === 'image') parts.push({ type: 'image_url', image_url: { url: imageUrl(c) } });
   }
@@ -405,7 +422,11 @@ function assistantToOpenAI(content: IRContent[]): OpenAIMessage[] {
     .join('');
   const calls = content
     .filter((c): c is Extract<IRContent, { type: 'tool_use' }> => c.type === 'tool_use')
-    .map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: stringifyToolArguments(c.input) } }));
+    .map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: stringifyToolArguments(c.input) },
+    }));
   // Thinking blocks are dropped: OpenAI-dialect upstreams do not take reasoning back.
   const msg: OpenAIMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
   if (calls.length > 0) msg.tool_calls = calls;

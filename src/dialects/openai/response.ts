@@ -4,7 +4,13 @@
 import { GatewayError } from '../../errors.js';
 import type { RenderContext } from '../dialect.js';
 import { ZERO_USAGE, type IRContent, type IRResponse } from '../ir.js';
-import { finishReasonFromIR, finishReasonToIR, isRecord, parseToolArguments, stringifyToolArguments } from './shared.js';
+import {
+  finishReasonFromIR,
+  finishReasonToIR,
+  isRecord,
+  parseToolArguments,
+  stringifyToolArguments,
+} from './shared.js';
 import { usageFromOpenAI, usageToOpenAI } from './usage.js';
 
 export function renderResponse(res: IRResponse, ctx: RenderContext) {

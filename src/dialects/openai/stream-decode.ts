@@ -121,7 +121,8 @@ export function decodeStream(lane?: TextLane): OperatorFunction<SSEEvent, IRStre
         if (isRecord(chunk.error)) {
           const err = chunk.error;
           const label = `${String(err.type ?? '')} ${String(err.code ?? '')}`;
-          const message = typeof err.message === 'string' && err.message !== '' ? err.message : 'The upstream reported an error.';
+          const message =
+            typeof err.message === 'string' && err.message !== '' ? err.message : 'The upstream reported an error.';
           fail(/overload/i.test(label) ? 'overloaded' : 'upstream', message);
           return;
         }

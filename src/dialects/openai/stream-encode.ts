@@ -45,7 +45,8 @@ export function encodeStream(ctx: RenderContext, lane?: TextLane): OperatorFunct
         chunk({ tool_calls: [{ index: ordinal, function: { arguments: '{}' } }] });
       };
 
-      const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) => subscriber.next(chunkBytes(ctx, delta, finishReason));
+      const chunk = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+        subscriber.next(chunkBytes(ctx, delta, finishReason));
       // Every block's text is written the same way, in a chunk that names the answer.
       const frame = lane ? frameOf(ANY_BLOCK, false, (text) => chunkBytes(ctx, { content: text }, null)) : undefined;
 

@@ -20,7 +20,8 @@ function clientTerms(body: Body, model: Model, _headers: Record<string, string>,
   const outputCap = Math.min(model.maxOutputTokens, ...caps);
   if (body.n !== undefined && body.n !== null) {
     const allowed = Math.min(limits.MAX_N, model.maxN ?? limits.MAX_N);
-    if (typeof body.n !== 'number' || !Number.isInteger(body.n) || body.n < 1) throw refuse('n', "Invalid 'n': must be a whole number of at least 1.");
+    if (typeof body.n !== 'number' || !Number.isInteger(body.n) || body.n < 1)
+      throw refuse('n', "Invalid 'n': must be a whole number of at least 1.");
     if (body.n > allowed) throw refuse('n', `Invalid 'n': at most ${allowed} choices per request on "${model.id}".`);
     n = body.n;
   }
@@ -54,7 +55,18 @@ function clientTerms(body: Body, model: Model, _headers: Record<string, string>,
   // A predicted output's rejected tokens are billed as output, beyond the cap: at most one a byte.
   const prediction = body.prediction;
   if (prediction !== undefined && prediction !== null) extraOutput = Buffer.byteLength(JSON.stringify(prediction));
-  return { pricing, officialPricing, outputCap, n, extraOutput, feeNano, holdFees: 0n, audioIn, audioOut, hosted: feeNano > 0n ? ['web_search_options'] : undefined };
+  return {
+    pricing,
+    officialPricing,
+    outputCap,
+    n,
+    extraOutput,
+    feeNano,
+    holdFees: 0n,
+    audioIn,
+    audioOut,
+    hosted: feeNano > 0n ? ['web_search_options'] : undefined,
+  };
 }
 
 const NO_HEADERS = (): Record<string, string> => ({});

@@ -25,12 +25,18 @@ const NEEDS_MAX_COMPLETION_TOKENS = /^(?:openai\/)?(?:o\d|gpt-5)/i;
  */
 export function capField(provider: UpstreamProvider | undefined, upstreamModel: string): MaxTokensField {
   if (provider?.maxTokensField) return provider.maxTokensField;
-  if (provider?.host === 'api.openai.com' || NEEDS_MAX_COMPLETION_TOKENS.test(upstreamModel)) return 'max_completion_tokens';
+  if (provider?.host === 'api.openai.com' || NEEDS_MAX_COMPLETION_TOKENS.test(upstreamModel))
+    return 'max_completion_tokens';
   return 'max_tokens';
 }
 
 /** Exactly `cap`, in the field(s) the provider honours; the other one removed. */
-export function setOutputCap(body: Record<string, unknown>, cap: number, provider: UpstreamProvider | undefined, upstreamModel: string): void {
+export function setOutputCap(
+  body: Record<string, unknown>,
+  cap: number,
+  provider: UpstreamProvider | undefined,
+  upstreamModel: string,
+): void {
   const field = capField(provider, upstreamModel);
   if (field !== 'max_completion_tokens') body.max_tokens = cap;
   else delete body.max_tokens;
@@ -65,16 +71,27 @@ export function spliceCachedTokens(text: string, usage: Record<string, any>, cac
   return text.slice(0, at) + parts.join(',') + (empty ? '' : ',') + text.slice(at);
 }
 
-function passThroughWhole(text: string, json: Record<string, any>, ctx: RenderContext): { out: string; usage: IRUsage | null } {
+function passThroughWhole(
+  text: string,
+  json: Record<string, any>,
+  ctx: RenderContext,
+): { out: string; usage: IRUsage | null } {
   const usage = usageFromOpenAI(json.usage);
   // Some OpenAI-compatible vendors use bare UUIDs; clients expect the chatcmpl- form.
   const idOk = typeof json.id === 'string' && json.id.startsWith('chatcmpl-');
   // The answer names the model the client asked for; the upstream's own name stays ours.
-  const renamed = typeof json.model !== 'string' || json.model === ctx.model ? text : textWithModel(text, json.model, ctx.model);
-  const spliced = idOk && usage && renamed !== undefined ? spliceCachedTokens(renamed, json.usage, usage.cacheRead) : undefined;
+  const renamed =
+    typeof json.model !== 'string' || json.model === ctx.model ? text : textWithModel(text, json.model, ctx.model);
+  const spliced =
+    idOk && usage && renamed !== undefined ? spliceCachedTokens(renamed, json.usage, usage.cacheRead) : undefined;
   if (spliced !== undefined) return { out: spliced, usage };
   // The chat surface always carries cached_tokens at top level too (API.md §1).
-  if (usage) json.usage = { ...json.usage, ...usageToOpenAI(usage), prompt_tokens_details: { ...json.usage?.prompt_tokens_details, cached_tokens: usage.cacheRead } };
+  if (usage)
+    json.usage = {
+      ...json.usage,
+      ...usageToOpenAI(usage),
+      prompt_tokens_details: { ...json.usage?.prompt_tokens_details, cached_tokens: usage.cacheRead },
+    };
   if (!idOk) json.id = ctx.id;
   json.model = ctx.model;
   return { out: JSON.stringify(json), usage };

@@ -3,7 +3,11 @@ import type { IRUsage } from '../ir.js';
 interface OpenAIUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number | null; cache_write_tokens?: number | null; audio_tokens?: number | null } | null;
+  prompt_tokens_details?: {
+    cached_tokens?: number | null;
+    cache_write_tokens?: number | null;
+    audio_tokens?: number | null;
+  } | null;
   completion_tokens_details?: { audio_tokens?: number | null } | null;
   /** DeepSeek's name for the cached part of prompt_tokens. */
   prompt_cache_hit_tokens?: number | null;

@@ -7,15 +7,32 @@ import { errorBody } from '../openai/errors.js';
 
 export { errorResponse, upstreamErrorMessage } from '../openai/errors.js';
 
-const event = (type: string, payload: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`;
+const event = (type: string, payload: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...payload })}\n\n`;
 
 /** An error once the stream has begun: `error`, then the terminal `response.failed`. */
-export function failureEvents(id: string, err: { kind: GatewayError['kind']; message: string; param?: string | null; code?: string | null }, sequence: number): Buffer {
+export function failureEvents(
+  id: string,
+  err: { kind: GatewayError['kind']; message: string; param?: string | null; code?: string | null },
+  sequence: number,
+): Buffer {
   const { error } = errorBody(err.kind, err.message, err.param, err.code);
   const text =
-    event('error', { code: error.code ?? error.type, message: error.message, param: error.param, sequence_number: sequence }) +
+    event('error', {
+      code: error.code ?? error.type,
+      message: error.message,
+      param: error.param,
+      sequence_number: sequence,
+    }) +
     event('response.failed', {
-      response: { id, object: 'response', status: 'failed', error: { code: error.code ?? error.type, message: error.message }, output: [], usage: null },
+      response: {
+        id,
+        object: 'response',
+        status: 'failed',
+        error: { code: error.code ?? error.type, message: error.message },
+        output: [],
+        usage: null,
+      },
       sequence_number: sequence + 1,
     });
   return markFinal(Buffer.from(text));

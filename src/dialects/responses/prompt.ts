@@ -22,7 +22,8 @@ export function promptParts(body: unknown): PromptParts {
       const content = (item as { content?: unknown } | null)?.content;
       if (!Array.isArray(content)) continue;
       for (const part of content as (Record<string, unknown> | null)[]) {
-        if (part?.type === 'input_image') images.push({ holder: part, key: typeof part.image_url === 'string' ? 'image_url' : '' });
+        if (part?.type === 'input_image')
+          images.push({ holder: part, key: typeof part.image_url === 'string' ? 'image_url' : '' });
       }
     }
   }

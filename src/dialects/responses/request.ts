@@ -15,9 +15,14 @@ import { mergeTurns } from '../turns.js';
 
 const str = () => v.string('must be a string');
 const nonEmptyStr = () => v.pipe(str(), v.nonEmpty('must not be empty'));
-const positiveInt = () => v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'));
+const positiveInt = () =>
+  v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'));
 const range = (min: number, max: number) =>
-  v.pipe(v.number('must be a number'), v.minValue(min, `must be between ${min} and ${max}`), v.maxValue(max, `must be between ${min} and ${max}`));
+  v.pipe(
+    v.number('must be a number'),
+    v.minValue(min, `must be between ${min} and ${max}`),
+    v.maxValue(max, `must be between ${min} and ${max}`),
+  );
 
 const Item = v.looseObject({ type: v.optional(str()), role: v.optional(str()) }, 'must be an object');
 
@@ -60,9 +65,21 @@ function invalid(param: string, message: string): GatewayError {
 export const NAMESPACE_JOIN = '__';
 
 /** What a freeform (custom) tool becomes where tools take JSON: one string argument. */
-export const FREEFORM_PARAMETERS = { type: 'object', properties: { input: { type: 'string', description: 'The raw text input of the tool.' } }, required: ['input'] };
+export const FREEFORM_PARAMETERS = {
+  type: 'object',
+  properties: { input: { type: 'string', description: 'The raw text input of the tool.' } },
+  required: ['input'],
+};
 
-const EFFORTS: Record<string, IRReasoningEffort> = { none: 'none', minimal: 'minimal', low: 'low', medium: 'medium', high: 'high', xhigh: 'high', max: 'high' };
+const EFFORTS: Record<string, IRReasoningEffort> = {
+  none: 'none',
+  minimal: 'minimal',
+  low: 'low',
+  medium: 'medium',
+  high: 'high',
+  xhigh: 'high',
+  max: 'high',
+};
 
 export function parseRequest(body: unknown): IRRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
@@ -73,7 +90,8 @@ export function parseRequest(body: unknown): IRRequest {
     const issue = result.issues[0];
     const param = paramOf(issue);
     if (param === undefined) throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
-    if (issue.input === undefined) throw new GatewayError('invalid_request', `Missing required parameter: '${param}'.`, { param });
+    if (issue.input === undefined)
+      throw new GatewayError('invalid_request', `Missing required parameter: '${param}'.`, { param });
     throw invalid(param, `${issue.message} (got ${issue.received}).`);
   }
   const req = result.output;
@@ -88,7 +106,10 @@ export function parseRequest(body: unknown): IRRequest {
     input.forEach((item, i) => {
       const it = item as Record<string, unknown>;
       // Codex, on models it knows, declares its tools in an input item rather than in `tools`.
-      if (it.type === 'additional_tools' && Array.isArray(it.tools)) declared.push(...it.tools.flatMap((t, j) => toolsToIR(t as Record<string, unknown>, `input[${i}].tools[${j}]`)));
+      if (it.type === 'additional_tools' && Array.isArray(it.tools))
+        declared.push(
+          ...it.tools.flatMap((t, j) => toolsToIR(t as Record<string, unknown>, `input[${i}].tools[${j}]`)),
+        );
       else if (isCompactionTrigger(it)) compaction = true;
       else itemToIR(it, i, system, turns);
     });
@@ -96,7 +117,13 @@ export function parseRequest(body: unknown): IRRequest {
   // Asked to compact: the model is asked for the summary the answer's compaction item carries.
   if (compaction) turns.push({ role: 'user', content: [{ type: 'text', text: COMPACTION_PROMPT }] });
 
-  const ir: IRRequest = { model: req.model, system, messages: mergeTurns(turns), stream: req.stream === true, includeUsage: true };
+  const ir: IRRequest = {
+    model: req.model,
+    system,
+    messages: mergeTurns(turns),
+    stream: req.stream === true,
+    includeUsage: true,
+  };
   const tools = declared;
   if (tools.length > 0) ir.tools = tools;
   const choice = toolChoiceToIR(req.tool_choice);
@@ -146,18 +173,27 @@ function itemToIR(item: Record<string, unknown>, i: number, system: string[], tu
     case 'custom_tool_call': {
       const callId = item.call_id;
       const name = item.name;
-      if (typeof callId !== 'string' || callId === '') throw invalid(`input[${i}].call_id`, 'must be a non-empty string.');
+      if (typeof callId !== 'string' || callId === '')
+        throw invalid(`input[${i}].call_id`, 'must be a non-empty string.');
       if (typeof name !== 'string' || name === '') throw invalid(`input[${i}].name`, 'must be a non-empty string.');
-      const fullName = typeof item.namespace === 'string' && item.namespace !== '' ? `${item.namespace}${NAMESPACE_JOIN}${name}` : name;
-      const input = type === 'custom_tool_call' ? { input: typeof item.input === 'string' ? item.input : '' } : parseToolArguments(typeof item.arguments === 'string' ? item.arguments : '');
+      const fullName =
+        typeof item.namespace === 'string' && item.namespace !== ''
+          ? `${item.namespace}${NAMESPACE_JOIN}${name}`
+          : name;
+      const input =
+        type === 'custom_tool_call'
+          ? { input: typeof item.input === 'string' ? item.input : '' }
+          : parseToolArguments(typeof item.arguments === 'string' ? item.arguments : '');
       turns.push({ role: 'assistant', content: [{ type: 'tool_use', id: callId, name: fullName, input }] });
       return;
     }
     case 'function_call_output':
     case 'custom_tool_call_output': {
       const callId = item.call_id;
-      if (typeof callId !== 'string' || callId === '') throw invalid(`input[${i}].call_id`, 'must be a non-empty string.');
-      const output = typeof item.output === 'string' ? item.output : textOf(item.output, ['input_text', 'output_text', 'text']);
+      if (typeof callId !== 'string' || callId === '')
+        throw invalid(`input[${i}].call_id`, 'must be a non-empty string.');
+      const output =
+        typeof item.output === 'string' ? item.output : textOf(item.output, ['input_text', 'output_text', 'text']);
       turns.push({ role: 'user', content: [{ type: 'tool_result', toolUseId: callId, content: output }] });
       return;
     }
@@ -165,7 +201,8 @@ function itemToIR(item: Record<string, unknown>, i: number, system: string[], tu
     case 'compaction_summary': {
       // The gateway's own compaction is its summary again; a vendor's is its encrypted state.
       const summary = compactionSummary(item);
-      if (summary !== undefined) turns.push({ role: 'user', content: [{ type: 'text', text: `${SUMMARY_HEADING}\n\n${summary}` }] });
+      if (summary !== undefined)
+        turns.push({ role: 'user', content: [{ type: 'text', text: `${SUMMARY_HEADING}\n\n${summary}` }] });
       return;
     }
     // Reasoning items carry the vendor's own encrypted state; hosted tools' items run at the
@@ -182,11 +219,14 @@ function userContent(content: unknown, i: number): IRContent[] {
   if (!Array.isArray(content)) throw invalid(`input[${i}].content`, 'must be a string or an array of content parts.');
   const out: IRContent[] = [];
   content.forEach((part: any, j: number) => {
-    if ((part?.type === 'input_text' || part?.type === 'text') && typeof part.text === 'string') out.push({ type: 'text', text: part.text });
+    if ((part?.type === 'input_text' || part?.type === 'text') && typeof part.text === 'string')
+      out.push({ type: 'text', text: part.text });
     else if (part?.type === 'input_image' && typeof part.image_url === 'string') {
       const data = DATA_URL.exec(part.image_url);
-      if (data) out.push({ type: 'image', source: { kind: 'base64', mediaType: data[1]!.toLowerCase(), data: data[3]! } });
-      else if (/^https?:\/\//i.test(part.image_url)) out.push({ type: 'image', source: { kind: 'url', url: part.image_url } });
+      if (data)
+        out.push({ type: 'image', source: { kind: 'base64', mediaType: data[1]!.toLowerCase(), data: data[3]! } });
+      else if (/^https?:\/\//i.test(part.image_url))
+        out.push({ type: 'image', source: { kind: 'url', url: part.image_url } });
       else throw invalid(`input[${i}].content[${j}].image_url`, 'expected an http(s) URL or a base64 data URL.');
     }
     // input_file and image file ids have no IR counterpart: only a Responses upstream reads them.
@@ -197,17 +237,25 @@ function userContent(content: unknown, i: number): IRContent[] {
 function toolsToIR(tool: Record<string, unknown>, param: string): IRTool[] {
   switch (tool.type) {
     case 'function': {
-      if (typeof tool.name !== 'string' || tool.name === '') throw invalid(`${param}.name`, 'must be a non-empty string.');
-      const out: IRTool = { name: tool.name, parameters: (tool.parameters as Record<string, unknown> | null) ?? { type: 'object', properties: {} } };
+      if (typeof tool.name !== 'string' || tool.name === '')
+        throw invalid(`${param}.name`, 'must be a non-empty string.');
+      const out: IRTool = {
+        name: tool.name,
+        parameters: (tool.parameters as Record<string, unknown> | null) ?? { type: 'object', properties: {} },
+      };
       if (typeof tool.description === 'string') out.description = tool.description;
       return [out];
     }
     case 'custom': {
-      if (typeof tool.name !== 'string' || tool.name === '') throw invalid(`${param}.name`, 'must be a non-empty string.');
+      if (typeof tool.name !== 'string' || tool.name === '')
+        throw invalid(`${param}.name`, 'must be a non-empty string.');
       const out: IRTool = { name: tool.name, parameters: FREEFORM_PARAMETERS, freeform: true };
       const grammar = (tool.format as { definition?: unknown } | undefined)?.definition;
       // A model without freeform tools still learns what the text must look like.
-      const parts = [typeof tool.description === 'string' ? tool.description : '', typeof grammar === 'string' ? `The input must follow this grammar:\n${grammar}` : ''].filter((s) => s !== '');
+      const parts = [
+        typeof tool.description === 'string' ? tool.description : '',
+        typeof grammar === 'string' ? `The input must follow this grammar:\n${grammar}` : '',
+      ].filter((s) => s !== '');
       if (parts.length > 0) out.description = parts.join('\n\n');
       return [out];
     }
@@ -215,7 +263,9 @@ function toolsToIR(tool: Record<string, unknown>, param: string): IRTool[] {
       const ns = tool.name;
       if (typeof ns !== 'string' || ns === '') throw invalid(`${param}.name`, 'must be a non-empty string.');
       const inner = Array.isArray(tool.tools) ? (tool.tools as Record<string, unknown>[]) : [];
-      return inner.flatMap((t, j) => toolsToIR(t, `${param}.tools[${j}]`)).map((t) => ({ ...t, name: `${ns}${NAMESPACE_JOIN}${t.name}`, namespace: ns }));
+      return inner
+        .flatMap((t, j) => toolsToIR(t, `${param}.tools[${j}]`))
+        .map((t) => ({ ...t, name: `${ns}${NAMESPACE_JOIN}${t.name}`, namespace: ns }));
     }
     // Hosted tools (web_search…) are the vendor's: priced or refused by the terms, dropped here.
     default:
@@ -228,7 +278,8 @@ function toolChoiceToIR(choice: unknown): IRToolChoice | undefined {
   if (choice === 'auto' || choice === 'none' || choice === 'required') return { type: choice };
   if (typeof choice === 'object') {
     const c = choice as { type?: unknown; name?: unknown; mode?: unknown };
-    if ((c.type === 'function' || c.type === 'custom') && typeof c.name === 'string') return { type: 'tool', name: c.name };
+    if ((c.type === 'function' || c.type === 'custom') && typeof c.name === 'string')
+      return { type: 'tool', name: c.name };
     if (c.type === 'allowed_tools') return { type: c.mode === 'required' ? 'required' : 'auto' };
   }
   return undefined;
@@ -243,16 +294,25 @@ export function buildRequest(ir: IRRequest, upstreamModel: string): Record<strin
     for (const c of msg.content) {
       if (c.type === 'text') {
         const role = msg.role;
-        input.push(role === 'assistant'
-          ? { type: 'message', role, content: [{ type: 'output_text', text: c.text }] }
-          : { type: 'message', role: role === 'system' ? 'developer' : 'user', content: [{ type: 'input_text', text: c.text }] });
+        input.push(
+          role === 'assistant'
+            ? { type: 'message', role, content: [{ type: 'output_text', text: c.text }] }
+            : {
+                type: 'message',
+                role: role === 'system' ? 'developer' : 'user',
+                content: [{ type: 'input_text', text: c.text }],
+              },
+        );
       } else if (c.type === 'image') {
         const url = c.source.kind === 'base64' ? `data:${c.source.mediaType};base64,${c.source.data}` : c.source.url;
         input.push({ type: 'message', role: 'user', content: [{ type: 'input_image', image_url: url }] });
       } else if (c.type === 'tool_use') {
         input.push({ type: 'function_call', call_id: c.id, name: c.name, arguments: stringifyToolArguments(c.input) });
       } else if (c.type === 'tool_result') {
-        const output = typeof c.content === 'string' ? c.content : c.content.flatMap((x) => (x.type === 'text' ? [x.text] : [])).join('\n');
+        const output =
+          typeof c.content === 'string'
+            ? c.content
+            : c.content.flatMap((x) => (x.type === 'text' ? [x.text] : [])).join('\n');
         input.push({ type: 'function_call_output', call_id: c.toolUseId, output });
       }
       // Thinking from another vendor cannot be handed to this one.
@@ -261,12 +321,19 @@ export function buildRequest(ir: IRRequest, upstreamModel: string): Record<strin
   const body: Record<string, unknown> = { model: upstreamModel, input, stream: ir.stream, store: false };
   if (ir.system.length > 0) body.instructions = ir.system.join('\n\n');
   if (ir.tools && ir.tools.length > 0) {
-    body.tools = ir.tools.map((t) => ({ type: 'function', name: t.name, ...(t.description !== undefined ? { description: t.description } : {}), parameters: t.parameters, strict: false }));
+    body.tools = ir.tools.map((t) => ({
+      type: 'function',
+      name: t.name,
+      ...(t.description !== undefined ? { description: t.description } : {}),
+      parameters: t.parameters,
+      strict: false,
+    }));
     if (ir.parallelToolCalls !== undefined) body.parallel_tool_calls = ir.parallelToolCalls;
   }
   const hasTools = ir.tools !== undefined && ir.tools.length > 0;
   if (ir.toolChoice && (hasTools || ir.toolChoice.type === 'none')) {
-    body.tool_choice = ir.toolChoice.type === 'tool' ? { type: 'function', name: ir.toolChoice.name } : ir.toolChoice.type;
+    body.tool_choice =
+      ir.toolChoice.type === 'tool' ? { type: 'function', name: ir.toolChoice.name } : ir.toolChoice.type;
   }
   if (ir.maxTokens !== undefined) body.max_output_tokens = ir.maxTokens;
   if (ir.temperature !== undefined) body.temperature = ir.temperature;

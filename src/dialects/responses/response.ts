@@ -17,7 +17,14 @@ export const itemId = (prefix: string) => `${prefix}_${randomBytes(12).toString(
 export type Item = Record<string, unknown>;
 
 /** How a tool call is shown: freeform tools as `custom_tool_call` with raw text, the rest as `function_call`. */
-export function toolCallItem(id: string, callId: string, irName: string, input: unknown, tools: ReadonlyMap<string, IRTool> | undefined, status = 'completed'): Item {
+export function toolCallItem(
+  id: string,
+  callId: string,
+  irName: string,
+  input: unknown,
+  tools: ReadonlyMap<string, IRTool> | undefined,
+  status = 'completed',
+): Item {
   const tool = tools?.get(irName);
   const name = tool?.namespace ? irName.slice(tool.namespace.length + NAMESPACE_JOIN.length) : irName;
   const ns = tool?.namespace ? { namespace: tool.namespace } : {};
@@ -29,7 +36,13 @@ export function toolCallItem(id: string, callId: string, irName: string, input: 
 }
 
 export function messageItem(id: string, text: string, status = 'completed'): Item {
-  return { id, type: 'message', status, role: 'assistant', content: [{ type: 'output_text', text, annotations: [], logprobs: [] }] };
+  return {
+    id,
+    type: 'message',
+    status,
+    role: 'assistant',
+    content: [{ type: 'output_text', text, annotations: [], logprobs: [] }],
+  };
 }
 
 export function reasoningItem(id: string, summary: string): Item {
@@ -45,13 +58,22 @@ export function outputItems(content: IRContent[], tools: ReadonlyMap<string, IRT
       if (last?.type === 'message') ((last.content as Item[])[0]!.text as string) += block.text;
       else out.push(messageItem(itemId('msg'), block.text));
     } else if (block.type === 'thinking') out.push(reasoningItem(itemId('rs'), block.thinking));
-    else if (block.type === 'tool_use') out.push(toolCallItem(itemId(tools?.get(block.name)?.freeform ? 'ctc' : 'fc'), block.id, block.name, block.input, tools));
+    else if (block.type === 'tool_use')
+      out.push(
+        toolCallItem(itemId(tools?.get(block.name)?.freeform ? 'ctc' : 'fc'), block.id, block.name, block.input, tools),
+      );
   }
   return out;
 }
 
 /** The whole `response` object, as the API returns it and as its stream's terminal event carries it. */
-export function responseObject(ctx: RenderContext, status: string, output: Item[], usage: IRUsage | null, stopReason: IRStopReason | null): Record<string, unknown> {
+export function responseObject(
+  ctx: RenderContext,
+  status: string,
+  output: Item[],
+  usage: IRUsage | null,
+  stopReason: IRStopReason | null,
+): Record<string, unknown> {
   const echo = ctx.echo ?? {};
   return {
     id: ctx.id,
@@ -60,7 +82,8 @@ export function responseObject(ctx: RenderContext, status: string, output: Item[
     status,
     background: false,
     error: null,
-    incomplete_details: status === 'incomplete' ? { reason: stopReason === 'refusal' ? 'content_filter' : 'max_output_tokens' } : null,
+    incomplete_details:
+      status === 'incomplete' ? { reason: stopReason === 'refusal' ? 'content_filter' : 'max_output_tokens' } : null,
     instructions: echo.instructions ?? null,
     max_output_tokens: echo.max_output_tokens ?? null,
     metadata: echo.metadata ?? {},
@@ -82,10 +105,13 @@ export function responseObject(ctx: RenderContext, status: string, output: Item[
 }
 
 /** Completed, or incomplete where the answer was cut (the output cap, a content filter). */
-export const statusOf = (reason: IRStopReason | null) => (reason === 'max_tokens' || reason === 'refusal' ? 'incomplete' : 'completed');
+export const statusOf = (reason: IRStopReason | null) =>
+  reason === 'max_tokens' || reason === 'refusal' ? 'incomplete' : 'completed';
 
 export function renderResponse(res: IRResponse, ctx: RenderContext) {
-  const output = ctx.compaction ? [compactionItem(res.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(''))] : outputItems(res.content, ctx.clientTools);
+  const output = ctx.compaction
+    ? [compactionItem(res.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(''))]
+    : outputItems(res.content, ctx.clientTools);
   const body = responseObject(ctx, statusOf(res.stopReason), output, res.usage, res.stopReason);
   ctx.onFinal?.(body);
   return body;
@@ -99,14 +125,26 @@ export function contentFromOutput(output: unknown): IRContent[] {
   for (const item of Array.isArray(output) ? output : []) {
     if (!isRecord(item)) continue;
     if (item.type === 'message' && Array.isArray(item.content)) {
-      const text = item.content.map((p: unknown) => (isRecord(p) && (p.type === 'output_text' || p.type === 'refusal') ? String(p.text ?? p.refusal ?? '') : '')).join('');
+      const text = item.content
+        .map((p: unknown) =>
+          isRecord(p) && (p.type === 'output_text' || p.type === 'refusal') ? String(p.text ?? p.refusal ?? '') : '',
+        )
+        .join('');
       if (text !== '') content.push({ type: 'text', text });
     } else if (item.type === 'reasoning') {
-      const summary = Array.isArray(item.summary) ? item.summary.map((s: unknown) => (isRecord(s) && typeof s.text === 'string' ? s.text : '')).join('\n\n') : '';
+      const summary = Array.isArray(item.summary)
+        ? item.summary.map((s: unknown) => (isRecord(s) && typeof s.text === 'string' ? s.text : '')).join('\n\n')
+        : '';
       if (summary !== '') content.push({ type: 'thinking', thinking: summary });
     } else if (item.type === 'function_call' || item.type === 'custom_tool_call') {
-      const name = typeof item.namespace === 'string' && item.namespace !== '' ? `${item.namespace}${NAMESPACE_JOIN}${item.name}` : String(item.name ?? '');
-      const input = item.type === 'custom_tool_call' ? { input: typeof item.input === 'string' ? item.input : '' } : parseToolArguments(typeof item.arguments === 'string' ? item.arguments : '');
+      const name =
+        typeof item.namespace === 'string' && item.namespace !== ''
+          ? `${item.namespace}${NAMESPACE_JOIN}${item.name}`
+          : String(item.name ?? '');
+      const input =
+        item.type === 'custom_tool_call'
+          ? { input: typeof item.input === 'string' ? item.input : '' }
+          : parseToolArguments(typeof item.arguments === 'string' ? item.arguments : '');
       content.push({ type: 'tool_use', id: String(item.call_id ?? item.id ?? ''), name, input });
     }
   }
@@ -122,7 +160,8 @@ export function stopReasonOf(body: Record<string, unknown>, content: IRContent[]
 }
 
 export function parseResponse(body: unknown): IRResponse {
-  if (!isRecord(body) || !Array.isArray(body.output)) throw new GatewayError('upstream', 'The upstream returned a malformed response object.');
+  if (!isRecord(body) || !Array.isArray(body.output))
+    throw new GatewayError('upstream', 'The upstream returned a malformed response object.');
   const content = contentFromOutput(body.output);
   return {
     id: typeof body.id === 'string' ? body.id : '',

@@ -32,7 +32,11 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
         if (started) return;
         started = true;
         const r = isRecord(response) ? response : {};
-        emit({ type: 'start', id: typeof r.id === 'string' ? r.id : '', model: typeof r.model === 'string' ? r.model : '' });
+        emit({
+          type: 'start',
+          id: typeof r.id === 'string' ? r.id : '',
+          model: typeof r.model === 'string' ? r.model : '',
+        });
       };
       const fail = (kind: ErrorKind, message: string) => {
         done = true;
@@ -43,7 +47,12 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
         const slot = slots.get(outputIndex);
         if (!slot) return;
         slots.delete(outputIndex);
-        if (slot.kind === 'custom') emit({ type: 'delta', index: slot.index, delta: { type: 'input_json', partialJson: JSON.stringify({ input: slot.input }) } });
+        if (slot.kind === 'custom')
+          emit({
+            type: 'delta',
+            index: slot.index,
+            delta: { type: 'input_json', partialJson: JSON.stringify({ input: slot.input }) },
+          });
         emit({ type: 'block_stop', index: slot.index });
       };
 
@@ -56,9 +65,16 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
           slots.set(outputIndex, { index, kind: 'thinking', input: '' });
           emit({ type: 'block_start', index, block: { type: 'thinking' } });
         } else if (item.type === 'function_call' || item.type === 'custom_tool_call') {
-          const name = typeof item.namespace === 'string' && item.namespace !== '' ? `${item.namespace}${NAMESPACE_JOIN}${item.name}` : String(item.name ?? '');
+          const name =
+            typeof item.namespace === 'string' && item.namespace !== ''
+              ? `${item.namespace}${NAMESPACE_JOIN}${item.name}`
+              : String(item.name ?? '');
           slots.set(outputIndex, { index, kind: item.type === 'function_call' ? 'tool' : 'custom', input: '' });
-          emit({ type: 'block_start', index, block: { type: 'tool_use', id: String(item.call_id ?? item.id ?? ''), name } });
+          emit({
+            type: 'block_start',
+            index,
+            block: { type: 'tool_use', id: String(item.call_id ?? item.id ?? ''), name },
+          });
         } else blocks--;
       };
 
@@ -75,17 +91,21 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
             return;
           case 'response.output_text.delta':
           case 'response.refusal.delta':
-            if (slot?.kind === 'text' && typeof e.delta === 'string' && e.delta !== '') emit({ type: 'delta', index: slot.index, delta: { type: 'text', text: e.delta } });
+            if (slot?.kind === 'text' && typeof e.delta === 'string' && e.delta !== '')
+              emit({ type: 'delta', index: slot.index, delta: { type: 'text', text: e.delta } });
             return;
           case 'response.reasoning_summary_text.delta':
-            if (slot?.kind === 'thinking' && typeof e.delta === 'string' && e.delta !== '') emit({ type: 'delta', index: slot.index, delta: { type: 'thinking', thinking: e.delta } });
+            if (slot?.kind === 'thinking' && typeof e.delta === 'string' && e.delta !== '')
+              emit({ type: 'delta', index: slot.index, delta: { type: 'thinking', thinking: e.delta } });
             return;
           case 'response.reasoning_summary_part.added':
             // Summaries come in parts; the IR's one thinking block keeps them apart by a blank line.
-            if (slot?.kind === 'thinking' && typeof e.summary_index === 'number' && e.summary_index > 0) emit({ type: 'delta', index: slot.index, delta: { type: 'thinking', thinking: '\n\n' } });
+            if (slot?.kind === 'thinking' && typeof e.summary_index === 'number' && e.summary_index > 0)
+              emit({ type: 'delta', index: slot.index, delta: { type: 'thinking', thinking: '\n\n' } });
             return;
           case 'response.function_call_arguments.delta':
-            if (slot?.kind === 'tool' && typeof e.delta === 'string' && e.delta !== '') emit({ type: 'delta', index: slot.index, delta: { type: 'input_json', partialJson: e.delta } });
+            if (slot?.kind === 'tool' && typeof e.delta === 'string' && e.delta !== '')
+              emit({ type: 'delta', index: slot.index, delta: { type: 'input_json', partialJson: e.delta } });
             return;
           case 'response.custom_tool_call_input.delta':
             if (slot?.kind === 'custom' && typeof e.delta === 'string') slot.input += e.delta;
@@ -109,8 +129,12 @@ export function decodeStream(): OperatorFunction<SSEEvent, IRStreamEvent> {
           case 'response.failed':
           case 'error': {
             const err = isRecord(e.response) && isRecord(e.response.error) ? e.response.error : e;
-            const message = typeof err.message === 'string' && err.message !== '' ? err.message : 'The upstream reported an error.';
-            fail(/overload|capacity/i.test(`${String(err.code ?? '')} ${message}`) ? 'overloaded' : 'upstream', message);
+            const message =
+              typeof err.message === 'string' && err.message !== '' ? err.message : 'The upstream reported an error.';
+            fail(
+              /overload|capacity/i.test(`${String(err.code ?? '')} ${message}`) ? 'overloaded' : 'upstream',
+              message,
+            );
             return;
           }
           default:

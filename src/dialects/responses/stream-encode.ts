@@ -47,7 +47,12 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
         send('response.in_progress', { response });
       };
 
-      const openItem = (index: number, kind: OpenItem['kind'], prefix: string, extra: Partial<OpenItem> = {}): OpenItem => {
+      const openItem = (
+        index: number,
+        kind: OpenItem['kind'],
+        prefix: string,
+        extra: Partial<OpenItem> = {},
+      ): OpenItem => {
         const item: OpenItem = { kind, outputIndex: output.length, id: itemId(prefix), text: '', ...extra };
         output.push({});
         open.set(index, item);
@@ -72,17 +77,50 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
         open.delete(index);
         const item = itemOf(o, 'completed');
         if (o.kind === 'text') {
-          send('response.output_text.done', { item_id: o.id, output_index: o.outputIndex, content_index: 0, text: o.text, logprobs: [] });
-          send('response.content_part.done', { item_id: o.id, output_index: o.outputIndex, content_index: 0, part: { type: 'output_text', text: o.text, annotations: [], logprobs: [] } });
+          send('response.output_text.done', {
+            item_id: o.id,
+            output_index: o.outputIndex,
+            content_index: 0,
+            text: o.text,
+            logprobs: [],
+          });
+          send('response.content_part.done', {
+            item_id: o.id,
+            output_index: o.outputIndex,
+            content_index: 0,
+            part: { type: 'output_text', text: o.text, annotations: [], logprobs: [] },
+          });
         } else if (o.kind === 'thinking') {
-          send('response.reasoning_summary_text.done', { item_id: o.id, output_index: o.outputIndex, summary_index: 0, text: o.text });
-          send('response.reasoning_summary_part.done', { item_id: o.id, output_index: o.outputIndex, summary_index: 0, part: { type: 'summary_text', text: o.text } });
+          send('response.reasoning_summary_text.done', {
+            item_id: o.id,
+            output_index: o.outputIndex,
+            summary_index: 0,
+            text: o.text,
+          });
+          send('response.reasoning_summary_part.done', {
+            item_id: o.id,
+            output_index: o.outputIndex,
+            summary_index: 0,
+            part: { type: 'summary_text', text: o.text },
+          });
         } else if (item.type === 'custom_tool_call') {
           // The IR streams a freeform call as JSON ({"input": "…"}); its text is known only whole.
-          send('response.custom_tool_call_input.delta', { item_id: o.id, output_index: o.outputIndex, delta: item.input });
-          send('response.custom_tool_call_input.done', { item_id: o.id, output_index: o.outputIndex, input: item.input });
+          send('response.custom_tool_call_input.delta', {
+            item_id: o.id,
+            output_index: o.outputIndex,
+            delta: item.input,
+          });
+          send('response.custom_tool_call_input.done', {
+            item_id: o.id,
+            output_index: o.outputIndex,
+            input: item.input,
+          });
         } else {
-          send('response.function_call_arguments.done', { item_id: o.id, output_index: o.outputIndex, arguments: item.arguments });
+          send('response.function_call_arguments.done', {
+            item_id: o.id,
+            output_index: o.outputIndex,
+            arguments: item.arguments,
+          });
         }
         output[o.outputIndex] = item;
         send('response.output_item.done', { output_index: o.outputIndex, item });
@@ -98,9 +136,22 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
           output.push(item);
         }
         const status = statusOf(stopReason);
-        const response = responseObject(ctx, status, output.filter((i) => i.type !== undefined), { ...ZERO_USAGE, ...usage }, stopReason);
+        const response = responseObject(
+          ctx,
+          status,
+          output.filter((i) => i.type !== undefined),
+          { ...ZERO_USAGE, ...usage },
+          stopReason,
+        );
         ctx.onFinal?.(response);
-        subscriber.next(markFinal(encodeSSE(JSON.stringify({ type: `response.${status}`, response, sequence_number: seq++ }), `response.${status}`)));
+        subscriber.next(
+          markFinal(
+            encodeSSE(
+              JSON.stringify({ type: `response.${status}`, response, sequence_number: seq++ }),
+              `response.${status}`,
+            ),
+          ),
+        );
       };
 
       const handle = (e: IRStreamEvent) => {
@@ -120,16 +171,36 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
             const b = e.block;
             if (b.type === 'text') {
               const o = openItem(e.index, 'text', 'msg');
-              send('response.output_item.added', { output_index: o.outputIndex, item: messageItem(o.id, '', 'in_progress') });
-              send('response.content_part.added', { item_id: o.id, output_index: o.outputIndex, content_index: 0, part: { type: 'output_text', text: '', annotations: [], logprobs: [] } });
+              send('response.output_item.added', {
+                output_index: o.outputIndex,
+                item: messageItem(o.id, '', 'in_progress'),
+              });
+              send('response.content_part.added', {
+                item_id: o.id,
+                output_index: o.outputIndex,
+                content_index: 0,
+                part: { type: 'output_text', text: '', annotations: [], logprobs: [] },
+              });
             } else if (b.type === 'thinking') {
               const o = openItem(e.index, 'thinking', 'rs');
               send('response.output_item.added', { output_index: o.outputIndex, item: reasoningItem(o.id, '') });
-              send('response.reasoning_summary_part.added', { item_id: o.id, output_index: o.outputIndex, summary_index: 0, part: { type: 'summary_text', text: '' } });
+              send('response.reasoning_summary_part.added', {
+                item_id: o.id,
+                output_index: o.outputIndex,
+                summary_index: 0,
+                part: { type: 'summary_text', text: '' },
+              });
             } else if (b.type === 'tool_use') {
               const freeform = ctx.clientTools?.get(b.name)?.freeform === true;
               const o = openItem(e.index, 'tool', freeform ? 'ctc' : 'fc', { callId: b.id, name: b.name });
-              const item = toolCallItem(o.id, b.id, b.name, freeform ? { input: '' } : {}, ctx.clientTools, 'in_progress');
+              const item = toolCallItem(
+                o.id,
+                b.id,
+                b.name,
+                freeform ? { input: '' } : {},
+                ctx.clientTools,
+                'in_progress',
+              );
               if (item.type === 'function_call') item.arguments = '';
               send('response.output_item.added', { output_index: o.outputIndex, item });
             }
@@ -144,13 +215,31 @@ export function encodeStream(ctx: RenderContext): OperatorFunction<IRStreamEvent
             // a hidden class of its own, which JSON.stringify and each property read paid for.
             if (d.type === 'text' && o.kind === 'text') {
               o.text += d.text;
-              if (d.text !== '') send('response.output_text.delta', { item_id: o.id, output_index: o.outputIndex, content_index: 0, delta: d.text, logprobs: [] });
+              if (d.text !== '')
+                send('response.output_text.delta', {
+                  item_id: o.id,
+                  output_index: o.outputIndex,
+                  content_index: 0,
+                  delta: d.text,
+                  logprobs: [],
+                });
             } else if (d.type === 'thinking' && o.kind === 'thinking') {
               o.text += d.thinking;
-              if (d.thinking !== '') send('response.reasoning_summary_text.delta', { item_id: o.id, output_index: o.outputIndex, summary_index: 0, delta: d.thinking });
+              if (d.thinking !== '')
+                send('response.reasoning_summary_text.delta', {
+                  item_id: o.id,
+                  output_index: o.outputIndex,
+                  summary_index: 0,
+                  delta: d.thinking,
+                });
             } else if (d.type === 'input_json' && o.kind === 'tool') {
               o.text += d.partialJson;
-              if (d.partialJson !== '' && ctx.clientTools?.get(o.name!)?.freeform !== true) send('response.function_call_arguments.delta', { item_id: o.id, output_index: o.outputIndex, delta: d.partialJson });
+              if (d.partialJson !== '' && ctx.clientTools?.get(o.name!)?.freeform !== true)
+                send('response.function_call_arguments.delta', {
+                  item_id: o.id,
+                  output_index: o.outputIndex,
+                  delta: d.partialJson,
+                });
             }
             return;
           }

@@ -17,7 +17,10 @@ const WEB_SEARCH = /^web_search(?:_preview)?(?:_\d{4}_\d{2}_\d{2})?$/;
 function clientTerms(body: Body, model: Model, _headers: Record<string, string>, _limits: DialectLimits): ClientTerms {
   let { pricing, officialPricing } = model;
   let feeNano = 0n;
-  const outputCap = Math.min(model.maxOutputTokens, typeof body.max_output_tokens === 'number' ? body.max_output_tokens : model.maxOutputTokens);
+  const outputCap = Math.min(
+    model.maxOutputTokens,
+    typeof body.max_output_tokens === 'number' ? body.max_output_tokens : model.maxOutputTokens,
+  );
   const tier = body.service_tier;
   if (tier !== undefined && tier !== null && tier !== 'auto' && tier !== 'default' && tier !== 'flex') {
     const sold = typeof tier === 'string' ? model.serviceTiers.get(tier) : undefined;
@@ -27,7 +30,8 @@ function clientTerms(body: Body, model: Model, _headers: Record<string, string>,
   // Declared in `tools`, or (Codex, on models it knows) in an `additional_tools` input item.
   const lists: unknown[][] = Array.isArray(body.tools) ? [body.tools] : [];
   if (Array.isArray(body.input)) {
-    for (const item of body.input as (Body | null)[]) if (item?.type === 'additional_tools' && Array.isArray(item.tools)) lists.push(item.tools);
+    for (const item of body.input as (Body | null)[])
+      if (item?.type === 'additional_tools' && Array.isArray(item.tools)) lists.push(item.tools);
   }
   const hosted: string[] = [];
   const dropped = lists.flatMap((list) =>
@@ -45,9 +49,22 @@ function clientTerms(body: Body, model: Model, _headers: Record<string, string>,
     }),
   );
   const choice = body.tool_choice as Body | null | undefined;
-  if (typeof choice?.type === 'string' && dropped.includes(choice.type)) throw notSold('tool_choice', `The hosted tool ${JSON.stringify(choice.type)}`, model);
+  if (typeof choice?.type === 'string' && dropped.includes(choice.type))
+    throw notSold('tool_choice', `The hosted tool ${JSON.stringify(choice.type)}`, model);
   if (dropped.length > 0) dropEmptyTools(body, 'tools', 'tool_choice');
-  return { pricing, officialPricing, outputCap, n: 1, extraOutput: 0, feeNano, holdFees: 0n, audioIn: false, audioOut: false, hosted, dropped };
+  return {
+    pricing,
+    officialPricing,
+    outputCap,
+    n: 1,
+    extraOutput: 0,
+    feeNano,
+    holdFees: 0n,
+    audioIn: false,
+    audioOut: false,
+    hosted,
+    dropped,
+  };
 }
 
 export const surface: ClientSide = {

@@ -11,7 +11,13 @@ import { compactionSummary, unwrapCompaction } from './compaction.js';
 import { usageFromResponses } from './usage.js';
 
 const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
-const TEXT_DELTA = new Set(['response.output_text.delta', 'response.refusal.delta', 'response.reasoning_summary_text.delta', 'response.function_call_arguments.delta', 'response.custom_tool_call_input.delta']);
+const TEXT_DELTA = new Set([
+  'response.output_text.delta',
+  'response.refusal.delta',
+  'response.reasoning_summary_text.delta',
+  'response.function_call_arguments.delta',
+  'response.custom_tool_call_input.delta',
+]);
 
 /** The event's type: its `event:` line, which the API always sends, else the data's `type`. */
 function typeOf(ev: SSEEvent, data: Record<string, unknown> | undefined): string {
@@ -99,7 +105,8 @@ export const upstream: UpstreamSide = {
   },
   prepareForward(body) {
     // The gateway's own compaction items are its summaries: the vendor reads them as messages.
-    if (Array.isArray(body.input) && body.input.some((item) => compactionSummary(item) !== undefined)) body.input = body.input.map(unwrapCompaction);
+    if (Array.isArray(body.input) && body.input.some((item) => compactionSummary(item) !== undefined))
+      body.input = body.input.map(unwrapCompaction);
   },
   passThroughWhole(text, json, ctx) {
     return { out: renamedAnswer(text, json, ctx.model), usage: usageFromResponses(json.usage) };

@@ -8,7 +8,11 @@ const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v)
 
 export function usageFromResponses(u: unknown): IRUsage | null {
   if (u === null || typeof u !== 'object') return null;
-  const usage = u as { input_tokens?: unknown; output_tokens?: unknown; input_tokens_details?: { cached_tokens?: unknown; cache_write_tokens?: unknown } | null };
+  const usage = u as {
+    input_tokens?: unknown;
+    output_tokens?: unknown;
+    input_tokens_details?: { cached_tokens?: unknown; cache_write_tokens?: unknown } | null;
+  };
   const cacheRead = num(usage.input_tokens_details?.cached_tokens);
   const cacheWrite = num(usage.input_tokens_details?.cache_write_tokens);
   return {

@@ -50,15 +50,31 @@ export class EpusdtClient {
     private readonly token: string,
   ) {}
 
-  async create(o: { orderId: string; amount: string; notifyUrl: string; redirectUrl: string; tradeType: string | null; fiat: 'USD' | null }): Promise<EpusdtOrder> {
+  async create(o: {
+    orderId: string;
+    amount: string;
+    notifyUrl: string;
+    redirectUrl: string;
+    tradeType: string | null;
+    fiat: 'USD' | null;
+  }): Promise<EpusdtOrder> {
     // The amount goes out as a JSON number whose text is exactly the text signed.
     const amount = Number(o.amount);
-    if (numberText(amount) !== o.amount) throw new ProviderError(`epusdt: amount ${o.amount} has no exact JSON number form`);
-    const fields: Record<string, string | number> = { order_id: o.orderId, amount, notify_url: o.notifyUrl, redirect_url: o.redirectUrl };
+    if (numberText(amount) !== o.amount)
+      throw new ProviderError(`epusdt: amount ${o.amount} has no exact JSON number form`);
+    const fields: Record<string, string | number> = {
+      order_id: o.orderId,
+      amount,
+      notify_url: o.notifyUrl,
+      redirect_url: o.redirectUrl,
+    };
     if (o.tradeType) fields.trade_type = o.tradeType;
     if (o.fiat) fields.fiat = o.fiat;
     const body = { ...fields, signature: epusdtSignature(fields, this.token) };
-    const { json } = await callJson('epusdt', `${this.baseUrl}/api/v1/order/create-transaction`, { method: 'POST', body: JSON.stringify(body) });
+    const { json } = await callJson('epusdt', `${this.baseUrl}/api/v1/order/create-transaction`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+    });
     const env = v.safeParse(Envelope, json);
     if (!env.success) throw new ProviderError('epusdt: the reply is not a {status_code, message, data} envelope');
     if (env.output.status_code !== 200) {
@@ -69,8 +85,16 @@ export class EpusdtClient {
     if (!data.success) throw new ProviderError(`epusdt: malformed order data (${data.issues[0].message})`);
     const d = data.output;
     if (d.order_id !== o.orderId || !sameAmount(d.amount, o.amount)) {
-      throw new ProviderError(`epusdt answered for order ${d.order_id} of ${d.amount}, not ${o.orderId} of ${o.amount}`);
+      throw new ProviderError(
+        `epusdt answered for order ${d.order_id} of ${d.amount}, not ${o.orderId} of ${o.amount}`,
+      );
     }
-    return { tradeId: d.trade_id, wallet: d.token, actualAmount: numberText(d.actual_amount) ?? '', paymentUrl: d.payment_url, expiresAt: new Date(d.expiration_time * 1000) };
+    return {
+      tradeId: d.trade_id,
+      wallet: d.token,
+      actualAmount: numberText(d.actual_amount) ?? '',
+      paymentUrl: d.payment_url,
+      expiresAt: new Date(d.expiration_time * 1000),
+    };
   }
 }

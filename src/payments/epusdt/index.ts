@@ -17,13 +17,21 @@ const UsdAmount = v.pipe(
   v.rawTransform(({ dataset, addIssue, NEVER }) => {
     const cents = usdCents(dataset.value);
     if (cents === null) {
-      addIssue({ message: rule('invalid_amount', 'must be a USD amount with at most 2 decimals, e.g. 25 or "25.50"', { decimals: 2 }) });
+      addIssue({
+        message: rule('invalid_amount', 'must be a USD amount with at most 2 decimals, e.g. 25 or "25.50"', {
+          decimals: 2,
+        }),
+      });
       return NEVER;
     }
     return cents;
   }),
 );
-const TradeType = v.pipe(v.string('must be a string'), v.description('One of deposit/info\'s tokens (e.g. usdt.trc20); default the first'), v.maxLength(64, 'must be at most 64 characters'));
+const TradeType = v.pipe(
+  v.string('must be a string'),
+  v.description("One of deposit/info's tokens (e.g. usdt.trc20); default the first"),
+  v.maxLength(64, 'must be at most 64 characters'),
+);
 
 export const EpusdtBody = v.object({ amount_usd: UsdAmount, token: v.optional(TradeType) }, 'must be a JSON object');
 export type EpusdtBody = v.InferOutput<typeof EpusdtBody>;
@@ -42,13 +50,25 @@ function checkBody(e: EpusdtSettings, cents: bigint, token: string | undefined):
   if (cents < e.minCents || cents > e.maxCents) {
     const [min, max] = [usdText(e.minCents), usdText(e.maxCents)];
     throw new DepositError(400, 'amount_out_of_range', `"amount_usd" must be from ${min} to ${max}.`, undefined, {
-      param: 'amount_usd', reason: cents < e.minCents ? 'too_small' : 'too_large', params: { min, max },
+      param: 'amount_usd',
+      reason: cents < e.minCents ? 'too_small' : 'too_large',
+      params: { min, max },
     });
   }
   if (token !== undefined && !e.tradeTypes.includes(token)) {
-    throw new DepositError(400, 'invalid_token', e.tradeTypes.length ? `"token" must be one of ${e.tradeTypes.join(', ')}.` : 'This gateway offers no choice of "token"; leave it out.', undefined, {
-      param: 'token', reason: 'not_allowed', params: { allowed: [...e.tradeTypes] },
-    });
+    throw new DepositError(
+      400,
+      'invalid_token',
+      e.tradeTypes.length
+        ? `"token" must be one of ${e.tradeTypes.join(', ')}.`
+        : 'This gateway offers no choice of "token"; leave it out.',
+      undefined,
+      {
+        param: 'token',
+        reason: 'not_allowed',
+        params: { allowed: [...e.tradeTypes] },
+      },
+    );
   }
 }
 
@@ -56,9 +76,15 @@ export const epusdt: PaymentProvider<'epusdt', EpusdtSettings, EpusdtBody> = {
   ...epusdtConfig,
   enabled: () => true,
   info: (e, expiryS) => ({
-    id: 'epusdt', currency: 'USD', min: usdText(e.minCents), max: usdText(e.maxCents),
-    rate: e.fiatUsd ? '1' : formatDecimal(e.usdtPerUsd), fee_pct: '0', expiry_s: expiryS,
-    pay_currency: e.fiatUsd ? 'USD' : 'USDT', tokens: e.tradeTypes,
+    id: 'epusdt',
+    currency: 'USD',
+    min: usdText(e.minCents),
+    max: usdText(e.maxCents),
+    rate: e.fiatUsd ? '1' : formatDecimal(e.usdtPerUsd),
+    fee_pct: '0',
+    expiry_s: expiryS,
+    pay_currency: e.fiatUsd ? 'USD' : 'USDT',
+    tokens: e.tradeTypes,
   }),
   body: EpusdtBody,
   notifyAnswer: 'text',
@@ -73,19 +99,39 @@ export const epusdt: PaymentProvider<'epusdt', EpusdtSettings, EpusdtBody> = {
         let d = await ctx.open({
           userId,
           terms: async () => ({
-            amount: pay, currency, creditNano: centsToNano(cents),
-            details: { usd: usdText(cents), rate: e.fiatUsd ? null : formatDecimal(e.usdtPerUsd), trade_type: tradeType },
+            amount: pay,
+            currency,
+            creditNano: centsToNano(cents),
+            details: {
+              usd: usdText(cents),
+              rate: e.fiatUsd ? null : formatDecimal(e.usdtPerUsd),
+              trade_type: tradeType,
+            },
           }),
         });
         d = await ctx.attach(d, async () => {
           // epusdt takes order ids of 32 characters at most: the deposit id without its dashes.
           const o = await client.create({
-            orderId: d.id.replaceAll('-', ''), amount: pay, notifyUrl: ctx.notifyUrl,
-            redirectUrl: ctx.publicUrl, tradeType, fiat: e.fiatUsd ? 'USD' : null,
+            orderId: d.id.replaceAll('-', ''),
+            amount: pay,
+            notifyUrl: ctx.notifyUrl,
+            redirectUrl: ctx.publicUrl,
+            tradeType,
+            fiat: e.fiatUsd ? 'USD' : null,
           });
-          return { reference: o.tradeId, details: { payment_url: o.paymentUrl, wallet: o.wallet, actual_amount: o.actualAmount }, expiresAt: o.expiresAt };
+          return {
+            reference: o.tradeId,
+            details: { payment_url: o.paymentUrl, wallet: o.wallet, actual_amount: o.actualAmount },
+            expiresAt: o.expiresAt,
+          };
         });
-        return { id: d.id, status: 'pending', amount_usd: nanoToUsd(d.credit_nano), payment_url: String(d.details.payment_url), expires_at: d.expires_at!.toISOString() };
+        return {
+          id: d.id,
+          status: 'pending',
+          amount_usd: nanoToUsd(d.credit_nano),
+          payment_url: String(d.details.payment_url),
+          expires_at: d.expires_at!.toISOString(),
+        };
       },
       notify: (ctx, raw) => epusdtNotification(ctx, e.token, raw),
     };

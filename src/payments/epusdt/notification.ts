@@ -3,7 +3,15 @@
 
 import * as v from 'valibot';
 import { numberText, sameAmount } from '../amounts.js';
-import { applyEnded, applyPaid, depositOf, parseNotification, refuse, type NotifyContext, type NotifyResult } from '../notify.js';
+import {
+  applyEnded,
+  applyPaid,
+  depositOf,
+  parseNotification,
+  refuse,
+  type NotifyContext,
+  type NotifyResult,
+} from '../notify.js';
 import { epusdtSignatureValid } from './signature.js';
 
 const text = (max: number) => v.pipe(v.string(), v.maxLength(max));
@@ -28,10 +36,13 @@ export async function epusdtNotification(ctx: NotifyContext, token: string, raw:
   // The gateway sends its ids without dashes (epusdt takes 32 characters at most).
   const d = n.order_id.length === 32 ? await depositOf(ctx, 'epusdt', n.order_id) : undefined;
   if (!d) return refuse(404, `unknown order ${n.order_id}`);
-  if (!sameAmount(n.amount, d.amount)) return refuse(409, `amount ${numberText(n.amount)} is not the order's ${d.amount}`, d.id);
-  if (d.external_id !== null && n.trade_id !== d.external_id) return refuse(409, `trade_id ${n.trade_id} is not the order's ${d.external_id}`, d.id);
+  if (!sameAmount(n.amount, d.amount))
+    return refuse(409, `amount ${numberText(n.amount)} is not the order's ${d.amount}`, d.id);
+  if (d.external_id !== null && n.trade_id !== d.external_id)
+    return refuse(409, `trade_id ${n.trade_id} is not the order's ${d.external_id}`, d.id);
   const wallet = d.details.wallet;
-  if (typeof wallet === 'string' && n.token !== wallet) return refuse(409, `paid to wallet ${n.token}, the order's is ${wallet}`, d.id);
+  if (typeof wallet === 'string' && n.token !== wallet)
+    return refuse(409, `paid to wallet ${n.token}, the order's is ${wallet}`, d.id);
 
   switch (n.status) {
     case 2:

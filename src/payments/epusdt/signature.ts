@@ -23,7 +23,9 @@ export function epusdtSignString(fields: Record<string, SignedValue>): string {
 }
 
 export const epusdtSignature = (fields: Record<string, SignedValue>, token: string): string =>
-  createHash('md5').update(epusdtSignString(fields) + token).digest('hex');
+  createHash('md5')
+    .update(epusdtSignString(fields) + token)
+    .digest('hex');
 
 export function epusdtSignatureValid(fields: Record<string, SignedValue>, token: string): boolean {
   let expected: string;

@@ -48,7 +48,12 @@ export class MidtransClient {
   }
 
   /** POST /v2/charge for a QRIS payment; the notification address travels with it. */
-  async charge(o: { orderId: string; grossAmount: bigint; expiryS: number; notifyUrl: string }): Promise<MidtransCharge> {
+  async charge(o: {
+    orderId: string;
+    grossAmount: bigint;
+    expiryS: number;
+    notifyUrl: string;
+  }): Promise<MidtransCharge> {
     const { status, json } = await callJson('midtrans', `${this.baseUrl}/v2/charge`, {
       method: 'POST',
       headers: { authorization: this.auth, 'x-override-notification': o.notifyUrl },
@@ -62,7 +67,9 @@ export class MidtransClient {
     const r = v.safeParse(Charge, json);
     if (!r.success) throw new ProviderError(`midtrans charge refused: ${describe(status, json)}`);
     if (r.output.order_id !== o.orderId || !sameAmount(r.output.gross_amount, o.grossAmount.toString())) {
-      throw new ProviderError(`midtrans charge answered for order ${r.output.order_id} of ${r.output.gross_amount}, not ${o.orderId} of ${o.grossAmount}`);
+      throw new ProviderError(
+        `midtrans charge answered for order ${r.output.order_id} of ${r.output.gross_amount}, not ${o.orderId} of ${o.grossAmount}`,
+      );
     }
     return { transactionId: r.output.transaction_id, qrString: r.output.qr_string };
   }
@@ -74,8 +81,12 @@ export class MidtransClient {
       headers: { authorization: this.auth },
     });
     const r = v.safeParse(Status, json);
-    if (!r.success || r.output.order_id !== orderId) throw new ProviderError(`midtrans status of ${orderId}: ${describe(status, json)}`);
-    if (r.output.signature_key !== undefined && !midtransSignatureValid({ ...r.output, signature_key: r.output.signature_key }, this.serverKey)) {
+    if (!r.success || r.output.order_id !== orderId)
+      throw new ProviderError(`midtrans status of ${orderId}: ${describe(status, json)}`);
+    if (
+      r.output.signature_key !== undefined &&
+      !midtransSignatureValid({ ...r.output, signature_key: r.output.signature_key }, this.serverKey)
+    ) {
       throw new ProviderError(`midtrans status of ${orderId}: the answer's signature_key does not verify`);
     }
     return r.output;
@@ -84,5 +95,7 @@ export class MidtransClient {
 
 function describe(httpStatus: number, json: unknown): string {
   const r = v.safeParse(Reply, json);
-  return r.success ? `HTTP ${httpStatus}, status_code ${r.output.status_code}${r.output.status_message ? ` (${r.output.status_message.slice(0, 200)})` : ''}` : `HTTP ${httpStatus}, unexpected reply`;
+  return r.success
+    ? `HTTP ${httpStatus}, status_code ${r.output.status_code}${r.output.status_message ? ` (${r.output.status_message.slice(0, 200)})` : ''}`
+    : `HTTP ${httpStatus}, unexpected reply`;
 }

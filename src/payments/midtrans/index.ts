@@ -23,10 +23,20 @@ export const midtrans: PaymentProvider<'qris', QrisSettings, QrisBody> = {
         checkQrisAmount(q, amount_idr);
         let d = await ctx.open({
           userId,
-          terms: async () => ({ amount: amount_idr.toString(), currency: 'IDR', creditNano: idrCreditNano(amount_idr, q.idrPerUsd, q.feePct), details: qrisRate(q, amount_idr) }),
+          terms: async () => ({
+            amount: amount_idr.toString(),
+            currency: 'IDR',
+            creditNano: idrCreditNano(amount_idr, q.idrPerUsd, q.feePct),
+            details: qrisRate(q, amount_idr),
+          }),
         });
         d = await ctx.attach(d, async () => {
-          const c = await client.charge({ orderId: d.id, grossAmount: amount_idr, expiryS: ctx.expiryS, notifyUrl: ctx.notifyUrl });
+          const c = await client.charge({
+            orderId: d.id,
+            grossAmount: amount_idr,
+            expiryS: ctx.expiryS,
+            notifyUrl: ctx.notifyUrl,
+          });
           return { reference: c.transactionId, details: { qr_string: c.qrString } };
         });
         return qrisInvoice(d);

@@ -5,7 +5,15 @@
 
 import * as v from 'valibot';
 import { sameAmount } from '../amounts.js';
-import { applyEnded, applyPaid, depositOf, parseNotification, refuse, type NotifyContext, type NotifyResult } from '../notify.js';
+import {
+  applyEnded,
+  applyPaid,
+  depositOf,
+  parseNotification,
+  refuse,
+  type NotifyContext,
+  type NotifyResult,
+} from '../notify.js';
 import type { MidtransClient, MidtransStatus } from './client.js';
 import { midtransSignatureValid } from './signature.js';
 
@@ -45,7 +53,12 @@ export function midtransOutcome(s: Pick<MidtransStatus, 'transaction_status' | '
   }
 }
 
-export async function midtransNotification(ctx: NotifyContext, client: MidtransClient, serverKey: string, raw: Buffer): Promise<NotifyResult> {
+export async function midtransNotification(
+  ctx: NotifyContext,
+  client: MidtransClient,
+  serverKey: string,
+  raw: Buffer,
+): Promise<NotifyResult> {
   const parsed = parseNotification(Notification, raw);
   if (!parsed.ok) return parsed.refusal;
   const n = parsed.n;
@@ -53,8 +66,10 @@ export async function midtransNotification(ctx: NotifyContext, client: MidtransC
 
   const d = await depositOf(ctx, 'midtrans', n.order_id);
   if (!d) return refuse(404, `unknown order ${n.order_id}`);
-  if (!sameAmount(n.gross_amount, d.amount)) return refuse(409, `gross_amount ${n.gross_amount} is not the order's ${d.amount}`, d.id);
-  if (n.currency !== undefined && n.currency !== d.currency) return refuse(409, `currency ${n.currency} is not the order's ${d.currency}`, d.id);
+  if (!sameAmount(n.gross_amount, d.amount))
+    return refuse(409, `gross_amount ${n.gross_amount} is not the order's ${d.amount}`, d.id);
+  if (n.currency !== undefined && n.currency !== d.currency)
+    return refuse(409, `currency ${n.currency} is not the order's ${d.currency}`, d.id);
   if (n.transaction_id !== undefined && d.external_id !== null && n.transaction_id !== d.external_id) {
     return refuse(409, `transaction_id ${n.transaction_id} is not the order's ${d.external_id}`, d.id);
   }
@@ -66,24 +81,44 @@ export async function midtransNotification(ctx: NotifyContext, client: MidtransC
     // Not acknowledged: Midtrans sends the notification again later.
     return refuse(503, `cannot read the status back from Midtrans: ${(err as Error).message}`, d.id);
   }
-  if (!sameAmount(s.gross_amount, d.amount)) return refuse(409, `Midtrans status gives gross_amount ${s.gross_amount}, the order is ${d.amount}`, d.id);
+  if (!sameAmount(s.gross_amount, d.amount))
+    return refuse(409, `Midtrans status gives gross_amount ${s.gross_amount}, the order is ${d.amount}`, d.id);
   if (s.transaction_id !== undefined && d.external_id !== null && s.transaction_id !== d.external_id) {
-    return refuse(409, `Midtrans status gives transaction_id ${s.transaction_id}, the order has ${d.external_id}`, d.id);
+    return refuse(
+      409,
+      `Midtrans status gives transaction_id ${s.transaction_id}, the order has ${d.external_id}`,
+      d.id,
+    );
   }
   const note = s.transaction_status === n.transaction_status ? '' : ` (the notification said ${n.transaction_status})`;
   const outcome = midtransOutcome(s);
   switch (outcome) {
     case 'paid':
-      return applyPaid(ctx, d, 'midtrans', s.transaction_id ?? d.external_id, `midtrans ${s.transaction_status}${note}`, { midtrans_status: s.transaction_status });
+      return applyPaid(
+        ctx,
+        d,
+        'midtrans',
+        s.transaction_id ?? d.external_id,
+        `midtrans ${s.transaction_status}${note}`,
+        { midtrans_status: s.transaction_status },
+      );
     case 'expired':
     case 'failed':
       return applyEnded(ctx, d, outcome, `midtrans ${s.transaction_status}${note}`);
     case 'reversed':
       if (d.status === 'paid') {
-        ctx.log.error({ deposit_id: d.id, user_id: d.user_id, midtrans_status: s.transaction_status }, 'deposit: Midtrans reports the money of a credited deposit taken back; the balance was not changed, an operator must decide');
+        ctx.log.error(
+          { deposit_id: d.id, user_id: d.user_id, midtrans_status: s.transaction_status },
+          'deposit: Midtrans reports the money of a credited deposit taken back; the balance was not changed, an operator must decide',
+        );
       }
       return { ok: true, depositId: d.id, status: d.status, note: `midtrans ${s.transaction_status}: nothing changed` };
     default:
-      return { ok: true, depositId: d.id, status: d.status, note: `midtrans ${s.transaction_status}${note}: nothing to do yet` };
+      return {
+        ok: true,
+        depositId: d.id,
+        status: d.status,
+        note: `midtrans ${s.transaction_status}${note}: nothing to do yet`,
+      };
   }
 }

@@ -10,7 +10,10 @@ export const midtransConfig: ProviderConfig<'qris', QrisSettings> = {
   methodName: 'QRIS',
   env: {
     ...QRIS_METHOD_ENV,
-    MIDTRANS_URL: { schema: url('MIDTRANS_URL', ['http:', 'https:']), doc: 'Midtrans API base (default https://api.midtrans.com; sandbox: https://api.sandbox.midtrans.com).' },
+    MIDTRANS_URL: {
+      schema: url('MIDTRANS_URL', ['http:', 'https:']),
+      doc: 'Midtrans API base (default https://api.midtrans.com; sandbox: https://api.sandbox.midtrans.com).',
+    },
     MIDTRANS_SERVER_KEY: {
       schema: secret('MIDTRANS_SERVER_KEY', 8),
       doc: 'Midtrans server key: authenticates charges and verifies notification signatures (required for QRIS_MODE=midtrans).',

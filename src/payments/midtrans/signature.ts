@@ -4,10 +4,18 @@
 import { createHash } from 'node:crypto';
 import { sameHex } from '../signature.js';
 
-export const midtransSignature = (orderId: string, statusCode: string, grossAmount: string, serverKey: string): string =>
-  createHash('sha512').update(orderId + statusCode + grossAmount + serverKey).digest('hex');
+export const midtransSignature = (
+  orderId: string,
+  statusCode: string,
+  grossAmount: string,
+  serverKey: string,
+): string =>
+  createHash('sha512')
+    .update(orderId + statusCode + grossAmount + serverKey)
+    .digest('hex');
 
 export const midtransSignatureValid = (
   body: { order_id: string; status_code: string; gross_amount: string; signature_key: unknown },
   serverKey: string,
-): boolean => sameHex(midtransSignature(body.order_id, body.status_code, body.gross_amount, serverKey), body.signature_key);
+): boolean =>
+  sameHex(midtransSignature(body.order_id, body.status_code, body.gross_amount, serverKey), body.signature_key);

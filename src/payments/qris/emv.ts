@@ -48,7 +48,11 @@ const field = (f: TlvField) => {
 
 /** Serializes the fields (any CRC among them dropped) and appends a fresh CRC. */
 export function withCrc(fields: TlvField[]): string {
-  const body = fields.filter((f) => f.id !== '63').map(field).join('') + '6304';
+  const body =
+    fields
+      .filter((f) => f.id !== '63')
+      .map(field)
+      .join('') + '6304';
   return body + crc16(body);
 }
 
@@ -56,15 +60,18 @@ export function withCrc(fields: TlvField[]): string {
 export function parsePayload(text: string): TlvField[] {
   if (!/^[\x20-\x7e]+$/.test(text)) throw new QrisError('not printable ASCII text');
   const fields = parseTlv(text);
-  if (fields[0]?.id !== '00' || fields[0].value !== '01') throw new QrisError('does not start with payload format 000201');
+  if (fields[0]?.id !== '00' || fields[0].value !== '01')
+    throw new QrisError('does not start with payload format 000201');
   const last = fields.at(-1)!;
-  if (last.id !== '63' || !/^[0-9A-Fa-f]{4}$/.test(last.value)) throw new QrisError('does not end with a CRC field (6304 and four hex digits)');
+  if (last.id !== '63' || !/^[0-9A-Fa-f]{4}$/.test(last.value))
+    throw new QrisError('does not end with a CRC field (6304 and four hex digits)');
   const expected = crc16(text.slice(0, -4));
   if (last.value.toUpperCase() !== expected) throw new QrisError(`CRC is ${last.value}, the content gives ${expected}`);
   return fields;
 }
 
-export const fieldValue = (fields: TlvField[], id: string): string | undefined => fields.find((f) => f.id === id)?.value;
+export const fieldValue = (fields: TlvField[], id: string): string | undefined =>
+  fields.find((f) => f.id === id)?.value;
 
 /**
  * Checks that a configured payload is a merchant's static QRIS code that can carry an amount:
@@ -73,10 +80,14 @@ export const fieldValue = (fields: TlvField[], id: string): string | undefined =
 export function checkStaticPayload(text: string): void {
   const fields = parsePayload(text);
   const initiation = fieldValue(fields, '01');
-  if (initiation !== '11') throw new QrisError(`point of initiation (field 01) is ${JSON.stringify(initiation ?? null)}, a static code has 11`);
+  if (initiation !== '11')
+    throw new QrisError(
+      `point of initiation (field 01) is ${JSON.stringify(initiation ?? null)}, a static code has 11`,
+    );
   if (fieldValue(fields, '53') !== '360') throw new QrisError('currency (field 53) is not 360 (IDR)');
   if (fieldValue(fields, '54') !== undefined) throw new QrisError('it already carries an amount (field 54)');
-  if (!fields.some((f) => Number(f.id) >= 26 && Number(f.id) <= 51)) throw new QrisError('it names no merchant account (fields 26-51)');
+  if (!fields.some((f) => Number(f.id) >= 26 && Number(f.id) <= 51))
+    throw new QrisError('it names no merchant account (fields 26-51)');
 }
 
 /** The static code with point of initiation 12 and the amount in field 54, in id order. */

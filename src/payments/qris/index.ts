@@ -27,7 +27,12 @@ export const qris: PaymentProvider<'qris', QrisSettings, QrisBody> = {
           terms: async (tx) => {
             const amount = await uniqueAmount(tx, amount_idr);
             const qr = merchantQr(merchant.staticPayload, amount);
-            return { amount: amount.toString(), currency: 'IDR', creditNano: idrCreditNano(amount, q.idrPerUsd, q.feePct), details: { ...qrisRate(q, amount_idr), qr_string: qr } };
+            return {
+              amount: amount.toString(),
+              currency: 'IDR',
+              creditNano: idrCreditNano(amount, q.idrPerUsd, q.feePct),
+              details: { ...qrisRate(q, amount_idr), qr_string: qr },
+            };
           },
         });
         return qrisInvoice(d);

@@ -20,7 +20,12 @@ export async function uniqueAmount(tx: Tx, requested: bigint): Promise<bigint> {
   for (let k = 1n; k <= MAX_SUFFIX; k++) {
     if (!taken.has((requested + k).toString())) return requested + k;
   }
-  throw new DepositError(429, 'no_free_amount', 'Too many QRIS invoices are open near this amount; try another amount or again in a few minutes.', 60);
+  throw new DepositError(
+    429,
+    'no_free_amount',
+    'Too many QRIS invoices are open near this amount; try another amount or again in a few minutes.',
+    60,
+  );
 }
 
 export const merchantQr = (staticPayload: string, amountIdr: bigint): string => toDynamic(staticPayload, amountIdr);

@@ -13,7 +13,10 @@ import { qrPngDataUrl } from '../qr-image.js';
 
 // A JSON number or its decimal text, compared and converted exactly later.
 const WholeRupiah = v.pipe(
-  v.union([v.pipe(v.number(), v.safeInteger()), v.pipe(v.string(), v.trim(), v.regex(/^\d{1,15}$/))], rule('not_integer', 'must be a whole number of rupiah')),
+  v.union(
+    [v.pipe(v.number(), v.safeInteger()), v.pipe(v.string(), v.trim(), v.regex(/^\d{1,15}$/))],
+    rule('not_integer', 'must be a whole number of rupiah'),
+  ),
   v.description('Whole rupiah'),
   v.transform((x) => BigInt(x)),
 );
@@ -22,20 +25,37 @@ export const QrisBody = v.object({ amount_idr: WholeRupiah }, 'must be a JSON ob
 export type QrisBody = v.InferOutput<typeof QrisBody>;
 
 export const qrisInfo = (q: QrisSettings, expiryS: number) => ({
-  id: 'qris', currency: 'IDR', min: q.minIdr.toString(), max: q.maxIdr.toString(),
-  rate: formatDecimal(q.idrPerUsd), fee_pct: formatDecimal(q.feePct), expiry_s: expiryS,
+  id: 'qris',
+  currency: 'IDR',
+  min: q.minIdr.toString(),
+  max: q.maxIdr.toString(),
+  rate: formatDecimal(q.idrPerUsd),
+  fee_pct: formatDecimal(q.feePct),
+  expiry_s: expiryS,
 });
 
 export function checkQrisAmount(q: QrisSettings, amountIdr: bigint): void {
   if (amountIdr < q.minIdr || amountIdr > q.maxIdr) {
-    throw new DepositError(400, 'amount_out_of_range', `"amount_idr" must be from ${q.minIdr} to ${q.maxIdr} rupiah.`, undefined, {
-      param: 'amount_idr', reason: amountIdr < q.minIdr ? 'too_small' : 'too_large', params: { min: String(q.minIdr), max: String(q.maxIdr) },
-    });
+    throw new DepositError(
+      400,
+      'amount_out_of_range',
+      `"amount_idr" must be from ${q.minIdr} to ${q.maxIdr} rupiah.`,
+      undefined,
+      {
+        param: 'amount_idr',
+        reason: amountIdr < q.minIdr ? 'too_small' : 'too_large',
+        params: { min: String(q.minIdr), max: String(q.maxIdr) },
+      },
+    );
   }
 }
 
 /** What the deposit records of the terms fixed at creation. */
-export const qrisRate = (q: QrisSettings, amountIdr: bigint) => ({ rate_idr_per_usd: formatDecimal(q.idrPerUsd), fee_pct: formatDecimal(q.feePct), requested_idr: amountIdr.toString() });
+export const qrisRate = (q: QrisSettings, amountIdr: bigint) => ({
+  rate_idr_per_usd: formatDecimal(q.idrPerUsd),
+  fee_pct: formatDecimal(q.feePct),
+  requested_idr: amountIdr.toString(),
+});
 
 export interface QrisInvoice {
   id: string;
@@ -50,7 +70,12 @@ export interface QrisInvoice {
 export async function qrisInvoice(d: DepositRow): Promise<QrisInvoice> {
   const qr = String(d.details.qr_string);
   return {
-    id: d.id, status: 'pending', amount_idr: Number(d.amount), credit_usd: nanoToUsd(d.credit_nano),
-    qr_string: qr, qr_png: await qrPngDataUrl(qr), expires_at: d.expires_at!.toISOString(),
+    id: d.id,
+    status: 'pending',
+    amount_idr: Number(d.amount),
+    credit_usd: nanoToUsd(d.credit_nano),
+    qr_string: qr,
+    qr_png: await qrPngDataUrl(qr),
+    expires_at: d.expires_at!.toISOString(),
   };
 }

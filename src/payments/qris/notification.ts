@@ -13,7 +13,12 @@ const Notification = v.strictObject({
   reference: v.pipe(v.string(), v.minLength(1), v.maxLength(128), v.regex(/^[\x21-\x7e]+$/)),
 });
 
-export async function qrisNotification(ctx: NotifyContext, secret: string, raw: Buffer, signature: string | undefined): Promise<NotifyResult> {
+export async function qrisNotification(
+  ctx: NotifyContext,
+  secret: string,
+  raw: Buffer,
+  signature: string | undefined,
+): Promise<NotifyResult> {
   if (!signature) return refuse(401, 'no x-signature header');
   if (!qrisSignatureValid(raw, secret, signature)) return refuse(401, 'x-signature does not verify');
   const parsed = parseNotification(Notification, raw);
@@ -21,6 +26,7 @@ export async function qrisNotification(ctx: NotifyContext, secret: string, raw: 
   const n = parsed.n;
   const d = await depositOf(ctx, 'qris', n.deposit_id);
   if (!d) return refuse(404, `unknown deposit ${n.deposit_id}`);
-  if (!sameAmount(n.amount_idr, d.amount)) return refuse(409, `amount_idr ${n.amount_idr} is not the invoice's ${d.amount}`, d.id);
+  if (!sameAmount(n.amount_idr, d.amount))
+    return refuse(409, `amount_idr ${n.amount_idr} is not the invoice's ${d.amount}`, d.id);
   return applyPaid(ctx, d, 'qris', n.reference, 'qris notification');
 }

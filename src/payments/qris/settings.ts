@@ -15,10 +15,22 @@ export const QRIS_METHOD_ENV = {
     schema: v.optional(v.picklist(['midtrans', 'merchant'], 'QRIS_MODE must be midtrans or merchant')),
     doc: 'QRIS deposits: "midtrans" (Midtrans Core API charge) or "merchant" (own static QRIS made dynamic). Unset: QRIS off.',
   },
-  IDR_PER_USD: { schema: decimal('IDR_PER_USD', undefined, 9, '16250'), doc: 'Rupiah per USD of credit, fixed on each QRIS deposit at creation (required for QRIS), e.g. 16250.' },
-  QRIS_FEE_PCT: { schema: decimal('QRIS_FEE_PCT', '0', 9, '0.7'), doc: 'Percent of a QRIS deposit kept as a fee, taken off the credit (default 0).' },
-  QRIS_MIN_IDR: { schema: int('QRIS_MIN_IDR', 10_000, 1, 1_000_000_000_000), doc: 'Smallest QRIS deposit in rupiah (default 10000).' },
-  QRIS_MAX_IDR: { schema: int('QRIS_MAX_IDR', 10_000_000, 1, 1_000_000_000_000), doc: 'Largest QRIS deposit in rupiah (default 10000000).' },
+  IDR_PER_USD: {
+    schema: decimal('IDR_PER_USD', undefined, 9, '16250'),
+    doc: 'Rupiah per USD of credit, fixed on each QRIS deposit at creation (required for QRIS), e.g. 16250.',
+  },
+  QRIS_FEE_PCT: {
+    schema: decimal('QRIS_FEE_PCT', '0', 9, '0.7'),
+    doc: 'Percent of a QRIS deposit kept as a fee, taken off the credit (default 0).',
+  },
+  QRIS_MIN_IDR: {
+    schema: int('QRIS_MIN_IDR', 10_000, 1, 1_000_000_000_000),
+    doc: 'Smallest QRIS deposit in rupiah (default 10000).',
+  },
+  QRIS_MAX_IDR: {
+    schema: int('QRIS_MAX_IDR', 10_000_000, 1, 1_000_000_000_000),
+    doc: 'Largest QRIS deposit in rupiah (default 10000000).',
+  },
 } satisfies Record<string, EnvVar>;
 
 export interface QrisSettings {
@@ -57,15 +69,23 @@ export function qrisSettings(env: EnvValues): Configured<QrisSettings> {
       throw err;
     }
   }
-  if (e.QRIS_MIN_IDR > e.QRIS_MAX_IDR) configFail(`QRIS_MIN_IDR (${e.QRIS_MIN_IDR}) is above QRIS_MAX_IDR (${e.QRIS_MAX_IDR})`);
+  if (e.QRIS_MIN_IDR > e.QRIS_MAX_IDR)
+    configFail(`QRIS_MIN_IDR (${e.QRIS_MIN_IDR}) is above QRIS_MAX_IDR (${e.QRIS_MAX_IDR})`);
   const feePct = decimalVar('QRIS_FEE_PCT', e.QRIS_FEE_PCT ?? '0');
   if (compareDecimal(feePct, { units: 100n, scale: 0 }) >= 0) configFail('QRIS_FEE_PCT must be below 100');
-  if (e.IDR_PER_USD !== undefined && decimalVar('IDR_PER_USD', e.IDR_PER_USD).units === 0n) configFail('IDR_PER_USD must be more than 0');
+  if (e.IDR_PER_USD !== undefined && decimalVar('IDR_PER_USD', e.IDR_PER_USD).units === 0n)
+    configFail('IDR_PER_USD must be more than 0');
   if (!e.QRIS_MODE) return null;
   const needs = missingVars(
     e.QRIS_MODE === 'midtrans'
-      ? [['IDR_PER_USD', e.IDR_PER_USD], ['MIDTRANS_SERVER_KEY', e.MIDTRANS_SERVER_KEY]]
-      : [['IDR_PER_USD', e.IDR_PER_USD], ['QRIS_STATIC_PAYLOAD', e.QRIS_STATIC_PAYLOAD]],
+      ? [
+          ['IDR_PER_USD', e.IDR_PER_USD],
+          ['MIDTRANS_SERVER_KEY', e.MIDTRANS_SERVER_KEY],
+        ]
+      : [
+          ['IDR_PER_USD', e.IDR_PER_USD],
+          ['QRIS_STATIC_PAYLOAD', e.QRIS_STATIC_PAYLOAD],
+        ],
   );
   if (needs.length > 0) return { off: `QRIS (QRIS_MODE=${e.QRIS_MODE}) is off: ${needs.join(', ')} not set` };
   return {
@@ -75,8 +95,14 @@ export function qrisSettings(env: EnvValues): Configured<QrisSettings> {
       feePct,
       minIdr: BigInt(e.QRIS_MIN_IDR),
       maxIdr: BigInt(e.QRIS_MAX_IDR),
-      midtrans: e.QRIS_MODE === 'midtrans' ? { url: (e.MIDTRANS_URL ?? MIDTRANS_DEFAULT_URL).replace(/\/+$/, ''), serverKey: e.MIDTRANS_SERVER_KEY! } : null,
-      merchant: e.QRIS_MODE === 'merchant' ? { staticPayload: e.QRIS_STATIC_PAYLOAD!, notifySecret: e.QRIS_NOTIFY_SECRET ?? null } : null,
+      midtrans:
+        e.QRIS_MODE === 'midtrans'
+          ? { url: (e.MIDTRANS_URL ?? MIDTRANS_DEFAULT_URL).replace(/\/+$/, ''), serverKey: e.MIDTRANS_SERVER_KEY! }
+          : null,
+      merchant:
+        e.QRIS_MODE === 'merchant'
+          ? { staticPayload: e.QRIS_STATIC_PAYLOAD!, notifySecret: e.QRIS_NOTIFY_SECRET ?? null }
+          : null,
     },
   };
 }
@@ -90,7 +116,7 @@ export const qrisConfig: ProviderConfig<'qris', QrisSettings> = {
     ...QRIS_METHOD_ENV,
     QRIS_STATIC_PAYLOAD: {
       schema: v.optional(v.pipe(v.string(), v.trim())),
-      doc: 'The merchant\'s static QRIS text (required for QRIS_MODE=merchant); checked at start (TLV, static, IDR, CRC).',
+      doc: "The merchant's static QRIS text (required for QRIS_MODE=merchant); checked at start (TLV, static, IDR, CRC).",
     },
     QRIS_NOTIFY_SECRET: {
       schema: secret('QRIS_NOTIFY_SECRET', 16),

@@ -4,6 +4,8 @@
 import { createHmac } from 'node:crypto';
 import { sameHex } from '../signature.js';
 
-export const qrisSignature = (rawBody: Buffer | string, secret: string): string => createHmac('sha256', secret).update(rawBody).digest('hex');
+export const qrisSignature = (rawBody: Buffer | string, secret: string): string =>
+  createHmac('sha256', secret).update(rawBody).digest('hex');
 
-export const qrisSignatureValid = (rawBody: Buffer, secret: string, given: unknown): boolean => sameHex(qrisSignature(rawBody, secret), given);
+export const qrisSignatureValid = (rawBody: Buffer, secret: string, given: unknown): boolean =>
+  sameHex(qrisSignature(rawBody, secret), given);

@@ -17,16 +17,30 @@ export function Forgot() {
     <section class="card narrow">
       <h1>{t('forgot.title')}</h1>
       {sentTo ? (
-        <p class="success" role="status">{t('forgot.sent', { email: sentTo })}</p>
+        <p class="success" role="status">
+          {t('forgot.sent', { email: sentTo })}
+        </p>
       ) : (
         <form noValidate onSubmit={prevented(() => submit.run())}>
           <p class="muted">{t('forgot.intro')}</p>
-          <Field label={t('login.email')} id="email" type="email" autocomplete="email" value={email} onInput={submit.edit(setEmail)} error={submit.at('email')} />
+          <Field
+            label={t('login.email')}
+            id="email"
+            type="email"
+            autocomplete="email"
+            value={email}
+            onInput={submit.edit(setEmail)}
+            error={submit.at('email')}
+          />
           <ErrorText error={submit.rest('email')} />
-          <button type="submit" disabled={submit.busy}>{t('forgot.submit')}</button>
+          <button type="submit" disabled={submit.busy}>
+            {t('forgot.submit')}
+          </button>
         </form>
       )}
-      <p class="aside"><Link href="/login">{t('nav.login')}</Link></p>
+      <p class="aside">
+        <Link href="/login">{t('nav.login')}</Link>
+      </p>
     </section>
   );
 }
@@ -45,16 +59,41 @@ export function Reset() {
     <section class="card narrow">
       <h1>{t('reset.title')}</h1>
       {!token ? (
-        <p class="error" role="alert">{t('err.notoken')}</p>
+        <p class="error" role="alert">
+          {t('err.notoken')}
+        </p>
       ) : (
         <form noValidate onSubmit={prevented(() => submit.run())}>
-          <Field label={t('verify.password')} id="password" type="password" autocomplete="new-password" hint={t('verify.hint')} value={password} onInput={submit.edit(setPassword)} error={submit.at('password')} />
-          <Field label={t('verify.confirm')} id="confirm" type="password" autocomplete="new-password" value={confirm} onInput={submit.edit(setConfirm)} error={submit.at('confirm')} />
+          <Field
+            label={t('verify.password')}
+            id="password"
+            type="password"
+            autocomplete="new-password"
+            hint={t('verify.hint')}
+            value={password}
+            onInput={submit.edit(setPassword)}
+            error={submit.at('password')}
+          />
+          <Field
+            label={t('verify.confirm')}
+            id="confirm"
+            type="password"
+            autocomplete="new-password"
+            value={confirm}
+            onInput={submit.edit(setConfirm)}
+            error={submit.at('confirm')}
+          />
           <ErrorText error={submit.rest('password', 'confirm')} />
-          <button type="submit" disabled={submit.busy}>{t('reset.submit')}</button>
+          <button type="submit" disabled={submit.busy}>
+            {t('reset.submit')}
+          </button>
         </form>
       )}
-      {submit.error !== null && <p class="aside"><Link href="/forgot">{t('reset.again')}</Link></p>}
+      {submit.error !== null && (
+        <p class="aside">
+          <Link href="/forgot">{t('reset.again')}</Link>
+        </p>
+      )}
     </section>
   );
 }
@@ -77,12 +116,43 @@ function ChangePassword() {
   return (
     <Section title={t('account.change')}>
       <form noValidate onSubmit={prevented(() => submit.run())}>
-        <Field label={t('account.current')} id="current_password" type="password" autocomplete="current-password" value={current} onInput={submit.edit(setCurrent)} error={submit.at('current_password')} />
-        <Field label={t('verify.password')} id="new_password" type="password" autocomplete="new-password" hint={t('verify.hint')} value={next} onInput={submit.edit(setNext)} error={submit.at('new_password')} />
-        <Field label={t('verify.confirm')} id="confirm" type="password" autocomplete="new-password" value={confirm} onInput={submit.edit(setConfirm)} error={submit.at('confirm')} />
+        <Field
+          label={t('account.current')}
+          id="current_password"
+          type="password"
+          autocomplete="current-password"
+          value={current}
+          onInput={submit.edit(setCurrent)}
+          error={submit.at('current_password')}
+        />
+        <Field
+          label={t('verify.password')}
+          id="new_password"
+          type="password"
+          autocomplete="new-password"
+          hint={t('verify.hint')}
+          value={next}
+          onInput={submit.edit(setNext)}
+          error={submit.at('new_password')}
+        />
+        <Field
+          label={t('verify.confirm')}
+          id="confirm"
+          type="password"
+          autocomplete="new-password"
+          value={confirm}
+          onInput={submit.edit(setConfirm)}
+          error={submit.at('confirm')}
+        />
         <ErrorText error={submit.rest('current_password', 'new_password', 'confirm')} />
-        {done && <p class="success" role="status">{t('account.changed')}</p>}
-        <button type="submit" disabled={submit.busy}>{t('account.changeSubmit')}</button>
+        {done && (
+          <p class="success" role="status">
+            {t('account.changed')}
+          </p>
+        )}
+        <button type="submit" disabled={submit.busy}>
+          {t('account.changeSubmit')}
+        </button>
       </form>
     </Section>
   );
@@ -98,7 +168,9 @@ function Everywhere() {
     <Section title={t('account.everywhere')}>
       <p class="muted">{t('account.everywhereHint')}</p>
       <ErrorText error={submit.error} />
-      <button type="button" class="secondary" disabled={submit.busy} onClick={() => submit.run()}>{t('account.everywhereSubmit')}</button>
+      <button type="button" class="secondary" disabled={submit.busy} onClick={() => submit.run()}>
+        {t('account.everywhereSubmit')}
+      </button>
     </Section>
   );
 }
@@ -122,7 +194,9 @@ export function NotFound() {
     <section class="card narrow">
       <h1>{t('notfound.title')}</h1>
       <p>{t('notfound.body')}</p>
-      <Link class="button" href={loggedIn ? '/overview' : '/'}>{t('notfound.home')}</Link>
+      <Link class="button" href={loggedIn ? '/overview' : '/'}>
+        {t('notfound.home')}
+      </Link>
     </section>
   );
 }

@@ -18,15 +18,29 @@ export function Signup() {
     <section class="card narrow">
       <h1>{t('signup.title')}</h1>
       {sentTo ? (
-        <p class="success" role="status">{t('signup.sent', { email: sentTo })}</p>
+        <p class="success" role="status">
+          {t('signup.sent', { email: sentTo })}
+        </p>
       ) : (
         <form noValidate onSubmit={prevented(() => submit.run())}>
-          <Field label={t('signup.email')} id="email" type="email" autocomplete="email" value={email} onInput={submit.edit(setEmail)} error={submit.at('email')} />
+          <Field
+            label={t('signup.email')}
+            id="email"
+            type="email"
+            autocomplete="email"
+            value={email}
+            onInput={submit.edit(setEmail)}
+            error={submit.at('email')}
+          />
           <ErrorText error={submit.rest('email')} />
-          <button type="submit" disabled={submit.busy}>{t('signup.submit')}</button>
+          <button type="submit" disabled={submit.busy}>
+            {t('signup.submit')}
+          </button>
         </form>
       )}
-      <p class="aside">{t('signup.haveAccount')} <Link href="/login">{t('nav.login')}</Link></p>
+      <p class="aside">
+        {t('signup.haveAccount')} <Link href="/login">{t('nav.login')}</Link>
+      </p>
     </section>
   );
 }
@@ -45,13 +59,34 @@ export function Verify() {
     <section class="card narrow">
       <h1>{t('verify.title')}</h1>
       {!token ? (
-        <p class="error" role="alert">{t('err.notoken')}</p>
+        <p class="error" role="alert">
+          {t('err.notoken')}
+        </p>
       ) : (
         <form noValidate onSubmit={prevented(() => submit.run())}>
-          <Field label={t('verify.password')} id="password" type="password" autocomplete="new-password" hint={t('verify.hint')} value={password} onInput={submit.edit(setPassword)} error={submit.at('password')} />
-          <Field label={t('verify.confirm')} id="confirm" type="password" autocomplete="new-password" value={confirm} onInput={submit.edit(setConfirm)} error={submit.at('confirm')} />
+          <Field
+            label={t('verify.password')}
+            id="password"
+            type="password"
+            autocomplete="new-password"
+            hint={t('verify.hint')}
+            value={password}
+            onInput={submit.edit(setPassword)}
+            error={submit.at('password')}
+          />
+          <Field
+            label={t('verify.confirm')}
+            id="confirm"
+            type="password"
+            autocomplete="new-password"
+            value={confirm}
+            onInput={submit.edit(setConfirm)}
+            error={submit.at('confirm')}
+          />
           <ErrorText error={submit.rest('password', 'confirm')} />
-          <button type="submit" disabled={submit.busy}>{t('verify.submit')}</button>
+          <button type="submit" disabled={submit.busy}>
+            {t('verify.submit')}
+          </button>
         </form>
       )}
     </section>
@@ -70,13 +105,35 @@ export function Login() {
     <section class="card narrow">
       <h1>{t('login.title')}</h1>
       <form noValidate onSubmit={prevented(() => submit.run())}>
-        <Field label={t('login.email')} id="email" type="email" autocomplete="email" value={email} onInput={submit.edit(setEmail)} error={submit.at('email')} />
-        <Field label={t('login.password')} id="password" type="password" autocomplete="current-password" value={password} onInput={submit.edit(setPassword)} error={submit.at('password')} />
+        <Field
+          label={t('login.email')}
+          id="email"
+          type="email"
+          autocomplete="email"
+          value={email}
+          onInput={submit.edit(setEmail)}
+          error={submit.at('email')}
+        />
+        <Field
+          label={t('login.password')}
+          id="password"
+          type="password"
+          autocomplete="current-password"
+          value={password}
+          onInput={submit.edit(setPassword)}
+          error={submit.at('password')}
+        />
         <ErrorText error={submit.rest('email', 'password')} />
-        <button type="submit" disabled={submit.busy}>{t('login.submit')}</button>
+        <button type="submit" disabled={submit.busy}>
+          {t('login.submit')}
+        </button>
       </form>
-      <p class="aside"><Link href="/forgot">{t('forgot.link')}</Link></p>
-      <p class="aside">{t('login.noAccount')} <Link href="/signup">{t('nav.signup')}</Link></p>
+      <p class="aside">
+        <Link href="/forgot">{t('forgot.link')}</Link>
+      </p>
+      <p class="aside">
+        {t('login.noAccount')} <Link href="/signup">{t('nav.signup')}</Link>
+      </p>
     </section>
   );
 }

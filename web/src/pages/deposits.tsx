@@ -27,8 +27,12 @@ export function Deposits() {
               <tr>
                 <th scope="col">{t('deposits.date')}</th>
                 <th scope="col">{t('deposits.method')}</th>
-                <th scope="col" class="num">{t('deposits.amount')}</th>
-                <th scope="col" class="num">{t('deposits.credit')}</th>
+                <th scope="col" class="num">
+                  {t('deposits.amount')}
+                </th>
+                <th scope="col" class="num">
+                  {t('deposits.credit')}
+                </th>
                 <th scope="col">{t('deposits.status')}</th>
                 <th scope="col">{t('deposits.paidAt')}</th>
               </tr>
@@ -38,8 +42,12 @@ export function Deposits() {
                 <tr key={d.id}>
                   <td>{dateTime(lang, d.created_at)}</td>
                   <td>{codeWord(lang, 'method', d.method)}</td>
-                  <td class="num"><Money value={d.amount} currency={d.currency} /></td>
-                  <td class="num"><Money value={d.credit_usd} /></td>
+                  <td class="num">
+                    <Money value={d.amount} currency={d.currency} />
+                  </td>
+                  <td class="num">
+                    <Money value={d.credit_usd} />
+                  </td>
                   <td>
                     <StatusBadge status={d.status} />{' '}
                     {d.status === 'pending' && <Link href={`/topup?deposit=${d.id}`}>{t('deposits.open')}</Link>}
@@ -51,7 +59,11 @@ export function Deposits() {
           </table>
         </Scroll>
       )}
-      {page.data?.next_cursor && <button type="button" class="secondary" onClick={more}>{t('common.more')}</button>}
+      {page.data?.next_cursor && (
+        <button type="button" class="secondary" onClick={more}>
+          {t('common.more')}
+        </button>
+      )}
     </Section>
   );
 }

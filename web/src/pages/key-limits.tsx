@@ -43,7 +43,12 @@ export function limitsBody(d: LimitsDraft, existing: boolean): Record<string, un
 
 export const LIMIT_PARAMS = ['rpm_limit', 'spend_limit_usd', 'spend_limit_period'];
 
-export function LimitFields({ draft, set, submit, idPrefix }: {
+export function LimitFields({
+  draft,
+  set,
+  submit,
+  idPrefix,
+}: {
   draft: LimitsDraft;
   set(d: LimitsDraft): void;
   submit: ReturnType<typeof useSubmit>;
@@ -53,16 +58,35 @@ export function LimitFields({ draft, set, submit, idPrefix }: {
   return (
     <fieldset class="limits">
       <legend>{t('keys.limits')}</legend>
-      <Field label={t('keys.rpm')} id={`${idPrefix}rpm`} inputMode="numeric" value={draft.rpm} hint={t('keys.rpmHint')}
-        onInput={submit.edit((v) => set({ ...draft, rpm: v }))} error={submit.at('rpm_limit')} />
-      <Field label={t('keys.spend')} id={`${idPrefix}spend`} inputMode="decimal" value={draft.spend} hint={t('keys.spendHint')}
-        onInput={submit.edit((v) => set({ ...draft, spend: v }))} error={submit.at('spend_limit_usd')} />
-      <Select label={t('keys.period')} id={`${idPrefix}period`} value={draft.period} error={submit.at('spend_limit_period')}
+      <Field
+        label={t('keys.rpm')}
+        id={`${idPrefix}rpm`}
+        inputMode="numeric"
+        value={draft.rpm}
+        hint={t('keys.rpmHint')}
+        onInput={submit.edit((v) => set({ ...draft, rpm: v }))}
+        error={submit.at('rpm_limit')}
+      />
+      <Field
+        label={t('keys.spend')}
+        id={`${idPrefix}spend`}
+        inputMode="decimal"
+        value={draft.spend}
+        hint={t('keys.spendHint')}
+        onInput={submit.edit((v) => set({ ...draft, spend: v }))}
+        error={submit.at('spend_limit_usd')}
+      />
+      <Select
+        label={t('keys.period')}
+        id={`${idPrefix}period`}
+        value={draft.period}
+        error={submit.at('spend_limit_period')}
         onChange={(v) => {
           set({ ...draft, period: v as LimitsDraft['period'] });
           submit.setError(null);
         }}
-        options={[['', t('keys.periodNone')], ...PERIODS.map((p): [string, string] => [p, t(`keys.period.${p}`)])]} />
+        options={[['', t('keys.periodNone')], ...PERIODS.map((p): [string, string] => [p, t(`keys.period.${p}`)])]}
+      />
     </fieldset>
   );
 }
@@ -71,7 +95,8 @@ export function LimitFields({ draft, set, submit, idPrefix }: {
 export function limitsText(t: Translate, lang: Parameters<typeof usd>[0], k: KeyT): string {
   const parts: string[] = [];
   if (k.rpm_limit != null) parts.push(t('keys.rpmShort', { n: k.rpm_limit }));
-  if (k.spend_limit_usd != null && k.spend_limit_period) parts.push(t(`keys.spendShort.${k.spend_limit_period}`, { amount: usd(lang, k.spend_limit_usd) }));
+  if (k.spend_limit_usd != null && k.spend_limit_period)
+    parts.push(t(`keys.spendShort.${k.spend_limit_period}`, { amount: usd(lang, k.spend_limit_usd) }));
   return parts.length ? parts.join(' · ') : t('keys.noLimits');
 }
 

@@ -31,8 +31,12 @@ function NewKeyBox({ created, model }: { created: NewKeyT; model: string }) {
     <div class="newkey" role="status">
       <p>{t('keys.created')}</p>
       <div class="copyrow">
-        <code id="new-key" data-testid="new-key">{created.key}</code>
-        <button type="button" onClick={copy}>{copied ? t('keys.copied') : t('keys.copy')}</button>
+        <code id="new-key" data-testid="new-key">
+          {created.key}
+        </code>
+        <button type="button" onClick={copy}>
+          {copied ? t('keys.copied') : t('keys.copy')}
+        </button>
       </div>
       <Snippets apiKey={created.key} model={model} />
     </div>
@@ -51,10 +55,20 @@ function CreateForm({ onCreated }: { onCreated(k: NewKeyT): void }) {
   });
   return (
     <form noValidate onSubmit={prevented(() => create.run())}>
-      <Field label={t('keys.name')} id="key-name" maxLength={NAME_MAX} value={name} onInput={create.edit(setName)} error={create.at('name')} hint={t('keys.nameHint', { max: NAME_MAX })} />
+      <Field
+        label={t('keys.name')}
+        id="key-name"
+        maxLength={NAME_MAX}
+        value={name}
+        onInput={create.edit(setName)}
+        error={create.at('name')}
+        hint={t('keys.nameHint', { max: NAME_MAX })}
+      />
       <LimitFields draft={draft} set={setDraft} submit={create} idPrefix="new-" />
       <ErrorText error={create.rest('name', ...LIMIT_PARAMS)} />
-      <button type="submit" disabled={create.busy}>{t('keys.create')}</button>
+      <button type="submit" disabled={create.busy}>
+        {t('keys.create')}
+      </button>
     </form>
   );
 }
@@ -68,14 +82,30 @@ function EditForm({ k, onDone }: { k: KeyT; onDone(saved: boolean): void }) {
     onDone(true);
   });
   return (
-    <form class="edit" noValidate aria-label={t('keys.editTitle', { name: k.name || k.prefix })} onSubmit={prevented(() => save.run())}>
+    <form
+      class="edit"
+      noValidate
+      aria-label={t('keys.editTitle', { name: k.name || k.prefix })}
+      onSubmit={prevented(() => save.run())}
+    >
       <h3>{t('keys.editTitle', { name: k.name || `${k.prefix}…` })}</h3>
-      <Field label={t('keys.nameEdit')} id="edit-name" maxLength={NAME_MAX} value={name} onInput={save.edit(setName)} error={save.at('name')} />
+      <Field
+        label={t('keys.nameEdit')}
+        id="edit-name"
+        maxLength={NAME_MAX}
+        value={name}
+        onInput={save.edit(setName)}
+        error={save.at('name')}
+      />
       <LimitFields draft={draft} set={setDraft} submit={save} idPrefix="edit-" />
       <ErrorText error={save.rest('name', ...LIMIT_PARAMS)} />
       <div class="actions">
-        <button type="submit" disabled={save.busy}>{t('keys.save')}</button>
-        <button type="button" class="secondary" onClick={() => onDone(false)}>{t('keys.no')}</button>
+        <button type="submit" disabled={save.busy}>
+          {t('keys.save')}
+        </button>
+        <button type="button" class="secondary" onClick={() => onDone(false)}>
+          {t('keys.no')}
+        </button>
       </div>
     </form>
   );
@@ -86,18 +116,30 @@ function KeyRow({ k, onEdit, onRevoke }: { k: KeyT; onEdit(): void; onRevoke(): 
   return (
     <tr data-id={k.id}>
       <th scope="row" class="keyname">
-        <span class="name" title={k.name ?? undefined}>{k.name || '—'}</span>
+        <span class="name" title={k.name ?? undefined}>
+          {k.name || '—'}
+        </span>
         <code>{k.prefix}…</code>
       </th>
       <td class="limits-cell">{limitsText(t, lang, k)}</td>
       <td>{dateTime(lang, k.created_at)}</td>
       <td>{k.last_used_at ? dateTime(lang, k.last_used_at) : t('keys.never')}</td>
-      <td>{k.revoked_at ? <span class="badge failed">{t('keys.revoked')}</span> : <span class="badge paid">{t('keys.active')}</span>}</td>
+      <td>
+        {k.revoked_at ? (
+          <span class="badge failed">{t('keys.revoked')}</span>
+        ) : (
+          <span class="badge paid">{t('keys.active')}</span>
+        )}
+      </td>
       <td>
         {!k.revoked_at && (
           <div class="actions">
-            <button type="button" class="secondary" onClick={onEdit}>{t('keys.edit')}</button>
-            <button type="button" class="danger" onClick={onRevoke}>{t('keys.revoke')}</button>
+            <button type="button" class="secondary" onClick={onEdit}>
+              {t('keys.edit')}
+            </button>
+            <button type="button" class="danger" onClick={onRevoke}>
+              {t('keys.revoke')}
+            </button>
           </div>
         )}
       </td>
@@ -142,7 +184,9 @@ export function Keys() {
                   <th scope="col">{t('keys.createdAt')}</th>
                   <th scope="col">{t('keys.lastUsed')}</th>
                   <th scope="col">{t('keys.status')}</th>
-                  <th scope="col"><span class="sr">{t('keys.actions')}</span></th>
+                  <th scope="col">
+                    <span class="sr">{t('keys.actions')}</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -176,7 +220,14 @@ export function Keys() {
         <Snippets model={model} />
       </Section>
       {revoking && (
-        <ConfirmDialog title={t('keys.revokeTitle')} confirm={t('keys.yes')} cancel={t('keys.no')} busy={revoke.busy} onConfirm={() => revoke.run()} onClose={() => setRevoking(null)}>
+        <ConfirmDialog
+          title={t('keys.revokeTitle')}
+          confirm={t('keys.yes')}
+          cancel={t('keys.no')}
+          busy={revoke.busy}
+          onConfirm={() => revoke.run()}
+          onClose={() => setRevoking(null)}
+        >
           <p>{t('keys.confirm', { name: revoking.name || t('keys.unnamed') })}</p>
           <ErrorText error={revoke.error} />
         </ConfirmDialog>

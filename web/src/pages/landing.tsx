@@ -15,16 +15,30 @@ export function Landing() {
       <section class="hero">
         <h1>airouter</h1>
         <p>{t('app.tagline')}</p>
-        <Link class="button" href={loggedIn ? '/overview' : '/signup'}>{loggedIn ? t('nav.overview') : t('landing.start')}</Link>
+        <Link class="button" href={loggedIn ? '/overview' : '/signup'}>
+          {loggedIn ? t('nav.overview') : t('landing.start')}
+        </Link>
       </section>
       <Section title={t('landing.stats')} wide>
         <ErrorText error={stats.error} />
         {s && (
           <dl class="figures">
-            <div><dt>{t('stats.models')}</dt><dd>{num(lang, s.models)}</dd></div>
-            <div><dt>{t('stats.requests24h')}</dt><dd>{num(lang, s.requests_24h)}</dd></div>
-            <div><dt>{t('stats.tokens24h')}</dt><dd>{num(lang, s.tokens_24h)}</dd></div>
-            <div><dt>{t('stats.tokensTotal')}</dt><dd>{num(lang, s.tokens_total)}</dd></div>
+            <div>
+              <dt>{t('stats.models')}</dt>
+              <dd>{num(lang, s.models)}</dd>
+            </div>
+            <div>
+              <dt>{t('stats.requests24h')}</dt>
+              <dd>{num(lang, s.requests_24h)}</dd>
+            </div>
+            <div>
+              <dt>{t('stats.tokens24h')}</dt>
+              <dd>{num(lang, s.tokens_24h)}</dd>
+            </div>
+            <div>
+              <dt>{t('stats.tokensTotal')}</dt>
+              <dd>{num(lang, s.tokens_total)}</dd>
+            </div>
           </dl>
         )}
       </Section>

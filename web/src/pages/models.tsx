@@ -12,12 +12,24 @@ export function ModelTable({ models }: { models: CatalogueModelT[] }) {
         <thead>
           <tr>
             <th scope="col">{t('models.model')}</th>
-            <th scope="col" class="num">{t('models.context')}</th>
-            <th scope="col" class="num">{t('models.input')}</th>
-            <th scope="col" class="num">{t('models.output')}</th>
-            <th scope="col" class="num">{t('models.cacheRead')}</th>
-            <th scope="col" class="num">{t('models.official')}</th>
-            <th scope="col" class="num">{t('models.discount')}</th>
+            <th scope="col" class="num">
+              {t('models.context')}
+            </th>
+            <th scope="col" class="num">
+              {t('models.input')}
+            </th>
+            <th scope="col" class="num">
+              {t('models.output')}
+            </th>
+            <th scope="col" class="num">
+              {t('models.cacheRead')}
+            </th>
+            <th scope="col" class="num">
+              {t('models.official')}
+            </th>
+            <th scope="col" class="num">
+              {t('models.discount')}
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -43,7 +55,10 @@ export function ModelTable({ models }: { models: CatalogueModelT[] }) {
               {/* An embedding model sells input only: no output, no cache. */}
               <td class="num">{m.kind === 'embedding' ? '—' : price(lang, m.pricing.output)}</td>
               <td class="num">{m.kind === 'embedding' ? '—' : price(lang, m.pricing.cache_read)}</td>
-              <td class="num muted">{price(lang, m.official_pricing.input)}{m.kind === 'embedding' ? '' : <> / {price(lang, m.official_pricing.output)}</>}</td>
+              <td class="num muted">
+                {price(lang, m.official_pricing.input)}
+                {m.kind === 'embedding' ? '' : <> / {price(lang, m.official_pricing.output)}</>}
+              </td>
               <td class="num">{m.discount_pct > 0 ? <span class="badge paid">−{m.discount_pct}%</span> : '—'}</td>
             </tr>
           ))}

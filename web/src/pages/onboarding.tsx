@@ -15,13 +15,24 @@ export function Onboarding({ balance, requests }: { balance: BalanceT; requests:
     <Section title={t('start.title')} wide>
       <ol class="steps" data-testid="onboarding">
         <li class={empty ? 'todo' : 'done'}>
-          {!empty ? t('start.funded') : !info.data ? t('common.loading') : canPay ? (
-            <>{t('start.topup')} <Link class="button" href="/topup">{t('nav.topup')}</Link></>
+          {!empty ? (
+            t('start.funded')
+          ) : !info.data ? (
+            t('common.loading')
+          ) : canPay ? (
+            <>
+              {t('start.topup')}{' '}
+              <Link class="button" href="/topup">
+                {t('nav.topup')}
+              </Link>
+            </>
           ) : (
             <span data-testid="no-payment">{t('start.operator')}</span>
           )}
         </li>
-        <li>{t('start.key')} <Link href="/keys">{t('nav.keys')}</Link></li>
+        <li>
+          {t('start.key')} <Link href="/keys">{t('nav.keys')}</Link>
+        </li>
         <li>{t('start.request')}</li>
       </ol>
     </Section>

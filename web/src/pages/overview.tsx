@@ -48,9 +48,24 @@ export function Overview() {
         <ErrorText error={bal.error} />
         {b && (
           <dl class="figures">
-            <div><dt>{t('overview.balance')}</dt><dd data-testid="balance"><Money value={b.balance_usd} /></dd></div>
-            <div><dt>{t('overview.reserved')}</dt><dd><Money value={b.reserved_usd} /></dd></div>
-            <div><dt>{t('overview.available')}</dt><dd><Money value={b.available_usd} /></dd></div>
+            <div>
+              <dt>{t('overview.balance')}</dt>
+              <dd data-testid="balance">
+                <Money value={b.balance_usd} />
+              </dd>
+            </div>
+            <div>
+              <dt>{t('overview.reserved')}</dt>
+              <dd>
+                <Money value={b.reserved_usd} />
+              </dd>
+            </div>
+            <div>
+              <dt>{t('overview.available')}</dt>
+              <dd>
+                <Money value={b.available_usd} />
+              </dd>
+            </div>
           </dl>
         )}
       </Section>
@@ -61,15 +76,38 @@ export function Overview() {
         {s && (
           <>
             <dl class="figures">
-              <div><dt>{t('overview.requests')}</dt><dd data-testid="requests">{num(lang, s.requests)}</dd></div>
+              <div>
+                <dt>{t('overview.requests')}</dt>
+                <dd data-testid="requests">{num(lang, s.requests)}</dd>
+              </div>
               <div>
                 <dt>{t('overview.tokens')}</dt>
                 <dd data-testid="tokens">{num(lang, s.total_tokens)}</dd>
-                <small>{t('overview.tokensDetail', { prompt: num(lang, s.prompt_tokens), completion: num(lang, s.completion_tokens) })}</small>
+                <small>
+                  {t('overview.tokensDetail', {
+                    prompt: num(lang, s.prompt_tokens),
+                    completion: num(lang, s.completion_tokens),
+                  })}
+                </small>
               </div>
-              <div><dt>{t('overview.spend')}</dt><dd data-testid="spend"><Money value={s.cost_usd} /></dd></div>
-              <div><dt>{t('overview.official')}</dt><dd><Money value={s.official_cost_usd} /></dd></div>
-              <div><dt>{t('overview.saved')}</dt><dd class="good"><Money value={s.saved_usd} /></dd></div>
+              <div>
+                <dt>{t('overview.spend')}</dt>
+                <dd data-testid="spend">
+                  <Money value={s.cost_usd} />
+                </dd>
+              </div>
+              <div>
+                <dt>{t('overview.official')}</dt>
+                <dd>
+                  <Money value={s.official_cost_usd} />
+                </dd>
+              </div>
+              <div>
+                <dt>{t('overview.saved')}</dt>
+                <dd class="good">
+                  <Money value={s.saved_usd} />
+                </dd>
+              </div>
             </dl>
             {Chart && <Chart points={points} labels={labels} lang={lang} />}
             {s.by_model.length > 0 && (
@@ -80,20 +118,34 @@ export function Overview() {
                     <thead>
                       <tr>
                         <th scope="col">{t('usage.model')}</th>
-                        <th scope="col" class="num">{t('overview.requests')}</th>
-                        <th scope="col" class="num">{t('overview.tokens')}</th>
-                        <th scope="col" class="num">{t('overview.spend')}</th>
-                        <th scope="col" class="num">{t('overview.saved')}</th>
+                        <th scope="col" class="num">
+                          {t('overview.requests')}
+                        </th>
+                        <th scope="col" class="num">
+                          {t('overview.tokens')}
+                        </th>
+                        <th scope="col" class="num">
+                          {t('overview.spend')}
+                        </th>
+                        <th scope="col" class="num">
+                          {t('overview.saved')}
+                        </th>
                       </tr>
                     </thead>
                     <tbody>
                       {s.by_model.map((m) => (
                         <tr key={m.model}>
-                          <th scope="row"><code>{m.model}</code></th>
+                          <th scope="row">
+                            <code>{m.model}</code>
+                          </th>
                           <td class="num">{num(lang, m.requests)}</td>
                           <td class="num">{num(lang, m.total_tokens)}</td>
-                          <td class="num"><Money value={m.cost_usd} /></td>
-                          <td class="num good"><Money value={m.saved_usd} /></td>
+                          <td class="num">
+                            <Money value={m.cost_usd} />
+                          </td>
+                          <td class="num good">
+                            <Money value={m.saved_usd} />
+                          </td>
                         </tr>
                       ))}
                     </tbody>

@@ -11,7 +11,10 @@ import { ErrorText, prevented, Section, Select, useApp, useLoad, useSubmit } fro
 const PROMPT_MAX = 8000;
 
 /** The text and usage of chat-completions stream events, fed as they arrive in pieces. */
-function sseReader(onDelta: (s: string) => void, onUsage: (u: { prompt_tokens: number; completion_tokens: number }) => void) {
+function sseReader(
+  onDelta: (s: string) => void,
+  onUsage: (u: { prompt_tokens: number; completion_tokens: number }) => void,
+) {
   let buffer = '';
   return (chunk: string) => {
     buffer += chunk;
@@ -64,7 +67,12 @@ export function Playground() {
     const ctl = new AbortController();
     stop.current = ctl;
     try {
-      const id = await postStream('/playground', { model: picked, prompt }, sseReader((d) => setAnswer((a) => a + d), setUsage), ctl.signal);
+      const id = await postStream(
+        '/playground',
+        { model: picked, prompt },
+        sseReader((d) => setAnswer((a) => a + d), setUsage),
+        ctl.signal,
+      );
       setRecord(null);
       setRecord((await recordOf(id)) ?? null);
       await refreshBalance();
@@ -76,30 +84,62 @@ export function Playground() {
     <Section title={t('play.title')} wide page>
       <p class="muted">{t('play.intro')}</p>
       <form noValidate onSubmit={prevented(() => send.run())}>
-        <Select label={t('usage.model')} id="play-model" value={picked} error={send.at('model')}
+        <Select
+          label={t('usage.model')}
+          id="play-model"
+          value={picked}
+          error={send.at('model')}
           onChange={(m) => {
             setModel(m);
             send.setError(null);
           }}
-          options={list.map((m): [string, string] => [m.id, m.display_name && m.display_name !== m.id ? `${m.id} — ${m.display_name}` : m.id])} />
+          options={list.map((m): [string, string] => [
+            m.id,
+            m.display_name && m.display_name !== m.id ? `${m.id} — ${m.display_name}` : m.id,
+          ])}
+        />
         <div class="field">
           <label for="prompt">{t('play.prompt')}</label>
-          <textarea id="prompt" name="prompt" rows={4} maxLength={PROMPT_MAX} value={prompt} aria-invalid={send.at('prompt') ? true : undefined} aria-describedby={send.at('prompt') ? 'prompt-error' : undefined}
-            onInput={send.edit(setPrompt)} />
+          <textarea
+            id="prompt"
+            name="prompt"
+            rows={4}
+            maxLength={PROMPT_MAX}
+            value={prompt}
+            aria-invalid={send.at('prompt') ? true : undefined}
+            aria-describedby={send.at('prompt') ? 'prompt-error' : undefined}
+            onInput={send.edit(setPrompt)}
+          />
           <ErrorText error={send.at('prompt')} id="prompt-error" />
         </div>
         <ErrorText error={send.rest('model', 'prompt')} />
         <div class="actions">
-          <button type="submit" disabled={send.busy || !picked}>{t('play.send')}</button>
-          {send.busy && <button type="button" class="secondary" onClick={() => stop.current?.abort()}>{t('play.stop')}</button>}
+          <button type="submit" disabled={send.busy || !picked}>
+            {t('play.send')}
+          </button>
+          {send.busy && (
+            <button type="button" class="secondary" onClick={() => stop.current?.abort()}>
+              {t('play.stop')}
+            </button>
+          )}
         </div>
       </form>
       {(answer || send.busy) && (
-        <div class="answer" aria-live="polite" aria-busy={send.busy} data-testid="play-answer">{answer || t('common.loading')}</div>
+        <div class="answer" aria-live="polite" aria-busy={send.busy} data-testid="play-answer">
+          {answer || t('common.loading')}
+        </div>
       )}
-      {usage && <p class="muted" data-testid="play-tokens">{t('play.tokens', { prompt: num(lang, usage.prompt_tokens), completion: num(lang, usage.completion_tokens) })}</p>}
+      {usage && (
+        <p class="muted" data-testid="play-tokens">
+          {t('play.tokens', { prompt: num(lang, usage.prompt_tokens), completion: num(lang, usage.completion_tokens) })}
+        </p>
+      )}
       {record === null && <p class="muted">{t('play.costPending')}</p>}
-      {record && <p data-testid="play-cost">{t('play.cost', { cost: usd(lang, record.cost_usd) })} <code>{record.request_id}</code></p>}
+      {record && (
+        <p data-testid="play-cost">
+          {t('play.cost', { cost: usd(lang, record.cost_usd) })} <code>{record.request_id}</code>
+        </p>
+      )}
     </Section>
   );
 }

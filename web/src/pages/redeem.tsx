@@ -22,11 +22,24 @@ export function RedeemCode() {
   return (
     <Section title={t('redeem.title')}>
       <form onSubmit={prevented(() => redeem.run())}>
-        <Field label={t('redeem.code')} id="redeem-code" value={code} maxLength={64} autocomplete="off" onInput={(e) => setCode((e.target as HTMLInputElement).value)} />
-        <button type="submit" disabled={redeem.busy || code.trim() === ''}>{t('redeem.submit')}</button>
+        <Field
+          label={t('redeem.code')}
+          id="redeem-code"
+          value={code}
+          maxLength={64}
+          autocomplete="off"
+          onInput={(e) => setCode((e.target as HTMLInputElement).value)}
+        />
+        <button type="submit" disabled={redeem.busy || code.trim() === ''}>
+          {t('redeem.submit')}
+        </button>
       </form>
       <ErrorText error={redeem.error} />
-      {done && <p class="notice" role="status" data-testid="redeem-done">{done}</p>}
+      {done && (
+        <p class="notice" role="status" data-testid="redeem-done">
+          {done}
+        </p>
+      )}
     </Section>
   );
 }
@@ -44,9 +57,21 @@ export function LowBalanceAlert() {
   return (
     <Section title={t('alert.title')}>
       <form onSubmit={prevented(() => save.run(shown || null))}>
-        <Field label={t('alert.threshold')} id="alert-threshold" inputMode="decimal" value={shown} onInput={(e) => setValue((e.target as HTMLInputElement).value)} />
-        <button type="submit" disabled={save.busy}>{t('alert.save')}</button>{' '}
-        {state.data?.low_balance_usd && <button type="button" class="secondary" disabled={save.busy} onClick={() => save.run(null)}>{t('alert.off')}</button>}
+        <Field
+          label={t('alert.threshold')}
+          id="alert-threshold"
+          inputMode="decimal"
+          value={shown}
+          onInput={(e) => setValue((e.target as HTMLInputElement).value)}
+        />
+        <button type="submit" disabled={save.busy}>
+          {t('alert.save')}
+        </button>{' '}
+        {state.data?.low_balance_usd && (
+          <button type="button" class="secondary" disabled={save.busy} onClick={() => save.run(null)}>
+            {t('alert.off')}
+          </button>
+        )}
       </form>
       <ErrorText error={state.error ?? save.error} />
     </Section>
@@ -58,7 +83,14 @@ export function LowBalanceBanner() {
   const { lang, loggedIn, balance } = useApp();
   const t = useAdminT();
   // Asked again whenever the header's balance moves.
-  const state = useLoad(() => (loggedIn ? admin.dashboard<AlertsT>('GET', '/alerts') : Promise.resolve(null)), [loggedIn, balance?.balance_usd]);
+  const state = useLoad(
+    () => (loggedIn ? admin.dashboard<AlertsT>('GET', '/alerts') : Promise.resolve(null)),
+    [loggedIn, balance?.balance_usd],
+  );
   if (!state.data?.below || !state.data.low_balance_usd) return null;
-  return <p class="notice warn" role="status" data-testid="low-balance-banner">{t('alert.banner', { amount: usd(lang, state.data.low_balance_usd) })}</p>;
+  return (
+    <p class="notice warn" role="status" data-testid="low-balance-banner">
+      {t('alert.banner', { amount: usd(lang, state.data.low_balance_usd) })}
+    </p>
+  );
 }

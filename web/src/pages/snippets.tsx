@@ -65,17 +65,29 @@ export function Snippets({ apiKey, model }: { apiKey?: string; model: string }) 
       <p class="muted">{t('keys.baseUrls', { v1: `${origin}/v1`, root: origin })}</p>
       <div role="tablist" aria-label={t('keys.snippets')} class="tabs">
         {TABS.map((x) => (
-          <button key={x} type="button" role="tab" id={`tab-${x}`} aria-selected={tab === x} aria-controls="snippet" class={tab === x ? 'tab on' : 'tab'}
+          <button
+            key={x}
+            type="button"
+            role="tab"
+            id={`tab-${x}`}
+            aria-selected={tab === x}
+            aria-controls="snippet"
+            class={tab === x ? 'tab on' : 'tab'}
             onClick={() => {
               setTab(x);
               setCopied(false);
-            }}>
+            }}
+          >
             {t(`keys.tab.${x}`)}
           </button>
         ))}
       </div>
-      <pre id="snippet" role="tabpanel" aria-labelledby={`tab-${tab}`} data-testid="snippet" tabIndex={0}><code>{text}</code></pre>
-      <button type="button" class="secondary" onClick={copy}>{copied ? t('keys.copied') : t('keys.copySnippet')}</button>
+      <pre id="snippet" role="tabpanel" aria-labelledby={`tab-${tab}`} data-testid="snippet" tabIndex={0}>
+        <code>{text}</code>
+      </pre>
+      <button type="button" class="secondary" onClick={copy}>
+        {copied ? t('keys.copied') : t('keys.copySnippet')}
+      </button>
       {tab === 'codex' && <p class="muted">{t('keys.codexNote')}</p>}
     </div>
   );

@@ -6,7 +6,19 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, type DepositDetailT, type DepositMethodsT, type DepositMethodT } from '../api.js';
 import { countdown, idr, money, num, usd, usdAbout } from '../format.js';
 import { codeWord } from '../i18n.js';
-import { ErrorText, Field, Link, Money, prevented, Section, Select, StatusBadge, useApp, useLoad, useSubmit } from '../ui.js';
+import {
+  ErrorText,
+  Field,
+  Link,
+  Money,
+  prevented,
+  Section,
+  Select,
+  StatusBadge,
+  useApp,
+  useLoad,
+  useSubmit,
+} from '../ui.js';
 import { LowBalanceAlert, RedeemCode } from './redeem.js';
 
 const POLL_MS = 2000;
@@ -51,11 +63,23 @@ function MethodForm({ m }: { m: DepositMethodT }) {
         hint={`${t('topup.limits', { min: fmt(m.min), max: fmt(m.max) })} ${qris ? t('topup.rate', { rate: idr(lang, m.rate) }) : ''}${Number(m.fee_pct) > 0 ? t('topup.fee', { fee: num(lang, m.fee_pct) }) : ''}`}
       />
       {m.tokens && m.tokens.length > 1 && (
-        <Select label={t('topup.token')} id="token" value={token} onChange={setToken} options={m.tokens.map((x): [string, string] => [x, x.toUpperCase()])} />
+        <Select
+          label={t('topup.token')}
+          id="token"
+          value={token}
+          onChange={setToken}
+          options={m.tokens.map((x): [string, string] => [x, x.toUpperCase()])}
+        />
       )}
-      {credit !== null && <p class="muted" aria-live="polite">{t('topup.buys', { credit: usdAbout(lang, credit) })}</p>}
+      {credit !== null && (
+        <p class="muted" aria-live="polite">
+          {t('topup.buys', { credit: usdAbout(lang, credit) })}
+        </p>
+      )}
       <ErrorText error={submit.rest('amount_idr', 'amount_usd')} />
-      <button type="submit" disabled={submit.busy}>{qris ? t('topup.createQris') : t('topup.createUsdt')}</button>
+      <button type="submit" disabled={submit.busy}>
+        {qris ? t('topup.createQris') : t('topup.createUsdt')}
+      </button>
     </form>
   );
 }
@@ -104,26 +128,55 @@ function DepositView({ id }: { id: string }) {
       {d.status === 'pending' && d.qr_png && (
         <>
           <p>{t('topup.scan')}</p>
-          <p class="amount money" data-testid="pay-amount">{amount}</p>
+          <p class="amount money" data-testid="pay-amount">
+            {amount}
+          </p>
           <img class="qr" src={d.qr_png} width={280} height={280} alt={t('topup.qrAlt', { amount })} />
         </>
       )}
       {d.status === 'pending' && d.payment_url && (
-        <p><a class="button" href={d.payment_url}>{t('topup.checkout')}</a></p>
+        <p>
+          <a class="button" href={d.payment_url}>
+            {t('topup.checkout')}
+          </a>
+        </p>
       )}
       <dl class="figures">
-        <div><dt>{t('topup.credit')}</dt><dd><Money value={d.credit_usd} /></dd></div>
-        {d.status === 'pending' && d.expires_at && <div><dt>{t('topup.expiresIn')}</dt><dd data-testid="countdown">{countdown(d.expires_at, now)}</dd></div>}
-        <div><dt>{t('topup.status')}</dt><dd data-testid="deposit-status"><StatusBadge status={d.status} /></dd></div>
+        <div>
+          <dt>{t('topup.credit')}</dt>
+          <dd>
+            <Money value={d.credit_usd} />
+          </dd>
+        </div>
+        {d.status === 'pending' && d.expires_at && (
+          <div>
+            <dt>{t('topup.expiresIn')}</dt>
+            <dd data-testid="countdown">{countdown(d.expires_at, now)}</dd>
+          </div>
+        )}
+        <div>
+          <dt>{t('topup.status')}</dt>
+          <dd data-testid="deposit-status">
+            <StatusBadge status={d.status} />
+          </dd>
+        </div>
       </dl>
-      <p aria-live="polite" class={d.status === 'paid' ? 'success' : d.status === 'pending' ? 'muted' : 'error'} data-testid="deposit-message">
+      <p
+        aria-live="polite"
+        class={d.status === 'paid' ? 'success' : d.status === 'pending' ? 'muted' : 'error'}
+        data-testid="deposit-message"
+      >
         {d.status === 'pending' && t('topup.waiting')}
         {d.status === 'paid' && t('topup.paid', { balance: balance ? usd(lang, balance.balance_usd) : '…' })}
         {d.status === 'expired' && t('topup.expired')}
         {d.status === 'failed' && t('topup.failed')}
       </p>
       <ErrorText error={error} />
-      {d.status !== 'pending' && <Link class="button secondary" href="/topup">{t('topup.another')}</Link>}
+      {d.status !== 'pending' && (
+        <Link class="button secondary" href="/topup">
+          {t('topup.another')}
+        </Link>
+      )}
     </div>
   );
 }
@@ -131,7 +184,8 @@ function DepositView({ id }: { id: string }) {
 export function TopUp() {
   const { t, lang, query } = useApp();
   // The form's own words say the currency (QRIS in rupiah); a method added later has its code word.
-  const methodName = (id: string) => (id === 'qris' ? t('topup.qris') : id === 'epusdt' ? t('topup.epusdt') : codeWord(lang, 'method', id));
+  const methodName = (id: string) =>
+    id === 'qris' ? t('topup.qris') : id === 'epusdt' ? t('topup.epusdt') : codeWord(lang, 'method', id);
   const deposit = query.get('deposit');
   const info = useLoad(() => api.get<DepositMethodsT>('/deposit/info'), []);
   const [picked, setPicked] = useState<string | null>(null);
@@ -139,31 +193,37 @@ export function TopUp() {
   const method = methods.find((m) => m.id === picked) ?? methods[0];
   return (
     <>
-    <Section title={t('topup.title')} wide page>
-      {deposit ? (
-        <DepositView id={deposit} />
-      ) : (
-        <>
-          <ErrorText error={info.error} />
-          {info.data && methods.length === 0 && <p class="muted">{t('topup.none')}</p>}
-          {methods.length > 1 && (
-            <fieldset class="methods">
-              <legend>{t('topup.method')}</legend>
-              {methods.map((m) => (
-                <label key={m.id}>
-                  <input type="radio" name="method" value={m.id} checked={m === method} onChange={() => setPicked(m.id)} />
-                  {methodName(m.id)}
-                </label>
-              ))}
-            </fieldset>
-          )}
-          {methods.length === 1 && <p class="muted">{methodName(method.id)}</p>}
-          {method && <MethodForm key={method.id} m={method} />}
-        </>
-      )}
-    </Section>
-    {!deposit && <RedeemCode />}
-    {!deposit && <LowBalanceAlert />}
+      <Section title={t('topup.title')} wide page>
+        {deposit ? (
+          <DepositView id={deposit} />
+        ) : (
+          <>
+            <ErrorText error={info.error} />
+            {info.data && methods.length === 0 && <p class="muted">{t('topup.none')}</p>}
+            {methods.length > 1 && (
+              <fieldset class="methods">
+                <legend>{t('topup.method')}</legend>
+                {methods.map((m) => (
+                  <label key={m.id}>
+                    <input
+                      type="radio"
+                      name="method"
+                      value={m.id}
+                      checked={m === method}
+                      onChange={() => setPicked(m.id)}
+                    />
+                    {methodName(m.id)}
+                  </label>
+                ))}
+              </fieldset>
+            )}
+            {methods.length === 1 && <p class="muted">{methodName(method.id)}</p>}
+            {method && <MethodForm key={method.id} m={method} />}
+          </>
+        )}
+      </Section>
+      {!deposit && <RedeemCode />}
+      {!deposit && <LowBalanceAlert />}
     </>
   );
 }

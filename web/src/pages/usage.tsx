@@ -8,7 +8,19 @@ import { useState } from 'preact/hooks';
 import { api, qs, type CatalogT, type KeyListT, type UsagePageT } from '../api.js';
 import { dateTime, num } from '../format.js';
 import { codeWord, surfaceWord } from '../i18n.js';
-import { DEFAULT_RANGE, ErrorText, Money, RangeSelect, Scroll, Section, Select, useApp, useLoad, useSubmit, type Range } from '../ui.js';
+import {
+  DEFAULT_RANGE,
+  ErrorText,
+  Money,
+  RangeSelect,
+  Scroll,
+  Section,
+  Select,
+  useApp,
+  useLoad,
+  useSubmit,
+  type Range,
+} from '../ui.js';
 
 const PAGE_SIZE = 50;
 const PAGE_MAX = 500;
@@ -26,7 +38,10 @@ export function Usage() {
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const cursor = cursors[cursors.length - 1];
   const filters = { range, model, key_id: keyId, status };
-  const rows = useLoad(() => api.get<UsagePageT>(`/usage${qs({ ...filters, limit, cursor })}`), [range, model, keyId, status, limit, cursor]);
+  const rows = useLoad(
+    () => api.get<UsagePageT>(`/usage${qs({ ...filters, limit, cursor })}`),
+    [range, model, keyId, status, limit, cursor],
+  );
   const models = useLoad(() => api.get<CatalogT>('/catalog'), []);
   const keys = useLoad(() => api.get<KeyListT>('/keys'), []);
   const keyName = (id: string | null) => {
@@ -41,7 +56,9 @@ export function Usage() {
     apply();
     setCursors([null]);
   };
-  const exportCsv = useSubmit(() => api.download(`/usage.csv${qs(filters)}`, `usage-${new Date().toISOString().slice(0, 10)}.csv`));
+  const exportCsv = useSubmit(() =>
+    api.download(`/usage.csv${qs(filters)}`, `usage-${new Date().toISOString().slice(0, 10)}.csv`),
+  );
   return (
     <Section title={t('usage.title')} wide page>
       <div class="filters">
@@ -51,14 +68,20 @@ export function Usage() {
           id="key"
           value={keyId}
           onChange={(k) => refilter(() => setKeyId(k))}
-          options={[['', t('usage.allKeys')], ...(keys.data?.data ?? []).map((k): [string, string] => [k.id, k.name || `${k.prefix}…`])]}
+          options={[
+            ['', t('usage.allKeys')],
+            ...(keys.data?.data ?? []).map((k): [string, string] => [k.id, k.name || `${k.prefix}…`]),
+          ]}
         />
         <Select
           label={t('usage.model')}
           id="model"
           value={model}
           onChange={(m) => refilter(() => setModel(m))}
-          options={[['', t('usage.allModels')], ...(models.data?.data ?? []).map((m): [string, string] => [m.id, m.id])]}
+          options={[
+            ['', t('usage.allModels')],
+            ...(models.data?.data ?? []).map((m): [string, string] => [m.id, m.id]),
+          ]}
         />
         <Select
           label={t('usage.status')}
@@ -69,7 +92,9 @@ export function Usage() {
         />
       </div>
       <div class="actions">
-        <button type="button" class="secondary" disabled={exportCsv.busy} onClick={() => exportCsv.run()}>{t('usage.csv')}</button>
+        <button type="button" class="secondary" disabled={exportCsv.busy} onClick={() => exportCsv.run()}>
+          {t('usage.csv')}
+        </button>
       </div>
       <ErrorText error={exportCsv.error} />
       <ErrorText error={rows.error} />
@@ -83,33 +108,68 @@ export function Usage() {
                 <th scope="col">{t('usage.model')}</th>
                 <th scope="col">{t('usage.key')}</th>
                 <th scope="col">{t('usage.surface')}</th>
-                <th scope="col" class="num">{t('usage.status')}</th>
-                <th scope="col" class="num">{t('usage.in')}</th>
-                <th scope="col" class="num">{t('usage.cached')}</th>
-                <th scope="col" class="num">{t('usage.out')}</th>
-                <th scope="col" class="num">{t('usage.cost')}</th>
-                <th scope="col" class="num">{t('usage.latency')}</th>
+                <th scope="col" class="num">
+                  {t('usage.status')}
+                </th>
+                <th scope="col" class="num">
+                  {t('usage.in')}
+                </th>
+                <th scope="col" class="num">
+                  {t('usage.cached')}
+                </th>
+                <th scope="col" class="num">
+                  {t('usage.out')}
+                </th>
+                <th scope="col" class="num">
+                  {t('usage.cost')}
+                </th>
+                <th scope="col" class="num">
+                  {t('usage.latency')}
+                </th>
                 <th scope="col">{t('usage.requestId')}</th>
               </tr>
             </thead>
             <tbody>
               {rows.data.data.map((r) => (
                 <tr key={r.id} data-id={r.id}>
-                  <td><time dateTime={r.created_at}>{dateTime(lang, r.created_at)}</time></td>
+                  <td>
+                    <time dateTime={r.created_at}>{dateTime(lang, r.created_at)}</time>
+                  </td>
                   <td>{r.model ? <code>{r.model}</code> : '—'}</td>
                   <td>{keyName(r.key_id)}</td>
-                  <td>{surfaceWord(lang, r.surface)}{r.stream ? ` · ${t('usage.stream')}` : ''}</td>
+                  <td>
+                    {surfaceWord(lang, r.surface)}
+                    {r.stream ? ` · ${t('usage.stream')}` : ''}
+                  </td>
                   <td class="num">
                     <span class={`badge ${r.status >= 200 && r.status < 300 ? 'paid' : 'failed'}`}>{r.status}</span>
                     {/* The code itself (what the API answered the client) stays in the title, for support. */}
-                    {r.error_code && <small class="muted" data-testid="error-code" data-code={r.error_code} title={r.error_code}> {codeWord(lang, 'refusal', r.error_code)}</small>}
+                    {r.error_code && (
+                      <small class="muted" data-testid="error-code" data-code={r.error_code} title={r.error_code}>
+                        {' '}
+                        {codeWord(lang, 'refusal', r.error_code)}
+                      </small>
+                    )}
                   </td>
                   <td class="num">{num(lang, r.prompt_tokens)}</td>
                   <td class="num">{num(lang, r.cached_tokens)}</td>
                   <td class="num">{num(lang, r.completion_tokens)}</td>
-                  <td class="num"><Money value={r.cost_usd} /></td>
-                  <td class="num">{num(lang, r.latency_ms)} ms{r.ttft_ms !== null ? <small class="muted"> ({t('usage.ttft', { ms: num(lang, r.ttft_ms) })})</small> : null}</td>
-                  <td>{r.request_id ? <code class="reqid">{r.request_id}</code> : <small class="muted">{t('usage.refusedMore', { n: num(lang, r.requests) })}</small>}</td>
+                  <td class="num">
+                    <Money value={r.cost_usd} />
+                  </td>
+                  <td class="num">
+                    {num(lang, r.latency_ms)} ms
+                    {r.ttft_ms !== null ? (
+                      <small class="muted"> ({t('usage.ttft', { ms: num(lang, r.ttft_ms) })})</small>
+                    ) : null}
+                  </td>
+                  <td>
+                    {r.request_id ? (
+                      <code class="reqid">{r.request_id}</code>
+                    ) : (
+                      <small class="muted">{t('usage.refusedMore', { n: num(lang, r.requests) })}</small>
+                    )}
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -117,8 +177,22 @@ export function Usage() {
         </Scroll>
       )}
       <div class="pager">
-        <button type="button" class="secondary" disabled={cursors.length < 2} onClick={() => setCursors((c) => c.slice(0, -1))}>{t('common.prev')}</button>
-        <button type="button" class="secondary" disabled={!rows.data?.next_cursor} onClick={() => setCursors((c) => [...c, rows.data!.next_cursor])}>{t('common.next')}</button>
+        <button
+          type="button"
+          class="secondary"
+          disabled={cursors.length < 2}
+          onClick={() => setCursors((c) => c.slice(0, -1))}
+        >
+          {t('common.prev')}
+        </button>
+        <button
+          type="button"
+          class="secondary"
+          disabled={!rows.data?.next_cursor}
+          onClick={() => setCursors((c) => [...c, rows.data!.next_cursor])}
+        >
+          {t('common.next')}
+        </button>
       </div>
     </Section>
   );

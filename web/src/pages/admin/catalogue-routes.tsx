@@ -28,17 +28,37 @@ interface Row {
 
 const toRow = (r: RouteDraft): Row => {
   const { provider, model, weight, upstream_pricing, ...rest } = r;
-  return { provider, model, weight: weight === undefined ? '' : String(weight), upIn: String(upstream_pricing?.input ?? ''), upOut: String(upstream_pricing?.output ?? ''), rest, pricing: upstream_pricing };
+  return {
+    provider,
+    model,
+    weight: weight === undefined ? '' : String(weight),
+    upIn: String(upstream_pricing?.input ?? ''),
+    upOut: String(upstream_pricing?.output ?? ''),
+    rest,
+    pricing: upstream_pricing,
+  };
 };
 
 function fromRow(r: Row): RouteDraft {
   const out: RouteDraft = { ...r.rest, provider: r.provider, model: r.model.trim() };
   if (r.weight.trim() !== '') out.weight = Number(r.weight);
-  if (r.upIn.trim() !== '') out.upstream_pricing = { ...r.pricing, input: Number(r.upIn), ...(r.upOut.trim() !== '' ? { output: Number(r.upOut) } : {}) };
+  if (r.upIn.trim() !== '')
+    out.upstream_pricing = {
+      ...r.pricing,
+      input: Number(r.upIn),
+      ...(r.upOut.trim() !== '' ? { output: Number(r.upOut) } : {}),
+    };
   return out;
 }
 
-export function RoutesEditor({ idBase, routes, providers, busy, submitLabel, onSubmit }: {
+export function RoutesEditor({
+  idBase,
+  routes,
+  providers,
+  busy,
+  submitLabel,
+  onSubmit,
+}: {
   idBase: string;
   routes: RouteDraft[];
   providers: string[];
@@ -57,29 +77,56 @@ export function RoutesEditor({ idBase, routes, providers, busy, submitLabel, onS
         const input = (k: 'model' | 'weight' | 'upIn' | 'upOut', label: string, decimal = false) => (
           <div class="field">
             <label for={`${id}-${k}`}>{label}</label>
-            <input id={`${id}-${k}`} inputMode={decimal ? 'decimal' : undefined} value={r[k]} onInput={(e) => set(i, { [k]: (e.target as HTMLInputElement).value })} />
+            <input
+              id={`${id}-${k}`}
+              inputMode={decimal ? 'decimal' : undefined}
+              value={r[k]}
+              onInput={(e) => set(i, { [k]: (e.target as HTMLInputElement).value })}
+            />
           </div>
         );
         return (
           <fieldset key={i}>
-            <legend>{t('admin.route')} {i + 1}</legend>
+            <legend>
+              {t('admin.route')} {i + 1}
+            </legend>
             <div class="field">
               <label for={`${id}-provider`}>{t('cat.provider')}</label>
-              <select id={`${id}-provider`} value={r.provider} onChange={(e) => set(i, { provider: (e.target as HTMLSelectElement).value })}>
-                {known(r.provider).map((p) => <option key={p} value={p}>{p}</option>)}
+              <select
+                id={`${id}-provider`}
+                value={r.provider}
+                onChange={(e) => set(i, { provider: (e.target as HTMLSelectElement).value })}
+              >
+                {known(r.provider).map((p) => (
+                  <option key={p} value={p}>
+                    {p}
+                  </option>
+                ))}
               </select>
             </div>
             {input('model', t('cat.upstreamModel'))}
             {input('weight', t('cat.weight'))}
             {input('upIn', t('admin.upstreamIn'), true)}
             {input('upOut', t('admin.upstreamOut'), true)}
-            {rows.length > 1 && <button type="button" class="link" onClick={() => setRows(rows.filter((_, j) => j !== i))}>{t('cat.removeRoute')}</button>}
+            {rows.length > 1 && (
+              <button type="button" class="link" onClick={() => setRows(rows.filter((_, j) => j !== i))}>
+                {t('cat.removeRoute')}
+              </button>
+            )}
           </fieldset>
         );
       })}
       <div class="actions">
-        <button type="button" class="secondary" onClick={() => setRows([...rows, toRow({ provider: providers[0] ?? '', model: '' })])}>{t('cat.addRoute')}</button>
-        <button type="submit" disabled={busy}>{submitLabel}</button>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() => setRows([...rows, toRow({ provider: providers[0] ?? '', model: '' })])}
+        >
+          {t('cat.addRoute')}
+        </button>
+        <button type="submit" disabled={busy}>
+          {submitLabel}
+        </button>
       </div>
     </form>
   );

@@ -12,7 +12,15 @@ import { AdminError } from './errors.js';
 import { useAdminT } from './i18n.js';
 import { AdminShell } from './shell.js';
 
-type Doc = { models: { id: string; enabled?: boolean; kind?: 'chat' | 'embedding'; pricing: { input: number; output?: number }; routes: RouteDraft[] }[] };
+type Doc = {
+  models: {
+    id: string;
+    enabled?: boolean;
+    kind?: 'chat' | 'embedding';
+    pricing: { input: number; output?: number };
+    routes: RouteDraft[];
+  }[];
+};
 
 export function AdminCatalogue() {
   return (
@@ -38,7 +46,8 @@ function Catalogue() {
   const s = state.data;
   const doc = s?.document as Doc | undefined;
   const providerIds = providers.data?.data.map((p) => p.id) ?? [];
-  const exportFile = () => saveFile(new Blob([JSON.stringify(s?.document, null, 2)], { type: 'application/json' }), 'gateway.config.json');
+  const exportFile = () =>
+    saveFile(new Blob([JSON.stringify(s?.document, null, 2)], { type: 'application/json' }), 'gateway.config.json');
   const fileName = s?.file.path ?? t('cat.builtIn');
   const modelPath = (id: string) => `/catalogue/models/${encodeURIComponent(id)}`;
   return (
@@ -48,35 +57,79 @@ function Catalogue() {
         <div data-testid="catalogue-version">
           <p class="muted">
             {s.source === 'postgres'
-              ? t('cat.inForceSaved', { version: s.version ?? '', by: s.saved_by ?? '', at: dateTime(lang, s.saved_at), file: fileName })
+              ? t('cat.inForceSaved', {
+                  version: s.version ?? '',
+                  by: s.saved_by ?? '',
+                  at: dateTime(lang, s.saved_at),
+                  file: fileName,
+                })
               : t('cat.inForceFile', { file: fileName })}
           </p>
-          {s.file.differs && <p class="notice" data-testid="catalogue-file-differs">{t('cat.fileDiffers')}</p>}
+          {s.file.differs && (
+            <p class="notice" data-testid="catalogue-file-differs">
+              {t('cat.fileDiffers')}
+            </p>
+          )}
         </div>
       )}
       <div class="actions">
-        <button type="button" class="secondary" onClick={exportFile}>{t('admin.export')}</button>
+        <button type="button" class="secondary" onClick={exportFile}>
+          {t('admin.export')}
+        </button>
         <label class="file">
           {t('admin.import')}{' '}
-          <input type="file" accept="application/json" onChange={(e) => setFile((e.target as HTMLInputElement).files?.[0] ?? null)} />
+          <input
+            type="file"
+            accept="application/json"
+            onChange={(e) => setFile((e.target as HTMLInputElement).files?.[0] ?? null)}
+          />
         </label>
-        {file && <button type="button" disabled={save.busy} onClick={() => void file.text().then((text) => save.run('/catalogue', parseOr(text)))}>{t('admin.import')}</button>}
+        {file && (
+          <button
+            type="button"
+            disabled={save.busy}
+            onClick={() => void file.text().then((text) => save.run('/catalogue', parseOr(text)))}
+          >
+            {t('admin.import')}
+          </button>
+        )}
         {s?.source === 'postgres' && s.file.readable && (
-          <button type="button" class="secondary" disabled={save.busy} onClick={() => window.confirm(t('cat.loadConfirm')) && void save.run('/catalogue/load-file', {})}>{t('cat.loadFile')}</button>
+          <button
+            type="button"
+            class="secondary"
+            disabled={save.busy}
+            onClick={() => window.confirm(t('cat.loadConfirm')) && void save.run('/catalogue/load-file', {})}
+          >
+            {t('cat.loadFile')}
+          </button>
         )}
       </div>
       <AdminError error={save.error} />
-      {done && <p class="notice" role="status" data-testid="catalogue-saved">{done}</p>}
+      {done && (
+        <p class="notice" role="status" data-testid="catalogue-saved">
+          {done}
+        </p>
+      )}
       <NewModel providers={providerIds} busy={save.busy} save={(body) => save.run('/catalogue/models', body)} />
       {doc && (
         <Scroll label={t('admin.catalogue')}>
           <table data-testid="admin-catalogue">
-            <thead><tr><th scope="col">{t('admin.model')}</th><th scope="col">{t('admin.routes')}</th><th scope="col">{t('admin.status')}</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">{t('admin.model')}</th>
+                <th scope="col">{t('admin.routes')}</th>
+                <th scope="col">{t('admin.status')}</th>
+              </tr>
+            </thead>
             <tbody>
               {doc.models.map((m) => (
                 <tr key={m.id}>
                   <td>
-                    {m.id}<br /><small class="nowrap">{price(lang, m.pricing.input)} / {price(lang, m.pricing.output ?? 0)}</small>
+                    {m.id}
+                    <br />
+                    <small class="nowrap">
+                      {price(lang, m.pricing.input)} / {price(lang, m.pricing.output ?? 0)}
+                    </small>
                     <Prices model={m} busy={save.busy} save={(body) => save.run(modelPath(m.id), body)} />
                   </td>
                   <td>
@@ -84,13 +137,41 @@ function Catalogue() {
                       {m.routes.map((r, i) => (
                         <li key={`${r.provider}/${r.model}`}>
                           {r.provider}/{r.model}
-                          {r.weight !== undefined && <small> · {t('prov.weight')} {r.weight}</small>}
-                          {r.upstream_pricing && <small class="nowrap"> ({price(lang, r.upstream_pricing.input)} / {price(lang, r.upstream_pricing.output ?? 0)})</small>}{' '}
-                          <button type="button" class="link" disabled={save.busy} onClick={() => save.run(modelPath(m.id), { routes: m.routes.map((x, j) => (j === i ? { ...x, enabled: x.enabled === false } : x)) })}>
+                          {r.weight !== undefined && (
+                            <small>
+                              {' '}
+                              · {t('prov.weight')} {r.weight}
+                            </small>
+                          )}
+                          {r.upstream_pricing && (
+                            <small class="nowrap">
+                              {' '}
+                              ({price(lang, r.upstream_pricing.input)} / {price(lang, r.upstream_pricing.output ?? 0)})
+                            </small>
+                          )}{' '}
+                          <button
+                            type="button"
+                            class="link"
+                            disabled={save.busy}
+                            onClick={() =>
+                              save.run(modelPath(m.id), {
+                                routes: m.routes.map((x, j) => (j === i ? { ...x, enabled: x.enabled === false } : x)),
+                              })
+                            }
+                          >
                             {r.enabled === false ? t('admin.switchOn') : t('admin.switchOff')}
                           </button>
                           {i > 0 && (
-                            <button type="button" class="link" disabled={save.busy} onClick={() => save.run(modelPath(m.id), { routes: [...m.routes.slice(0, i - 1), r, m.routes[i - 1], ...m.routes.slice(i + 1)] })}>
+                            <button
+                              type="button"
+                              class="link"
+                              disabled={save.busy}
+                              onClick={() =>
+                                save.run(modelPath(m.id), {
+                                  routes: [...m.routes.slice(0, i - 1), r, m.routes[i - 1], ...m.routes.slice(i + 1)],
+                                })
+                              }
+                            >
                               {t('admin.moveUp')}
                             </button>
                           )}
@@ -99,12 +180,24 @@ function Catalogue() {
                     </ol>
                     <details>
                       <summary>{t('cat.routesEdit')}</summary>
-                      <RoutesEditor idBase={`routes-${slug(m.id)}`} routes={m.routes} providers={providerIds} busy={save.busy} submitLabel={t('cat.saveRoutes')} onSubmit={(routes) => save.run(modelPath(m.id), { routes })} />
+                      <RoutesEditor
+                        idBase={`routes-${slug(m.id)}`}
+                        routes={m.routes}
+                        providers={providerIds}
+                        busy={save.busy}
+                        submitLabel={t('cat.saveRoutes')}
+                        onSubmit={(routes) => save.run(modelPath(m.id), { routes })}
+                      />
                     </details>
                   </td>
                   <td>
                     {m.enabled === false ? t('admin.disabled') : t('admin.enabled')}{' '}
-                    <button type="button" class="secondary" disabled={save.busy} onClick={() => save.run(modelPath(m.id), { enabled: m.enabled === false })}>
+                    <button
+                      type="button"
+                      class="secondary"
+                      disabled={save.busy}
+                      onClick={() => save.run(modelPath(m.id), { enabled: m.enabled === false })}
+                    >
                       {m.enabled === false ? t('admin.switchOn') : t('admin.switchOff')}
                     </button>
                   </td>
@@ -132,11 +225,25 @@ function parseOr(text: string): unknown {
 type Model = Doc['models'][number];
 
 /** A new model: its name, kind, prices and routes. */
-function NewModel({ providers, busy, save }: { providers: string[]; busy: boolean; save(body: unknown): Promise<void> }) {
+function NewModel({
+  providers,
+  busy,
+  save,
+}: {
+  providers: string[];
+  busy: boolean;
+  save(body: unknown): Promise<void>;
+}) {
   const t = useAdminT();
   const [m, setM] = useState({ id: '', kind: 'chat', input: '', output: '' });
   const field = (k: 'id' | 'input' | 'output', label: string, decimal = false) => (
-    <Field label={label} id={`new-model-${k}`} inputMode={decimal ? 'decimal' : undefined} value={m[k]} onInput={(e) => setM({ ...m, [k]: (e.target as HTMLInputElement).value })} />
+    <Field
+      label={label}
+      id={`new-model-${k}`}
+      inputMode={decimal ? 'decimal' : undefined}
+      value={m[k]}
+      onInput={(e) => setM({ ...m, [k]: (e.target as HTMLInputElement).value })}
+    />
   );
   return (
     <details data-testid="new-model">
@@ -144,7 +251,11 @@ function NewModel({ providers, busy, save }: { providers: string[]; busy: boolea
       {field('id', t('cat.modelId'))}
       <div class="field">
         <label for="new-model-kind">{t('cat.kind')}</label>
-        <select id="new-model-kind" value={m.kind} onChange={(e) => setM({ ...m, kind: (e.target as HTMLSelectElement).value })}>
+        <select
+          id="new-model-kind"
+          value={m.kind}
+          onChange={(e) => setM({ ...m, kind: (e.target as HTMLSelectElement).value })}
+        >
           <option value="chat">{t('cat.kindChat')}</option>
           <option value="embedding">{t('cat.kindEmbedding')}</option>
         </select>
@@ -157,12 +268,14 @@ function NewModel({ providers, busy, save }: { providers: string[]; busy: boolea
         providers={providers}
         busy={busy}
         submitLabel={t('cat.addModel')}
-        onSubmit={(routes) => save({
-          id: m.id.trim(),
-          kind: m.kind,
-          pricing: { input: Number(m.input), ...(m.kind === 'chat' ? { output: Number(m.output) } : {}) },
-          routes,
-        })}
+        onSubmit={(routes) =>
+          save({
+            id: m.id.trim(),
+            kind: m.kind,
+            pricing: { input: Number(m.input), ...(m.kind === 'chat' ? { output: Number(m.output) } : {}) },
+            routes,
+          })
+        }
       />
     </details>
   );
@@ -173,19 +286,32 @@ function Prices({ model, busy, save }: { model: Model; busy: boolean; save(body:
   const t = useAdminT();
   const [v, setV] = useState({
     // An embedding model has no output price: 0, which its rules allow.
-    input: String(model.pricing.input), output: String(model.pricing.output ?? 0),
+    input: String(model.pricing.input),
+    output: String(model.pricing.output ?? 0),
   });
   const id = (k: string) => `price-${slug(model.id)}-${k}`;
   const field = (k: keyof typeof v, label: string) => (
-    <Field label={label} id={id(k)} inputMode="decimal" value={v[k]} onInput={(e) => setV({ ...v, [k]: (e.target as HTMLInputElement).value })} />
+    <Field
+      label={label}
+      id={id(k)}
+      inputMode="decimal"
+      value={v[k]}
+      onInput={(e) => setV({ ...v, [k]: (e.target as HTMLInputElement).value })}
+    />
   );
   return (
     <details>
       <summary>{t('admin.prices')}</summary>
-      <form onSubmit={prevented(() => save({ pricing: { ...model.pricing, input: Number(v.input), output: Number(v.output) } }))}>
+      <form
+        onSubmit={prevented(() =>
+          save({ pricing: { ...model.pricing, input: Number(v.input), output: Number(v.output) } }),
+        )}
+      >
         {field('input', t('admin.priceIn'))}
         {field('output', t('admin.priceOut'))}
-        <button type="submit" disabled={busy}>{t('admin.savePrices')}</button>
+        <button type="submit" disabled={busy}>
+          {t('admin.savePrices')}
+        </button>
       </form>
     </details>
   );

@@ -16,7 +16,8 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
     throw new ApiError(0, 'network', '');
   }
   const json = await res.json().catch(() => undefined);
-  if (!res.ok) throw new ApiError(res.status, json?.error?.code ?? 'http_error', json?.error?.message ?? `HTTP ${res.status}`);
+  if (!res.ok)
+    throw new ApiError(res.status, json?.error?.code ?? 'http_error', json?.error?.message ?? `HTTP ${res.status}`);
   return json as T;
 }
 
@@ -40,7 +41,8 @@ export const admin = {
     saveFile(await res.blob(), filename);
   },
   /** The user's side of codes and alerts, in the dashboard API. */
-  dashboard: <T>(method: 'GET' | 'POST', path: string, body?: unknown) => call<T>(method, `/api/dashboard${path}`, body),
+  dashboard: <T>(method: 'GET' | 'POST', path: string, body?: unknown) =>
+    call<T>(method, `/api/dashboard${path}`, body),
 };
 
 export type * from '../../../../src/admin/shapes.js';

@@ -19,7 +19,11 @@ export function AdminError({ error }: { error: unknown }) {
   const t = useAdminT();
   if (error instanceof ApiError && (OWN[error.code] || (error.code === 'invalid_request' && error.message))) {
     const key = OWN[error.code] ?? 'adminErr.invalid_request';
-    return <p class="error" role="alert">{t(key, { message: error.message })}</p>;
+    return (
+      <p class="error" role="alert">
+        {t(key, { message: error.message })}
+      </p>
+    );
   }
   return <ErrorText error={error} />;
 }

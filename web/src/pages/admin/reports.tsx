@@ -8,13 +8,25 @@ import { useAdminT, useAdminWord } from './i18n.js';
 import { AdminShell } from './shell.js';
 
 export function AdminHealth() {
-  return <AdminShell><Health /></AdminShell>;
+  return (
+    <AdminShell>
+      <Health />
+    </AdminShell>
+  );
 }
 export function AdminRevenue() {
-  return <AdminShell><Revenue /></AdminShell>;
+  return (
+    <AdminShell>
+      <Revenue />
+    </AdminShell>
+  );
 }
 export function AdminAudit() {
-  return <AdminShell><Audit /></AdminShell>;
+  return (
+    <AdminShell>
+      <Audit />
+    </AdminShell>
+  );
 }
 
 function Health() {
@@ -23,7 +35,10 @@ function Health() {
   const h = useLoad(() => admin.get<HealthT>('/health'), []);
   const pct = (x: number) => `${Math.round(x * 100)}%`;
   const causes = (c: HealthT['routes'][number]['day']['causes']) =>
-    (Object.entries(c) as [keyof typeof c, number][]).filter(([, n]) => n > 0).map(([k, n]) => `${t(`cause.${k}`)} ${num(lang, n)}`).join(' · ');
+    (Object.entries(c) as [keyof typeof c, number][])
+      .filter(([, n]) => n > 0)
+      .map(([k, n]) => `${t(`cause.${k}`)} ${num(lang, n)}`)
+      .join(' · ');
   return (
     <Section title={t('admin.health')} wide page>
       <ErrorText error={h.error} />
@@ -31,14 +46,31 @@ function Health() {
         <Scroll label={t('admin.health')}>
           <table data-testid="admin-health">
             <thead>
-              <tr><th scope="col">{t('admin.route')}</th><th scope="col" class="num">{t('admin.now5')}</th><th scope="col" class="num">{t('admin.day')}</th><th scope="col" class="num">{t('admin.latency')}</th><th scope="col">{t('health.causes')}</th><th scope="col">{t('admin.cooling')}</th></tr>
+              <tr>
+                <th scope="col">{t('admin.route')}</th>
+                <th scope="col" class="num">
+                  {t('admin.now5')}
+                </th>
+                <th scope="col" class="num">
+                  {t('admin.day')}
+                </th>
+                <th scope="col" class="num">
+                  {t('admin.latency')}
+                </th>
+                <th scope="col">{t('health.causes')}</th>
+                <th scope="col">{t('admin.cooling')}</th>
+              </tr>
             </thead>
             <tbody>
               {h.data.routes.map((r) => (
                 <tr key={r.route}>
                   <td>{r.route}</td>
-                  <td class="num">{num(lang, r.now.attempts)} · {t('admin.errors')} {pct(r.now.error_rate)}</td>
-                  <td class="num">{num(lang, r.day.attempts)} · {t('admin.errors')} {pct(r.day.error_rate)}</td>
+                  <td class="num">
+                    {num(lang, r.now.attempts)} · {t('admin.errors')} {pct(r.now.error_rate)}
+                  </td>
+                  <td class="num">
+                    {num(lang, r.day.attempts)} · {t('admin.errors')} {pct(r.day.error_rate)}
+                  </td>
                   <td class="num">{r.day.avg_latency_ms === null ? '—' : `${num(lang, r.day.avg_latency_ms)} ms`}</td>
                   <td data-testid="health-causes">{causes(r.day.causes) || '—'}</td>
                   <td>{dateTime(lang, r.cooling_until)}</td>
@@ -65,22 +97,100 @@ function Revenue() {
           <h2>{t('admin.perDay')}</h2>
           <Scroll label={t('admin.perDay')}>
             <table data-testid="admin-revenue">
-              <thead><tr><th scope="col">{t('admin.day1')}</th><th scope="col" class="num">{t('admin.requests')}</th><th scope="col" class="num">{t('admin.income')}</th><th scope="col" class="num">{t('admin.upstreamCost')}</th><th scope="col" class="num">{t('admin.margin')}</th></tr></thead>
-              <tbody>{r.data.per_day.map((d) => <tr key={d.day}><td>{utcDay(lang, d.day)}</td><td class="num">{num(lang, d.requests)}</td><td class="num"><Money value={d.income_usd} /></td><td class="num">{money(d.upstream_cost_usd)}</td><td class="num">{money(d.margin_usd)}</td></tr>)}</tbody>
+              <thead>
+                <tr>
+                  <th scope="col">{t('admin.day1')}</th>
+                  <th scope="col" class="num">
+                    {t('admin.requests')}
+                  </th>
+                  <th scope="col" class="num">
+                    {t('admin.income')}
+                  </th>
+                  <th scope="col" class="num">
+                    {t('admin.upstreamCost')}
+                  </th>
+                  <th scope="col" class="num">
+                    {t('admin.margin')}
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {r.data.per_day.map((d) => (
+                  <tr key={d.day}>
+                    <td>{utcDay(lang, d.day)}</td>
+                    <td class="num">{num(lang, d.requests)}</td>
+                    <td class="num">
+                      <Money value={d.income_usd} />
+                    </td>
+                    <td class="num">{money(d.upstream_cost_usd)}</td>
+                    <td class="num">{money(d.margin_usd)}</td>
+                  </tr>
+                ))}
+              </tbody>
             </table>
           </Scroll>
           <h2>{t('admin.perModel')}</h2>
           <Scroll label={t('admin.perModel')}>
             <table>
-              <thead><tr><th scope="col">{t('admin.model')}</th><th scope="col" class="num">{t('admin.requests')}</th><th scope="col" class="num">{t('admin.income')}</th><th scope="col" class="num">{t('admin.upstreamCost')}</th><th scope="col" class="num">{t('admin.margin')}</th></tr></thead>
-              <tbody>{r.data.per_model.map((m) => <tr key={m.model}><td>{m.model}</td><td class="num">{num(lang, m.requests)}</td><td class="num"><Money value={m.income_usd} /></td><td class="num">{money(m.upstream_cost_usd)}</td><td class="num">{money(m.margin_usd)}</td></tr>)}</tbody>
+              <thead>
+                <tr>
+                  <th scope="col">{t('admin.model')}</th>
+                  <th scope="col" class="num">
+                    {t('admin.requests')}
+                  </th>
+                  <th scope="col" class="num">
+                    {t('admin.income')}
+                  </th>
+                  <th scope="col" class="num">
+                    {t('admin.upstreamCost')}
+                  </th>
+                  <th scope="col" class="num">
+                    {t('admin.margin')}
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {r.data.per_model.map((m) => (
+                  <tr key={m.model}>
+                    <td>{m.model}</td>
+                    <td class="num">{num(lang, m.requests)}</td>
+                    <td class="num">
+                      <Money value={m.income_usd} />
+                    </td>
+                    <td class="num">{money(m.upstream_cost_usd)}</td>
+                    <td class="num">{money(m.margin_usd)}</td>
+                  </tr>
+                ))}
+              </tbody>
             </table>
           </Scroll>
           <h2>{t('admin.depositsPerDay')}</h2>
           <Scroll label={t('admin.depositsPerDay')}>
             <table>
-              <thead><tr><th scope="col">{t('admin.day1')}</th><th scope="col">{t('admin.method')}</th><th scope="col" class="num">{t('admin.count')}</th><th scope="col" class="num">{t('admin.credited')}</th></tr></thead>
-              <tbody>{r.data.deposits.map((d) => <tr key={`${d.day}/${d.method}`}><td>{utcDay(lang, d.day)}</td><td>{codeWord(lang, 'method', d.method)}</td><td class="num">{num(lang, d.count)}</td><td class="num"><Money value={d.credited_usd} /></td></tr>)}</tbody>
+              <thead>
+                <tr>
+                  <th scope="col">{t('admin.day1')}</th>
+                  <th scope="col">{t('admin.method')}</th>
+                  <th scope="col" class="num">
+                    {t('admin.count')}
+                  </th>
+                  <th scope="col" class="num">
+                    {t('admin.credited')}
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {r.data.deposits.map((d) => (
+                  <tr key={`${d.day}/${d.method}`}>
+                    <td>{utcDay(lang, d.day)}</td>
+                    <td>{codeWord(lang, 'method', d.method)}</td>
+                    <td class="num">{num(lang, d.count)}</td>
+                    <td class="num">
+                      <Money value={d.credited_usd} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
             </table>
           </Scroll>
         </>
@@ -100,12 +210,27 @@ function Audit() {
       {a.data && (
         <Scroll label={t('admin.audit')}>
           <table data-testid="admin-audit">
-            <thead><tr><th scope="col">{t('admin.when')}</th><th scope="col">{t('admin.who')}</th><th scope="col">{t('admin.what')}</th><th scope="col">{t('admin.target')}</th><th scope="col">{t('admin.reason')}</th><th scope="col">{t('admin.change')}</th></tr></thead>
+            <thead>
+              <tr>
+                <th scope="col">{t('admin.when')}</th>
+                <th scope="col">{t('admin.who')}</th>
+                <th scope="col">{t('admin.what')}</th>
+                <th scope="col">{t('admin.target')}</th>
+                <th scope="col">{t('admin.reason')}</th>
+                <th scope="col">{t('admin.change')}</th>
+              </tr>
+            </thead>
             <tbody>
               {a.data.data.map((e) => (
                 <tr key={e.id}>
-                  <td>{dateTime(lang, e.created_at)}</td><td>{e.actor}</td><td title={e.action}>{word('audit', e.action)}</td><td>{e.target ?? ''}</td><td>{e.reason ?? ''}</td>
-                  <td><Change v={e.before} /> → <Change v={e.after} /></td>
+                  <td>{dateTime(lang, e.created_at)}</td>
+                  <td>{e.actor}</td>
+                  <td title={e.action}>{word('audit', e.action)}</td>
+                  <td>{e.target ?? ''}</td>
+                  <td>{e.reason ?? ''}</td>
+                  <td>
+                    <Change v={e.before} /> → <Change v={e.after} />
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -140,7 +265,10 @@ function Change({ v }: { v: unknown }) {
   return (
     <span class="change">
       {Object.entries(v as Record<string, unknown>).map(([k, x], i) => (
-        <span key={k}>{i > 0 && ', '}{word('field', k)}: {value(k, x)}</span>
+        <span key={k}>
+          {i > 0 && ', '}
+          {word('field', k)}: {value(k, x)}
+        </span>
       ))}
     </span>
   );

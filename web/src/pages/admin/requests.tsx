@@ -13,9 +13,34 @@ import { AdminShell } from './shell.js';
 
 const PAGE_SIZE = 100;
 /** The status filter: the user log's groups, then the codes an operator looks for most. */
-const STATUS_CHOICES = ['', 'ok', 'error', 'refused', '400', '401', '402', '403', '404', '413', '429', '499', '500', '502', '503', '504'];
+const STATUS_CHOICES = [
+  '',
+  'ok',
+  'error',
+  'refused',
+  '400',
+  '401',
+  '402',
+  '403',
+  '404',
+  '413',
+  '429',
+  '499',
+  '500',
+  '502',
+  '503',
+  '504',
+];
 
-interface Filters { user: string; key: string; model: string; route: string; status: string; from: string; to: string }
+interface Filters {
+  user: string;
+  key: string;
+  model: string;
+  route: string;
+  status: string;
+  from: string;
+  to: string;
+}
 const NONE: Filters = { user: '', key: '', model: '', route: '', status: '', from: '', to: '' };
 
 /** A datetime-local value (the browser's time zone, to the second) as the API's instant. */
@@ -42,13 +67,26 @@ function RequestLog() {
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const cursor = cursors[cursors.length - 1];
   const params = { ...applied, from: instantOf(applied.from), to: instantOf(applied.to) };
-  const list = useLoad(() => admin.get<AdminRequestListT>(`/requests${qs({ ...params, limit: PAGE_SIZE, cursor })}`), [JSON.stringify(params), cursor]);
-  const csv = useSubmit(() => admin.download(`/requests/export${qs(params)}`, `requests-${new Date().toISOString().slice(0, 10)}.csv`));
-  const field = (name: keyof Filters) => (e: Event) => setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value });
+  const list = useLoad(
+    () => admin.get<AdminRequestListT>(`/requests${qs({ ...params, limit: PAGE_SIZE, cursor })}`),
+    [JSON.stringify(params), cursor],
+  );
+  const csv = useSubmit(() =>
+    admin.download(`/requests/export${qs(params)}`, `requests-${new Date().toISOString().slice(0, 10)}.csv`),
+  );
+  const field = (name: keyof Filters) => (e: Event) =>
+    setDraft({ ...draft, [name]: (e.target as HTMLInputElement).value });
   const time = (name: 'from' | 'to', label: string) => (
     <div class="field">
       <label for={`req-${name}`}>{label}</label>
-      <input id={`req-${name}`} name={`req-${name}`} type="datetime-local" step="1" value={draft[name]} onInput={field(name)} />
+      <input
+        id={`req-${name}`}
+        name={`req-${name}`}
+        type="datetime-local"
+        step="1"
+        value={draft[name]}
+        onInput={field(name)}
+      />
     </div>
   );
   return (
@@ -71,14 +109,19 @@ function RequestLog() {
           id="req-status"
           value={draft.status}
           onChange={(x) => setDraft({ ...draft, status: x })}
-          options={STATUS_CHOICES.map((x): [string, string] => [x, /^\d+$/.test(x) ? x : tu(`usage.status.${(x || 'all') as 'all' | 'ok' | 'error' | 'refused'}`)])}
+          options={STATUS_CHOICES.map((x): [string, string] => [
+            x,
+            /^\d+$/.test(x) ? x : tu(`usage.status.${(x || 'all') as 'all' | 'ok' | 'error' | 'refused'}`),
+          ])}
         />
         {time('from', t('admin.req.from'))}
         {time('to', t('admin.req.to'))}
         <button type="submit">{t('admin.req.apply')}</button>
       </form>
       <div class="actions">
-        <button type="button" class="secondary" disabled={csv.busy} onClick={() => csv.run()} data-testid="request-csv">{t('admin.req.csv')}</button>
+        <button type="button" class="secondary" disabled={csv.busy} onClick={() => csv.run()} data-testid="request-csv">
+          {t('admin.req.csv')}
+        </button>
       </div>
       <ErrorText error={csv.error} />
       <ErrorText error={list.error} />
@@ -94,29 +137,51 @@ function RequestLog() {
                 <th scope="col">{t('admin.model')}</th>
                 <th scope="col">{t('admin.route')}</th>
                 <th scope="col">{t('admin.req.surface')}</th>
-                <th scope="col" class="num">{t('admin.status')}</th>
-                <th scope="col" class="num">{t('admin.req.tokens')}</th>
-                <th scope="col" class="num">{t('admin.req.cost')}</th>
-                <th scope="col" class="num">{t('admin.req.latency')}</th>
+                <th scope="col" class="num">
+                  {t('admin.status')}
+                </th>
+                <th scope="col" class="num">
+                  {t('admin.req.tokens')}
+                </th>
+                <th scope="col" class="num">
+                  {t('admin.req.cost')}
+                </th>
+                <th scope="col" class="num">
+                  {t('admin.req.latency')}
+                </th>
                 <th scope="col">{t('admin.req.requestId')}</th>
               </tr>
             </thead>
             <tbody>
               {list.data.data.map((r) => (
                 <tr key={r.id} data-id={r.id}>
-                  <td><time dateTime={r.created_at}>{dateTime(lang, r.created_at)}</time></td>
+                  <td>
+                    <time dateTime={r.created_at}>{dateTime(lang, r.created_at)}</time>
+                  </td>
                   <td title={r.user_id}>{r.email ?? r.user_id}</td>
                   <td title={r.key_id ?? undefined}>{r.key_name || (r.key_prefix ? `${r.key_prefix}…` : '—')}</td>
                   <td>{r.model ? <code>{r.model}</code> : '—'}</td>
                   <td>{r.route ? <code>{r.route}</code> : '—'}</td>
-                  <td>{surfaceWord(lang, r.surface)}{r.stream ? ` · ${t('admin.req.stream')}` : ''}</td>
+                  <td>
+                    {surfaceWord(lang, r.surface)}
+                    {r.stream ? ` · ${t('admin.req.stream')}` : ''}
+                  </td>
                   <td class="num nowrap">
                     <span class={`badge ${r.status >= 200 && r.status < 300 ? 'paid' : 'failed'}`}>{r.status}</span>
-                    {r.error_code && <small class="muted" title={r.error_code}> {codeWord(lang, 'refusal', r.error_code)}</small>}
+                    {r.error_code && (
+                      <small class="muted" title={r.error_code}>
+                        {' '}
+                        {codeWord(lang, 'refusal', r.error_code)}
+                      </small>
+                    )}
                     {r.requests > 1 && <small class="muted"> ×{num(lang, r.requests)}</small>}
                   </td>
-                  <td class="num">{num(lang, r.prompt_tokens)} / {num(lang, r.completion_tokens)}</td>
-                  <td class="num"><Money value={r.cost_usd} /></td>
+                  <td class="num">
+                    {num(lang, r.prompt_tokens)} / {num(lang, r.completion_tokens)}
+                  </td>
+                  <td class="num">
+                    <Money value={r.cost_usd} />
+                  </td>
                   <td class="num">{num(lang, r.latency_ms)} ms</td>
                   <td>{r.request_id ? <code class="reqid">{r.request_id}</code> : '—'}</td>
                 </tr>
@@ -126,9 +191,19 @@ function RequestLog() {
         </Scroll>
       )}
       <div class="actions">
-        {cursors.length > 1 && <button type="button" class="secondary" onClick={() => setCursors([null])}>{t('admin.req.first')}</button>}
+        {cursors.length > 1 && (
+          <button type="button" class="secondary" onClick={() => setCursors([null])}>
+            {t('admin.req.first')}
+          </button>
+        )}
         {list.data?.next_cursor && (
-          <button type="button" data-testid="request-next" onClick={() => setCursors([...cursors, list.data!.next_cursor])}>{t('admin.req.next')}</button>
+          <button
+            type="button"
+            data-testid="request-next"
+            onClick={() => setCursors([...cursors, list.data!.next_cursor])}
+          >
+            {t('admin.req.next')}
+          </button>
         )}
       </div>
     </Section>

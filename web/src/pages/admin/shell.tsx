@@ -35,7 +35,11 @@ export const ADMIN_PAGES: [string, AdminKey][] = [
 export function AdminLink({ path }: { path: string }) {
   const t = useAdminT();
   if (useIsAdmin() !== true) return null;
-  return <Link href="/admin" aria-current={path.startsWith('/admin') ? 'page' : undefined} data-testid="nav-admin">{t('admin.nav')}</Link>;
+  return (
+    <Link href="/admin" aria-current={path.startsWith('/admin') ? 'page' : undefined} data-testid="nav-admin">
+      {t('admin.nav')}
+    </Link>
+  );
 }
 
 export function AdminShell({ children }: { children: ComponentChildren }) {
@@ -43,12 +47,19 @@ export function AdminShell({ children }: { children: ComponentChildren }) {
   const t = useAdminT();
   const isAdmin = useIsAdmin();
   const state = isAdmin === null ? 'wait' : isAdmin ? 'yes' : 'no';
-  if (state === 'no') return <p class="error" role="alert">{t('admin.forbidden')}</p>;
+  if (state === 'no')
+    return (
+      <p class="error" role="alert">
+        {t('admin.forbidden')}
+      </p>
+    );
   return (
     <>
       <nav aria-label={t('admin.menu')} class="subnav">
         {ADMIN_PAGES.map(([href, key]) => (
-          <Link key={href} href={href} aria-current={path === href ? 'page' : undefined}>{t(key)}</Link>
+          <Link key={href} href={href} aria-current={path === href ? 'page' : undefined}>
+            {t(key)}
+          </Link>
         ))}
       </nav>
       {state === 'yes' && children}

@@ -167,9 +167,11 @@ export const en = {
   'prov.sourceSaved': 'Calls use the keys saved here.',
   'prov.sourceEnv': 'Calls use the key in the environment variable {env}.',
   'prov.sourceNone': 'Calls carry no key (a server that needs none).',
-  'prov.sourceMissing': 'No usable key: every call to this provider fails and its models are unavailable. Save a key below.',
-  'prov.unopened': '{n} saved key(s) cannot be opened with this server\'s PROVIDER_KEY_SECRET.',
-  'prov.noSecret': 'Keys cannot be saved on this server: set PROVIDER_KEY_SECRET (32+ characters, the same on every host) and restart.',
+  'prov.sourceMissing':
+    'No usable key: every call to this provider fails and its models are unavailable. Save a key below.',
+  'prov.unopened': "{n} saved key(s) cannot be opened with this server's PROVIDER_KEY_SECRET.",
+  'prov.noSecret':
+    'Keys cannot be saved on this server: set PROVIDER_KEY_SECRET (32+ characters, the same on every host) and restart.',
   'prov.models': 'Models routed here',
   'prov.test': 'Test with one call',
   'prov.testOk': 'answered in {ms} ms ({model})',
@@ -179,7 +181,7 @@ export const en = {
   'prov.keyHint': 'Stored encrypted; afterwards only its last four characters are shown.',
   'prov.label': 'Label (optional)',
   'prov.weight': 'Weight',
-  'prov.weightHint': 'Share of the calls among this provider\'s keys (1-1000).',
+  'prov.weightHint': "Share of the calls among this provider's keys (1-1000).",
   'prov.savedBy': 'Saved by',
   'prov.actions': 'Actions',
   'prov.delete': 'Delete',
@@ -193,10 +195,13 @@ export const en = {
   'adminErr.model_exists': '{message}',
   'adminErr.provider_key_secret_missing': '{message}',
   'adminErr.provider_key_missing': 'Nothing to test with: {message}',
-  'cat.inForceSaved': 'In force: the catalogue saved here (version {version}, by {by}, {at}). The file {file} is not served.',
-  'cat.inForceFile': 'In force: the catalogue file {file}. Saving any change here makes the saved catalogue the one in force.',
+  'cat.inForceSaved':
+    'In force: the catalogue saved here (version {version}, by {by}, {at}). The file {file} is not served.',
+  'cat.inForceFile':
+    'In force: the catalogue file {file}. Saving any change here makes the saved catalogue the one in force.',
   'cat.builtIn': '(the built-in example)',
-  'cat.fileDiffers': 'The file says something else than what is in force: edits to it are not served until it is loaded.',
+  'cat.fileDiffers':
+    'The file says something else than what is in force: edits to it are not served until it is loaded.',
   'cat.loadFile': 'Load the file',
   'cat.loadConfirm': 'Put the file in force? Switches and upstream costs set here are replaced by what the file says.',
   'cat.imported': 'Saved as version {version}: {models} models in service.',
@@ -390,9 +395,11 @@ export const id: Record<keyof typeof en, string> = {
   'prov.sourceSaved': 'Panggilan memakai kunci yang tersimpan di sini.',
   'prov.sourceEnv': 'Panggilan memakai kunci di variabel lingkungan {env}.',
   'prov.sourceNone': 'Panggilan tidak membawa kunci (server yang tidak memerlukannya).',
-  'prov.sourceMissing': 'Tidak ada kunci yang dapat dipakai: setiap panggilan ke penyedia ini gagal dan modelnya tidak tersedia. Simpan kunci di bawah.',
+  'prov.sourceMissing':
+    'Tidak ada kunci yang dapat dipakai: setiap panggilan ke penyedia ini gagal dan modelnya tidak tersedia. Simpan kunci di bawah.',
   'prov.unopened': '{n} kunci tersimpan tidak dapat dibuka dengan PROVIDER_KEY_SECRET server ini.',
-  'prov.noSecret': 'Kunci tidak dapat disimpan di server ini: atur PROVIDER_KEY_SECRET (32+ karakter, sama di setiap host) lalu mulai ulang.',
+  'prov.noSecret':
+    'Kunci tidak dapat disimpan di server ini: atur PROVIDER_KEY_SECRET (32+ karakter, sama di setiap host) lalu mulai ulang.',
   'prov.models': 'Model yang dirutekan ke sini',
   'prov.test': 'Uji dengan satu panggilan',
   'prov.testOk': 'menjawab dalam {ms} ms ({model})',
@@ -416,8 +423,10 @@ export const id: Record<keyof typeof en, string> = {
   'adminErr.model_exists': '{message}',
   'adminErr.provider_key_secret_missing': '{message}',
   'adminErr.provider_key_missing': 'Tidak ada yang bisa diuji: {message}',
-  'cat.inForceSaved': 'Berlaku: katalog yang disimpan di sini (versi {version}, oleh {by}, {at}). Berkas {file} tidak dilayani.',
-  'cat.inForceFile': 'Berlaku: berkas katalog {file}. Menyimpan perubahan apa pun di sini menjadikan katalog tersimpan yang berlaku.',
+  'cat.inForceSaved':
+    'Berlaku: katalog yang disimpan di sini (versi {version}, oleh {by}, {at}). Berkas {file} tidak dilayani.',
+  'cat.inForceFile':
+    'Berlaku: berkas katalog {file}. Menyimpan perubahan apa pun di sini menjadikan katalog tersimpan yang berlaku.',
   'cat.builtIn': '(contoh bawaan)',
   'cat.fileDiffers': 'Isi berkas berbeda dari yang berlaku: perubahan pada berkas tidak dilayani sampai berkas dimuat.',
   'cat.loadFile': 'Muat berkas',
@@ -453,4 +462,3 @@ export type AdminKey = keyof typeof en;
 
 /** Both languages' admin words, for the test that every key a page asks for exists. */
 export const ADMIN_DICTS: Record<'en' | 'id', Record<string, string>> = { en, id };
-
