@@ -93,6 +93,10 @@ export class MemoryHotStore implements HotStore {
     const now = Date.now();
     const u = this.user(req.userId);
     this.sweep(u, now);
+    // A hold made already is held once: a repeat neither holds its amount again nor counts
+    // against the key (reserve.lua answers it first too).
+    const held = u.holds.get(req.reservationId);
+    if (held && !held.settled) return { status: 'ok', available: (u.acct?.bal ?? 0n) - u.reserved };
     if (req.outboxMax > 0 && this.outbox.size >= req.outboxMax) return { status: 'backlog' };
     if (!u.acct) return { status: 'unknown' };
     const wait = this.rpmHit(`rpm:${req.userId}:${req.keyId}`, req.rpmLimit, now);

@@ -170,6 +170,25 @@ for (const impl of IMPLS) {
       t.same(await reserve(store, u, 'e', 0n), { status: 'ok', available: 0n }, 'a zero hold fits an empty balance');
     });
 
+    t.test('a hold made twice is held once', async (t) => {
+      const { store } = await impl.open(t);
+      const u = user();
+      await prime(store, u, 5_000n);
+      const cap = { limit: 3_000n, field: 'ks:k1:2026-12' };
+      t.same(await reserve(store, u, 'a', 2_000n, 60_000, { spend: cap }), { status: 'ok', available: 3_000n });
+      t.same(
+        await reserve(store, u, 'a', 2_000n, 60_000, { spend: cap }),
+        { status: 'ok', available: 3_000n },
+        'the repeat is granted without holding again',
+      );
+      t.same(await store.balance(u), { balance: 5_000n, reserved: 2_000n }, 'held once');
+      t.same(
+        await reserve(store, u, 'b', 1_000n, 60_000, { spend: cap }),
+        { status: 'ok', available: 2_000n },
+        "the key's cap counts the hold once",
+      );
+    });
+
     t.test('settle charges the exact cost, releases the rest and appends the record', async (t) => {
       const { store } = await impl.open(t);
       const u = user();
