@@ -2,8 +2,9 @@
 // dialect of every OpenAI-compatible provider.
 
 import type { DialectOf } from '../dialect.js';
+import { buildRequest } from './build.js';
 import { errorEvent, errorResponse, upstreamErrorMessage } from './errors.js';
-import { buildRequest, parseRequest } from './request.js';
+import { parseRequest } from './request.js';
 import { promptParts } from './prompt.js';
 import { parseResponse, renderResponse } from './response.js';
 import { decodeStream } from './stream-decode.js';
