@@ -1,5 +1,5 @@
-// JSON Schema from the valibot schemas of the HTTP APIs (src/admin/shapes.ts; for the dashboard,
-// src/dashboard/schemas.ts and src/dashboard/shapes/), so that an API's OpenAPI document, its
+// JSON Schema from the valibot schemas of the HTTP APIs (src/admin/shapes/; for the dashboard,
+// src/dashboard/schemas/ and src/dashboard/shapes/), so that an API's OpenAPI document, its
 // validation and its answers' types are one source and cannot disagree. Covers the parts of valibot those schemas use; anything else is a
 // programming error, thrown when the document is built at start.
 //

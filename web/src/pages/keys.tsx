@@ -9,7 +9,7 @@ import { ErrorText, Field, prevented, Scroll, Section, useApp, useLoad, useSubmi
 import { draftOf, LIMIT_PARAMS, LimitFields, limitsBody, limitsText } from './key-limits.js';
 import { Snippets } from './snippets.js';
 
-/** The API's bound on a key's name (src/dashboard/schemas.ts LIMITS.name). */
+/** The API's bound on a key's name (src/dashboard/schemas/common.ts LIMITS.name). */
 const NAME_MAX = 100;
 
 function NewKeyBox({ created, model }: { created: NewKeyT; model: string }) {
