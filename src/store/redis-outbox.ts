@@ -5,6 +5,7 @@
 
 import type { Redis } from 'ioredis';
 import { decodeRecord, type AckItem, type HotAccountSnapshot, type OutboxEntry } from './hot.js';
+import { luaScript, type LuaCommand } from './lua.js';
 import { masters, whenReady, type RedisClient } from './redis-connect.js';
 import { RedisLayout, shardOf } from './redis-layout.js';
 
@@ -21,19 +22,26 @@ const ACK_PART = 1000;
  */
 const CLUSTER_POLL_MS = 100;
 
-type Ack = (count: string, ...keysAndArgs: string[]) => Promise<number>;
-type Snapshot = (count: string, ...keysAndArgs: string[]) => Promise<string[][]>;
+// Both are given their key count with each call.
+export const OUTBOX_COMMANDS: Record<string, LuaCommand> = {
+  arAck: { lua: luaScript(['neg', 'ack'], { GROUP }) },
+  arSnapshot: { lua: luaScript(['snapshot']) },
+};
+
+export type OutboxScripts = {
+  arAck(count: string, ...keysAndArgs: string[]): Promise<number>;
+  arSnapshot(count: string, ...keysAndArgs: string[]): Promise<string[][]>;
+};
 
 export class RedisOutbox {
   private readonly groups = new Set<string>();
 
   constructor(
-    private readonly redis: RedisClient,
+    private readonly redis: RedisClient & OutboxScripts,
     private readonly layout: RedisLayout,
     private readonly clustered: boolean,
     /** The blocking reads' own connection, made when first needed. */
     private readonly readerOf: (blockMs: number) => RedisClient,
-    private readonly scripts: { ack: Ack; snapshot: Snapshot },
   ) {}
 
   /** The streams this outbox drains. */
@@ -168,11 +176,20 @@ export class RedisOutbox {
         it.chargedAfter.toString(),
       );
     }
-    await this.scripts.ack(String(1 + accounts.length), stream, ...accounts, ...args);
+    await this.redis.arAck(String(1 + accounts.length), stream, ...accounts, ...args);
+  }
+
+  /** Says this writer is alive (entries of a writer without a heartbeat are claimed by others). */
+  async heartbeat(consumer: string, ttlMs: number): Promise<void> {
+    await this.redis.set(this.layout.writer(consumer), '1', 'PX', ttlMs);
+  }
+
+  private async alive(name: string): Promise<boolean> {
+    return (await this.redis.exists(this.layout.writer(name))) === 1;
   }
 
   /** Takes over the pending entries of writers without a heartbeat, shard by shard. */
-  async claimAbandoned(consumer: string, alive: (name: string) => Promise<boolean>): Promise<number> {
+  async claimAbandoned(consumer: string): Promise<number> {
     await this.ensureGroups(this.streams);
     let claimed = 0;
     const verdicts = new Map<string, boolean>();
@@ -183,7 +200,7 @@ export class RedisOutbox {
         const name = String(info.name);
         if (name === consumer) continue;
         let live = verdicts.get(name);
-        if (live === undefined) verdicts.set(name, (live = await alive(name)));
+        if (live === undefined) verdicts.set(name, (live = await this.alive(name)));
         if (live) continue;
         if (Number(info.pending) > 0) {
           const pending = (await this.redis.xpending(stream, GROUP, '-', '+', 10_000, name)) as [
@@ -235,7 +252,7 @@ export class RedisOutbox {
           const k = this.layout.userKeys(u);
           keys.push(k.acct, k.res, k.resv);
         }
-        return this.scripts.snapshot(String(keys.length), ...keys, ...users);
+        return this.redis.arSnapshot(String(keys.length), ...keys, ...users);
       }),
     );
     return rows
