@@ -1,35 +1,17 @@
-// Reserve before forwarding, settle after: the hot-store side of every request's money.
+// Reserve before forwarding, settle after: the hot-store side of every request's money. The
+// ledger holds a request's worst case (a hold of its own, or a draw from its process's lease) or
+// refuses it; the settle is settlement.ts, an account's load and its balance balances.ts.
 
-import { randomFillSync } from 'node:crypto';
-import type { Logger } from 'pino';
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
-import { Batcher, Coalesced } from '../store/batch.js';
-import type { HotBalance, HotStore, OutboxRecord, PrimeSnapshot, ReserveResult, SettleResult } from '../store/hot.js';
+import type { HotBalance, HotStore, OutboxRecord, ReserveResult } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
-import {
-  periodEnd,
-  periodStart,
-  previousSpendField,
-  spendField,
-  type KeyLimits,
-  type SpendPeriod,
-} from './key-limits.js';
+import { Balances } from './balances.js';
+import { periodEnd, spendField, type KeyLimits, type SpendPeriod } from './key-limits.js';
 import { Lease, Leases, type LeaseObserver } from './leases.js';
 import { usdText } from './money.js';
-
-export interface Reservation {
-  id: string;
-  userId: string;
-  keyId: string;
-  limits: KeyLimits;
-  amount: bigint;
-  settled: boolean;
-  /** The lease this request's worst case was drawn from, instead of a hold of its own. */
-  lease?: Lease;
-  /** Its draw was given back to the lease (once, whatever became of the settle). */
-  returned?: boolean;
-}
+import { reservationId, unavailable, type Reservation } from './reservation.js';
+import { Settlement, type SettlementOptions } from './settlement.js';
 
 export interface Payer {
   userId: string;
@@ -37,25 +19,10 @@ export interface Payer {
   limits: KeyLimits;
 }
 
-const SETTLE_RETRY_PAUSE_MS = 100;
-const KNOWN_MAX = 100_000;
-
-export interface LedgerOptions {
+export interface LedgerOptions extends SettlementOptions {
   ttlMs: number;
   /** Refuse new requests (503) once this many records wait for Postgres; 0 = no bound. */
   outboxMax: number;
-  /** The embedded store: how long a settle may wait for its write-ahead commit. */
-  commitWaitMs?: number;
-  /**
-   * How long an answer in hand keeps trying to have its charge taken (settle) while the hot
-   * store cannot be reached, before it is refused with 503. A settle that failed may have
-   * landed all the same (its reply was lost with a dying connection, a master that failed
-   * over): tried again, it lands or is found landed, and the answer is delivered, instead of a
-   * 503 that was charged. Covers a Redis Cluster failover; 0 tries once.
-   */
-  settleWaitMs?: number;
-  log?: Logger;
-  onRetryQueue?: (size: number) => void;
   /**
    * Leases (src/billing/leases.ts): requests of keys without limits take their worst case from a
    * standing hold of this process, renewed at least every `windowMs`, topped up to `requests`
@@ -64,8 +31,6 @@ export interface LedgerOptions {
   leases?: { windowMs: number; requests: number; observer?: LeaseObserver; clock?: Clock; soloFirst?: boolean };
 }
 
-const unavailable = () =>
-  new GatewayError('unavailable', 'The gateway cannot check balances right now; try again shortly.');
 const backlog = () => new GatewayError('unavailable', 'The gateway cannot record usage right now; try again shortly.');
 const insufficient = (amount: bigint, available: bigint) =>
   new GatewayError(
@@ -73,57 +38,15 @@ const insufficient = (amount: bigint, available: bigint) =>
     `Insufficient balance: this request may cost up to $${usdText(amount)} but $${usdText(available < 0n ? 0n : available)} is available. Add funds or lower max_tokens.`,
   );
 
-/** Random bytes for ids, drawn a page at a time: one call into the CSPRNG per 256 ids. */
-const pool = Buffer.alloc(4096);
-let poolAt = pool.length;
-
-/**
- * A new reservation's id: a UUIDv7 (RFC 9562), the time in ms first, then 74 random bits. It is
- * the usage record's `settle_id`, uniquely indexed: ids in time order are added at the end of
- * that index, where random ones each landed on a page of their own among 20M records (one random
- * page read and written per record, as much as the record's own row).
- * Held for as long as its request lasts: reading a character flattens the string (a rope of
- * its pieces otherwise, several times the size), and the check uses the result so that no
- * optimiser drops the read.
- */
-export function reservationId(now = Date.now()): string {
-  if (poolAt + 10 > pool.length) {
-    randomFillSync(pool);
-    poolAt = 0;
-  }
-  const b = Buffer.allocUnsafe(16);
-  b.writeUIntBE(now, 0, 6);
-  pool.copy(b, 6, poolAt, poolAt + 10);
-  poolAt += 10;
-  b[6] = 0x70 | (b[6]! & 0x0f);
-  b[8] = 0x80 | (b[8]! & 0x3f);
-  const h = b.toString('hex');
-  const id = `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-  if (id.charCodeAt(8) !== 0x2d) throw new Error(`"${id}" is not a UUID`);
-  return id;
-}
-
 export class Ledger {
-  /**
-   * Settles (and releases) that failed because the hot store was unreachable: tried again until
-   * they land, so a delivered answer is billed and a hold does not linger for its whole TTL.
-   */
-  private readonly retries = new Map<string, { res: Reservation; cost: bigint; record?: OutboxRecord }>();
-  private retryTimer?: NodeJS.Timeout;
   /** Users seen with money available in the last second: their requests skip the pre-check. */
   private readonly funded = new Map<string, number>();
-  /** Users this process has asked the hot store about (at most KNOWN_MAX, then forgotten at once). */
-  private readonly known = new Set<string>();
-  /** A cold account met by many requests at once is loaded once for all of them. */
-  private readonly priming = new Coalesced(async (userId) =>
-    this.hot.primeBalance(userId, await this.snapshots.call(userId)),
-  );
-  /** Cold accounts met in one event-loop turn are read in one snapshot (a burst of new users). */
-  private readonly snapshots = new Batcher<string, PrimeSnapshot>((userIds) => this.load(userIds));
   private readonly leases?: Leases;
+  private readonly balances: Balances;
+  private readonly settlement: Settlement;
 
   constructor(
-    private readonly sql: Sql,
+    sql: Sql,
     private readonly hot: HotStore,
     private readonly opts: LedgerOptions,
   ) {
@@ -131,6 +54,8 @@ export class Ledger {
       this.leases = new Leases(hot, { ...opts.leases, ttlMs: opts.ttlMs, outboxMax: opts.outboxMax });
       this.leases.start();
     }
+    this.balances = new Balances(sql, hot, this.leases);
+    this.settlement = new Settlement(hot, opts, this.leases);
   }
 
   /** Hold `amount` or refuse: 402 (balance), 429 (key limits), 503 (stores). */
@@ -273,20 +198,8 @@ export class Ledger {
    * Charge the actual cost and release the rest; the usage record goes to the outbox in the
    * same step. Returns what was charged (0 for a repeat). Throws 503 when the store is down.
    */
-  async settle(res: Reservation, cost: bigint, record: OutboxRecord): Promise<bigint> {
-    if (res.settled) return 0n;
-    const until = Date.now() + (this.opts.settleWaitMs ?? 0);
-    for (;;) {
-      try {
-        const charged = await this.trySettle(res, cost, record);
-        res.settled = true;
-        return charged;
-      } catch (err) {
-        // Idempotent per reservation: a try that landed unseen makes the next one a repeat.
-        if (Date.now() >= until) throw err;
-        await new Promise((r) => setTimeout(r, SETTLE_RETRY_PAUSE_MS));
-      }
-    }
+  settle(res: Reservation, cost: bigint, record: OutboxRecord): Promise<bigint> {
+    return this.settlement.settle(res, cost, record);
   }
 
   /**
@@ -294,56 +207,13 @@ export class Ledger {
    * tried again until it lands, so what was served is billed once the store is back. The
    * reservation counts as settled from here on either way: the retry owns it.
    */
-  async settleEventually(res: Reservation, cost: bigint, record: OutboxRecord): Promise<boolean> {
-    if (res.settled) return true;
-    res.settled = true;
-    try {
-      await this.trySettle(res, cost, record);
-      return true;
-    } catch {
-      this.retryLater(res, cost, record);
-      return false;
-    }
+  settleEventually(res: Reservation, cost: bigint, record: OutboxRecord): Promise<boolean> {
+    return this.settlement.settleEventually(res, cost, record);
   }
 
   /** Release a hold that was not used: nothing charged, nothing recorded. */
-  async release(res: Reservation): Promise<void> {
-    if (res.settled) return;
-    res.settled = true;
-    if (res.lease) {
-      // Nothing was used: the worst case goes back to the lease, no store call. (After a settle
-      // that failed, it went back already, cost included.)
-      this.giveBack(res, 0n);
-      return;
-    }
-    try {
-      await this.trySettle(res, 0n);
-    } catch {
-      this.retryLater(res, 0n);
-    }
-  }
-
-  private retryLater(res: Reservation, cost: bigint, record?: OutboxRecord) {
-    this.retries.set(res.id, { res, cost, record });
-    this.opts.onRetryQueue?.(this.retries.size);
-    this.retryTimer ??= setInterval(() => void this.retryPending(), 1000);
-  }
-
-  private async trySettle(res: Reservation, cost: bigint, record?: OutboxRecord): Promise<bigint> {
-    let result;
-    try {
-      result = await this.hot.settle(this.settleRequest(res, cost, record));
-    } catch (err) {
-      // It may have landed: the lease counts the cost as spent either way (see leases.ts).
-      this.giveBack(res, cost);
-      this.suspendLeases();
-      this.opts.log?.warn({ err: (err as Error)?.message }, 'settle failed: the hot store is unreachable');
-      throw unavailable();
-    }
-    this.giveBack(res, cost, result);
-    if (result.duplicate) return 0n;
-    if (!this.hot.durableSettle && result.entryId) await this.awaitCommit(result.entryId);
-    return cost;
+  release(res: Reservation): Promise<void> {
+    return this.settlement.release(res);
   }
 
   /** The hot store lost data (or could not be reached): no lease is drawn from before a store call renews it. */
@@ -353,144 +223,31 @@ export class Ledger {
 
   /** Charges waiting for the store to come back. */
   get pendingSettles(): number {
-    return this.retries.size;
+    return this.settlement.pendingSettles;
   }
 
-  async retryPending(): Promise<void> {
-    for (const [id, job] of this.retries) {
-      try {
-        await this.trySettle(job.res, job.cost, job.record);
-        this.retries.delete(id);
-      } catch {
-        break; // still down
-      }
-    }
-    this.opts.onRetryQueue?.(this.retries.size);
-    if (this.retries.size === 0 && this.retryTimer) {
-      clearInterval(this.retryTimer);
-      this.retryTimer = undefined;
-    }
+  retryPending(): Promise<void> {
+    return this.settlement.retryPending();
   }
 
   /** Called at shutdown: one last try; what still cannot land is logged in full. */
   async stop(): Promise<void> {
-    if (this.retries.size > 0) await this.retryPending();
+    if (this.settlement.pendingSettles > 0) await this.settlement.retryPending();
     await this.leases?.stop();
-    if (this.retryTimer) clearInterval(this.retryTimer);
-    for (const { record } of this.retries.values()) {
-      if (record)
-        this.opts.log?.error(
-          {
-            record: { ...record, costNano: String(record.costNano), officialCostNano: String(record.officialCostNano) },
-          },
-          'unsettled charge lost at shutdown',
-        );
-    }
+    this.settlement.stop();
   }
 
-  private giveBack(res: Reservation, cost: bigint, result?: SettleResult) {
-    if (!res.lease || res.returned) return;
-    res.returned = true;
-    this.leases!.settled(res.lease, res.amount, cost, result);
-  }
-
-  private settleRequest(res: Reservation, cost: bigint, record?: OutboxRecord) {
-    const p = record && res.limits.spendNano !== null ? res.limits.spendPeriod : null;
-    return {
-      userId: res.userId,
-      reservationId: res.id,
-      leaseId: res.lease?.id,
-      cost,
-      keyId: res.keyId,
-      spendField: p ? spendField(res.keyId, p, record!.createdAt) : undefined,
-      spendFieldBefore: p ? previousSpendField(res.keyId, p, record!.createdAt) : undefined,
-      record,
-    };
-  }
-
-  private async awaitCommit(entryId: string): Promise<void> {
-    const ms = this.opts.commitWaitMs ?? 10_000;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        this.hot.whenCommitted(entryId),
-        new Promise((_, reject) => (timer = setTimeout(() => reject(unavailable()), ms))),
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  /**
-   * Load a user's account from one Postgres snapshot: the balance, the running total of
-   * committed charges (which tells the outbox's acknowledgements what the snapshot already
-   * holds) and the current-period spend of each capped key.
-   */
   /** Loads the account from Postgres if it is not loaded: what it loaded, or null if it was. */
   prime(userId: string): Promise<HotBalance | null> {
-    return this.priming.call(userId);
-  }
-
-  private async load(userIds: string[]): Promise<PrimeSnapshot[]> {
-    const now = new Date();
-    // Each capped key's spend in its current period, from the per-key daily totals (kept with
-    // the records, sql/029): a period starts at a UTC midnight, so whole days sum it exactly.
-    const start = (period: SpendPeriod) => periodStart(period, now).toISOString().slice(0, 10);
-    // One statement, so one snapshot for the balance, the charged total and the caps' spend,
-    // without a transaction's three extra round trips.
-    const rows = await this.sql<
-      {
-        id: string;
-        balance_nano: bigint;
-        charged_nano: bigint;
-        caps: { id: string; period: SpendPeriod; spent: string }[];
-      }[]
-    >`
-      SELECT u.id, u.balance_nano, u.charged_nano,
-             coalesce((SELECT json_agg(json_build_object('id', k.id, 'period', k.spend_limit_period, 'spent',
-                 coalesce((SELECT sum(d.cost_nano) FROM usage_key_daily d WHERE d.key_id = k.id AND d.day >= (CASE k.spend_limit_period
-                   WHEN 'day' THEN ${start('day')} WHEN 'week' THEN ${start('week')} WHEN 'month' THEN ${start('month')} ELSE ${start('total')} END)::date), 0)::text))
-               FROM api_keys k WHERE k.user_id = u.id AND k.spend_limit_nano IS NOT NULL AND k.spend_limit_period IS NOT NULL), '[]'::json) AS caps
-      FROM users u WHERE u.id = ANY(${userIds}::uuid[])`;
-    const byUser = new Map(rows.map((u) => [u.id, u]));
-    return userIds.map((id) => {
-      const u = byUser.get(id);
-      const keySpend: Record<string, bigint> = {};
-      for (const k of u?.caps ?? []) keySpend[spendField(k.id, k.period, now)] = BigInt(k.spent);
-      return { balance: u?.balance_nano ?? 0n, charged: u?.charged_nano ?? 0n, keySpend };
-    });
+    return this.balances.prime(userId);
   }
 
   /**
-   * Balance, live reservations and what is available, loading the account if needed. What this
-   * process's lease holds undrawn is available here, not reserved (the leases of other processes
-   * count as reserved until they are handed back, a window after their last request).
+   * Balance, live reservations and what is available, loading the account if needed (what this
+   * process's lease holds undrawn counts as available).
    */
-  async balance(userId: string): Promise<{ balance: bigint; reserved: bigint; available: bigint }> {
-    // A user this process has not met is loaded first: usually nobody has (a new key, a burst of
-    // them), and the load answers the balance, a read less. An account loaded already costs a
-    // snapshot read here, once per process.
-    if (!this.known.has(userId)) {
-      if (this.known.size >= KNOWN_MAX) this.known.clear();
-      this.known.add(userId);
-      const loaded = await this.prime(userId);
-      if (loaded && loaded.reserved === 0n) return this.available(userId, loaded);
-    }
-    let b = await this.hot.balance(userId);
-    if (!b) {
-      // What the load found is the balance, unless holds are counted (expired ones are swept by
-      // the read) or another process loaded it first: a read less for a new account.
-      const loaded = await this.prime(userId);
-      b =
-        loaded && loaded.reserved === 0n ? loaded : ((await this.hot.balance(userId)) ?? { balance: 0n, reserved: 0n });
-    }
-    return this.available(userId, b);
-  }
-
-  private available(userId: string, b: HotBalance) {
-    const undrawn = this.leases?.undrawn(userId) ?? 0n;
-    const reserved = b.reserved > undrawn ? b.reserved - undrawn : 0n;
-    return { balance: b.balance, reserved, available: b.balance - reserved };
+  balance(userId: string): Promise<{ balance: bigint; reserved: bigint; available: bigint }> {
+    return this.balances.balance(userId);
   }
 }
 

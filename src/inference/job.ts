@@ -3,7 +3,7 @@
 // on a stateful surface, its answer kept.
 
 import type { KeyIdentity } from '../accounts/keys.js';
-import type { Reservation } from '../billing/ledger.js';
+import type { Reservation } from '../billing/reservation.js';
 import { costOf } from '../billing/money.js';
 import type { Forwarded } from '../billing/prompt-size.js';
 import type { Model, Route } from '../catalogue/index.js';

@@ -12,7 +12,7 @@
 // A surface's own work (its terms, its answer) sits between them in its module.
 
 import type { KeyIdentity } from '../accounts/keys.js';
-import type { Reservation } from '../billing/ledger.js';
+import type { Reservation } from '../billing/reservation.js';
 import type { BodySize } from '../billing/prompt-size.js';
 import type { Model, ModelKind } from '../catalogue/index.js';
 import { GatewayError } from '../errors.js';

@@ -7,7 +7,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { DIALECTS } from '../../src/dialects/index.js';
 import { settingsOnly } from '../../src/inference/handle.js';
-import { reservationId } from '../../src/billing/ledger.js';
+import { reservationId } from '../../src/billing/reservation.js';
 
 v8.setFlagsFromString('--allow-natives-syntax');
 v8.setFlagsFromString('--expose-gc');

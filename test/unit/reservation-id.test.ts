@@ -1,8 +1,8 @@
-// Reservation ids are UUIDv7 (src/billing/ledger.ts): the time first, so that usage records'
+// Reservation ids are UUIDv7 (src/billing/reservation.ts): the time first, so that usage records'
 // settle_ids are appended at the end of their unique index instead of anywhere in it.
 
 import t from 'tap';
-import { reservationId } from '../../src/billing/ledger.js';
+import { reservationId } from '../../src/billing/reservation.js';
 
 t.test('a reservation id is a UUIDv7: version, variant, its time in ms, and unique', async (t) => {
   const at = Date.UTC(2026, 11, 4, 12, 0, 0, 123);
