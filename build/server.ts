@@ -61,8 +61,10 @@ const partOf = (entry: string) => {
  * Code-split: the entry holds the command line, and `serve`'s cluster primary loads only what it
  * runs (the outbox writer, the stores, the metrics) while the server itself (the HTTP stack, the
  * dialects, RxJS, the dashboard, mail and payments) is a chunk that only the workers import: the
- * primary held about 14 MB more of heap with the whole gateway loaded. Chunks sit beside the
- * entry, at the folder depth src/paths.ts expects.
+ * primary held about 14 MB more of heap with the whole gateway loaded. Each dialect and payment
+ * provider is a chunk of its own besides, which the server imports as it starts (their
+ * registries load them by name). Chunks sit beside the entry, at the folder depth src/paths.ts
+ * expects.
  *
  * Built in a folder of its own, then moved in, the entry last: a starting process never reads a
  * half-written build, and chunks are named by their content, so a rebuild never changes one

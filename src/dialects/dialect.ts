@@ -1,9 +1,9 @@
-// What every wire dialect provides, so that a dialect is one folder plus one line of each
-// registry (index.ts, and names.ts for its light half, meta.ts). The client side turns a surface's request into the IR and the IR answer
-// back into the surface's wire form, and says what the surface's options cost (its terms); the
-// upstream side does the reverse for providers that speak the dialect, and knows how such a
-// provider is addressed, authenticated, capped, and how its answers are read when they pass
-// through untouched.
+// What every wire dialect provides, so that a dialect is one folder plus one line of the
+// registry (names.ts, which lists its light half, meta.ts; index.ts loads the rest). The client
+// side turns a surface's request into the IR and the IR answer back into the surface's wire
+// form, and says what the surface's options cost (its terms); the upstream side does the reverse
+// for providers that speak the dialect, and knows how such a provider is addressed,
+// authenticated, capped, and how its answers are read when they pass through untouched.
 //
 // Dialects import nothing from src/inference or src/server but types: the request pipeline
 // calls them, never the other way round.

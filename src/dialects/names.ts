@@ -1,7 +1,7 @@
-// The leaf registry: what the catalogue and the admin API know of each wire dialect without
-// loading it (the dialects pull in valibot schemas, RxJS and the stream code). One line per
-// dialect, its folder's meta.ts; the full registry (index.ts) is checked against this list by
-// the type system, and test/dialects/registry.test.ts checks the two agree.
+// The registry: one line per wire dialect, its folder's meta.ts, which is what the catalogue and
+// the admin API know of it without loading it (the dialects pull in valibot schemas, RxJS and
+// the stream code). The full dialects (index.ts) are loaded from the folders this list names, and
+// their types derived from it; test/dialects/registry.test.ts checks what each folder provides.
 
 import { meta as openai } from './openai/meta.js';
 import { meta as anthropic } from './anthropic/meta.js';

@@ -128,9 +128,12 @@ for (const [name, dialect] of registered) {
       existsSync(`${DIALECTS_DIR}${name}/index.ts`) && existsSync(`${DIALECTS_DIR}${name}/meta.ts`),
       'its folder has its name, with index.ts and meta.ts',
     );
+    const folder = (await import(`${DIALECTS_DIR}${name}/index.js`)) as Record<string, unknown>;
+    t.equal(folder[name], dialect, 'its index.ts exports it under its name (what the registry loads)');
+    const light = (await import(`${DIALECTS_DIR}${name}/meta.js`)) as { meta?: unknown };
     t.ok(
-      DIALECT_METAS.some((m) => m.name === name),
-      'its meta.ts is in the leaf registry',
+      DIALECT_METAS.some((m) => m === light.meta && m.name === name),
+      'its meta.ts exports its light half, `meta`, listed in the registry (names.ts)',
     );
     for (const fn of REQUIRED.dialect) t.type(dialect[fn], 'function', fn);
     for (const fn of REQUIRED.upstream) t.type(dialect.upstream[fn], 'function', `upstream.${fn}`);
@@ -244,7 +247,7 @@ t.test('the lists derived from the registry match it', async (t) => {
   t.same(
     DIALECT_METAS.map((m) => m.name),
     names,
-    'the leaf registry lists the same dialects',
+    'the registry lists the same dialects, in its order',
   );
   t.same(Object.keys(PUBLIC), names, 'every dialect has its row in the public table');
   t.same(
