@@ -2,7 +2,7 @@
 // only conversions to and from the decimal strings of the JSON APIs.
 
 import type { IRUsage } from '../dialects/ir.js';
-import type { Prices } from '../catalogue/index.js';
+import type { Prices } from '../catalogue/prices.js';
 
 export const NANO_PER_USD = 1_000_000_000n;
 /**

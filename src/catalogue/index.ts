@@ -8,25 +8,11 @@ import { EMBEDDING_DIALECT_NAMES, REASONING_MODEL_PATTERNS, type DialectName } f
 import { CatalogueError } from './error.js';
 import { EXAMPLE_CATALOGUE } from './example.js';
 import { CatalogueFileSchema, issuePath, MODEL_KINDS, type ModelEntry, type ProviderEntry } from './schema.js';
+import type { Prices } from './prices.js';
+
+export type { Prices };
 
 type Extras = NonNullable<ModelEntry['extras']>;
-
-/** Nano-USD per million tokens, so that prices like $0.0375/M stay integers. */
-export interface Prices {
-  input: bigint;
-  output: bigint;
-  cacheRead: bigint;
-  cacheWrite: bigint;
-  /** Cache writes with a one-hour lifetime (Anthropic charges them 2× input by default). */
-  cacheWrite1h: bigint;
-  /** Audio tokens in and out; absent: audio is not sold on this model. */
-  audioIn?: bigint;
-  audioOut?: bigint;
-  /** Nano-USD per web search (not per million). */
-  perWebSearch: bigint;
-  /** Past `threshold` input tokens, the whole request is priced at `prices`. */
-  longContext?: { threshold: number; prices: Prices };
-}
 
 export interface PricingJson {
   input: number;

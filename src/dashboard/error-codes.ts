@@ -1,6 +1,11 @@
 // The dashboard API's error vocabulary. The handlers raise these, the OpenAPI document lists
 // them, and the web app imports this file to keep one message per entry in each language (its
-// type checker refuses a dictionary that misses one). No imports: the browser bundle takes it.
+// type checker refuses a dictionary that misses one). Its one import, the field rules' reasons,
+// imports nothing either: the browser bundle takes both.
+
+import type { ErrorParams, FieldReason } from '../field-rules.js';
+
+export { FIELD_REASONS, type ErrorParams, type FieldReason } from '../field-rules.js';
 
 /** `error.code`: what went wrong, stable across releases. */
 export const ERROR_CODES = [
@@ -39,36 +44,6 @@ export const ERROR_CODES = [
   'model_failed',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
-
-/**
- * `error.reason`, with invalid_request, invalid_range and invalid_cursor: which rule the field
- * named by `error.param` broke. `error.params` carries the rule's figures (`min`, `max`,
- * `allowed`), so a client can say it in its own words.
- */
-export const FIELD_REASONS = [
-  'required',
-  'invalid_type',
-  'too_short',
-  'too_long',
-  'invalid_email',
-  'invalid_format',
-  'too_small',
-  'too_large',
-  'not_integer',
-  'not_allowed',
-  'control_characters',
-  'invalid_amount',
-  'period_required',
-  'period_without_cap',
-  'invalid_date',
-  'mixed_range',
-  'disordered_range',
-  'repeated',
-  'invalid_cursor',
-] as const;
-export type FieldReason = (typeof FIELD_REASONS)[number];
-
-export type ErrorParams = Record<string, string | number | string[]>;
 
 export interface ErrorBody {
   code: ErrorCode;

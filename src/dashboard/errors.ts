@@ -80,23 +80,3 @@ export function renderDashboardError(ex: Exchange, err: GatewayError): void {
   const body = { code, message: err.message, ...detail } as ErrorBody;
   ex.json(status, { error: body }, headers);
 }
-
-/** Postgres or Redis unreachable, as opposed to a bug: worth a 503 the client may retry. */
-export function isStoreOutage(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return false;
-  return (
-    [
-      'ECONNREFUSED',
-      'ECONNRESET',
-      'ETIMEDOUT',
-      'EPIPE',
-      'CONNECT_TIMEOUT',
-      'CONNECTION_CLOSED',
-      'CONNECTION_ENDED',
-      'CONNECTION_DESTROYED',
-    ].includes(code) ||
-    code.startsWith('57P') || // admin shutdown, cannot connect now
-    code.startsWith('08') // connection exceptions
-  );
-}

@@ -4,7 +4,8 @@ import { GatewayError } from '../errors.js';
 import type { Gateway } from '../services.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Router } from '../server/router.js';
-import { badRequest, DashboardError, isStoreOutage, renderDashboardError } from './errors.js';
+import { isStoreOutage } from '../store/outage.js';
+import { badRequest, DashboardError, renderDashboardError } from './errors.js';
 
 export const PREFIX = '/api/dashboard';
 

@@ -1,4 +1,4 @@
-import { DEPOSIT_METHODS } from '../payments/service.js';
+import { DEPOSIT_METHODS } from '../payments/configs.js';
 import type { Gateway } from '../services.js';
 import type { Router } from '../server/router.js';
 import { accountHandlers } from './account.js';

@@ -13,7 +13,7 @@ import type { HotStore } from '../store/hot.js';
 import type { Sql, Tx } from '../store/sql.js';
 
 export type DepositStatus = 'pending' | 'paid' | 'expired' | 'failed';
-/** Who confirms a deposit, a registered provider's id (src/payments/providers.ts); also the {provider} of its notification URL. */
+/** Who confirms a deposit, a registered provider's id (src/payments/configs.ts); also the {provider} of its notification URL. */
 export type Provider = string;
 
 export interface DepositRow {

@@ -1,8 +1,10 @@
 // What a payment provider is to the gateway. Each provider lives in its own folder
-// (src/payments/<id>/) whose index.ts exports one PaymentProvider, and is listed once in
-// src/payments/providers.ts; everything else (the deposit routes, the notification routes,
-// the environment variables and their documentation, GET /deposit/info) is read from that list.
-// test/payments/registry.test.ts holds every registered provider to this contract.
+// (src/payments/<id>/): its settings.ts exports its light half (a ProviderConfig,
+// provider-config.ts), listed once in src/payments/configs.ts, and its index.ts the whole
+// PaymentProvider under its id, which providers.ts loads from that list; everything else (the
+// deposit routes, the notification routes, the environment variables and their documentation,
+// GET /deposit/info) is read from those. test/payments/registry.test.ts holds every registered
+// provider to this contract.
 //
 // A deposit *method* is what a user picks (POST /api/dashboard/deposits/{method}); a *provider*
 // is who confirms the payment (POST /api/payments/{provider}/notify, deposits.provider). Several
@@ -11,23 +13,14 @@
 // time (for QRIS, QRIS_MODE picks it); a method's deposits go to its enabled provider.
 
 import type * as v from 'valibot';
-import type { EnvVar } from '../env-schemas.js';
 import type { Tx } from '../store/sql.js';
 import type { DepositRow, Terms } from './deposits.js';
 import type { NotifyContext, NotifyResult } from './notify.js';
-
-/** A payment value present but wrong: start-up stops with its message. */
-export class PaymentConfigError extends Error {}
+import type { ProviderConfig } from './provider-config.js';
 
 export function notifyUrl(publicUrl: string, provider: string): string {
   return `${publicUrl}/api/payments/${provider}/notify`;
 }
-
-/** The validated payment variables, by name (src/config.ts parsed them with the providers' own schemas). */
-export type EnvValues = Readonly<Record<string, unknown>>;
-
-/** A method's settings: on, off with the reason (a warning at start), or not asked for at all (null). */
-export type Configured<S> = { on: S } | { off: string } | null;
 
 /** What the provider's order at its end is recorded as. */
 export interface ProviderOrder {
@@ -59,24 +52,6 @@ export interface LiveProvider<B> {
   notify: ((ctx: NotifyContext, raw: Buffer, headers: Record<string, string>) => Promise<NotifyResult>) | null;
 }
 
-/**
- * A provider's light half, its folder's settings.ts: what src/config.ts reads at start (the
- * variables and the settings they make), without the provider's clients, bodies and invoices,
- * so that the command line and the cluster primary load none of those.
- */
-export interface ProviderConfig<M extends string = string, S = unknown> {
-  /** {provider} of /api/payments/{provider}/notify; stored in deposits.provider. */
-  readonly id: string;
-  /** {method} of POST /api/dashboard/deposits/{method}; stored in deposits.method. */
-  readonly method: M;
-  /** The method in words: "<name> deposits are not enabled on this gateway." */
-  readonly methodName: string;
-  /** The variables it reads, in the order docs/api.md lists them; a method's shared ones come from one object. */
-  readonly env: Readonly<Record<string, EnvVar>>;
-  /** The method's settings from the variables; throws PaymentConfigError on a value that is wrong. Shared by a method's providers. */
-  settings(env: EnvValues): Configured<S>;
-}
-
 // Methods, not function properties: a provider of its own settings and body types stands in the
 // registry's list of providers of unknown ones.
 export interface PaymentProvider<M extends string = string, S = unknown, B = unknown> extends ProviderConfig<M, S> {
@@ -89,12 +64,4 @@ export interface PaymentProvider<M extends string = string, S = unknown, B = unk
   start(settings: S): LiveProvider<B>;
   /** How its notifications are answered: JSON, or plain text (epusdt expects the body `ok`). */
   readonly notifyAnswer: 'json' | 'text';
-}
-
-/** The names among `pairs` whose value is unset or empty. */
-export const missingVars = (pairs: [string, unknown][]): string[] =>
-  pairs.filter(([, v]) => v === undefined || v === '').map(([k]) => k);
-
-export function configFail(message: string): never {
-  throw new PaymentConfigError(message);
 }

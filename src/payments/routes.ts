@@ -4,9 +4,9 @@
 
 import type { Gateway } from '../services.js';
 import { GatewayError } from '../errors.js';
-import { isStoreOutage } from '../dashboard/errors.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Router } from '../server/router.js';
+import { isStoreOutage } from '../store/outage.js';
 import type { Provider } from './deposits.js';
 import { PROVIDERS } from './providers.js';
 

@@ -1,6 +1,6 @@
 // Deposits as the dashboard and the notification routes see them: what is on offer, opening an
 // invoice with a method's provider, reading one back, and handing notifications to their
-// provider. Which provider does what is the registry's (src/payments/providers.ts); what every
+// provider. Which provider does what is the registry's (src/payments/configs.ts); what every
 // provider shares (the deposit state machine, the open-deposit limit, the expiry, failing a
 // deposit its provider did not take) is here and in deposits.ts.
 
@@ -30,12 +30,8 @@ import { PROVIDERS } from './providers.js';
 import { qrPngDataUrl } from './qr-image.js';
 import type { PaymentSettings } from './settings.js';
 
-/** The registered methods, each once, in registry order: the {method} of each deposit route. */
-export const DEPOSIT_METHODS: readonly string[] = [...new Set(PROVIDERS.map((p) => p.method))];
-
 /** The request body a method's invoices are opened with (its providers share it); undefined for no registered method. */
-export const methodBody = (method: string) =>
-  (PROVIDERS as readonly PaymentProvider[]).find((p) => p.method === method)?.body;
+export const methodBody = (method: string) => PROVIDERS.find((p) => p.method === method)?.body;
 
 const unavailable = () =>
   new DepositError(502, 'provider_error', 'The payment provider could not open the invoice; try again shortly.');
@@ -58,7 +54,7 @@ export class Payments {
     private readonly log: Logger,
     readonly settings: PaymentSettings,
   ) {
-    for (const provider of PROVIDERS as readonly PaymentProvider[]) {
+    for (const provider of PROVIDERS) {
       const s = (settings as unknown as Record<string, unknown>)[provider.method];
       if (s === null || s === undefined || !provider.enabled(s)) continue;
       const entry = { provider, settings: s, live: provider.start(s) };
@@ -76,7 +72,7 @@ export class Payments {
   async open(method: string, userId: string, body: unknown): Promise<object> {
     const e = this.byMethod.get(method);
     if (!e) {
-      const name = (PROVIDERS as readonly PaymentProvider[]).find((p) => p.method === method)?.methodName ?? method;
+      const name = PROVIDERS.find((p) => p.method === method)?.methodName ?? method;
       throw new DepositError(404, 'method_disabled', `${name} deposits are not enabled on this gateway.`);
     }
     const { id } = e.provider;

@@ -5,9 +5,9 @@
 
 import type { EnvVar } from '../env-schemas.js';
 import { PROVIDER_CONFIGS } from './configs.js';
-import type { EnvValues, ProviderConfig } from './provider.js';
+import type { EnvValues, ProviderConfig } from './provider-config.js';
 
-export { PaymentConfigError } from './provider.js';
+export { PaymentConfigError } from './provider-config.js';
 
 type Registered = (typeof PROVIDER_CONFIGS)[number];
 type SettingsOf<P> = P extends ProviderConfig<string, infer S> ? S : never;

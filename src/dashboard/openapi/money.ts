@@ -85,7 +85,7 @@ export const moneyPaths = {
       },
     },
   },
-  // POST /deposits/{method}, one per method a payment provider serves (src/payments/providers.ts):
+  // POST /deposits/{method}, one per method a payment provider serves (src/payments/configs.ts):
   // the same operation as its alias above. Getters, because an entry cannot name its sibling.
   get '/deposits/qris'(): Record<string, unknown> {
     return {

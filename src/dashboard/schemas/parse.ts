@@ -3,18 +3,16 @@
 // param, reason and figures, from which a client words the refusal.
 
 import * as v from 'valibot';
+import { ruleOf } from '../../field-rules.js';
 import { badRequest, type ErrorDetail } from '../errors.js';
-import type { ErrorParams, FieldReason } from '../error-codes.js';
+import type { FieldReason } from '../error-codes.js';
 
 /**
- * Rules whose valibot issue type does not say which rule it was (checks, transforms, picklists):
- * their message names the reason and figures a client words the refusal from.
+ * Rules whose valibot issue type does not say which rule it was (checks, transforms, picklists)
+ * are worded with `rule`: their message names the reason and figures a client words the refusal
+ * from.
  */
-const RULES = new Map<string, { reason: FieldReason; params?: ErrorParams }>();
-export const rule = (reason: FieldReason, message: string, params?: ErrorParams) => {
-  RULES.set(message, { reason, params });
-  return message;
-};
+export { rule } from '../../field-rules.js';
 
 function issuePath(issue: v.BaseIssue<unknown>): string {
   return (issue.path ?? []).map((p) => String((p as { key: unknown }).key)).join('.');
@@ -51,7 +49,7 @@ const FIGURE: Partial<Record<FieldReason, string>> = {
 export function issueDetail(issue: v.BaseIssue<unknown>): ErrorDetail {
   const path = issuePath(issue);
   const param = path ? { param: path } : {};
-  const own = RULES.get(issue.message);
+  const own = ruleOf(issue.message);
   if (own) return { ...param, reason: own.reason, ...(own.params ? { params: own.params } : {}) };
   if (issue.kind === 'schema') return { ...param, reason: issue.input === undefined ? 'required' : 'invalid_type' };
   const reason = BY_TYPE[issue.type] ?? 'invalid_format';

@@ -1,9 +1,11 @@
 // The dashboard API's answers about money: the catalogue's prices, the balance, deposits and
 // the invoices that open them (their request bodies are validated by ../schemas.ts). No Node
-// imports: the web app takes its types from here.
+// imports: the web app takes its types from here (the deposit methods come from the payment
+// providers' light halves, which import no Node either).
 
 import * as v from 'valibot';
 import { MODEL_KINDS } from '../../catalogue/schema.js';
+import { DEPOSIT_METHODS } from '../../payments/configs.js';
 import { Count, Id, Instant, Money, NullableInstant } from './common.js';
 
 const Pricing = v.pipe(
@@ -78,10 +80,7 @@ export const DepositDetail = v.object({
 });
 
 export const DepositMethod = v.object({
-  id: v.pipe(
-    v.picklist(['qris', 'epusdt']),
-    v.description('qris: POST /topup/qris; epusdt: POST /deposit/epusdt/create'),
-  ),
+  id: v.pipe(v.picklist(DEPOSIT_METHODS), v.description('qris: POST /topup/qris; epusdt: POST /deposit/epusdt/create')),
   currency: v.pipe(v.string(), v.description('Currency of the amount asked for (IDR for qris, USD for epusdt)')),
   min: v.pipe(v.string(), v.description('Smallest amount, decimal string in currency')),
   max: v.pipe(v.string(), v.description('Largest amount, decimal string in currency')),

@@ -3,7 +3,7 @@
 
 import * as v from 'valibot';
 import { nanoToUsd } from '../../billing/money.js';
-import { rule } from '../../dashboard/schemas.js';
+import { rule } from '../../field-rules.js';
 import { centsToNano, formatDecimal, usdCents, usdToPayCents } from '../amounts.js';
 import { DepositError } from '../deposits.js';
 import type { PaymentProvider } from '../provider.js';

@@ -4,7 +4,7 @@
 import * as v from 'valibot';
 import { decimal, flag, secret, url, type EnvVar } from '../../env-schemas.js';
 import { compareDecimal, parseDecimal, usdCents, usdToPayCents, type Decimal } from '../amounts.js';
-import { configFail, missingVars, type Configured, type EnvValues, type ProviderConfig } from '../provider.js';
+import { configFail, missingVars, type Configured, type EnvValues, type ProviderConfig } from '../provider-config.js';
 
 export const EPUSDT_ENV = {
   EPUSDT_URL: {
@@ -100,7 +100,7 @@ export function epusdtSettings(env: EnvValues): Configured<EpusdtSettings> {
   };
 }
 
-/** epusdt's light half (src/payments/provider.ts, ProviderConfig). */
+/** epusdt's light half (src/payments/provider-config.ts, ProviderConfig). */
 export const epusdtConfig: ProviderConfig<'epusdt', EpusdtSettings> = {
   id: 'epusdt',
   method: 'epusdt',

@@ -1,7 +1,7 @@
-// Midtrans' light half (src/payments/provider.ts, ProviderConfig): its variables beside QRIS's.
+// Midtrans' light half (src/payments/provider-config.ts, ProviderConfig): its variables beside QRIS's.
 
 import { secret, url } from '../../env-schemas.js';
-import type { ProviderConfig } from '../provider.js';
+import type { ProviderConfig } from '../provider-config.js';
 import { QRIS_METHOD_ENV, qrisSettings, type QrisSettings } from '../qris/settings.js';
 
 export const midtransConfig: ProviderConfig<'qris', QrisSettings> = {

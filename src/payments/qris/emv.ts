@@ -14,10 +14,14 @@ export class QrisError extends Error {
   }
 }
 
+// TextEncoder rather than Buffer: the QRIS settings check the merchant's code with this file, and
+// the web app's type check, which knows no Node, reads them (src/payments/provider-config.ts).
+const UTF8 = new TextEncoder();
+
 /** CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no reflection, no final xor), 4 uppercase hex digits. */
 export function crc16(text: string): string {
   let crc = 0xffff;
-  for (const byte of Buffer.from(text, 'utf8')) {
+  for (const byte of UTF8.encode(text)) {
     crc ^= byte << 8;
     for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
   }

@@ -5,7 +5,7 @@
 
 import * as v from 'valibot';
 import { nanoToUsd } from '../../billing/money.js';
-import { rule } from '../../dashboard/schemas.js';
+import { rule } from '../../field-rules.js';
 import { formatDecimal } from '../amounts.js';
 import { DepositError, type DepositRow } from '../deposits.js';
 import type { QrisSettings } from './settings.js';

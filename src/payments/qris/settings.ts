@@ -1,10 +1,10 @@
 // QRIS's variables and the settings they make, shared by its two providers (QRIS_MODE picks
-// one): the light half src/config.ts reads (src/payments/provider.ts, ProviderConfig).
+// one): the light half src/config.ts reads (src/payments/provider-config.ts, ProviderConfig).
 
 import * as v from 'valibot';
 import { decimal, int, secret, type EnvVar } from '../../env-schemas.js';
 import { compareDecimal, parseDecimal, type Decimal } from '../amounts.js';
-import { configFail, missingVars, type Configured, type EnvValues, type ProviderConfig } from '../provider.js';
+import { configFail, missingVars, type Configured, type EnvValues, type ProviderConfig } from '../provider-config.js';
 import { checkStaticPayload, QrisError } from './emv.js';
 
 export const MIDTRANS_DEFAULT_URL = 'https://api.midtrans.com';
