@@ -409,8 +409,9 @@ async function main() {
     progress(`keys: ${fresh.length.toLocaleString('en')} unused keys on hand; a gateway process of its own`);
     const keys = await withGatewayProcess(
       { dir, env: keyEnv, catalogue, profileDir: opts.profile && path.resolve(opts.profile), progress },
-      (gatewayUrl) =>
+      (gatewayUrl, cpu) =>
         timeKeys({
+          cpu,
           url: gatewayUrl,
           model: MODELS[0].id,
           fresh,

@@ -12,6 +12,7 @@ import { Pool } from 'undici';
 import { startChild, stopAll } from './children.js';
 import { GatewayProcess, gatewayEntry } from './gateway.js';
 import { freePort } from './http.js';
+import { cpuOfCommands } from './proc.js';
 import { Samples, type Summary } from './stats.js';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -28,7 +29,12 @@ export interface KeyLoad {
   latency: Summary;
   /** Answers other than 200, by status (or error message). */
   failures: Record<string, number>;
+  /** CPU µs a request, by process (the gateway, Postgres, Redis, this load generator), when measured. */
+  cpuUsPerRequest?: Record<string, number>;
 }
+
+/** CPU seconds so far, by process: what a loop's requests cost each part of the machine. */
+export type CpuClock = () => Record<string, number>;
 
 export interface KeyLoadOptions {
   url: string;
@@ -42,6 +48,7 @@ export interface KeyLoadOptions {
   /** Stop after this long (default: no time limit). */
   seconds?: number;
   model: string;
+  cpu?: CpuClock;
 }
 
 /**
@@ -66,6 +73,7 @@ export async function keyLoad(opts: KeyLoadOptions): Promise<KeyLoad> {
   const latency = new Samples(Math.min(limit, 1 << 16));
   const failures: Record<string, number> = {};
   let next = 0;
+  const cpuBefore = opts.cpu?.();
   const start = performance.now();
   const deadline = opts.seconds === undefined ? Infinity : start + opts.seconds * 1000;
   const loop = async () => {
@@ -91,7 +99,14 @@ export async function keyLoad(opts: KeyLoadOptions): Promise<KeyLoad> {
   };
   await Promise.all(Array.from({ length: opts.connections }, loop));
   const seconds = (performance.now() - start) / 1000;
+  const cpuAfter = opts.cpu?.();
   await pool.close();
+  const cpuUsPerRequest =
+    cpuBefore && cpuAfter && next > 0
+      ? Object.fromEntries(
+          Object.keys(cpuAfter).map((k) => [k, Math.round(((cpuAfter[k] - (cpuBefore[k] ?? 0)) * 1e6) / next)]),
+        )
+      : undefined;
   return {
     what: opts.what,
     connections: opts.connections,
@@ -102,6 +117,7 @@ export async function keyLoad(opts: KeyLoadOptions): Promise<KeyLoad> {
     rps: Math.round(latency.count / seconds),
     latency: latency.summary(),
     failures,
+    cpuUsPerRequest,
   };
 }
 
@@ -144,8 +160,9 @@ export async function timeKeys(opts: {
   oneKey: string;
   seconds: number;
   progress: (line: string) => void;
+  cpu?: CpuClock;
 }): Promise<KeyRuns> {
-  const { url, model, fresh } = opts;
+  const { url, model, fresh, cpu } = opts;
   const burstKeys = Math.min(BURST_KEYS, Math.floor(fresh.length / 2));
   const burst = await keyLoad({
     url,
@@ -175,6 +192,7 @@ export async function timeKeys(opts: {
     keys: 1,
     seconds: opts.seconds,
     secretOf: () => opts.oneKey,
+    cpu,
   });
   opts.progress(`one key: ${one.rps} req/s`);
   const rest = fresh.slice(burstKeys);
@@ -187,6 +205,7 @@ export async function timeKeys(opts: {
     requests: rest.length,
     seconds: opts.seconds,
     secretOf: (i) => rest[i]!,
+    cpu,
   });
   opts.progress(`distinct keys: ${distinct.rps} req/s over ${distinct.keys.toLocaleString('en')} keys`);
   return { burst, one, distinct, ratio: Math.round((distinct.rps / Math.max(1, one.rps)) * 1000) / 1000 };
@@ -204,7 +223,7 @@ export async function withGatewayProcess<T>(
     profileDir?: string;
     progress: (line: string) => void;
   },
-  run: (url: string) => Promise<T>,
+  run: (url: string, cpu: CpuClock) => Promise<T>,
 ): Promise<T> {
   try {
     const upstream = startChild({
@@ -232,7 +251,16 @@ export async function withGatewayProcess<T>(
     );
     await gateway.start();
     try {
-      return await run(gateway.url);
+      // The gateway's process tree, the machine's Postgres and Redis, and this process (the load).
+      const cpu: CpuClock = () => {
+        const own = process.cpuUsage();
+        return {
+          gateway: gateway.sampler.sample(true).cpuSeconds,
+          ...cpuOfCommands(['postgres', 'redis-server']),
+          load: (own.user + own.system) / 1e6,
+        };
+      };
+      return await run(gateway.url, cpu);
     } finally {
       // Stopping flushes its usage writer: reconcile then sees every charge.
       await gateway.stop();

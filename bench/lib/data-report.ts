@@ -131,6 +131,15 @@ export function writeReport(r: DataReport): string[] {
     ]),
     notes: [
       `distinct keys ÷ one key: ${k.ratio} of its req/s (target ≥ 0.5); the burst's p99 target is under 1,000 ms`,
+      ...[k.one, k.distinct].flatMap((x) =>
+        x.cpuUsPerRequest
+          ? [
+              `CPU µs a request, ${x.what}: ${Object.entries(x.cpuUsPerRequest)
+                .map(([p, us]) => `${p} ${us}`)
+                .join(', ')}`,
+            ]
+          : [],
+      ),
     ],
   };
   console.log(`\n${renderText(sizes)}\n\n${renderText(fill)}\n\n${renderText(timings)}\n\n${renderText(keys)}\n`);

@@ -107,6 +107,35 @@ export function descendantsOf(root: number): number[] {
   return out;
 }
 
+/**
+ * CPU seconds spent so far by every process whose command name is one of `names` (Postgres'
+ * backends and Redis: the services a run shares the machine with), found by one scan of /proc.
+ */
+export function cpuOfCommands(names: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = Object.fromEntries(names.map((n) => [n, 0]));
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const c = e.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${e}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
+    if (!(name in out)) continue;
+    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    out[name] += (Number(f[11]) + Number(f[12])) / ticksPerSecond();
+  }
+  return out;
+}
+
 /** RSS and PSS of each process of the tree, MB (the root first). */
 export function rssByProcess(root: number): { pid: number; rss_mb: number; pss_mb: number }[] {
   return [root, ...descendantsOf(root)].map((pid) => ({
