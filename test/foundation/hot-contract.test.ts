@@ -9,7 +9,6 @@ import {
   type AckItem,
   type HotStore,
   type OutboxEntry,
-  type OutboxRecord,
   type ReserveRequest,
   type SettleRequest,
 } from '../../src/store/hot.js';
@@ -19,6 +18,7 @@ import { RedisLayout } from '../../src/store/redis-layout.js';
 import { waitFor } from '../helpers/child.js';
 import { clusterAvailable, dropClusterPrefix, startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.js';
 import { dropRedisPrefix, REDIS_URL, testRedisPrefix } from '../helpers/stores.js';
+import { usageRecord as record } from '../helpers/usage-record.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -101,29 +101,6 @@ const reserve = (
 
 const prime = (store: HotStore, userId: string, balance: bigint, charged = 0n, keySpend: Record<string, bigint> = {}) =>
   store.primeBalance(userId, { balance, charged, keySpend });
-
-function record(userId: string, settleId: string, cost: bigint): OutboxRecord {
-  return {
-    settleId,
-    userId,
-    keyId: null,
-    requestId: `req_${settleId}`,
-    model: 'm',
-    surface: 'chat',
-    stream: false,
-    status: 200,
-    promptTokens: 1,
-    completionTokens: 1,
-    cachedTokens: 0,
-    cacheWriteTokens: 0,
-    costNano: cost,
-    officialCostNano: cost,
-    latencyMs: 1,
-    ttftMs: null,
-    overrun: false,
-    createdAt: new Date(),
-  };
-}
 
 const settle = (store: HotStore, userId: string, id: string, cost: bigint, extra: Partial<SettleRequest> = {}) =>
   store.settle({ userId, reservationId: id, cost, keyId: 'k1', record: record(userId, id, cost), ...extra });

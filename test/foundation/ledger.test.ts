@@ -17,6 +17,7 @@ import { GatewayError } from '../../src/errors.js';
 import type { OutboxEntry, OutboxRecord } from '../../src/store/hot.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { testStores } from '../helpers/stores.js';
+import { usageRecord as record } from '../helpers/usage-record.js';
 
 const silent = pino({ level: 'silent' });
 type Stores = Awaited<ReturnType<typeof testStores>>;
@@ -26,30 +27,6 @@ const payer = (userId: string, keyId: string = randomUUID(), limits: KeyLimits =
   keyId,
   limits,
 });
-
-function record(userId: string, settleId: string, costNano: bigint, extra: Partial<OutboxRecord> = {}): OutboxRecord {
-  return {
-    settleId,
-    userId,
-    keyId: null,
-    requestId: `req_${settleId}`,
-    model: 'm',
-    surface: 'chat',
-    stream: false,
-    status: 200,
-    promptTokens: 10,
-    completionTokens: 5,
-    cachedTokens: 0,
-    cacheWriteTokens: 0,
-    costNano,
-    officialCostNano: costNano,
-    latencyMs: 12,
-    ttftMs: null,
-    overrun: false,
-    createdAt: new Date(),
-    ...extra,
-  };
-}
 
 const ledgerOf = (s: Stores) => new Ledger(s.sql, s.hot, { ttlMs: 60_000, outboxMax: 0 });
 const writerOf = (s: Stores, batchMax = 100) => new OutboxWriter(s.sql, s.hot, silent, { batchMax, pauseMs: 0 });

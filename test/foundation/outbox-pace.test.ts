@@ -9,34 +9,11 @@ import { createVerifiedUser, creditUser } from '../../src/accounts/users.js';
 import { NO_LIMITS } from '../../src/billing/key-limits.js';
 import { Ledger, type Payer } from '../../src/billing/ledger.js';
 import { gatewayWriter, RoundPacer } from '../../src/billing/outbox-writer.js';
-import type { OutboxRecord } from '../../src/store/hot.js';
 import { testStores } from '../helpers/stores.js';
+import { usageRecord as record } from '../helpers/usage-record.js';
 
 const silent = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function record(userId: string, settleId: string, costNano: bigint): OutboxRecord {
-  return {
-    settleId,
-    userId,
-    keyId: null,
-    requestId: `req_${settleId}`,
-    model: 'm',
-    surface: 'chat',
-    stream: false,
-    status: 200,
-    promptTokens: 10,
-    completionTokens: 5,
-    cachedTokens: 0,
-    cacheWriteTokens: 0,
-    costNano,
-    officialCostNano: costNano,
-    latencyMs: 12,
-    ttftMs: null,
-    overrun: false,
-    createdAt: new Date(),
-  };
-}
 
 /** Real stores, a user with `nano` on the balance, and a ledger that charges them. */
 async function funded(t: Test, email: string, nano: bigint) {

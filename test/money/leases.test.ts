@@ -15,41 +15,18 @@ import type { LeaseObserver } from '../../src/billing/leases.js';
 import { OutboxWriter } from '../../src/billing/outbox-writer.js';
 import { reconcile } from '../../src/billing/reconcile.js';
 import { GatewayError } from '../../src/errors.js';
-import type { OutboxRecord } from '../../src/store/hot.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { RedisLayout } from '../../src/store/redis-layout.js';
 import { REDIS_URL, testStores } from '../helpers/stores.js';
 import type { Clock } from '../../src/clock.js';
 import { ManualClock } from '../helpers/clock.js';
+import { usageRecord as record } from '../helpers/usage-record.js';
 
 type Stores = Awaited<ReturnType<typeof testStores>>;
 const silent = pino({ level: 'silent' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const payer = (userId: string, limits: KeyLimits = NO_LIMITS): Payer => ({ userId, keyId: randomUUID(), limits });
-
-function record(userId: string, settleId: string, costNano: bigint): OutboxRecord {
-  return {
-    settleId,
-    userId,
-    keyId: null,
-    requestId: `req_${settleId}`,
-    model: 'm',
-    surface: 'chat',
-    stream: false,
-    status: 200,
-    promptTokens: 10,
-    completionTokens: 5,
-    cachedTokens: 0,
-    cacheWriteTokens: 0,
-    costNano,
-    officialCostNano: costNano,
-    latencyMs: 12,
-    ttftMs: null,
-    overrun: false,
-    createdAt: new Date(),
-  };
-}
 
 const leasing = (
   s: Stores,

@@ -10,33 +10,12 @@ import { commitEntries } from '../../src/billing/outbox-writer.js';
 import { reconcile } from '../../src/billing/reconcile.js';
 import { Ledger } from '../../src/billing/ledger.js';
 import { NO_LIMITS } from '../../src/billing/key-limits.js';
-import { encodeRecord, type OutboxRecord } from '../../src/store/hot.js';
+import { encodeRecord } from '../../src/store/hot.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { REDIS_URL, testStores } from '../helpers/stores.js';
+import { usageRecord } from '../helpers/usage-record.js';
 
-function record(userId: string, costNano: bigint): OutboxRecord {
-  const settleId = randomUUID();
-  return {
-    settleId,
-    userId,
-    keyId: null,
-    requestId: `req_${settleId}`,
-    model: 'm',
-    surface: 'chat',
-    stream: false,
-    status: 200,
-    promptTokens: 10,
-    completionTokens: 5,
-    cachedTokens: 0,
-    cacheWriteTokens: 0,
-    costNano,
-    officialCostNano: costNano,
-    latencyMs: 12,
-    ttftMs: null,
-    overrun: false,
-    createdAt: new Date(),
-  };
-}
+const record = (userId: string, costNano: bigint) => usageRecord(userId, randomUUID(), costNano);
 
 t.test("an older version's queued charges are committed and its keys dropped before anything is served", async (t) => {
   const s = await testStores(t);

@@ -8,10 +8,11 @@
 
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import type { AckItem, HotStore, OutboxEntry, OutboxRecord } from '../../src/store/hot.js';
+import type { AckItem, HotStore, OutboxEntry } from '../../src/store/hot.js';
 import { MemoryHotStore } from '../../src/store/hot-memory.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { REDIS_URL, testRedisPrefix } from '../helpers/stores.js';
+import { usageRecord } from '../helpers/usage-record.js';
 
 /** mulberry32: a small seeded generator, so that a failing walk can be replayed from its seed. */
 function random(seed: number) {
@@ -45,28 +46,8 @@ interface Account {
   settled: string[];
 }
 
-function record(userId: string, keyId: string, settleId: string, cost: bigint): OutboxRecord {
-  return {
-    settleId,
-    userId,
-    keyId,
-    requestId: `req_${settleId}`,
-    model: 'm',
-    surface: 'chat',
-    stream: false,
-    status: 200,
-    promptTokens: 1,
-    completionTokens: 1,
-    cachedTokens: 0,
-    cacheWriteTokens: 0,
-    costNano: cost,
-    officialCostNano: cost,
-    latencyMs: 1,
-    ttftMs: null,
-    overrun: false,
-    createdAt: new Date(0),
-  };
-}
+const record = (userId: string, keyId: string, settleId: string, cost: bigint) =>
+  usageRecord(userId, settleId, cost, { keyId, createdAt: new Date(0) });
 
 /** One text per value, keys in order, so that two answers compare as text. */
 function text(value: unknown): string {
