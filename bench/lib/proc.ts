@@ -42,22 +42,49 @@ interface Stat {
 }
 
 function readStat(pid: number): Stat | null {
-  let text: string;
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return parseStat(pid, readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return null;
   }
+}
+
+/** The command name, and the fields after it, of a /proc/<pid>/stat text. */
+function parseStat(pid: number, text: string): Stat & { name: string } {
   // The command name is in parentheses and may contain spaces: fields start after the last ')'.
   const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
   // f[0] is field 3 (state); utime is field 14 → f[11].
   const t = ticksPerSecond();
   return {
     pid,
+    name: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')),
     ppid: Number(f[1]),
     cpu: (Number(f[11]) + Number(f[12])) / t,
     childCpu: (Number(f[13]) + Number(f[14])) / t,
   };
+}
+
+/** Every process's stat, by one scan of /proc (one that ends meanwhile is left out). */
+function allStats(): (Stat & { name: string })[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const out: (Stat & { name: string })[] = [];
+  for (const e of entries) {
+    const c = e.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${e}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    out.push(parseStat(Number(e), text));
+  }
+  return out;
 }
 
 /** One "<field>: N kB" line of a /proc file, in bytes (0 when the process is gone). */
@@ -76,25 +103,10 @@ const readPssBytes = (pid: number) => readKbField(pid, 'smaps_rollup', /^Pss:\s+
 /** Every descendant of `root` (children, their children…), found by one scan of /proc. */
 export function descendantsOf(root: number): number[] {
   const byParent = new Map<number, number[]>();
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  for (const e of entries) {
-    const c = e.charCodeAt(0);
-    if (c < 48 || c > 57) continue;
-    let text: string;
-    try {
-      text = readFileSync(`/proc/${e}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    const ppid = Number(text.slice(text.lastIndexOf(')') + 2).split(' ', 2)[1]);
+  for (const { pid, ppid } of allStats()) {
     const list = byParent.get(ppid);
-    if (list) list.push(Number(e));
-    else byParent.set(ppid, [Number(e)]);
+    if (list) list.push(pid);
+    else byParent.set(ppid, [pid]);
   }
   const out: number[] = [];
   const queue = [root];
@@ -113,26 +125,7 @@ export function descendantsOf(root: number): number[] {
  */
 export function cpuOfCommands(names: readonly string[]): Record<string, number> {
   const out: Record<string, number> = Object.fromEntries(names.map((n) => [n, 0]));
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    const c = e.charCodeAt(0);
-    if (c < 48 || c > 57) continue;
-    let text: string;
-    try {
-      text = readFileSync(`/proc/${e}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    const name = text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'));
-    if (!(name in out)) continue;
-    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    out[name] += (Number(f[11]) + Number(f[12])) / ticksPerSecond();
-  }
+  for (const { name, cpu } of allStats()) if (name in out) out[name] += cpu;
   return out;
 }
 
