@@ -51,7 +51,9 @@ export const ACCOUNT_COMMANDS: Record<string, LuaCommand> = {
       answers: 2,
     }),
   },
-  arPrime: { numberOfKeys: 4, lua: luaScript(['neg', 'prime']) },
+  arPrime: {
+    lua: batchedScript(OFFSETS + luaScript(['neg']), luaScript(['prime']), { head: 0, keys: 4, args: 4, answers: 2 }),
+  },
   arBalance: { numberOfKeys: 1, lua: luaScript([...HELPERS, 'balance']) },
   arGate: { numberOfKeys: 1, lua: luaScript([...HELPERS, 'rpm', 'gate']) },
   arCredit: { numberOfKeys: 1, lua: luaScript(['credit']) },
@@ -61,7 +63,7 @@ export type AccountScripts = {
   arReserve(...args: string[]): Promise<(number | string)[]>;
   arSettle(...args: string[]): Promise<(number | string)[]>;
   arLease(...args: string[]): Promise<(number | string)[]>;
-  arPrime(...args: string[]): Promise<[string, string] | null>;
+  arPrime(...args: string[]): Promise<(string | null)[]>;
   arBalance(...args: string[]): Promise<[string, string] | null>;
   arGate(...args: string[]): Promise<[number, number]>;
   arCredit(...args: string[]): Promise<number | null>;
@@ -84,8 +86,8 @@ function joinCalls(calls: ScriptCall[]): string[] {
 }
 
 /** A batched script's flat answer (batchedScript), as one tuple of `width` values per call. */
-function answersOf(flat: (number | string)[], width: number): (number | string)[][] {
-  const out: (number | string)[][] = [];
+function answersOf<T>(flat: T[], width: number): T[][] {
+  const out: T[][] = [];
   for (let i = 0; i < flat.length; i += width) out.push(flat.slice(i, i + width));
   return out;
 }
@@ -118,6 +120,7 @@ export class RedisAccounts implements AccountStore {
   private readonly reserves: Batcher<ScriptCall, [number, number]>;
   private readonly settles: Batcher<ScriptCall, [number, string, string, number]>;
   private readonly leases: Batcher<ScriptCall, [number, number]>;
+  private readonly primes: Batcher<ScriptCall, [string | null, string | null]>;
 
   constructor(
     private readonly redis: RedisClient & AccountScripts,
@@ -153,6 +156,14 @@ export class RedisAccounts implements AccountStore {
       (calls) =>
         bySlot(this.clustered, calls, (part) =>
           this.redis.arLease(...joinCalls(part)).then((flat) => answersOf(flat, 2) as [number, number][]),
+        ),
+      turn,
+    );
+    // A burst of keys never seen loads an account each: one script call for a turn's loads.
+    this.primes = new Batcher<ScriptCall, [string | null, string | null]>(
+      (calls) =>
+        bySlot(this.clustered, calls, (part) =>
+          this.redis.arPrime(...joinCalls(part)).then((flat) => answersOf(flat, 2) as [string | null, string | null][]),
         ),
       turn,
     );
@@ -259,19 +270,11 @@ export class RedisAccounts implements AccountStore {
     const fields: string[] = [];
     for (const [f, v] of Object.entries(s.keySpend)) fields.push(f, v.toString());
     const k = this.layout.userKeys(userId);
-    const r = (await this.inTurn.call(() =>
-      this.redis.arPrime(
-        k.acct,
-        k.fixed,
-        k.late,
-        k.resv,
-        s.balance.toString(),
-        s.charged.toString(),
-        randomUUID(),
-        ...fields,
-      ),
-    )) as [string, string] | null;
-    return r ? { balance: BigInt(r[0]), reserved: BigInt(r[1]) } : null;
+    const [balance, reserved] = await this.primes.call({
+      keys: [k.acct, k.fixed, k.late, k.resv],
+      args: [s.balance.toString(), s.charged.toString(), randomUUID(), fields.join('\n')],
+    });
+    return balance === null || reserved === null ? null : { balance: BigInt(balance), reserved: BigInt(reserved) };
   }
 
   async credit(userId: string, amount: bigint): Promise<void> {

@@ -1,21 +1,34 @@
--- KEYS: acct, fixed, late, resv. ARGV: balance, charged, generation, then field/value pairs.
--- `late` holds charges acknowledged while no account was loaded; those committed after the
--- snapshot (charged after > the snapshot's total) are not in it, and are taken now. Answers the
--- balance loaded and the total held, or nothing when an account was loaded already.
-if redis.call('EXISTS', KEYS[1]) == 1 then return nil end
-redis.call('HSET', KEYS[1], 'bal', ARGV[1], 'cbase', ARGV[2], 'gen', ARGV[3])
-for i = 4, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-local late = redis.call('HGETALL', KEYS[3])
-for i = 1, #late, 2 do
-  local v = late[i + 1]
+-- One account's load (PrimeSnapshot), batched (batch.ts): per call KEYS[ko + 1..4] are the
+-- user's acct, fixed, late and resv; ARGV[ao + 1..4] the balance, the charged total, a fresh
+-- generation, and the caps' spend as `field\nvalue\n...` (one argument, so every call has the
+-- same shape; field names and integers hold no newline). `late` holds charges acknowledged while
+-- no account was loaded; those committed after the snapshot (charged after > the snapshot's
+-- total) are not in it, and are taken now. Answers the balance loaded and the total held, or
+-- false, false when an account was loaded already.
+local acctKey, fixed, late, resvKey = KEYS[ko + 1], KEYS[ko + 2], KEYS[ko + 3], KEYS[ko + 4]
+local balance, charged, generation, spend = ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 3], ARGV[ao + 4]
+if redis.call('EXISTS', acctKey) == 1 then return false, false end
+redis.call('HSET', acctKey, 'bal', balance, 'cbase', charged, 'gen', generation)
+local field
+for part in string.gmatch(spend, '[^\n]+') do
+  if field then
+    redis.call('HSET', acctKey, field, part)
+    field = nil
+  else
+    field = part
+  end
+end
+local lateCharges = redis.call('HGETALL', late)
+for i = 1, #lateCharges, 2 do
+  local v = lateCharges[i + 1]
   local a = string.find(v, '|', 1, true)
   local b = string.find(v, '|', a + 1, true)
   local after, c, kf = string.sub(v, 1, a - 1), string.sub(v, a + 1, b - 1), string.sub(v, b + 1)
-  if tonumber(after) > tonumber(ARGV[2]) and redis.call('SADD', KEYS[2], late[i]) == 1 then
-    redis.call('EXPIRE', KEYS[2], 604800)
-    redis.call('HINCRBY', KEYS[1], 'bal', neg(c))
-    if kf ~= '' then redis.call('HINCRBY', KEYS[1], kf, c) end
+  if tonumber(after) > tonumber(charged) and redis.call('SADD', fixed, lateCharges[i]) == 1 then
+    redis.call('EXPIRE', fixed, 604800)
+    redis.call('HINCRBY', acctKey, 'bal', neg(c))
+    if kf ~= '' then redis.call('HINCRBY', acctKey, kf, c) end
   end
 end
-redis.call('DEL', KEYS[3])
-return {redis.call('HGET', KEYS[1], 'bal'), redis.call('GET', KEYS[4]) or '0'}
+redis.call('DEL', late)
+return redis.call('HGET', acctKey, 'bal'), redis.call('GET', resvKey) or '0'
