@@ -26,7 +26,7 @@ import { migrate } from '../src/store/migrate.js';
 import { openSql } from '../src/store/sql.js';
 import { startFakeUpstream, type FakeUpstream } from '../test/fake-upstream/server.js';
 import { capOf, fill, keyIdOf, keySecretOf, MODELS, userIdOf, type Fixture } from './lib/data-fill.js';
-import { timeKeys, unusedKeys, withGatewayProcess } from './lib/data-keys.js';
+import { timeKeys, unusedKeys, walClock, withGatewayProcess, writePathSettings } from './lib/data-keys.js';
 import { fixtureSizes, writeReport, type Row } from './lib/data-report.js';
 import { runtime, runtimeText } from './lib/runtime.js';
 
@@ -407,11 +407,13 @@ async function main() {
       DATA_DIR: path.join(dir, 'keys-data'),
     };
     progress(`keys: ${fresh.length.toLocaleString('en')} unused keys on hand; a gateway process of its own`);
+    const wal = await walClock(admin);
     const keys = await withGatewayProcess(
       { dir, env: keyEnv, catalogue, profileDir: opts.profile && path.resolve(opts.profile), progress },
       (gatewayUrl, cpu) =>
         timeKeys({
           cpu,
+          wal,
           url: gatewayUrl,
           model: MODELS[0].id,
           fresh,
@@ -420,6 +422,7 @@ async function main() {
           progress,
         }),
     );
+    keys.postgres = await writePathSettings(admin);
     const own = await openSql({ databaseUrl: dbUrl, dataDir: dir, max: 1 });
     let rec;
     try {

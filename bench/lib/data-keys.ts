@@ -8,6 +8,7 @@
 
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Sql } from 'postgres';
 import { Pool } from 'undici';
 import { startChild, stopAll } from './children.js';
 import { GatewayProcess, gatewayEntry } from './gateway.js';
@@ -31,10 +32,52 @@ export interface KeyLoad {
   failures: Record<string, number>;
   /** CPU µs a request, by process (the gateway, Postgres, Redis, this load generator), when measured. */
   cpuUsPerRequest?: Record<string, number>;
+  /** What the loop wrote to Postgres' WAL, a request, and the checkpoints during it, when measured. */
+  wal?: { bytesPerRequest: number; fullPagesPerRequest: number; checkpoints: number };
 }
 
 /** CPU seconds so far, by process: what a loop's requests cost each part of the machine. */
 export type CpuClock = () => Record<string, number>;
+
+/**
+ * Postgres' WAL so far (pg_stat_wal) and its checkpoints: a key never seen writes index pages
+ * at random places, and each page's first change after a checkpoint goes to the WAL whole.
+ */
+export type WalClock = () => Promise<{ bytes: number; fullPages: number; checkpoints: number }>;
+
+const LSN = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 AS bytes";
+
+/** The server's WAL clock, or none where it keeps no such statistics (before PostgreSQL 14). */
+export async function walClock(sql: Sql): Promise<WalClock | undefined> {
+  // The bytes from the WAL's position, which moves at once; pg_stat_wal's counts reach the view
+  // up to a second after each backend's write. PostgreSQL 17 moved the checkpoint counts from
+  // pg_stat_bgwriter to pg_stat_checkpointer.
+  const queries = [
+    `${LSN}, w.wal_fpi::float8 AS pages, (c.num_timed + c.num_requested)::float8 AS ckpts FROM pg_stat_wal w, pg_stat_checkpointer c`,
+    `${LSN}, w.wal_fpi::float8 AS pages, (b.checkpoints_timed + b.checkpoints_req)::float8 AS ckpts FROM pg_stat_wal w, pg_stat_bgwriter b`,
+  ];
+  for (const q of queries) {
+    const clock: WalClock = async () => {
+      const [r] = await sql.unsafe<{ bytes: number; pages: number; ckpts: number }[]>(q);
+      return { bytes: r!.bytes, fullPages: r!.pages, checkpoints: r!.ckpts };
+    };
+    try {
+      await clock();
+      return clock;
+    } catch {
+      // The next form, or none.
+    }
+  }
+  return undefined;
+}
+
+/** The settings a write-heavy Postgres is tuned by (docs/api.md, "Postgres for a busy year"). */
+export async function writePathSettings(sql: Sql): Promise<Record<string, string>> {
+  const names = ['shared_buffers', 'max_wal_size', 'checkpoint_timeout', 'wal_compression'];
+  const rows = await sql<{ name: string; value: string }[]>`
+    SELECT name, current_setting(name) AS value FROM pg_settings WHERE name = ANY(${names})`;
+  return Object.fromEntries(rows.map((r) => [r.name, r.value]));
+}
 
 export interface KeyLoadOptions {
   url: string;
@@ -49,6 +92,7 @@ export interface KeyLoadOptions {
   seconds?: number;
   model: string;
   cpu?: CpuClock;
+  wal?: WalClock;
 }
 
 /**
@@ -73,6 +117,7 @@ export async function keyLoad(opts: KeyLoadOptions): Promise<KeyLoad> {
   const latency = new Samples(Math.min(limit, 1 << 16));
   const failures: Record<string, number> = {};
   let next = 0;
+  const walBefore = await opts.wal?.();
   const cpuBefore = opts.cpu?.();
   const start = performance.now();
   const deadline = opts.seconds === undefined ? Infinity : start + opts.seconds * 1000;
@@ -100,6 +145,7 @@ export async function keyLoad(opts: KeyLoadOptions): Promise<KeyLoad> {
   await Promise.all(Array.from({ length: opts.connections }, loop));
   const seconds = (performance.now() - start) / 1000;
   const cpuAfter = opts.cpu?.();
+  const walAfter = await opts.wal?.();
   await pool.close();
   const cpuUsPerRequest =
     cpuBefore && cpuAfter && next > 0
@@ -118,6 +164,14 @@ export async function keyLoad(opts: KeyLoadOptions): Promise<KeyLoad> {
     latency: latency.summary(),
     failures,
     cpuUsPerRequest,
+    wal:
+      walBefore && walAfter && next > 0
+        ? {
+            bytesPerRequest: Math.round((walAfter.bytes - walBefore.bytes) / next),
+            fullPagesPerRequest: Math.round(((walAfter.fullPages - walBefore.fullPages) / next) * 100) / 100,
+            checkpoints: walAfter.checkpoints - walBefore.checkpoints,
+          }
+        : undefined,
   };
 }
 
@@ -133,6 +187,8 @@ export interface KeyRuns {
   distinct: KeyLoad;
   /** distinct req/s ÷ one key's req/s: the issue's target is ≥ 0.5. */
   ratio: number;
+  /** The Postgres settings the write path's cost depends on, as the server reported them. */
+  postgres?: Record<string, string>;
 }
 
 /**
@@ -161,8 +217,9 @@ export async function timeKeys(opts: {
   seconds: number;
   progress: (line: string) => void;
   cpu?: CpuClock;
+  wal?: WalClock;
 }): Promise<KeyRuns> {
-  const { url, model, fresh, cpu } = opts;
+  const { url, model, fresh, cpu, wal } = opts;
   const burstKeys = Math.min(BURST_KEYS, Math.floor(fresh.length / 2));
   const burst = await keyLoad({
     url,
@@ -193,6 +250,7 @@ export async function timeKeys(opts: {
     seconds: opts.seconds,
     secretOf: () => opts.oneKey,
     cpu,
+    wal,
   });
   opts.progress(`one key: ${one.rps} req/s`);
   const rest = fresh.slice(burstKeys);
@@ -206,6 +264,7 @@ export async function timeKeys(opts: {
     seconds: opts.seconds,
     secretOf: (i) => rest[i]!,
     cpu,
+    wal,
   });
   opts.progress(`distinct keys: ${distinct.rps} req/s over ${distinct.keys.toLocaleString('en')} keys`);
   return { burst, one, distinct, ratio: Math.round((distinct.rps / Math.max(1, one.rps)) * 1000) / 1000 };

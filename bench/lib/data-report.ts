@@ -131,15 +131,27 @@ export function writeReport(r: DataReport): string[] {
     ]),
     notes: [
       `distinct keys ÷ one key: ${k.ratio} of its req/s (target ≥ 0.5); the burst's p99 target is under 1,000 ms`,
-      ...[k.one, k.distinct].flatMap((x) =>
-        x.cpuUsPerRequest
+      ...[k.one, k.distinct].flatMap((x) => [
+        ...(x.cpuUsPerRequest
           ? [
               `CPU µs a request, ${x.what}: ${Object.entries(x.cpuUsPerRequest)
                 .map(([p, us]) => `${p} ${us}`)
                 .join(', ')}`,
             ]
-          : [],
-      ),
+          : []),
+        ...(x.wal
+          ? [
+              `Postgres WAL a request, ${x.what}: ${x.wal.bytesPerRequest.toLocaleString('en')} bytes, ${x.wal.fullPagesPerRequest} whole pages; ${x.wal.checkpoints} checkpoints during it`,
+            ]
+          : []),
+      ]),
+      ...(k.postgres
+        ? [
+            `Postgres: ${Object.entries(k.postgres)
+              .map(([n, v]) => `${n} ${v}`)
+              .join(', ')} (docs/api.md, "Postgres for a busy year")`,
+          ]
+        : []),
     ],
   };
   console.log(`\n${renderText(sizes)}\n\n${renderText(fill)}\n\n${renderText(timings)}\n\n${renderText(keys)}\n`);
