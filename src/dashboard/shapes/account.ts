@@ -2,7 +2,7 @@
 // validated by ../schemas.ts). No Node imports: the web app takes its types from here.
 
 import * as v from 'valibot';
-import { Id, Instant } from './common.js';
+import { Id, Instant } from '../../shape-pieces.js';
 
 export const Session = v.object({
   user_id: Id,

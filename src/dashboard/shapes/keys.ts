@@ -3,7 +3,7 @@
 
 import * as v from 'valibot';
 import { SPEND_PERIODS } from '../../billing/key-limits.js';
-import { Id, Instant, NullableInstant } from './common.js';
+import { Id, Instant, NullableInstant } from '../../shape-pieces.js';
 
 const KeyLimits = {
   rpm_limit: v.nullable(

@@ -6,7 +6,7 @@
 import * as v from 'valibot';
 import { MODEL_KINDS } from '../../catalogue/schema.js';
 import { DEPOSIT_METHODS } from '../../payments/configs.js';
-import { Count, Id, Instant, Money, NullableInstant } from './common.js';
+import { Count, Id, Instant, Money, NullableInstant } from '../../shape-pieces.js';
 
 const Pricing = v.pipe(
   v.object({ input: v.number(), output: v.number(), cache_read: v.number(), cache_write: v.number() }),
@@ -97,22 +97,9 @@ export const DepositMethod = v.object({
 /** GET /deposit/info: only methods whose configuration is complete are listed. */
 export const DepositMethods = v.object({ methods: v.array(DepositMethod) });
 
-export const QrisInvoice = v.object({
-  id: Id,
-  status: v.literal('pending'),
-  amount_idr: v.pipe(v.number(), v.integer(), v.description('Rupiah to pay')),
-  credit_usd: Money('Credited when paid'),
-  qr_string: v.pipe(v.string(), v.description('The QRIS payload (EMVCo text)')),
-  qr_png: v.pipe(v.string(), v.regex(/^data:image\/png;base64,/), v.description('The same as a PNG data URL')),
-  expires_at: Instant('Pay before this'),
-});
-export const EpusdtInvoice = v.object({
-  id: Id,
-  status: v.literal('pending'),
-  amount_usd: Money('Credited when paid'),
-  payment_url: v.pipe(v.string(), v.description('The hosted checkout page')),
-  expires_at: Instant('Pay before this'),
-});
+// Each deposit method's invoice is its folder's (one schema for the provider, this API and the web).
+export { QrisInvoice } from '../../payments/qris/shape.js';
+export { EpusdtInvoice } from '../../payments/epusdt/shape.js';
 
 export type CatalogueModelT = v.InferOutput<typeof CatalogueModel>;
 export type CatalogT = v.InferOutput<typeof Catalog>;
@@ -122,5 +109,5 @@ export type DepositPageT = v.InferOutput<typeof DepositPage>;
 export type DepositDetailT = v.InferOutput<typeof DepositDetail>;
 export type DepositMethodT = v.InferOutput<typeof DepositMethod>;
 export type DepositMethodsT = v.InferOutput<typeof DepositMethods>;
-export type QrisInvoiceT = v.InferOutput<typeof QrisInvoice>;
-export type EpusdtInvoiceT = v.InferOutput<typeof EpusdtInvoice>;
+export type { QrisInvoice as QrisInvoiceT } from '../../payments/qris/shape.js';
+export type { EpusdtInvoice as EpusdtInvoiceT } from '../../payments/epusdt/shape.js';

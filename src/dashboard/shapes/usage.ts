@@ -2,7 +2,7 @@
 // and the landing page's public figures. No Node imports: the web app takes its types from here.
 
 import * as v from 'valibot';
-import { Count, Instant, Money, NullableInstant } from './common.js';
+import { Count, Instant, Money, NullableInstant } from '../../shape-pieces.js';
 
 /**
  * The inference surfaces a usage record names. Written out, as src/dialects/index.ts's

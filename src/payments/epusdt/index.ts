@@ -9,6 +9,7 @@ import { DepositError } from '../deposits.js';
 import type { PaymentProvider } from '../provider.js';
 import { EpusdtClient } from './client.js';
 import { epusdtNotification } from './notification.js';
+import type { EpusdtInvoice } from './shape.js';
 import { epusdtConfig, type EpusdtSettings } from './settings.js';
 
 const UsdAmount = v.pipe(
@@ -35,14 +36,6 @@ const TradeType = v.pipe(
 
 export const EpusdtBody = v.object({ amount_usd: UsdAmount, token: v.optional(TradeType) }, 'must be a JSON object');
 export type EpusdtBody = v.InferOutput<typeof EpusdtBody>;
-
-export interface EpusdtInvoice {
-  id: string;
-  status: 'pending';
-  amount_usd: string;
-  payment_url: string;
-  expires_at: string;
-}
 
 const usdText = (cents: bigint) => formatDecimal({ units: cents, scale: 2 });
 

@@ -10,6 +10,7 @@ import { formatDecimal } from '../amounts.js';
 import { DepositError, type DepositRow } from '../deposits.js';
 import type { QrisSettings } from './settings.js';
 import { qrPngDataUrl } from '../qr-image.js';
+import type { QrisInvoice } from './shape.js';
 
 // A JSON number or its decimal text, compared and converted exactly later.
 const WholeRupiah = v.pipe(
@@ -56,16 +57,6 @@ export const qrisRate = (q: QrisSettings, amountIdr: bigint) => ({
   fee_pct: formatDecimal(q.feePct),
   requested_idr: amountIdr.toString(),
 });
-
-export interface QrisInvoice {
-  id: string;
-  status: 'pending';
-  amount_idr: number;
-  credit_usd: string;
-  qr_string: string;
-  qr_png: string;
-  expires_at: string;
-}
 
 export async function qrisInvoice(d: DepositRow): Promise<QrisInvoice> {
   const qr = String(d.details.qr_string);

@@ -1,5 +1,7 @@
-// Pieces of the dashboard API's answer shapes (./account.ts, ./keys.ts, ./usage.ts, ./money.ts).
-// No Node imports: the web app takes its types from these files.
+// Pieces of the dashboard API's answer shapes (src/dashboard/shapes/) and of the payment
+// providers' invoices (src/payments/<id>/shape.ts), which the dashboard serves. Below both, so
+// that a provider's folder never imports the dashboard. No Node imports: the web app takes its
+// types from these files.
 
 import * as v from 'valibot';
 
