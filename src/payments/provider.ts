@@ -52,6 +52,15 @@ export interface LiveProvider<B> {
   notify: ((ctx: NotifyContext, raw: Buffer, headers: Record<string, string>) => Promise<NotifyResult>) | null;
 }
 
+/** How the dashboard's OpenAPI describes POST /api/dashboard/deposits/{method}: shared by a method's providers. */
+export interface MethodDoc {
+  summary: string;
+  description: string;
+  /** The 201 answer: its schema (the method folder's shape.ts), and what it is. */
+  answer: v.GenericSchema;
+  answered: string;
+}
+
 // Methods, not function properties: a provider of its own settings and body types stands in the
 // registry's list of providers of unknown ones.
 export interface PaymentProvider<M extends string = string, S = unknown, B = unknown> extends ProviderConfig<M, S> {
@@ -61,6 +70,8 @@ export interface PaymentProvider<M extends string = string, S = unknown, B = unk
   info(settings: S, expiryS: number): Record<string, unknown>;
   /** The body of POST /api/dashboard/deposits/{method}. */
   readonly body: v.GenericSchema<unknown, B>;
+  /** That endpoint's words and answer in the dashboard's OpenAPI document. */
+  readonly doc: MethodDoc;
   start(settings: S): LiveProvider<B>;
   /** How its notifications are answered: JSON, or plain text (epusdt expects the body `ok`). */
   readonly notifyAnswer: 'json' | 'text';

@@ -45,6 +45,16 @@ const CONTRACT: Record<keyof PaymentProvider, (x: unknown) => boolean> = {
   enabled: fn,
   info: fn,
   body: (x) => typeof (x as { '~run'?: unknown })?.['~run'] === 'function',
+  doc: (x) => {
+    const d = x as Partial<Record<string, unknown>> | null;
+    return (
+      typeof d?.summary === 'string' &&
+      d.summary !== '' &&
+      typeof d.description === 'string' &&
+      typeof d.answered === 'string' &&
+      typeof (d.answer as { '~run'?: unknown })?.['~run'] === 'function'
+    );
+  },
   start: fn,
   notifyAnswer: (x) => x === 'json' || x === 'text',
 };

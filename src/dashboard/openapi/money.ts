@@ -2,18 +2,29 @@
 // the low-balance alert.
 
 import * as S from '../../admin/shapes.js';
-import { EpusdtBody } from '../../payments/epusdt/index.js';
-import { QrisBody } from '../../payments/qris/method.js';
-import {
-  Balance,
-  Catalog,
-  DepositDetail,
-  DepositMethods,
-  DepositPage,
-  EpusdtInvoice,
-  QrisInvoice,
-} from '../shapes/money.js';
+import { DEPOSIT_METHODS, type DepositMethodId } from '../../payments/configs.js';
+import { PROVIDERS } from '../../payments/providers.js';
+import { Balance, Catalog, DepositDetail, DepositMethods, DepositPage } from '../shapes/money.js';
 import { body, errors, ok, pageParams, rangeParams } from './common.js';
+
+/** The methods' older paths (src/dashboard/routes.ts). */
+const ALIASES: Partial<Record<DepositMethodId, string>> = { qris: '/topup/qris', epusdt: '/deposit/epusdt/create' };
+
+/** A method's POST: its providers share its body and answer; the first one's words. */
+function openDeposit(method: DepositMethodId, aside: string) {
+  const p = PROVIDERS.find((x) => x.method === method)!;
+  return {
+    post: {
+      summary: p.doc.summary + aside,
+      description: p.doc.description,
+      requestBody: body(p.body),
+      responses: {
+        '201': ok(p.doc.answered, p.doc.answer),
+        ...errors(400, 401, 404, 413, 429, 502),
+      },
+    },
+  };
+}
 
 export const moneyPaths = {
   '/catalog': {
@@ -61,48 +72,17 @@ export const moneyPaths = {
       },
     },
   },
-  '/topup/qris': {
-    post: {
-      summary: 'Open a QRIS invoice in rupiah',
-      description:
-        'Rate, fee and expiry are fixed now. With an own-merchant QRIS code the amount to pay is amount_idr plus a small suffix (1-999) that tells open invoices apart; ' +
-        'amount_idr in the answer is what to pay, and the credit is computed from it. Past DEPOSIT_MAX_OPEN open invoices, 429.',
-      requestBody: body(QrisBody),
-      responses: {
-        '201': ok('Invoice opened', QrisInvoice),
-        ...errors(400, 401, 404, 413, 429, 502),
-      },
-    },
-  },
-  '/deposit/epusdt/create': {
-    post: {
-      summary: 'Open a hosted USDT/USDC checkout',
-      description: 'Pay on payment_url. Past DEPOSIT_MAX_OPEN open invoices, 429.',
-      requestBody: body(EpusdtBody),
-      responses: {
-        '201': ok('Checkout opened', EpusdtInvoice),
-        ...errors(400, 401, 404, 413, 429, 502),
-      },
-    },
-  },
-  // POST /deposits/{method}, one per method a payment provider serves (src/payments/configs.ts):
-  // the same operation as its alias above. Getters, because an entry cannot name its sibling.
-  get '/deposits/qris'(): Record<string, unknown> {
-    return {
-      post: {
-        ...moneyPaths['/topup/qris'].post,
-        summary: 'Open a QRIS invoice in rupiah (POST /topup/qris is an alias)',
-      },
-    };
-  },
-  get '/deposits/epusdt'(): Record<string, unknown> {
-    return {
-      post: {
-        ...moneyPaths['/deposit/epusdt/create'].post,
-        summary: 'Open a hosted USDT/USDC checkout (POST /deposit/epusdt/create is an alias)',
-      },
-    };
-  },
+  // POST /deposits/{method}, one per method a payment provider serves (src/payments/configs.ts),
+  // in the words of the method's folder; first the two methods' older paths, aliases of theirs.
+  ...Object.fromEntries(
+    Object.entries(ALIASES).map(([method, path]) => [path, openDeposit(method as DepositMethodId, '')]),
+  ),
+  ...Object.fromEntries(
+    DEPOSIT_METHODS.map((method) => {
+      const alias = ALIASES[method];
+      return [`/deposits/${method}`, openDeposit(method, alias ? ` (POST ${alias} is an alias)` : '')];
+    }),
+  ),
   '/redeem': {
     post: {
       summary: "Redeem an operator's code: its amount is credited to the balance at once",

@@ -6,10 +6,10 @@ import { nanoToUsd } from '../../billing/money.js';
 import { rule } from '../../field-rules.js';
 import { centsToNano, formatDecimal, usdCents, usdToPayCents } from '../amounts.js';
 import { DepositError } from '../deposits.js';
-import type { PaymentProvider } from '../provider.js';
+import type { MethodDoc, PaymentProvider } from '../provider.js';
 import { EpusdtClient } from './client.js';
 import { epusdtNotification } from './notification.js';
-import type { EpusdtInvoice } from './shape.js';
+import { EpusdtInvoice } from './shape.js';
 import { epusdtConfig, type EpusdtSettings } from './settings.js';
 
 const UsdAmount = v.pipe(
@@ -36,6 +36,13 @@ const TradeType = v.pipe(
 
 export const EpusdtBody = v.object({ amount_usd: UsdAmount, token: v.optional(TradeType) }, 'must be a JSON object');
 export type EpusdtBody = v.InferOutput<typeof EpusdtBody>;
+
+export const epusdtDoc: MethodDoc = {
+  summary: 'Open a hosted USDT/USDC checkout',
+  description: 'Pay on payment_url. Past DEPOSIT_MAX_OPEN open invoices, 429.',
+  answer: EpusdtInvoice,
+  answered: 'Checkout opened',
+};
 
 const usdText = (cents: bigint) => formatDecimal({ units: cents, scale: 2 });
 
@@ -80,6 +87,7 @@ export const epusdt: PaymentProvider<'epusdt', EpusdtSettings, EpusdtBody> = {
     tokens: e.tradeTypes,
   }),
   body: EpusdtBody,
+  doc: epusdtDoc,
   notifyAnswer: 'text',
   start(e) {
     const client = new EpusdtClient(e.url, e.token);

@@ -2,7 +2,7 @@
 // Midtrans' notifications, read back from its status API, confirm it.
 
 import type { PaymentProvider } from '../provider.js';
-import { checkQrisAmount, qrisInfo, qrisInvoice, qrisRate, QrisBody } from '../qris/method.js';
+import { checkQrisAmount, qrisInfo, qrisDoc, qrisInvoice, qrisRate, QrisBody } from '../qris/method.js';
 import type { QrisSettings } from '../qris/settings.js';
 import { midtransConfig } from './settings.js';
 import { idrCreditNano } from '../amounts.js';
@@ -14,6 +14,7 @@ export const midtrans: PaymentProvider<'qris', QrisSettings, QrisBody> = {
   enabled: (q) => q.mode === 'midtrans',
   info: qrisInfo,
   body: QrisBody,
+  doc: qrisDoc,
   notifyAnswer: 'json',
   start(q) {
     const m = q.midtrans!;

@@ -5,7 +5,7 @@
 import { idrCreditNano } from '../amounts.js';
 import type { PaymentProvider } from '../provider.js';
 import { merchantQr, uniqueAmount } from './invoice.js';
-import { checkQrisAmount, qrisInfo, qrisInvoice, qrisRate, QrisBody } from './method.js';
+import { checkQrisAmount, qrisInfo, qrisDoc, qrisInvoice, qrisRate, QrisBody } from './method.js';
 import { qrisConfig, type QrisSettings } from './settings.js';
 import { qrisNotification } from './notification.js';
 
@@ -14,6 +14,7 @@ export const qris: PaymentProvider<'qris', QrisSettings, QrisBody> = {
   enabled: (q) => q.mode === 'merchant',
   info: qrisInfo,
   body: QrisBody,
+  doc: qrisDoc,
   notifyAnswer: 'json',
   start(q) {
     const merchant = q.merchant!;

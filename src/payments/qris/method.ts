@@ -10,7 +10,8 @@ import { formatDecimal } from '../amounts.js';
 import { DepositError, type DepositRow } from '../deposits.js';
 import type { QrisSettings } from './settings.js';
 import { qrPngDataUrl } from '../qr-image.js';
-import type { QrisInvoice } from './shape.js';
+import { QrisInvoice } from './shape.js';
+import type { MethodDoc } from '../provider.js';
 
 // A JSON number or its decimal text, compared and converted exactly later.
 const WholeRupiah = v.pipe(
@@ -24,6 +25,15 @@ const WholeRupiah = v.pipe(
 
 export const QrisBody = v.object({ amount_idr: WholeRupiah }, 'must be a JSON object');
 export type QrisBody = v.InferOutput<typeof QrisBody>;
+
+export const qrisDoc: MethodDoc = {
+  summary: 'Open a QRIS invoice in rupiah',
+  description:
+    'Rate, fee and expiry are fixed now. With an own-merchant QRIS code the amount to pay is amount_idr plus a small suffix (1-999) that tells open invoices apart; ' +
+    'amount_idr in the answer is what to pay, and the credit is computed from it. Past DEPOSIT_MAX_OPEN open invoices, 429.',
+  answer: QrisInvoice,
+  answered: 'Invoice opened',
+};
 
 export const qrisInfo = (q: QrisSettings, expiryS: number) => ({
   id: 'qris',
