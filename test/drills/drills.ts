@@ -95,17 +95,22 @@ export function postgresCut(rig: DrillRig, ms = 20_000) {
   );
 }
 
-/** Redis out of reach for `ms`: requests get 503 quickly, nothing is served unbilled. */
-export function redisCut(rig: DrillRig, ms = 3000) {
+/**
+ * Redis out of reach for `ms`: requests get 503 quickly, nothing is served unbilled. `probe`, if
+ * given, runs half a second into the cut, beside the load; what it answers is `during.probe`.
+ */
+export function redisCut<P>(rig: DrillRig, ms = 3000, probe?: () => Promise<P>) {
   return run(
     rig,
     `Redis cut ${ms / 1000} s`,
     async () => {
       const cutAt = Date.now();
       rig.redisProxy.cut('reset');
+      const probed = probe ? sleep(500).then(probe) : Promise.resolve(undefined);
       await sleep(ms);
+      const answer = await probed;
       rig.redisProxy.restore();
-      return { cutAt, restoredAt: Date.now() };
+      return { cutAt, restoredAt: Date.now(), probe: answer };
     },
     2500,
     true,

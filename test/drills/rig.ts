@@ -207,6 +207,17 @@ export class DrillRig {
     await this.startGateway();
   }
 
+  /** A key of a new account with money, that no gateway process has met: its first request needs the hot store. */
+  async spareKey(): Promise<string> {
+    const user = await createVerifiedUser(this.sql, `spare-${Date.now()}-${this.dbName}@example.test`);
+    await creditUser(this.sql, this.hot, user.id, usdToNano('10'), {
+      method: 'operator',
+      amount: '10',
+      currency: 'USD',
+    });
+    return (await createKey(this.sql, user.id, 'spare')).key;
+  }
+
   get env(): Record<string, string> {
     const viaProxy = new URL(this.dbUrl);
     viaProxy.hostname = '127.0.0.1';
