@@ -26,7 +26,7 @@ import { migrate } from '../src/store/migrate.js';
 import { openSql } from '../src/store/sql.js';
 import { startFakeUpstream, type FakeUpstream } from '../test/fake-upstream/server.js';
 import { capOf, fill, keyIdOf, keySecretOf, MODELS, userIdOf, type Fixture } from './lib/data-fill.js';
-import { timeKeys, unusedKeys, walClock, withGatewayProcess, writePathSettings } from './lib/data-keys.js';
+import { redisClock, timeKeys, unusedKeys, walClock, withGatewayProcess, writePathSettings } from './lib/data-keys.js';
 import { fixtureSizes, writeReport, type Row } from './lib/data-report.js';
 import { runtime, runtimeText } from './lib/runtime.js';
 
@@ -408,12 +408,15 @@ async function main() {
     };
     progress(`keys: ${fresh.length.toLocaleString('en')} unused keys on hand; a gateway process of its own`);
     const wal = await walClock(admin);
+    const stats = process.env.REDIS_URL ? new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: 1 }) : undefined;
+    const redis = stats && redisClock(() => stats.info('commandstats'));
     const keys = await withGatewayProcess(
       { dir, env: keyEnv, catalogue, profileDir: opts.profile && path.resolve(opts.profile), progress },
       (gatewayUrl, cpu) =>
         timeKeys({
           cpu,
           wal,
+          redis,
           url: gatewayUrl,
           model: MODELS[0].id,
           fresh,
@@ -421,7 +424,7 @@ async function main() {
           seconds: opts.keySeconds,
           progress,
         }),
-    );
+    ).finally(() => stats?.disconnect());
     keys.postgres = await writePathSettings(admin);
     const own = await openSql({ databaseUrl: dbUrl, dataDir: dir, max: 1 });
     let rec;

@@ -34,6 +34,8 @@ export interface KeyLoad {
   cpuUsPerRequest?: Record<string, number>;
   /** What the loop wrote to Postgres' WAL, a request, and the checkpoints during it, when measured. */
   wal?: { bytesPerRequest: number; fullPagesPerRequest: number; checkpoints: number };
+  /** Redis commands a request (those scripts run included) and script calls a request, when measured. */
+  redis?: { commandsPerRequest: number; scriptCallsPerRequest: number };
 }
 
 /** CPU seconds so far, by process: what a loop's requests cost each part of the machine. */
@@ -46,6 +48,22 @@ export type CpuClock = () => Record<string, number>;
 export type WalClock = () => Promise<{ bytes: number; fullPages: number; checkpoints: number }>;
 
 const LSN = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 AS bytes";
+
+/** Redis' commands so far (INFO commandstats): the commands scripts run count as commands too. */
+export type RedisClock = () => Promise<{ commands: number; scriptCalls: number }>;
+
+/** Reads INFO commandstats of a connection's server: what a loop asked of Redis, a request. */
+export function redisClock(info: () => Promise<string>): RedisClock {
+  return async () => {
+    let commands = 0;
+    let scriptCalls = 0;
+    for (const m of (await info()).matchAll(/^cmdstat_([a-z|_-]+):calls=(\d+)/gm)) {
+      if (['evalsha', 'eval', 'evalsha_ro', 'eval_ro', 'fcall'].includes(m[1]!)) scriptCalls += Number(m[2]);
+      else if (m[1] !== 'info') commands += Number(m[2]);
+    }
+    return { commands, scriptCalls };
+  };
+}
 
 /** The server's WAL clock, or none where it keeps no such statistics (before PostgreSQL 14). */
 export async function walClock(sql: Sql): Promise<WalClock | undefined> {
@@ -93,6 +111,7 @@ export interface KeyLoadOptions {
   model: string;
   cpu?: CpuClock;
   wal?: WalClock;
+  redis?: RedisClock;
 }
 
 /**
@@ -118,6 +137,7 @@ export async function keyLoad(opts: KeyLoadOptions): Promise<KeyLoad> {
   const failures: Record<string, number> = {};
   let next = 0;
   const walBefore = await opts.wal?.();
+  const redisBefore = await opts.redis?.();
   const cpuBefore = opts.cpu?.();
   const start = performance.now();
   const deadline = opts.seconds === undefined ? Infinity : start + opts.seconds * 1000;
@@ -146,6 +166,7 @@ export async function keyLoad(opts: KeyLoadOptions): Promise<KeyLoad> {
   const seconds = (performance.now() - start) / 1000;
   const cpuAfter = opts.cpu?.();
   const walAfter = await opts.wal?.();
+  const redisAfter = await opts.redis?.();
   await pool.close();
   const cpuUsPerRequest =
     cpuBefore && cpuAfter && next > 0
@@ -170,6 +191,13 @@ export async function keyLoad(opts: KeyLoadOptions): Promise<KeyLoad> {
             bytesPerRequest: Math.round((walAfter.bytes - walBefore.bytes) / next),
             fullPagesPerRequest: Math.round(((walAfter.fullPages - walBefore.fullPages) / next) * 100) / 100,
             checkpoints: walAfter.checkpoints - walBefore.checkpoints,
+          }
+        : undefined,
+    redis:
+      redisBefore && redisAfter && next > 0
+        ? {
+            commandsPerRequest: Math.round(((redisAfter.commands - redisBefore.commands) / next) * 10) / 10,
+            scriptCallsPerRequest: Math.round(((redisAfter.scriptCalls - redisBefore.scriptCalls) / next) * 100) / 100,
           }
         : undefined,
   };
@@ -218,8 +246,9 @@ export async function timeKeys(opts: {
   progress: (line: string) => void;
   cpu?: CpuClock;
   wal?: WalClock;
+  redis?: RedisClock;
 }): Promise<KeyRuns> {
-  const { url, model, fresh, cpu, wal } = opts;
+  const { url, model, fresh, cpu, wal, redis } = opts;
   const burstKeys = Math.min(BURST_KEYS, Math.floor(fresh.length / 2));
   const burst = await keyLoad({
     url,
@@ -251,6 +280,7 @@ export async function timeKeys(opts: {
     secretOf: () => opts.oneKey,
     cpu,
     wal,
+    redis,
   });
   opts.progress(`one key: ${one.rps} req/s`);
   const rest = fresh.slice(burstKeys);
@@ -265,6 +295,7 @@ export async function timeKeys(opts: {
     secretOf: (i) => rest[i]!,
     cpu,
     wal,
+    redis,
   });
   opts.progress(`distinct keys: ${distinct.rps} req/s over ${distinct.keys.toLocaleString('en')} keys`);
   return { burst, one, distinct, ratio: Math.round((distinct.rps / Math.max(1, one.rps)) * 1000) / 1000 };

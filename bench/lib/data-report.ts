@@ -139,6 +139,11 @@ export function writeReport(r: DataReport): string[] {
                 .join(', ')}`,
             ]
           : []),
+        ...(x.redis
+          ? [
+              `Redis a request, ${x.what}: ${x.redis.commandsPerRequest} commands, ${x.redis.scriptCallsPerRequest} script calls`,
+            ]
+          : []),
         ...(x.wal
           ? [
               `Postgres WAL a request, ${x.what}: ${x.wal.bytesPerRequest.toLocaleString('en')} bytes, ${x.wal.fullPagesPerRequest} whole pages; ${x.wal.checkpoints} checkpoints during it`,
