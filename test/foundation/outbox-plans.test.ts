@@ -9,31 +9,13 @@ import { commitEntries } from '../../src/billing/outbox-writer.js';
 import type { OutboxEntry } from '../../src/store/hot.js';
 import { openSql, type Sql } from '../../src/store/sql.js';
 import { testStores } from '../helpers/stores.js';
+import { usageRecord } from '../helpers/usage-record.js';
 
 const entry = (userId: string, n: number): OutboxEntry => ({
   id: `${Date.now()}-${n}`,
   generation: 'g',
   spendField: '',
-  record: {
-    settleId: randomUUID(),
-    userId,
-    keyId: null,
-    requestId: `req_${n}`,
-    model: 'm',
-    surface: 'chat',
-    stream: false,
-    status: 200,
-    promptTokens: 10,
-    completionTokens: 5,
-    cachedTokens: 0,
-    cacheWriteTokens: 0,
-    costNano: 1n,
-    officialCostNano: 1n,
-    latencyMs: 1,
-    ttftMs: null,
-    overrun: false,
-    createdAt: new Date(),
-  },
+  record: usageRecord(userId, randomUUID(), 1n, { requestId: `req_${n}`, latencyMs: 1 }),
 });
 
 /** Rows of usage_records read by sequential scans, as the writer's own backend counts them. */
