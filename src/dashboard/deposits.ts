@@ -4,12 +4,19 @@
 
 import * as v from 'valibot';
 import type { Gateway } from '../services.js';
+import type { DepositMethodId } from '../payments/configs.js';
 import { DepositError } from '../payments/deposits.js';
 import type { Exchange } from '../server/exchange.js';
 import { DashboardError, notFound } from './errors.js';
 import { PREFIX, readJson, type Reply } from './http.js';
 import { methodBody } from '../payments/service.js';
 import { parseBody, Uuid } from './schemas.js';
+
+/** Two methods' older paths, aliases of POST /deposits/{method}, kept for clients written against them. */
+export const DEPOSIT_ALIASES: Partial<Record<DepositMethodId, string>> = {
+  qris: '/topup/qris',
+  epusdt: '/deposit/epusdt/create',
+};
 import { requireSession } from './sessions.js';
 import type { DepositDetailT } from './shapes/money.js';
 

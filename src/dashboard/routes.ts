@@ -1,9 +1,9 @@
-import { DEPOSIT_METHODS } from '../payments/configs.js';
+import { DEPOSIT_METHODS, type DepositMethodId } from '../payments/configs.js';
 import type { Gateway } from '../services.js';
 import type { Router } from '../server/router.js';
 import { accountHandlers } from './account.js';
 import { authHandlers } from './auth.js';
-import { depositHandlers } from './deposits.js';
+import { DEPOSIT_ALIASES, depositHandlers } from './deposits.js';
 import { notFound } from './errors.js';
 import { dashRoute, PREFIX } from './http.js';
 import { keyHandlers } from './keys.js';
@@ -73,8 +73,8 @@ export function registerDashboard(
   // (the same handler), kept for clients written against them.
   for (const method of DEPOSIT_METHODS)
     route('post', `/deposits/${method}`, `deposit_open_${method}`, deposits.open(method));
-  route('post', '/topup/qris', 'topup_qris', deposits.open('qris'));
-  route('post', '/deposit/epusdt/create', 'deposit_epusdt_create', deposits.open('epusdt'));
+  for (const [method, path] of Object.entries(DEPOSIT_ALIASES))
+    route('post', path, path.slice(1).replaceAll('/', '_'), deposits.open(method as DepositMethodId));
   if (self) registerPlayground(router, gw, self);
   route('get', '/openapi.json', 'openapi', async () => ({
     status: 200,

@@ -4,11 +4,9 @@
 import * as S from '../../admin/shapes.js';
 import { DEPOSIT_METHODS, type DepositMethodId } from '../../payments/configs.js';
 import { PROVIDERS } from '../../payments/providers.js';
+import { DEPOSIT_ALIASES } from '../deposits.js';
 import { Balance, Catalog, DepositDetail, DepositMethods, DepositPage } from '../shapes/money.js';
 import { body, errors, ok, pageParams, rangeParams } from './common.js';
-
-/** The methods' older paths (src/dashboard/routes.ts). */
-const ALIASES: Partial<Record<DepositMethodId, string>> = { qris: '/topup/qris', epusdt: '/deposit/epusdt/create' };
 
 /** A method's POST: its providers share its body and answer; the first one's words. */
 function openDeposit(method: DepositMethodId, aside: string) {
@@ -75,11 +73,11 @@ export const moneyPaths = {
   // POST /deposits/{method}, one per method a payment provider serves (src/payments/configs.ts),
   // in the words of the method's folder; first the two methods' older paths, aliases of theirs.
   ...Object.fromEntries(
-    Object.entries(ALIASES).map(([method, path]) => [path, openDeposit(method as DepositMethodId, '')]),
+    Object.entries(DEPOSIT_ALIASES).map(([method, path]) => [path, openDeposit(method as DepositMethodId, '')]),
   ),
   ...Object.fromEntries(
     DEPOSIT_METHODS.map((method) => {
-      const alias = ALIASES[method];
+      const alias = DEPOSIT_ALIASES[method];
       return [`/deposits/${method}`, openDeposit(method, alias ? ` (POST ${alias} is an alias)` : '')];
     }),
   ),
