@@ -21,6 +21,8 @@ interface Hold {
   keyId: string;
   expires: number;
   settled?: boolean;
+  /** A settled marker's outbox entry, which a repeat answers (see settle.lua). */
+  entryId?: string;
 }
 
 interface Account {
@@ -152,7 +154,7 @@ export class MemoryHotStore implements HotStore {
     this.sweep(u, now);
     // A reservation drawn from a lease has no hold of its own: only its settled marker tells a repeat.
     const hold = u.holds.get(req.reservationId);
-    if (hold?.settled) return { duplicate: true };
+    if (hold?.settled) return hold.entryId ? { duplicate: true, entryId: hold.entryId } : { duplicate: true };
     if (hold && !req.leaseId) this.release(u, hold);
     const result: SettleResult = { duplicate: false };
     if (req.leaseId) {
@@ -175,9 +177,10 @@ export class MemoryHotStore implements HotStore {
         u.acct.fields.set(req.spendField, (u.acct.fields.get(req.spendField) ?? 0n) + req.cost);
       }
     }
-    u.holds.set(req.reservationId, { amount: 0n, keyId: '', expires: now + SETTLED_MEMORY_MS, settled: true });
-    if (!req.record) return result;
-    const id = `${now}-${this.seq++}`;
+    const id = req.record ? `${now}-${this.seq++}` : undefined;
+    const marker = { amount: 0n, keyId: '', expires: now + SETTLED_MEMORY_MS, settled: true, entryId: id };
+    u.holds.set(req.reservationId, marker);
+    if (!req.record || !id) return result;
     let committed!: () => void;
     const done = new Promise<void>((resolve) => (committed = resolve));
     this.outbox.set(id, {

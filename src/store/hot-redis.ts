@@ -33,8 +33,8 @@ export { compareEntryIds } from './redis-watch.js';
 // Per user (keys named by redis-layout.ts, all in the slot of the user's outbox shard): `acct`
 // (hash: bal, cbase, gen, and the spend fields of keys with a cap), `res` (hash: live
 // reservation id → "amount|keyId" for a key with a spend cap, else "amount"), `resx` (zset: id →
-// expiry ms), `resv` (total held), `kheld` (hash: capped key → held), `done:<n>` (set: ids
-// settled in the n-th SETTLED_MEMORY_MS of the clock). Per shard: `outbox` (stream, consumer
+// expiry ms), `resv` (total held), `kheld` (hash: capped key → held), `settled:<n>` (hash: id
+// settled in the n-th SETTLED_MEMORY_MS of the clock → its outbox entry's id). Per shard: `outbox` (stream, consumer
 // group `writers`) and `epoch` (changes when Redis lost the shard's data). Each operation that
 // reads and writes is one Lua script, so it is atomic and one round trip, and touches one slot;
 // expired holds are swept by the next script that looks at the user, so a crashed process never

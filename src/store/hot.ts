@@ -95,7 +95,7 @@ export interface SettleRequest {
 export interface SettleResult {
   /** The reservation was settled before (within SETTLED_MEMORY_MS): nothing charged now. */
   duplicate: boolean;
-  /** Outbox entry id of the record, when one was written. */
+  /** Outbox entry id of the record, when one was written (by the first settle, for a repeat). */
   entryId?: string;
   /** Settled against a lease whose hold is gone (expired, returned, or Redis lost it). */
   leaseGone?: boolean;

@@ -234,6 +234,7 @@ export class RedisAccounts implements AccountStore {
   async settle(req: SettleRequest): Promise<SettleResult> {
     if (!req.record && req.cost !== 0n) throw new Error('a charge needs its usage record');
     const result = await this.runSettle(req);
+    // A repeat's entry too: its first call's answer never came back, so nothing kept it.
     if (result.entryId) this.loss.keep(shardOf(req.userId), result.entryId, req);
     return result;
   }
@@ -253,7 +254,7 @@ export class RedisAccounts implements AccountStore {
         req.leaseId ?? '',
       ],
     });
-    if (ok !== 1) return { duplicate: true };
+    if (ok !== 1) return entryId ? { duplicate: true, entryId } : { duplicate: true };
     const result: SettleResult = { duplicate: false, entryId: entryId || undefined };
     if (req.leaseId) {
       if (taken === -1) result.leaseGone = true;

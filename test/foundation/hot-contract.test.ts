@@ -199,15 +199,25 @@ for (const impl of IMPLS) {
       const u = user();
       await prime(store, u, 10_000n);
       await reserve(store, u, 'once', 4_000n);
-      t.equal((await settle(store, u, 'once', 2_500n)).duplicate, false);
-      t.same(await settle(store, u, 'once', 2_500n), { duplicate: true }, 'the repeat charges nothing');
-      t.same(await settle(store, u, 'once', 9_000n), { duplicate: true }, 'whatever cost it names');
+      const first = await settle(store, u, 'once', 2_500n);
+      t.equal(first.duplicate, false);
+      const repeat = { duplicate: true, entryId: first.entryId };
+      t.strictSame(await settle(store, u, 'once', 2_500n), repeat, 'the repeat charges nothing, names the first entry');
+      t.strictSame(await settle(store, u, 'once', 9_000n), repeat, 'whatever cost it names');
       t.same(await store.balance(u), { balance: 7_500n, reserved: 0n });
       await reserve(store, u, 'late', 1_000n, 30);
       await sleep(80);
       t.same(await store.balance(u), { balance: 7_500n, reserved: 0n }, 'expired hold released');
-      t.equal((await settle(store, u, 'late', 700n)).duplicate, false, 'late settle charges the usage');
-      t.same(await settle(store, u, 'late', 700n), { duplicate: true }, 'once');
+      const late = await settle(store, u, 'late', 700n);
+      t.equal(late.duplicate, false, 'late settle charges the usage');
+      t.strictSame(await settle(store, u, 'late', 700n), { duplicate: true, entryId: late.entryId }, 'once');
+      await reserve(store, u, 'freed', 500n);
+      await store.settle({ userId: u, reservationId: 'freed', cost: 0n, keyId: 'k1' });
+      t.strictSame(
+        await store.settle({ userId: u, reservationId: 'freed', cost: 0n, keyId: 'k1' }),
+        { duplicate: true },
+        'a repeated release names no entry: it wrote none',
+      );
       t.same(await store.balance(u), { balance: 6_800n, reserved: 0n }, 'nothing released twice');
       t.equal(await store.outboxLength(), 2, 'one record per charge');
     });
@@ -683,7 +693,11 @@ for (const impl of IMPLS) {
         { balance: 997_000n, reserved: 7_000n },
         'available unchanged: 990,000 before and after',
       );
-      t.same(await settle(store, u, 'a', 3_000n, { leaseId: 'L' }), { duplicate: true }, 'a repeat charges nothing');
+      t.strictSame(
+        await settle(store, u, 'a', 3_000n, { leaseId: 'L' }),
+        { duplicate: true, entryId: s1.entryId },
+        'a repeat charges nothing',
+      );
       t.same(await store.balance(u), { balance: 997_000n, reserved: 7_000n });
       t.equal((await settle(store, u, 'b', 9_000n, { leaseId: 'L' })).leaseTaken, 7_000n, 'all the hold had left');
       t.same(
@@ -826,19 +840,25 @@ t.test('Redis: a settled reservation leaves no hold behind; its id is remembered
   t.equal(await r.hlen(`${base}:res`), 0, 'no entry per settled request in the holds');
   t.equal(await r.zcard(`${base}:resx`), 0, 'nor in their expiry index');
   t.equal(await r.exists(`${base}:kheld`), 0, 'a key without a cap has no held count');
-  const done = await r.keys(`${base}:done:*`);
+  const done = await r.keys(`${base}:settled:*`);
   t.ok(
     done.length >= 1 && done.length <= 2,
-    'the ids are in the set of their period (two if the period turned meanwhile)',
+    'the ids are in the hash of their period (two if the period turned meanwhile)',
   );
-  let members = 0;
+  const entries = new Map<string, string>();
   for (const k of done) {
-    members += await r.scard(k);
+    for (const [id, eid] of Object.entries(await r.hgetall(k))) entries.set(id, eid);
     const n = Number(k.slice(k.lastIndexOf(':') + 1));
-    t.equal(await r.pexpiretime(k), (n + 2) * SETTLED_MEMORY_MS, 'the set expires two periods after its own began');
+    t.equal(await r.pexpiretime(k), (n + 2) * SETTLED_MEMORY_MS, 'the hash expires two periods after its own began');
   }
-  t.equal(members, 20);
-  t.same(await settle(store, u, 'r7', 10n), { duplicate: true }, 'a repeat is found there');
+  t.equal(entries.size, 20);
+  const inOutbox = new Map((await readAll(store)).map((e) => [e.record.settleId, e.id]));
+  t.strictSame(entries, inOutbox, 'each id with the outbox entry its settle wrote');
+  t.strictSame(
+    await settle(store, u, 'r7', 10n),
+    { duplicate: true, entryId: inOutbox.get('r7') },
+    'a repeat is found there',
+  );
   // A marker left by an earlier version is still a settled reservation, and is swept like one.
   await r.hset(`${base}:res`, 'old', 'settled');
   t.same(await settle(store, u, 'old', 10n), { duplicate: true });
@@ -940,4 +960,34 @@ t.test('Redis: charges settled again after Redis lost data', async (t) => {
   t.equal(entries[0].generation, '', 'no account was loaded: the acknowledgement corrects the next one');
   await store.watch();
   t.equal(replayed, 1, 'a second round in the same instance replays nothing');
+});
+
+t.test('Redis: a settle repeated after its answer was lost is kept for the watch, and survives a flush', async (t) => {
+  const prefix = testRedisPrefix();
+  const store = new RedisHotStore(REDIS_URL, prefix);
+  // The first call's process view: its answer never reached `store` (a timeout), as if another
+  // connection had sent it.
+  const lostAnswer = new RedisHotStore(REDIS_URL, prefix);
+  t.teardown(async () => {
+    await store.close();
+    await lostAnswer.close();
+    await dropRedisPrefix(prefix);
+  });
+  let replayed = 0;
+  await store.startWatching({ intervalMs: 60_000, committed: async () => new Set(), onReplay: (n) => (replayed += n) });
+  const u = user();
+  await prime(store, u, 1_000n);
+  await reserve(store, u, 'timed-out', 100n);
+  const first = await settle(lostAnswer, u, 'timed-out', 60n);
+  const again = await settle(store, u, 'timed-out', 60n);
+  t.strictSame(again, { duplicate: true, entryId: first.entryId }, 'the retry is a repeat naming the first entry');
+  t.equal(store.retainedCount, 1, 'and the retrying process keeps that entry');
+  await dropRedisPrefix(prefix); // the data goes before a writer drained the entry
+  await store.watch();
+  t.equal(replayed, 1, 'the charge is settled again');
+  t.same(
+    (await store.readOutbox('w', 10, 10)).map((e) => e.record.settleId),
+    ['timed-out'],
+    'back in the outbox',
+  );
 });

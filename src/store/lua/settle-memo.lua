@@ -1,2 +1,2 @@
--- The done sets whose expiry this call has set already: once per call is enough.
+-- The settled hashes whose expiry this call has set already: once per call is enough.
 local expiring = {}

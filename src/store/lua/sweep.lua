@@ -11,7 +11,7 @@ local bound
 local function bind(base)
   if base == bound then return end
   bound = base
-  acct, res, resx, resv, kheld, done = base .. ':acct', base .. ':res', base .. ':resx', base .. ':resv', base .. ':kheld', base .. ':done:'
+  acct, res, resx, resv, kheld, done = base .. ':acct', base .. ':res', base .. ':resx', base .. ':resv', base .. ':kheld', base .. ':settled:'
 end
 -- "settled" is the marker that earlier versions left in `res`; the sweep clears the last ones.
 local function release(a)
