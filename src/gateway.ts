@@ -97,30 +97,33 @@ export async function startGateway(
     log,
     config.ROUTE_COOLDOWN_MS,
   );
+  const ledger = new Ledger(stores.sql, stores.hot, {
+    ttlMs: config.RESERVATION_TTL_MS,
+    outboxMax: config.OUTBOX_MAX,
+    settleWaitMs: config.SETTLE_WAIT_MS,
+    leases:
+      config.LEASE_WINDOW_MS > 0
+        ? {
+            windowMs: config.LEASE_WINDOW_MS,
+            requests: config.LEASE_REQUESTS,
+            observer: metrics.leaseObserver,
+            clock: opts.clock,
+            soloFirst: true,
+          }
+        : undefined,
+    log,
+    onRetryQueue: (n) => metrics.settleRetries.set(n),
+  });
   const gw: Gateway = {
     config,
     log,
     sql: stores.sql,
     hot: stores.hot,
     catalogue,
-    keys: new KeyResolver(stores.sql, stores.hot, config.KEY_CACHE_TTL_MS, config.KEY_CACHE_MAX),
-    ledger: new Ledger(stores.sql, stores.hot, {
-      ttlMs: config.RESERVATION_TTL_MS,
-      outboxMax: config.OUTBOX_MAX,
-      settleWaitMs: config.SETTLE_WAIT_MS,
-      leases:
-        config.LEASE_WINDOW_MS > 0
-          ? {
-              windowMs: config.LEASE_WINDOW_MS,
-              requests: config.LEASE_REQUESTS,
-              observer: metrics.leaseObserver,
-              clock: opts.clock,
-              soloFirst: true,
-            }
-          : undefined,
-      log,
-      onRetryQueue: (n) => metrics.settleRetries.set(n),
-    }),
+    keys: new KeyResolver(stores.sql, stores.hot, config.KEY_CACHE_TTL_MS, config.KEY_CACHE_MAX, (user, snapshot) =>
+      ledger.offer(user, snapshot),
+    ),
+    ledger,
     outbox,
     refusals: new RefusalLog(stores.sql, log, config.REFUSALS_LOGGED_PER_MINUTE),
     admission: new Admission(

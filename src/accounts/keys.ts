@@ -4,10 +4,11 @@
 
 import { createHash, createHmac } from 'node:crypto';
 import type { KeyLimits, SpendPeriod } from '../billing/key-limits.js';
+import { snapshotColumns, snapshotOf, type SnapshotColumns } from '../billing/account-snapshot.js';
 import type { Sql } from '../store/sql.js';
 import { Batcher, Coalesced } from '../store/batch.js';
 import { base62Of, randomBase62 } from '../wire.js';
-import type { AccountStore, Bus, SharedCache } from '../store/hot.js';
+import type { AccountStore, Bus, PrimeSnapshot, SharedCache } from '../store/hot.js';
 
 export const KEY_PREFIX = 'ar-';
 const KEY_CHARS = 40;
@@ -141,11 +142,16 @@ export class KeyResolver {
    * never queues the pool.
    */
   private readonly rows = new Batcher<string, IdentityRow | undefined>(async (hashes) => {
-    const found = await this.sql<(IdentityRow & { key_hash: string })[]>`
-      SELECT k.key_hash, k.id, k.user_id, k.rpm_limit, k.spend_limit_nano, k.spend_limit_period FROM api_keys k
+    const now = new Date();
+    // The account's snapshot comes along: the request's next step loads the account of a key
+    // never seen (the offer), and would otherwise read the same row again.
+    const found = await this.sql<(IdentityRow & SnapshotColumns & { key_hash: string })[]>`
+      SELECT k.key_hash, k.id, k.user_id, k.rpm_limit, k.spend_limit_nano, k.spend_limit_period,
+             ${snapshotColumns(this.sql, now)} FROM api_keys k
       JOIN users u ON u.id = k.user_id AND u.disabled_at IS NULL
       WHERE k.key_hash = ANY(${hashes}::text[]) AND k.revoked_at IS NULL`;
     const byHash = new Map(found.map((r) => [r.key_hash, r]));
+    if (this.offer) for (const r of found) this.offer(r.user_id, snapshotOf(r, now));
     return hashes.map((h) => byHash.get(h));
   });
   /** Revocations heard so far: a lookup that overlapped one must not cache what it read. */
@@ -157,6 +163,8 @@ export class KeyResolver {
     private readonly ttlMs: number,
     /** Keys (and unknown keys) remembered in this process, each: KEY_CACHE_MAX. */
     private readonly max = 100_000,
+    /** Takes the account snapshot a lookup read with the key (the ledger, to load the account from). */
+    private readonly offer?: (userId: string, snapshot: PrimeSnapshot) => void,
   ) {}
 
   /** Listen for revocations from every process (this one included). */

@@ -5,18 +5,28 @@
 import { Batcher, Coalesced } from '../store/batch.js';
 import type { AccountStore, HotBalance, PrimeSnapshot } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
-import { periodStart, spendField, type SpendPeriod } from './key-limits.js';
+import { snapshotColumns, snapshotOf, type SnapshotColumns } from './account-snapshot.js';
 import type { Leases } from './leases.js';
 
 const KNOWN_MAX = 100_000;
+/** How long a snapshot read with a key's lookup waits for the account's load to take it. */
+const OFFER_MS = 1_000;
 
 export class Balances {
   /** Users this process has asked the hot store about (at most KNOWN_MAX, then forgotten at once). */
   private readonly known = new Set<string>();
   /** A cold account met by many requests at once is loaded once for all of them. */
   private readonly priming = new Coalesced(async (userId) =>
-    this.hot.primeBalance(userId, await this.snapshots.call(userId)),
+    this.hot.primeBalance(userId, this.takeOffered(userId) ?? (await this.snapshots.call(userId))),
   );
+  /**
+   * Snapshots read with a new key's lookup (accounts/keys.ts), which the load of its account
+   * takes instead of reading Postgres again: a key never seen costs one round trip, not two.
+   * Each is taken once and only while fresh, so it is no older than a load's own would be by
+   * more than the request's first steps. (Charges committed since the snapshot are taken at
+   * the load either way: its charged total tells them, prime.lua.)
+   */
+  private readonly offered = new Map<string, { snapshot: PrimeSnapshot; until: number }>();
   /** Cold accounts met in one event-loop turn are read in one snapshot (a burst of new users). */
   private readonly snapshots = new Batcher<string, PrimeSnapshot>((userIds) => this.load(userIds));
 
@@ -32,39 +42,28 @@ export class Balances {
     return this.priming.call(userId);
   }
 
-  /**
-   * Load a user's account from one Postgres snapshot: the balance, the running total of
-   * committed charges (which tells the outbox's acknowledgements what the snapshot already
-   * holds) and the current-period spend of each capped key.
-   */
+  /** A snapshot of the account of a key just looked up, for its load (kept only for a user not met yet). */
+  offer(userId: string, snapshot: PrimeSnapshot): void {
+    if (this.known.has(userId)) return;
+    // Lookups whose request never loads the account (it failed first) leave theirs behind.
+    if (this.offered.size >= KNOWN_MAX) this.offered.clear();
+    this.offered.set(userId, { snapshot, until: Date.now() + OFFER_MS });
+  }
+
+  private takeOffered(userId: string): PrimeSnapshot | undefined {
+    const o = this.offered.get(userId);
+    if (!o) return undefined;
+    this.offered.delete(userId);
+    return o.until >= Date.now() ? o.snapshot : undefined;
+  }
+
+  /** Each account from one Postgres snapshot (account-snapshot.ts). */
   private async load(userIds: string[]): Promise<PrimeSnapshot[]> {
     const now = new Date();
-    // Each capped key's spend in its current period, from the per-key daily totals (kept with
-    // the records, sql/029): a period starts at a UTC midnight, so whole days sum it exactly.
-    const start = (period: SpendPeriod) => periodStart(period, now).toISOString().slice(0, 10);
-    // One statement, so one snapshot for the balance, the charged total and the caps' spend,
-    // without a transaction's three extra round trips.
-    const rows = await this.sql<
-      {
-        id: string;
-        balance_nano: bigint;
-        charged_nano: bigint;
-        caps: { id: string; period: SpendPeriod; spent: string }[];
-      }[]
-    >`
-      SELECT u.id, u.balance_nano, u.charged_nano,
-             coalesce((SELECT json_agg(json_build_object('id', k.id, 'period', k.spend_limit_period, 'spent',
-                 coalesce((SELECT sum(d.cost_nano) FROM usage_key_daily d WHERE d.key_id = k.id AND d.day >= (CASE k.spend_limit_period
-                   WHEN 'day' THEN ${start('day')} WHEN 'week' THEN ${start('week')} WHEN 'month' THEN ${start('month')} ELSE ${start('total')} END)::date), 0)::text))
-               FROM api_keys k WHERE k.user_id = u.id AND k.spend_limit_nano IS NOT NULL AND k.spend_limit_period IS NOT NULL), '[]'::json) AS caps
-      FROM users u WHERE u.id = ANY(${userIds}::uuid[])`;
+    const rows = await this.sql<({ id: string } & SnapshotColumns)[]>`
+      SELECT u.id, ${snapshotColumns(this.sql, now)} FROM users u WHERE u.id = ANY(${userIds}::uuid[])`;
     const byUser = new Map(rows.map((u) => [u.id, u]));
-    return userIds.map((id) => {
-      const u = byUser.get(id);
-      const keySpend: Record<string, bigint> = {};
-      for (const k of u?.caps ?? []) keySpend[spendField(k.id, k.period, now)] = BigInt(k.spent);
-      return { balance: u?.balance_nano ?? 0n, charged: u?.charged_nano ?? 0n, keySpend };
-    });
+    return userIds.map((id) => snapshotOf(byUser.get(id), now));
   }
 
   /**

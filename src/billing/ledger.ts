@@ -4,7 +4,7 @@
 
 import type { Clock } from '../clock.js';
 import { GatewayError } from '../errors.js';
-import type { HotBalance, HotStore, OutboxRecord, ReserveResult } from '../store/hot.js';
+import type { HotBalance, HotStore, OutboxRecord, PrimeSnapshot, ReserveResult } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
 import { Balances } from './balances.js';
 import { periodEnd, spendField, type KeyLimits, type SpendPeriod } from './key-limits.js';
@@ -240,6 +240,11 @@ export class Ledger {
   /** Loads the account from Postgres if it is not loaded: what it loaded, or null if it was. */
   prime(userId: string): Promise<HotBalance | null> {
     return this.balances.prime(userId);
+  }
+
+  /** An account snapshot read with a key's lookup, for that account's load (balances.ts). */
+  offer(userId: string, snapshot: PrimeSnapshot): void {
+    this.balances.offer(userId, snapshot);
   }
 
   /**

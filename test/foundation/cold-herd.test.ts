@@ -122,3 +122,31 @@ t.test('50 accounts not loaded, met in one turn: one statement loads them all, e
     'each account its own balance',
   );
 });
+
+t.test('a key never seen: its lookup reads the account too, which the first reserve loads', async (t) => {
+  const s = await testStores(t);
+  const user = await createVerifiedUser(s.sql, 'herd-offer@example.test');
+  await creditUser(s.sql, s.hot, user.id, 50_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await s.hot.forgetBalance(user.id);
+  const { key } = await createKey(s.sql, user.id);
+  const { sql, count } = await countingSql(t, s.databaseUrl);
+  const ledger = new Ledger(sql, s.hot, { ttlMs: 60_000, outboxMax: 0 });
+  const keys = new KeyResolver(sql, s.hot, 30_000, 100, (u, snapshot) => ledger.offer(u, snapshot));
+  const identity = (await keys.resolve(key))!;
+  const payer = { userId: identity.userId, keyId: identity.keyId, limits: identity.limits };
+  await ledger.precheck(payer);
+  await ledger.reserve(payer, 20_000n);
+  t.equal(count('u.balance_nano, u.charged_nano'), 1, 'one statement read the key and the account');
+  t.same(await s.hot.balance(user.id), { balance: 50_000n, reserved: 20_000n }, 'loaded with its balance');
+
+  // Another key of a user not loaded, whose load comes after the snapshot went stale: read again.
+  const other = await createVerifiedUser(s.sql, 'herd-offer2@example.test');
+  const { key: key2 } = await createKey(s.sql, other.id);
+  const second = (await keys.resolve(key2))!;
+  await new Promise((r) => setTimeout(r, 1_100));
+  // Meanwhile a credit landed in Postgres, with no account in Redis to raise.
+  await creditUser(s.sql, s.hot, other.id, 7_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await ledger.reserve({ userId: second.userId, keyId: second.keyId, limits: second.limits }, 1_000n);
+  t.equal(count('u.balance_nano, u.charged_nano'), 3, 'the second lookup, then a load of its own');
+  t.same(await s.hot.balance(other.id), { balance: 7_000n, reserved: 1_000n }, 'the credit is in what it loaded');
+});

@@ -1,0 +1,35 @@
+// What loading an account reads from Postgres: the balance, the running total of committed
+// charges (which tells the outbox's acknowledgements what the snapshot already holds) and the
+// current-period spend of each capped key, as columns of `users u` in one statement, so that
+// they come from one snapshot without a transaction's extra round trips. Two statements read
+// them: the account's own load (balances.ts) and a new key's lookup (accounts/keys.ts), which
+// saves a key never seen its second round trip.
+
+import type { PrimeSnapshot } from '../store/hot.js';
+import type { Sql } from '../store/sql.js';
+import { periodStart, spendField, type SpendPeriod } from './key-limits.js';
+
+export interface SnapshotColumns {
+  balance_nano: bigint;
+  charged_nano: bigint;
+  caps: { id: string; period: SpendPeriod; spent: string }[];
+}
+
+/** The snapshot's columns of the row `u` of users, as at `now`. */
+export function snapshotColumns(sql: Sql, now: Date) {
+  // Each capped key's spend in its current period, from the per-key daily totals (kept with
+  // the records, sql/029): a period starts at a UTC midnight, so whole days sum it exactly.
+  const start = (period: SpendPeriod) => periodStart(period, now).toISOString().slice(0, 10);
+  return sql`u.balance_nano, u.charged_nano,
+    coalesce((SELECT json_agg(json_build_object('id', k.id, 'period', k.spend_limit_period, 'spent',
+        coalesce((SELECT sum(d.cost_nano) FROM usage_key_daily d WHERE d.key_id = k.id AND d.day >= (CASE k.spend_limit_period
+          WHEN 'day' THEN ${start('day')} WHEN 'week' THEN ${start('week')} WHEN 'month' THEN ${start('month')} ELSE ${start('total')} END)::date), 0)::text))
+      FROM api_keys k WHERE k.user_id = u.id AND k.spend_limit_nano IS NOT NULL AND k.spend_limit_period IS NOT NULL), '[]'::json) AS caps`;
+}
+
+/** The snapshot those columns make (an account that is not there: nothing, as a new one). */
+export function snapshotOf(row: SnapshotColumns | undefined, now: Date): PrimeSnapshot {
+  const keySpend: Record<string, bigint> = {};
+  for (const k of row?.caps ?? []) keySpend[spendField(k.id, k.period, now)] = BigInt(k.spent);
+  return { balance: row?.balance_nano ?? 0n, charged: row?.charged_nano ?? 0n, keySpend };
+}
