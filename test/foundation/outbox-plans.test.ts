@@ -4,6 +4,7 @@
 // batch grew with every record ever written.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
+import { createKey } from '../../src/accounts/keys.js';
 import { createVerifiedUser } from '../../src/accounts/users.js';
 import { commitEntries } from '../../src/billing/outbox-writer.js';
 import type { OutboxEntry } from '../../src/store/hot.js';
@@ -58,3 +59,27 @@ t.test('a batch looks its records up by index however the table grew since the w
     `rows read by sequential scans for one batch: ${scanned} (the table holds ${grown + 160})`,
   );
 });
+
+t.test(
+  "the per-key daily totals are written through their primary key alone; a user's deletion still takes them",
+  async (t) => {
+    const s = await testStores(t);
+    const user = await createVerifiedUser(s.sql, 'key-daily@example.test');
+    const indexes = await s.sql<{ indexname: string }[]>`
+    SELECT indexname FROM pg_indexes WHERE tablename = 'usage_key_daily' ORDER BY indexname`;
+    // Each index here is one more page written at a random place for a key's first record of a
+    // day (sql/037): nothing the product reads needs another.
+    t.same(
+      indexes.map((i) => i.indexname),
+      ['usage_key_daily_pkey'],
+      'the primary key only',
+    );
+    const { id: keyId } = await createKey(s.sql, user.id);
+    await commitEntries(s.sql, [{ ...entry(user.id, 1), record: usageRecord(user.id, randomUUID(), 5n, { keyId }) }]);
+    const count = async () =>
+      (await s.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM usage_key_daily WHERE user_id = ${user.id}`)[0]!.n;
+    t.equal(await count(), 1, "the record's key and day are totalled");
+    await s.sql`DELETE FROM users WHERE id = ${user.id}`;
+    t.equal(await count(), 0, 'deleting the user by hand removes them (the foreign key still cascades)');
+  },
+);
