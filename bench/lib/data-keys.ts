@@ -4,53 +4,23 @@
 // so the load generator here never takes the gateway's CPU:
 //   - a burst of new keys, many at once, each key once (keys of accounts nobody has used either);
 //   - one key, for the throughput every other figure is a ratio of;
-//   - distinct keys, a new one for every request, for as long as the one key ran.
+//   - distinct keys, a new one for every request, for as long as the one key ran, the two
+//     taking turns (key-load.ts).
 
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Sql } from 'postgres';
-import { Pool } from 'undici';
 import { startChild, stopAll } from './children.js';
 import { GatewayProcess, gatewayEntry } from './gateway.js';
 import { freePort } from './http.js';
 import { cpuOfCommands } from './proc.js';
-import { Samples, type Summary } from './stats.js';
+import { keyLoad, KeyLoadRun, type CpuClock, type KeyLoad, type RedisClock, type WalClock } from './key-load.js';
+
+export type { CpuClock, KeyLoad, RedisClock, WalClock } from './key-load.js';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..');
 
-export interface KeyLoad {
-  /** What the run was. */
-  what: string;
-  connections: number;
-  requests: number;
-  /** Distinct keys presented. */
-  keys: number;
-  seconds: number;
-  rps: number;
-  latency: Summary;
-  /** Answers other than 200, by status (or error message). */
-  failures: Record<string, number>;
-  /** CPU µs a request, by process (the gateway, Postgres, Redis, this load generator), when measured. */
-  cpuUsPerRequest?: Record<string, number>;
-  /** What the loop wrote to Postgres' WAL, a request, and the checkpoints during it, when measured. */
-  wal?: { bytesPerRequest: number; fullPagesPerRequest: number; checkpoints: number };
-  /** Redis commands a request (those scripts run included) and script calls a request, when measured. */
-  redis?: { commandsPerRequest: number; scriptCallsPerRequest: number };
-}
-
-/** CPU seconds so far, by process: what a loop's requests cost each part of the machine. */
-export type CpuClock = () => Record<string, number>;
-
-/**
- * Postgres' WAL so far (pg_stat_wal) and its checkpoints: a key never seen writes index pages
- * at random places, and each page's first change after a checkpoint goes to the WAL whole.
- */
-export type WalClock = () => Promise<{ bytes: number; fullPages: number; checkpoints: number }>;
-
 const LSN = "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::float8 AS bytes";
-
-/** Redis' commands so far (INFO commandstats): the commands scripts run count as commands too. */
-export type RedisClock = () => Promise<{ commands: number; scriptCalls: number }>;
 
 /** Reads INFO commandstats of a connection's server: what a loop asked of Redis, a request. */
 export function redisClock(info: () => Promise<string>): RedisClock {
@@ -97,112 +67,6 @@ export async function writePathSettings(sql: Sql): Promise<Record<string, string
   return Object.fromEntries(rows.map((r) => [r.name, r.value]));
 }
 
-export interface KeyLoadOptions {
-  url: string;
-  what: string;
-  connections: number;
-  /** The secret of the i-th request; `keys` distinct ones in all. */
-  secretOf: (i: number) => string;
-  keys: number;
-  /** Stop after this many requests (default: no count limit). */
-  requests?: number;
-  /** Stop after this long (default: no time limit). */
-  seconds?: number;
-  model: string;
-  cpu?: CpuClock;
-  wal?: WalClock;
-  redis?: RedisClock;
-}
-
-/**
- * `connections` loops, each sending its next request when its last answer is read, until the
- * count or the time is up. Every answer must be a 200: a refusal is a failure, not a fast answer.
- */
-export async function keyLoad(opts: KeyLoadOptions): Promise<KeyLoad> {
-  const origin = new URL(opts.url).origin;
-  const pool = new Pool(origin, {
-    connections: opts.connections,
-    pipelining: 1,
-    keepAliveTimeout: 60_000,
-    headersTimeout: 60_000,
-    bodyTimeout: 60_000,
-  });
-  const body = JSON.stringify({
-    model: opts.model,
-    messages: [{ role: 'user', content: 'Say hello.' }],
-    max_tokens: 16,
-  });
-  const limit = opts.requests ?? Number.MAX_SAFE_INTEGER;
-  const latency = new Samples(Math.min(limit, 1 << 16));
-  const failures: Record<string, number> = {};
-  let next = 0;
-  const walBefore = await opts.wal?.();
-  const redisBefore = await opts.redis?.();
-  const cpuBefore = opts.cpu?.();
-  const start = performance.now();
-  const deadline = opts.seconds === undefined ? Infinity : start + opts.seconds * 1000;
-  const loop = async () => {
-    while (next < limit && performance.now() < deadline) {
-      const i = next++;
-      const t = performance.now();
-      let status: string;
-      try {
-        const res = await pool.request({
-          path: '/v1/chat/completions',
-          method: 'POST',
-          headers: { authorization: `Bearer ${opts.secretOf(i % opts.keys)}`, 'content-type': 'application/json' },
-          body,
-        });
-        await res.body.dump({ limit: Infinity });
-        status = String(res.statusCode);
-      } catch (err) {
-        status = (err as Error).message.slice(0, 80);
-      }
-      if (status === '200') latency.add(performance.now() - t);
-      else failures[status] = (failures[status] ?? 0) + 1;
-    }
-  };
-  await Promise.all(Array.from({ length: opts.connections }, loop));
-  const seconds = (performance.now() - start) / 1000;
-  const cpuAfter = opts.cpu?.();
-  const walAfter = await opts.wal?.();
-  const redisAfter = await opts.redis?.();
-  await pool.close();
-  const cpuUsPerRequest =
-    cpuBefore && cpuAfter && next > 0
-      ? Object.fromEntries(
-          Object.keys(cpuAfter).map((k) => [k, Math.round(((cpuAfter[k] - (cpuBefore[k] ?? 0)) * 1e6) / next)]),
-        )
-      : undefined;
-  return {
-    what: opts.what,
-    connections: opts.connections,
-    requests: next,
-    keys: Math.min(next, opts.keys),
-    seconds: Math.round(seconds * 1000) / 1000,
-    // Answered requests only: a refusal is quick, and would pass for throughput.
-    rps: Math.round(latency.count / seconds),
-    latency: latency.summary(),
-    failures,
-    cpuUsPerRequest,
-    wal:
-      walBefore && walAfter && next > 0
-        ? {
-            bytesPerRequest: Math.round((walAfter.bytes - walBefore.bytes) / next),
-            fullPagesPerRequest: Math.round(((walAfter.fullPages - walBefore.fullPages) / next) * 100) / 100,
-            checkpoints: walAfter.checkpoints - walBefore.checkpoints,
-          }
-        : undefined,
-    redis:
-      redisBefore && redisAfter && next > 0
-        ? {
-            commandsPerRequest: Math.round(((redisAfter.commands - redisBefore.commands) / next) * 10) / 10,
-            scriptCallsPerRequest: Math.round(((redisAfter.scriptCalls - redisBefore.scriptCalls) / next) * 100) / 100,
-          }
-        : undefined,
-  };
-}
-
 /** The burst: new keys at once, each once, as a launch or a migration of customers brings them. */
 export const BURST_KEYS = 5_000;
 export const BURST_CONNECTIONS = 512;
@@ -215,6 +79,8 @@ export interface KeyRuns {
   distinct: KeyLoad;
   /** distinct req/s ÷ one key's req/s: the issue's target is ≥ 0.5. */
   ratio: number;
+  /** The same, of each turn the two loops took (timeKeys). */
+  turnRatios?: number[];
   /** The Postgres settings the write path's cost depends on, as the server reported them. */
   postgres?: Record<string, string>;
 }
@@ -236,7 +102,14 @@ export function unusedKeys(
   return out;
 }
 
-/** The burst first (the process is coldest then), then one key, then distinct keys for as long. */
+/** The one key and the distinct keys take turns in this many slices each (TURNS × 2 in all). */
+export const TURNS = 3;
+
+/**
+ * The burst first (the process is coldest then), then the one key and distinct keys taking
+ * turns, `seconds` each in all: a machine that slows down for a while slows both loops, where
+ * one loop after the other put the whole slowdown into their ratio.
+ */
 export async function timeKeys(opts: {
   url: string;
   model: string;
@@ -270,35 +143,50 @@ export async function timeKeys(opts: {
     seconds: 2,
     secretOf: () => opts.oneKey,
   });
-  const one = await keyLoad({
+  const one = new KeyLoadRun({
     url,
     model,
     what: `one key, ${LOOP_CONNECTIONS} connections`,
     connections: LOOP_CONNECTIONS,
     keys: 1,
-    seconds: opts.seconds,
     secretOf: () => opts.oneKey,
     cpu,
     wal,
     redis,
   });
-  opts.progress(`one key: ${one.rps} req/s`);
   const rest = fresh.slice(burstKeys);
-  const distinct = await keyLoad({
+  const distinct = new KeyLoadRun({
     url,
     model,
     what: `a new key for every request (${rest.length.toLocaleString('en')} on hand), ${LOOP_CONNECTIONS} connections`,
     connections: LOOP_CONNECTIONS,
     keys: rest.length,
     requests: rest.length,
-    seconds: opts.seconds,
     secretOf: (i) => rest[i]!,
     cpu,
     wal,
     redis,
   });
-  opts.progress(`distinct keys: ${distinct.rps} req/s over ${distinct.keys.toLocaleString('en')} keys`);
-  return { burst, one, distinct, ratio: Math.round((distinct.rps / Math.max(1, one.rps)) * 1000) / 1000 };
+  for (let turn = 0; turn < TURNS; turn++) {
+    await one.run(opts.seconds / TURNS);
+    await distinct.run(opts.seconds / TURNS);
+  }
+  const runs = keyRuns(burst, one.result(), distinct.result());
+  opts.progress(`one key: ${runs.one.rps} req/s`);
+  opts.progress(`distinct keys: ${runs.distinct.rps} req/s over ${runs.distinct.keys.toLocaleString('en')} keys`);
+  return runs;
+}
+
+/** The three loops, and how the distinct keys' throughput compares: in all, and turn by turn. */
+export function keyRuns(burst: KeyLoad, one: KeyLoad, distinct: KeyLoad): KeyRuns {
+  const ratioOf = (d: number, o: number) => Math.round((d / Math.max(1, o)) * 1000) / 1000;
+  return {
+    burst,
+    one,
+    distinct,
+    ratio: ratioOf(distinct.rps, one.rps),
+    turnRatios: distinct.sliceRps?.map((d, i) => ratioOf(d, one.sliceRps?.[i] ?? 0)),
+  };
 }
 
 /**

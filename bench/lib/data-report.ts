@@ -131,6 +131,11 @@ export function writeReport(r: DataReport): string[] {
     ]),
     notes: [
       `distinct keys ÷ one key: ${k.ratio} of its req/s (target ≥ 0.5); the burst's p99 target is under 1,000 ms`,
+      ...(k.turnRatios
+        ? [
+            `the two loops took turns: ${k.turnRatios.join(', ')} in each (one key ${k.one.sliceRps?.join(', ')} req/s; distinct keys ${k.distinct.sliceRps?.join(', ')})`,
+          ]
+        : []),
       ...[k.one, k.distinct].flatMap((x) => [
         ...(x.cpuUsPerRequest
           ? [
