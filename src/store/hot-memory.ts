@@ -178,8 +178,13 @@ export class MemoryHotStore implements HotStore {
       }
     }
     const id = req.record ? `${now}-${this.seq++}` : undefined;
-    const marker = { amount: 0n, keyId: '', expires: now + SETTLED_MEMORY_MS, settled: true, entryId: id };
-    u.holds.set(req.reservationId, marker);
+    u.holds.set(req.reservationId, {
+      amount: 0n,
+      keyId: '',
+      expires: now + SETTLED_MEMORY_MS,
+      settled: true,
+      entryId: id,
+    });
     if (!req.record || !id) return result;
     let committed!: () => void;
     const done = new Promise<void>((resolve) => (committed = resolve));
