@@ -38,7 +38,9 @@ async function run(where: string, target: RedisTarget): Promise<Figures> {
   const store = new RedisHotStore(target, prefix);
   const client = (store as unknown as { redis: Parameters<typeof masters>[0] }).redis;
   const users = Array.from({ length: userCount }, () => randomUUID());
-  await Promise.all(users.map((u) => store.primeBalance(u, { balance: 10n ** 15n, charged: 0n, keySpend: {} })));
+  await Promise.all(
+    users.map((u) => store.primeBalance(u, { balance: 10n ** 15n, charged: 0n, keySpend: {}, creditSeq: 0n })),
+  );
   const redisCpuSeconds = async () => {
     let sum = 0;
     for (const node of masters(client)) {

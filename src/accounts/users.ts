@@ -21,8 +21,9 @@ export const CREDIT_CHANNEL = 'airouter_credit';
 export async function watchCredits(sql: Sql, hot: HotStore): Promise<void> {
   if (hot.kind !== 'memory') return;
   await sql.listen(CREDIT_CHANNEL, (payload) => {
-    const [pid, userId, amount] = payload.split(':');
-    if (Number(pid) !== process.pid && userId && /^-?\d+$/.test(amount ?? '')) void hot.credit(userId, BigInt(amount));
+    const [pid, userId, amount, seq] = payload.split(':');
+    if (Number(pid) !== process.pid && userId && /^-?\d+$/.test(amount ?? '') && /^\d+$/.test(seq ?? ''))
+      void hot.credit(userId, BigInt(amount), BigInt(seq));
   });
 }
 
@@ -56,14 +57,16 @@ export async function creditBalance<T>(
   sql: Sql,
   hot: HotStore,
   record: (tx: Tx) => Promise<{ userId: string; creditNano: bigint; result: T } | null>,
-): Promise<{ result: T; userId: string; creditNano: bigint; balance: bigint } | null> {
+): Promise<{ result: T; userId: string; creditNano: bigint; balance: bigint; seq: bigint } | null> {
   const done = (await sql.begin(async (tx) => {
     const r = await record(tx);
     if (!r) return null;
     // Past the most a balance may hold, nothing moves: a refusal, never an overflow.
-    const [u] = await tx<{ balance_nano: bigint }[]>`
-      UPDATE users SET balance_nano = balance_nano + ${r.creditNano.toString()}::bigint
-      WHERE id = ${r.userId} AND balance_nano <= ${(MAX_BALANCE_NANO - r.creditNano).toString()}::numeric RETURNING balance_nano`;
+    // Numbered, so that an account's load racing this credit takes it exactly once (credit.lua).
+    const [u] = await tx<{ balance_nano: bigint; credit_seq: bigint }[]>`
+      UPDATE users SET balance_nano = balance_nano + ${r.creditNano.toString()}::bigint, credit_seq = credit_seq + 1
+      WHERE id = ${r.userId} AND balance_nano <= ${(MAX_BALANCE_NANO - r.creditNano).toString()}::numeric
+      RETURNING balance_nano, credit_seq`;
     if (!u) {
       const [exists] = await tx`SELECT 1 FROM users WHERE id = ${r.userId}`;
       if (!exists) throw new Error(`no user ${r.userId} to credit`);
@@ -74,10 +77,10 @@ export async function creditBalance<T>(
       );
     }
     // Delivered on commit to gateways whose hot store is in-process (see watchCredits).
-    await tx`SELECT pg_notify(${CREDIT_CHANNEL}, ${`${process.pid}:${r.userId}:${r.creditNano}`})`;
-    return { ...r, balance: u.balance_nano };
-  })) as { result: T; userId: string; creditNano: bigint; balance: bigint } | null;
-  if (done) await hot.credit(done.userId, done.creditNano);
+    await tx`SELECT pg_notify(${CREDIT_CHANNEL}, ${`${process.pid}:${r.userId}:${r.creditNano}:${u.credit_seq}`})`;
+    return { ...r, balance: u.balance_nano, seq: u.credit_seq };
+  })) as { result: T; userId: string; creditNano: bigint; balance: bigint; seq: bigint } | null;
+  if (done) await hot.credit(done.userId, done.creditNano, done.seq);
   return done;
 }
 

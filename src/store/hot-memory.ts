@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import {
+  CREDIT_MEMORY_MS,
   LEASE_SHARE,
   SETTLED_MEMORY_MS,
   type AckItem,
@@ -27,7 +28,7 @@ interface Hold {
 
 interface Account {
   /** Absent until primed; holds can outlive it (forgetBalance), as on Redis. */
-  acct?: { bal: bigint; cbase: bigint; gen: string; fields: Map<string, bigint> };
+  acct?: { bal: bigint; cbase: bigint; gen: string; cseq: bigint; fields: Map<string, bigint> };
   reserved: bigint;
   holds: Map<string, Hold>;
   keyHeld: Map<string, bigint>;
@@ -35,6 +36,8 @@ interface Account {
   fixed: Set<string>;
   /** Charges committed and acknowledged while no account was loaded: entry → (charged after, cost, field). */
   late: Map<string, { after: bigint; cost: bigint; field: string }>;
+  /** The credits of the last CREDIT_MEMORY_MS, for the loads (see credit.lua): seq → amount. */
+  credits: Map<bigint, { amount: bigint; until: number }>;
 }
 
 interface Pending {
@@ -64,7 +67,7 @@ export class MemoryHotStore implements HotStore {
   private user(userId: string): Account {
     let u = this.users.get(userId);
     if (!u) {
-      u = { reserved: 0n, holds: new Map(), keyHeld: new Map(), fixed: new Set(), late: new Map() };
+      u = { reserved: 0n, holds: new Map(), keyHeld: new Map(), fixed: new Set(), late: new Map(), credits: new Map() };
       this.users.set(userId, u);
     }
     return u;
@@ -205,7 +208,13 @@ export class MemoryHotStore implements HotStore {
   async primeBalance(userId: string, s: PrimeSnapshot) {
     const u = this.user(userId);
     if (u.acct) return null;
-    const acct = { bal: s.balance, cbase: s.charged, gen: randomUUID(), fields: new Map(Object.entries(s.keySpend)) };
+    const acct = {
+      bal: s.balance,
+      cbase: s.charged,
+      gen: randomUUID(),
+      cseq: s.creditSeq,
+      fields: new Map(Object.entries(s.keySpend)),
+    };
     u.acct = acct;
     // Committed after the snapshot, acknowledged before this load: not in the snapshot.
     for (const [id, l] of u.late) {
@@ -216,12 +225,21 @@ export class MemoryHotStore implements HotStore {
       }
     }
     u.late.clear();
+    // Credits committed after the snapshot was read, whenever they reached this store.
+    const now = Date.now();
+    for (const [seq, c] of u.credits) {
+      if (c.until < now) u.credits.delete(seq);
+      else if (seq > s.creditSeq) acct.bal += c.amount;
+    }
     return { balance: acct.bal, reserved: u.reserved };
   }
 
-  async credit(userId: string, amount: bigint) {
-    const acct = this.users.get(userId)?.acct;
-    if (acct) acct.bal += amount;
+  async credit(userId: string, amount: bigint, seq: bigint) {
+    const u = this.user(userId);
+    const now = Date.now();
+    for (const [old, c] of u.credits) if (c.until < now) u.credits.delete(old);
+    u.credits.set(seq, { amount, until: now + CREDIT_MEMORY_MS });
+    if (u.acct && seq > u.acct.cseq) u.acct.bal += amount;
   }
 
   async balance(userId: string) {

@@ -31,7 +31,8 @@ import { adoptLegacy } from './redis-legacy.js';
 export { compareEntryIds } from './redis-watch.js';
 
 // Per user (keys named by redis-layout.ts, all in the slot of the user's outbox shard): `acct`
-// (hash: bal, cbase, gen, and the spend fields of keys with a cap), `res` (hash: live
+// (hash: bal, cbase, gen, cseq, and the spend fields of keys with a cap), `credits` (hash: the
+// credits of the last CREDIT_MEMORY_MS, seq → amount, for the account's loads), `res` (hash: live
 // reservation id → "amount|keyId" for a key with a spend cap, else "amount"), `resx` (zset: id →
 // expiry ms), `resv` (total held), `kheld` (hash: capped key → held), `settled:<n>` (hash: id
 // settled in the n-th SETTLED_MEMORY_MS of the clock → its outbox entry's id). Per shard: `outbox` (stream, consumer
@@ -169,8 +170,8 @@ export class RedisHotStore implements HotStore {
     return this.accounts.primeBalance(userId, s);
   }
 
-  credit(userId: string, amount: bigint): Promise<void> {
-    return this.accounts.credit(userId, amount);
+  credit(userId: string, amount: bigint, seq: bigint): Promise<void> {
+    return this.accounts.credit(userId, amount, seq);
   }
 
   balance(userId: string): Promise<HotBalance | null> {

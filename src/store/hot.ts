@@ -18,6 +18,12 @@ export const LEASE_SHARE = 8;
 /** How long a settled reservation id is remembered, so that a repeated settle charges nothing. */
 export const SETTLED_MEMORY_MS = 60_000;
 
+/**
+ * How long a user's credits are remembered for the account's loads: far longer than a snapshot
+ * lives between its read and the load that takes it (a round trip, or an offered one's second).
+ */
+export const CREDIT_MEMORY_MS = 3_600_000;
+
 export interface ReserveRequest {
   userId: string;
   reservationId: string;
@@ -137,6 +143,8 @@ export interface PrimeSnapshot {
   charged: bigint;
   /** Spend of keys with a cap, in their current period: account field → nano-USD. */
   keySpend: Record<string, bigint>;
+  /** How many credits the balance holds (users.credit_seq, read with it): see credit(). */
+  creditSeq: bigint;
 }
 
 export interface OutboxEntry {
@@ -214,8 +222,12 @@ export interface AccountStore {
    * included), or null when one was loaded already.
    */
   primeBalance(userId: string, snapshot: PrimeSnapshot): Promise<HotBalance | null>;
-  /** Add a credit to a loaded account; an account not loaded will be primed from Postgres. */
-  credit(userId: string, amount: bigint): Promise<void>;
+  /**
+   * A credit committed in Postgres as the user's `seq`-th (users.credit_seq). A loaded account
+   * takes it unless its snapshot held it already; one not loaded yet takes it at its load if its
+   * snapshot was read before the credit's commit. Credits are remembered for CREDIT_MEMORY_MS.
+   */
+  credit(userId: string, amount: bigint, seq: bigint): Promise<void>;
   /** Balance and live holds (expired ones are released first), or null if not loaded. */
   balance(userId: string): Promise<HotBalance | null>;
   /** Drops a loaded account so that the next request loads it again (safe at any time). */

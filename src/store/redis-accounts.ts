@@ -5,6 +5,7 @@
 
 import { randomUUID } from 'node:crypto';
 import {
+  CREDIT_MEMORY_MS,
   encodeRecord,
   LEASE_SHARE,
   SETTLED_MEMORY_MS,
@@ -52,11 +53,11 @@ export const ACCOUNT_COMMANDS: Record<string, LuaCommand> = {
     }),
   },
   arPrime: {
-    lua: batchedScript(OFFSETS + luaScript(['neg']), luaScript(['prime']), { head: 0, keys: 4, args: 4, answers: 2 }),
+    lua: batchedScript(OFFSETS + luaScript(['neg']), luaScript(['prime']), { head: 0, keys: 5, args: 5, answers: 2 }),
   },
   arBalance: { numberOfKeys: 1, lua: luaScript([...HELPERS, 'balance']) },
   arGate: { numberOfKeys: 1, lua: luaScript([...HELPERS, 'rpm', 'gate']) },
-  arCredit: { numberOfKeys: 1, lua: luaScript(['credit']) },
+  arCredit: { numberOfKeys: 2, lua: luaScript(['credit']) },
 };
 
 export type AccountScripts = {
@@ -272,14 +273,15 @@ export class RedisAccounts implements AccountStore {
     for (const [f, v] of Object.entries(s.keySpend)) fields.push(f, v.toString());
     const k = this.layout.userKeys(userId);
     const [balance, reserved] = await this.primes.call({
-      keys: [k.acct, k.fixed, k.late, k.resv],
-      args: [s.balance.toString(), s.charged.toString(), randomUUID(), fields.join('\n')],
+      keys: [k.acct, k.fixed, k.late, k.resv, k.credits],
+      args: [s.balance.toString(), s.charged.toString(), randomUUID(), fields.join('\n'), s.creditSeq.toString()],
     });
     return balance === null || reserved === null ? null : { balance: BigInt(balance), reserved: BigInt(reserved) };
   }
 
-  async credit(userId: string, amount: bigint): Promise<void> {
-    await this.redis.arCredit(this.layout.userKeys(userId).acct, amount.toString());
+  async credit(userId: string, amount: bigint, seq: bigint): Promise<void> {
+    const k = this.layout.userKeys(userId);
+    await this.redis.arCredit(k.acct, k.credits, amount.toString(), seq.toString(), String(CREDIT_MEMORY_MS));
   }
 
   async balance(userId: string) {

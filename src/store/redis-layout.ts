@@ -70,7 +70,14 @@ export class RedisLayout {
 
   userKeys(userId: string) {
     const p = this.userBase(userId);
-    return { acct: `${p}:acct`, res: `${p}:res`, resv: `${p}:resv`, fixed: `${p}:fixed`, late: `${p}:late` };
+    return {
+      acct: `${p}:acct`,
+      res: `${p}:res`,
+      resv: `${p}:resv`,
+      fixed: `${p}:fixed`,
+      late: `${p}:late`,
+      credits: `${p}:credits`,
+    };
   }
 
   outboxOf(userId: string): string {

@@ -111,7 +111,7 @@ t.test('against Postgres and Redis', async (t) => {
 
   // The hot store is compared too: a hot balance that drifted from Postgres is reported.
   await s.sql`UPDATE users SET balance_nano = balance_nano - 7 WHERE email = 'plain@example.test'`;
-  await s.hot.credit(opId, 5n);
+  await s.hot.credit(opId, 5n, 1_000n);
   const drift = await runCli(['reconcile'], env, 30_000, BIN);
   failsWith(t, drift, /the ledger does not reconcile/, 'reconcile with a hot mismatch');
   t.match(

@@ -149,4 +149,19 @@ t.test('a key never seen: its lookup reads the account too, which the first rese
   await ledger.reserve({ userId: second.userId, keyId: second.keyId, limits: second.limits }, 1_000n);
   t.equal(count('u.balance_nano, u.charged_nano'), 3, 'the second lookup, then a load of its own');
   t.same(await s.hot.balance(other.id), { balance: 7_000n, reserved: 1_000n }, 'the credit is in what it loaded');
+
+  // A credit committed after the lookup read the account, before the load took that snapshot:
+  // the hot store heard of it with no account to raise, and the load takes it (credit.lua).
+  const third = await createVerifiedUser(s.sql, 'herd-offer3@example.test');
+  await creditUser(s.sql, s.hot, third.id, 2_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await s.hot.forgetBalance(third.id);
+  const { key: key3 } = await createKey(s.sql, third.id);
+  const looked = (await keys.resolve(key3))!;
+  await creditUser(s.sql, s.hot, third.id, 5_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  await ledger.reserve({ userId: looked.userId, keyId: looked.keyId, limits: looked.limits }, 1_000n);
+  t.equal(count('u.balance_nano, u.charged_nano'), 4, "the load took the lookup's snapshot");
+  t.same(await s.hot.balance(third.id), { balance: 7_000n, reserved: 1_000n }, 'with the credit that followed it');
+  // And a credit whose word reaches the store only after that load: counted once more, no more.
+  await creditUser(s.sql, s.hot, third.id, 3_000n, { method: 'operator', amount: '1', currency: 'USD' });
+  t.same(await s.hot.balance(third.id), { balance: 10_000n, reserved: 1_000n }, 'a later credit, once');
 });

@@ -99,8 +99,14 @@ const reserve = (
   extra: Partial<ReserveRequest> = {},
 ) => store.reserve({ userId, reservationId: id, amount, ttlMs, keyId: 'k1', rpmLimit: 0, outboxMax: 0, ...extra });
 
-const prime = (store: HotStore, userId: string, balance: bigint, charged = 0n, keySpend: Record<string, bigint> = {}) =>
-  store.primeBalance(userId, { balance, charged, keySpend });
+const prime = (
+  store: HotStore,
+  userId: string,
+  balance: bigint,
+  charged = 0n,
+  keySpend: Record<string, bigint> = {},
+  creditSeq = 0n,
+) => store.primeBalance(userId, { balance, charged, keySpend, creditSeq });
 
 const settle = (store: HotStore, userId: string, id: string, cost: bigint, extra: Partial<SettleRequest> = {}) =>
   store.settle({ userId, reservationId: id, cost, keyId: 'k1', record: record(userId, id, cost), ...extra });
@@ -235,7 +241,7 @@ for (const impl of IMPLS) {
         'refused until a deposit',
       );
       t.equal((await reserve(store, u, 'c', 0n)).status, 'insufficient', 'even a zero hold, while in debt');
-      await store.credit(u, 4_001n);
+      await store.credit(u, 4_001n, 1n);
       t.same(await reserve(store, u, 'd', 1n), { status: 'ok', available: 0n }, 'the credit pays the debt first');
     });
 
@@ -269,23 +275,64 @@ for (const impl of IMPLS) {
     t.test('credit only affects a loaded account; prime is set-if-absent; forget', async (t) => {
       const { store } = await impl.open(t);
       const u = user();
-      await store.credit(u, 500n);
+      await store.credit(u, 500n, 1n);
       t.equal(await store.balance(u), null, 'credit to an unloaded account does not create one');
-      t.same(await prime(store, u, 100n), { balance: 100n, reserved: 0n }, 'a load answers what it loaded');
+      t.same(await prime(store, u, 100n, 0n, {}, 1n), { balance: 100n, reserved: 0n }, 'a load answers what it loaded');
       t.equal(await prime(store, u, 999n), null, 'the second answers that one was loaded');
       t.same(await store.balance(u), { balance: 100n, reserved: 0n }, 'the second prime is ignored');
-      await store.credit(u, 50n);
+      await store.credit(u, 50n, 2n);
       t.same(await store.balance(u), { balance: 150n, reserved: 0n });
       await reserve(store, u, 'held', 20n);
       await store.forgetBalance(u);
       t.equal(await store.balance(u), null);
       t.same(await reserve(store, u, 'a', 1n), { status: 'unknown' });
       t.same(
-        await prime(store, u, 150n),
+        await prime(store, u, 150n, 0n, {}, 2n),
         { balance: 150n, reserved: 20n },
         'a load counts the holds that outlived the account',
       );
       t.same(await store.balance(u), { balance: 150n, reserved: 20n }, 'holds outlive a forgotten account');
+    });
+
+    // creditBalance commits a credit in Postgres, then tells the hot store; an account's load
+    // reads its snapshot, then primes. Every order of the four steps counts the credit once.
+    t.test("a credit racing the account's load is counted once, whatever the order", async (t) => {
+      const { store } = await impl.open(t);
+      const bal = async (u: string) => (await store.balance(u))?.balance;
+      // Read before the commit, loaded after the credit reached the store: the load takes it.
+      const a = user();
+      await store.credit(a, 50n, 1n);
+      await prime(store, a, 100n);
+      t.equal(await bal(a), 150n, 'snapshot, commit, credit, load');
+      // Read after the commit, loaded before the credit reached the store: not taken twice.
+      const b = user();
+      await prime(store, b, 150n, 0n, {}, 1n);
+      await store.credit(b, 50n, 1n);
+      t.equal(await bal(b), 150n, 'commit, snapshot, load, credit');
+      // Read before, loaded before: the loaded account takes it.
+      const c = user();
+      await prime(store, c, 100n);
+      await store.credit(c, 50n, 1n);
+      t.equal(await bal(c), 150n, 'snapshot, load, commit, credit');
+      // Read after, credit before the load: in the snapshot already.
+      const d = user();
+      await store.credit(d, 50n, 1n);
+      await prime(store, d, 150n, 0n, {}, 1n);
+      t.equal(await bal(d), 150n, 'commit, credit, snapshot, load');
+      // Two credits telling the store in the other order than they committed; then a debit.
+      const e = user();
+      await prime(store, e, 100n, 0n, {}, 3n);
+      await store.credit(e, 7n, 5n);
+      await store.credit(e, 5n, 4n);
+      await store.credit(e, -2n, 6n);
+      t.equal(await bal(e), 110n, 'each once, in any order, a debit too');
+      // An account loaded again from a snapshot older than a credit it had taken.
+      await store.forgetBalance(e);
+      await prime(store, e, 105n, 0n, {}, 4n);
+      t.equal(await bal(e), 110n, 'a later load takes again what its snapshot lacks');
+      await store.forgetBalance(e);
+      await prime(store, e, 110n, 0n, {}, 6n);
+      t.equal(await bal(e), 110n, 'and nothing its snapshot holds');
     });
 
     t.test('amounts beyond 32 bits stay exact', async (t) => {

@@ -397,7 +397,7 @@ t.test('reconcile reports a tampered balance, in Postgres and in the hot store',
     'the hot store disagrees with the tampered figure',
   );
   await s.sql`UPDATE users SET balance_nano = balance_nano - 1 WHERE id = ${user.id}`;
-  await s.hot.credit(user.id, 7n);
+  await s.hot.credit(user.id, 7n, 1_000n);
   report = await reconcile(s.sql, s.hot);
   t.same(report.mismatches, []);
   t.same(

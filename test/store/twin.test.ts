@@ -38,6 +38,9 @@ interface Account {
   /** Postgres as the writer leaves it: the balance and the committed charges. */
   pgBalance: bigint;
   pgCharged: bigint;
+  /** Credits committed (users.credit_seq), and those committed that the store has not heard of yet. */
+  pgCredits: bigint;
+  unheard: { amount: bigint; seq: bigint }[];
   keys: { id: string; cap?: { limit: bigint; field: string } }[];
   /** Reservation ids held (with their key), leases open. */
   holds: { id: string; key: string }[];
@@ -94,6 +97,8 @@ for (const seed of SEEDS) {
       id: `${run}-u${i}`,
       pgBalance: rnd.amount(5_000),
       pgCharged: rnd.amount(2_000),
+      pgCredits: 0n,
+      unheard: [],
       keys: [
         { id: `${run}-u${i}-k0` },
         { id: `${run}-u${i}-k1`, cap: { limit: rnd.amount(3_000), field: `ks:${run}-u${i}-k1:2026-12` } },
@@ -164,6 +169,7 @@ for (const seed of SEEDS) {
           s.primeBalance(a.id, {
             balance: a.pgBalance,
             charged: a.pgCharged,
+            creditSeq: a.pgCredits,
             keySpend: Object.fromEntries(a.keys.flatMap((k) => (k.cap ? [[k.cap.field, 0n]] : []))),
           }),
         );
@@ -245,9 +251,14 @@ for (const seed of SEEDS) {
           s.lease({ userId: a.id, leaseId, mode: 'close', need: 0n, grow: 0n, give, ttlMs: 600_000, outboxMax: 0 }),
         );
       } else if (op < 87) {
+        // A credit commits; the store hears of it now, or a few steps later (loads may come between).
         const amount = rnd.amount(2_000);
         a.pgBalance += amount;
-        await both('credit', (s) => s.credit(a.id, amount));
+        a.unheard.push({ amount, seq: ++a.pgCredits });
+        while (a.unheard.length && rnd.int(2) === 0) {
+          const c = a.unheard.splice(rnd.int(a.unheard.length), 1)[0];
+          await both('credit', (s) => s.credit(a.id, c.amount, c.seq));
+        }
       } else if (op < 89) {
         await both('forget', (s) => s.forgetBalance(a.id));
       } else if (op < 91) {
@@ -270,6 +281,7 @@ for (const seed of SEEDS) {
       }
     }
     await commit();
+    for (const a of accounts) for (const c of a.unheard) await both('credit', (s) => s.credit(a.id, c.amount, c.seq));
     for (const a of accounts) await both('balance at the end', (s) => s.balance(a.id));
     t.equal(differences, 0, 'no step answered differently');
     // The walk must reach every kind of step, or it proves less than it says.

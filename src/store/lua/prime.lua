@@ -1,14 +1,15 @@
--- One account's load (PrimeSnapshot), batched (batch.ts): per call KEYS[ko + 1..4] are the
--- user's acct, fixed, late and resv; ARGV[ao + 1..4] the balance, the charged total, a fresh
--- generation, and the caps' spend as `field\nvalue\n...` (one argument, so every call has the
--- same shape; field names and integers hold no newline). `late` holds charges acknowledged while
--- no account was loaded; those committed after the snapshot (charged after > the snapshot's
--- total) are not in it, and are taken now. Answers the balance loaded and the total held, or
--- false, false when an account was loaded already.
-local acctKey, fixed, late, resvKey = KEYS[ko + 1], KEYS[ko + 2], KEYS[ko + 3], KEYS[ko + 4]
-local balance, charged, generation, spend = ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 3], ARGV[ao + 4]
+-- One account's load (PrimeSnapshot), batched (batch.ts): per call KEYS[ko + 1..5] are the
+-- user's acct, fixed, late, resv and credits; ARGV[ao + 1..5] the balance, the charged total, a
+-- fresh generation, the caps' spend as `field\nvalue\n...` (one argument, so every call has the
+-- same shape; field names and integers hold no newline) and the count of credits the balance
+-- holds. `late` holds charges acknowledged while no account was loaded; those committed after
+-- the snapshot (charged after > the snapshot's total) are not in it, and are taken now. So are
+-- the credits numbered past the snapshot's count (credit.lua). Answers the balance loaded and the
+-- total held, or false, false when an account was loaded already.
+local acctKey, fixed, late, resvKey, credits = KEYS[ko + 1], KEYS[ko + 2], KEYS[ko + 3], KEYS[ko + 4], KEYS[ko + 5]
+local balance, charged, generation, spend, creditSeq = ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 3], ARGV[ao + 4], ARGV[ao + 5]
 if redis.call('EXISTS', acctKey) == 1 then return false, false end
-redis.call('HSET', acctKey, 'bal', balance, 'cbase', charged, 'gen', generation)
+redis.call('HSET', acctKey, 'bal', balance, 'cbase', charged, 'gen', generation, 'cseq', creditSeq)
 local field
 for part in string.gmatch(spend, '[^\n]+') do
   if field then
@@ -31,4 +32,8 @@ for i = 1, #lateCharges, 2 do
   end
 end
 redis.call('DEL', late)
+local newer = redis.call('HGETALL', credits)
+for i = 1, #newer, 2 do
+  if tonumber(newer[i]) > tonumber(creditSeq) then redis.call('HINCRBY', acctKey, 'bal', newer[i + 1]) end
+end
 return redis.call('HGET', acctKey, 'bal'), redis.call('GET', resvKey) or '0'
