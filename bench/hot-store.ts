@@ -39,7 +39,9 @@ async function run(where: string, target: RedisTarget): Promise<Figures> {
   const client = (store as unknown as { redis: Parameters<typeof masters>[0] }).redis;
   const users = Array.from({ length: userCount }, () => randomUUID());
   await Promise.all(
-    users.map((u) => store.primeBalance(u, { balance: 10n ** 15n, charged: 0n, keySpend: {}, creditSeq: 0n })),
+    users.map((u) =>
+      store.primeBalance(u, { balance: 10n ** 15n, charged: 0n, keySpend: {}, creditSeq: 0n, limitsSeq: 0n }),
+    ),
   );
   const redisCpuSeconds = async () => {
     let sum = 0;

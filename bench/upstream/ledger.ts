@@ -55,7 +55,13 @@ export class BenchLedger {
    */
   static async open(spec: string, prefix: string, drain: boolean, leases = true): Promise<BenchLedger> {
     const store = spec === 'memory' ? new MemoryHotStore() : new RedisHotStore(spec, prefix);
-    await store.primeBalance(LEDGER_USER, { balance: 10n ** 18n, charged: 0n, keySpend: {}, creditSeq: 0n });
+    await store.primeBalance(LEDGER_USER, {
+      balance: 10n ** 18n,
+      charged: 0n,
+      keySpend: {},
+      creditSeq: 0n,
+      limitsSeq: 0n,
+    });
     // As each gateway process does: the watch lets go of the settles the writer acknowledged,
     // which this process otherwise keeps for as long as it runs. No charge is in Postgres here.
     if (store instanceof RedisHotStore) await store.startWatching({ committed: async () => new Set() });

@@ -247,22 +247,32 @@ export class KeyResolver {
   async update(userId: string, keyId: string, changes: KeyChanges): Promise<KeyRow | null> {
     const setRpm = changes.rpm !== undefined;
     const setSpend = changes.spend !== undefined;
-    const [row] = await this.sql<(KeyRow & { key_hash: string })[]>`
-      UPDATE api_keys SET
-        name = coalesce(${changes.name ?? null}, name),
-        rpm_limit = CASE WHEN ${setRpm} THEN ${changes.rpm ?? null}::integer ELSE rpm_limit END,
-        spend_limit_nano = CASE WHEN ${setSpend} THEN ${changes.spend?.nano ?? null}::bigint ELSE spend_limit_nano END,
-        spend_limit_period = CASE WHEN ${setSpend} THEN ${changes.spend?.period ?? null}::text ELSE spend_limit_period END
-      WHERE id = ${keyId} AND user_id = ${userId}
-      RETURNING id, name, prefix, created_at, last_used_at, revoked_at, rpm_limit, spend_limit_nano, spend_limit_period, key_hash`;
+    // A cap's change is numbered in the account's row (users.limits_seq), in the same statement:
+    // the account's loads tell by it whether their snapshot holds the change (prime.lua).
+    const [row] = await this.sql<(KeyRow & { key_hash: string; limits_seq: bigint | null })[]>`
+      WITH k AS (
+        UPDATE api_keys SET
+          name = coalesce(${changes.name ?? null}, name),
+          rpm_limit = CASE WHEN ${setRpm} THEN ${changes.rpm ?? null}::integer ELSE rpm_limit END,
+          spend_limit_nano = CASE WHEN ${setSpend} THEN ${changes.spend?.nano ?? null}::bigint ELSE spend_limit_nano END,
+          spend_limit_period = CASE WHEN ${setSpend} THEN ${changes.spend?.period ?? null}::text ELSE spend_limit_period END
+        WHERE id = ${keyId} AND user_id = ${userId}
+        RETURNING id, name, prefix, created_at, last_used_at, revoked_at, rpm_limit, spend_limit_nano, spend_limit_period, key_hash
+      ), u AS (
+        UPDATE users SET limits_seq = limits_seq + 1
+        WHERE id = ${userId} AND ${setSpend} AND EXISTS (SELECT 1 FROM k)
+        RETURNING limits_seq
+      )
+      SELECT k.*, (SELECT limits_seq FROM u) AS limits_seq FROM k`;
     if (!row) return null;
-    if ((setRpm || setSpend) && row.revoked_at === null) await this.changed(row.key_hash, userId);
-    const { key_hash: _, ...key } = row;
+    if ((setRpm || setSpend) && row.revoked_at === null)
+      await this.changed(row.key_hash, userId, row.limits_seq ?? undefined);
+    const { key_hash: _, limits_seq: __, ...key } = row;
     return key;
   }
 
   /** After a key's limits changed in Postgres: every process reads them again. */
-  async changed(keyHash: string, userId: string): Promise<void> {
+  async changed(keyHash: string, userId: string, limitsSeq?: bigint): Promise<void> {
     this.revocations++;
     this.local.delete(keyHash);
     await this.hot.deleteCached(`key:${keyHash}`);
@@ -270,8 +280,9 @@ export class KeyResolver {
     // A lookup that read Postgres just before the change may still fill the shared cache with
     // the old limits after the delete above (it sets only if absent): delete once more, later.
     setTimeout(() => void this.hot.deleteCached(`key:${keyHash}`).catch(() => {}), 2000).unref();
-    // The account carries capped keys' spend counters: loading it again picks up the new cap.
-    await this.hot.forgetBalance(userId);
+    // The account carries capped keys' spend counters: loading it again picks up the new cap,
+    // and a load from a snapshot read before the change is refused (limitsSeq).
+    await this.hot.forgetBalance(userId, limitsSeq);
   }
 }
 

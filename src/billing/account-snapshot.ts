@@ -1,6 +1,7 @@
 // What loading an account reads from Postgres: the balance, the running total of committed
 // charges (which tells the outbox's acknowledgements what the snapshot already holds), the count
-// of credits (which tells the same of credits racing the load, credit.lua) and the
+// of credits and of cap changes (which tell the same of credits and caps racing the load,
+// credit.lua and prime.lua) and the
 // current-period spend of each capped key, as columns of `users u` in one statement, so that
 // they come from one snapshot without a transaction's extra round trips. Two statements read
 // them: the account's own load (balances.ts) and a new key's lookup (accounts/keys.ts), which
@@ -14,6 +15,7 @@ export interface SnapshotColumns {
   balance_nano: bigint;
   charged_nano: bigint;
   credit_seq: bigint;
+  limits_seq: bigint;
   caps: { id: string; period: SpendPeriod; spent: string }[];
 }
 
@@ -22,7 +24,7 @@ export function snapshotColumns(sql: Sql, now: Date) {
   // Each capped key's spend in its current period, from the per-key daily totals (kept with
   // the records, sql/029): a period starts at a UTC midnight, so whole days sum it exactly.
   const start = (period: SpendPeriod) => periodStart(period, now).toISOString().slice(0, 10);
-  return sql`u.balance_nano, u.charged_nano, u.credit_seq,
+  return sql`u.balance_nano, u.charged_nano, u.credit_seq, u.limits_seq,
     coalesce((SELECT json_agg(json_build_object('id', k.id, 'period', k.spend_limit_period, 'spent',
         coalesce((SELECT sum(d.cost_nano) FROM usage_key_daily d WHERE d.key_id = k.id AND d.day >= (CASE k.spend_limit_period
           WHEN 'day' THEN ${start('day')} WHEN 'week' THEN ${start('week')} WHEN 'month' THEN ${start('month')} ELSE ${start('total')} END)::date), 0)::text))
@@ -38,5 +40,6 @@ export function snapshotOf(row: SnapshotColumns | undefined, now: Date): PrimeSn
     charged: row?.charged_nano ?? 0n,
     keySpend,
     creditSeq: row?.credit_seq ?? 0n,
+    limitsSeq: row?.limits_seq ?? 0n,
   };
 }

@@ -16,9 +16,16 @@ export class Balances {
   /** Users this process has asked the hot store about (at most KNOWN_MAX, then forgotten at once). */
   private readonly known = new Set<string>();
   /** A cold account met by many requests at once is loaded once for all of them. */
-  private readonly priming = new Coalesced(async (userId) =>
-    this.hot.primeBalance(userId, this.takeOffered(userId) ?? (await this.snapshots.call(userId))),
-  );
+  private readonly priming = new Coalesced(async (userId): Promise<HotBalance | null> => {
+    let loaded = await this.hot.primeBalance(userId, this.takeOffered(userId) ?? (await this.snapshots.call(userId)));
+    // A spend cap changed after the snapshot was read (forgetBalance marked it): read again. A
+    // snapshot read after the mark holds the change, so one more read is all it takes.
+    for (let tries = 1; loaded === 'stale'; tries++) {
+      if (tries === 3) throw new Error(`the account of ${userId} kept changing while it was loaded`);
+      loaded = await this.hot.primeBalance(userId, await this.snapshots.call(userId));
+    }
+    return loaded;
+  });
   /**
    * Snapshots read with a new key's lookup (accounts/keys.ts), which the load of its account
    * takes instead of reading Postgres again: a key never seen costs one round trip, not two.

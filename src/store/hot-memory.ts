@@ -38,6 +38,8 @@ interface Account {
   late: Map<string, { after: bigint; cost: bigint; field: string }>;
   /** The credits of the last CREDIT_MEMORY_MS, for the loads (see credit.lua): seq → amount. */
   credits: Map<bigint, { amount: bigint; until: number }>;
+  /** The count of cap changes a load's snapshot must hold (see forget.lua), until when. */
+  limits?: { seq: bigint; until: number };
 }
 
 interface Pending {
@@ -208,6 +210,7 @@ export class MemoryHotStore implements HotStore {
   async primeBalance(userId: string, s: PrimeSnapshot) {
     const u = this.user(userId);
     if (u.acct) return null;
+    if (u.limits && u.limits.until >= Date.now() && u.limits.seq > s.limitsSeq) return 'stale' as const;
     const acct = {
       bal: s.balance,
       cbase: s.charged,
@@ -249,9 +252,14 @@ export class MemoryHotStore implements HotStore {
     return { balance: u.acct.bal, reserved: u.reserved };
   }
 
-  async forgetBalance(userId: string) {
-    const u = this.users.get(userId);
-    if (u) u.acct = undefined;
+  async forgetBalance(userId: string, limitsSeq?: bigint) {
+    const u = limitsSeq === undefined ? this.users.get(userId) : this.user(userId);
+    if (!u) return;
+    u.acct = undefined;
+    if (limitsSeq === undefined) return;
+    const now = Date.now();
+    const mark = u.limits && u.limits.until >= now ? u.limits.seq : 0n;
+    if (limitsSeq > mark) u.limits = { seq: limitsSeq, until: now + CREDIT_MEMORY_MS };
   }
 
   async gate(userId: string, keyId: string, rpmLimit: number) {

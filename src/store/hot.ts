@@ -145,6 +145,8 @@ export interface PrimeSnapshot {
   keySpend: Record<string, bigint>;
   /** How many credits the balance holds (users.credit_seq, read with it): see credit(). */
   creditSeq: bigint;
+  /** How many spend-cap changes the caps' spend holds (users.limits_seq): see forgetBalance(). */
+  limitsSeq: bigint;
 }
 
 export interface OutboxEntry {
@@ -219,9 +221,10 @@ export interface AccountStore {
   /**
    * Loads an account if none is loaded; a loaded one is left alone. Answers the balance it
    * loaded and what is held against it (holds that outlived an earlier load, expired ones
-   * included), or null when one was loaded already.
+   * included), null when one was loaded already, or 'stale' (nothing loaded) when the snapshot
+   * was read before a spend cap's change that forgetBalance marked: read it again.
    */
-  primeBalance(userId: string, snapshot: PrimeSnapshot): Promise<HotBalance | null>;
+  primeBalance(userId: string, snapshot: PrimeSnapshot): Promise<HotBalance | null | 'stale'>;
   /**
    * A credit committed in Postgres as the user's `seq`-th (users.credit_seq). A loaded account
    * takes it unless its snapshot held it already; one not loaded yet takes it at its load if its
@@ -230,8 +233,12 @@ export interface AccountStore {
   credit(userId: string, amount: bigint, seq: bigint): Promise<void>;
   /** Balance and live holds (expired ones are released first), or null if not loaded. */
   balance(userId: string): Promise<HotBalance | null>;
-  /** Drops a loaded account so that the next request loads it again (safe at any time). */
-  forgetBalance(userId: string): Promise<void>;
+  /**
+   * Drops a loaded account so that the next request loads it again (safe at any time). With
+   * `limitsSeq` (a spend cap changed, users.limits_seq), loads from a snapshot that counts fewer
+   * changes are refused for CREDIT_MEMORY_MS: a load racing the change cannot install old caps.
+   */
+  forgetBalance(userId: string, limitsSeq?: bigint): Promise<void>;
   /** count_tokens and other unbilled calls: counts against the key's rpm, needs a positive balance. */
   gate(
     userId: string,

@@ -53,11 +53,12 @@ export const ACCOUNT_COMMANDS: Record<string, LuaCommand> = {
     }),
   },
   arPrime: {
-    lua: batchedScript(OFFSETS + luaScript(['neg']), luaScript(['prime']), { head: 0, keys: 5, args: 5, answers: 2 }),
+    lua: batchedScript(OFFSETS + luaScript(['neg']), luaScript(['prime']), { head: 0, keys: 6, args: 6, answers: 2 }),
   },
   arBalance: { numberOfKeys: 1, lua: luaScript([...HELPERS, 'balance']) },
   arGate: { numberOfKeys: 1, lua: luaScript([...HELPERS, 'rpm', 'gate']) },
   arCredit: { numberOfKeys: 2, lua: luaScript(['credit']) },
+  arForget: { numberOfKeys: 2, lua: luaScript(['forget']) },
 };
 
 export type AccountScripts = {
@@ -68,6 +69,7 @@ export type AccountScripts = {
   arBalance(...args: string[]): Promise<[string, string] | null>;
   arGate(...args: string[]): Promise<[number, number]>;
   arCredit(...args: string[]): Promise<number | null>;
+  arForget(...args: string[]): Promise<null>;
 };
 
 interface ScriptCall {
@@ -268,14 +270,22 @@ export class RedisAccounts implements AccountStore {
     // Durable once appended (see durableSettle).
   }
 
-  async primeBalance(userId: string, s: PrimeSnapshot): Promise<HotBalance | null> {
+  async primeBalance(userId: string, s: PrimeSnapshot): Promise<HotBalance | null | 'stale'> {
     const fields: string[] = [];
     for (const [f, v] of Object.entries(s.keySpend)) fields.push(f, v.toString());
     const k = this.layout.userKeys(userId);
     const [balance, reserved] = await this.primes.call({
-      keys: [k.acct, k.fixed, k.late, k.resv, k.credits],
-      args: [s.balance.toString(), s.charged.toString(), randomUUID(), fields.join('\n'), s.creditSeq.toString()],
+      keys: [k.acct, k.fixed, k.late, k.resv, k.credits, k.limits],
+      args: [
+        s.balance.toString(),
+        s.charged.toString(),
+        randomUUID(),
+        fields.join('\n'),
+        s.creditSeq.toString(),
+        s.limitsSeq.toString(),
+      ],
     });
+    if (reserved === 'stale') return 'stale';
     return balance === null || reserved === null ? null : { balance: BigInt(balance), reserved: BigInt(reserved) };
   }
 
@@ -289,8 +299,9 @@ export class RedisAccounts implements AccountStore {
     return r ? { balance: BigInt(r[0]), reserved: BigInt(r[1]) } : null;
   }
 
-  async forgetBalance(userId: string): Promise<void> {
-    await this.redis.del(this.layout.userKeys(userId).acct);
+  async forgetBalance(userId: string, limitsSeq?: bigint): Promise<void> {
+    const k = this.layout.userKeys(userId);
+    await this.redis.arForget(k.acct, k.limits, limitsSeq?.toString() ?? '', String(CREDIT_MEMORY_MS));
   }
 
   async gate(userId: string, keyId: string, rpmLimit: number) {

@@ -77,6 +77,7 @@ export class RedisLayout {
       fixed: `${p}:fixed`,
       late: `${p}:late`,
       credits: `${p}:credits`,
+      limits: `${p}:limits`,
     };
   }
 

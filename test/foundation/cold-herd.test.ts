@@ -165,3 +165,39 @@ t.test('a key never seen: its lookup reads the account too, which the first rese
   await creditUser(s.sql, s.hot, third.id, 3_000n, { method: 'operator', amount: '1', currency: 'USD' });
   t.same(await s.hot.balance(third.id), { balance: 10_000n, reserved: 1_000n }, 'a later credit, once');
 });
+
+t.test(
+  'a cap set while the account is being loaded: the load reads again, and the cap counts what was spent',
+  async (t) => {
+    const s = await testStores(t);
+    const user = await createVerifiedUser(s.sql, 'herd-cap@example.test');
+    await creditUser(s.sql, s.hot, user.id, 100_000n, { method: 'operator', amount: '1', currency: 'USD' });
+    await s.hot.forgetBalance(user.id);
+    const spender = await createKey(s.sql, user.id);
+    const other = await createKey(s.sql, user.id);
+    // The first key spent 5,000 today, with no cap then.
+    await s.sql`INSERT INTO usage_key_daily (key_id, day, user_id, cost_nano)
+              VALUES (${spender.id}, (now() AT TIME ZONE 'UTC')::date, ${user.id}, 5000)`;
+    const { sql, count } = await countingSql(t, s.databaseUrl);
+    const ledger = new Ledger(sql, s.hot, { ttlMs: 60_000, outboxMax: 0 });
+    const keys = new KeyResolver(sql, s.hot, 30_000, 100, (u, snapshot) => ledger.offer(u, snapshot));
+    await keys.start();
+    // A request with the other key reads the account (no cap anywhere yet) for its load...
+    const looked = (await keys.resolve(other.key))!;
+    // ...and before the load, the owner caps the first key at 6,000 a day.
+    await keys.update(user.id, spender.id, { spend: { nano: 6_000n, period: 'day' } });
+    await ledger.reserve({ userId: looked.userId, keyId: looked.keyId, limits: looked.limits }, 1_000n);
+    t.equal(count('u.balance_nano, u.charged_nano'), 2, 'the offered snapshot was refused, the account read again');
+    const capped = (await keys.resolve(spender.key))!;
+    t.equal(capped.limits.spendNano, 6_000n, 'the key has its cap');
+    await t.rejects(
+      ledger.reserve({ userId: capped.userId, keyId: capped.keyId, limits: capped.limits }, 2_000n),
+      { code: 'key_spend_limit' },
+      'the 5,000 spent before the cap count against it',
+    );
+    t.ok(
+      await ledger.reserve({ userId: capped.userId, keyId: capped.keyId, limits: capped.limits }, 1_000n),
+      'what is left of it holds',
+    );
+  },
+);

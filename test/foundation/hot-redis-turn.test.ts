@@ -12,7 +12,7 @@ t.test('one turn of reserves and settles is one write to Redis', async (t) => {
   const store = new RedisHotStore(REDIS_URL, testRedisPrefix(t));
   t.teardown(() => store.close());
   const userId = randomUUID();
-  await store.primeBalance(userId, { balance: 1_000_000n, charged: 0n, keySpend: {}, creditSeq: 0n });
+  await store.primeBalance(userId, { balance: 1_000_000n, charged: 0n, keySpend: {}, creditSeq: 0n, limitsSeq: 0n });
   const reserve = (id: string) =>
     store.reserve({ userId, reservationId: id, amount: 10n, ttlMs: 60_000, keyId: 'k1', rpmLimit: 0, outboxMax: 0 });
   const settle = (id: string) =>

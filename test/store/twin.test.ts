@@ -41,6 +41,8 @@ interface Account {
   /** Credits committed (users.credit_seq), and those committed that the store has not heard of yet. */
   pgCredits: bigint;
   unheard: { amount: bigint; seq: bigint }[];
+  /** Cap changes committed (users.limits_seq). */
+  pgLimits: bigint;
   keys: { id: string; cap?: { limit: bigint; field: string } }[];
   /** Reservation ids held (with their key), leases open. */
   holds: { id: string; key: string }[];
@@ -99,6 +101,7 @@ for (const seed of SEEDS) {
       pgCharged: rnd.amount(2_000),
       pgCredits: 0n,
       unheard: [],
+      pgLimits: 0n,
       keys: [
         { id: `${run}-u${i}-k0` },
         { id: `${run}-u${i}-k1`, cap: { limit: rnd.amount(3_000), field: `ks:${run}-u${i}-k1:2026-12` } },
@@ -165,14 +168,18 @@ for (const seed of SEEDS) {
       const key = rnd.pick(a.keys);
       const op = rnd.int(100);
       if (op < 8) {
-        await both('prime', (s) =>
+        // Now and then a snapshot read before the last cap change: refused by both.
+        const limitsSeq = a.pgLimits > 0n && rnd.int(2) === 0 ? a.pgLimits - 1n : a.pgLimits;
+        const loaded = await both('prime', (s) =>
           s.primeBalance(a.id, {
             balance: a.pgBalance,
             charged: a.pgCharged,
             creditSeq: a.pgCredits,
+            limitsSeq,
             keySpend: Object.fromEntries(a.keys.flatMap((k) => (k.cap ? [[k.cap.field, 0n]] : []))),
           }),
         );
+        if (loaded === 'stale') counts['prime refused as stale'] = (counts['prime refused as stale'] ?? 0) + 1;
       } else if (op < 35) {
         const id = `r${serial}`;
         const req = {
@@ -260,7 +267,9 @@ for (const seed of SEEDS) {
           await both('credit', (s) => s.credit(a.id, c.amount, c.seq));
         }
       } else if (op < 89) {
-        await both('forget', (s) => s.forgetBalance(a.id));
+        // Now and then a cap's change (numbered), else a plain forget.
+        const limitsSeq = rnd.int(2) === 0 ? ++a.pgLimits : undefined;
+        await both('forget', (s) => s.forgetBalance(a.id, limitsSeq));
       } else if (op < 91) {
         await both('gate', (s) => s.gate(a.id, key.id, 0));
       } else if (op < 96) {
@@ -287,6 +296,7 @@ for (const seed of SEEDS) {
     // The walk must reach every kind of step, or it proves less than it says.
     for (const what of [
       'prime',
+      'prime refused as stale',
       'reserve',
       'settle',
       'settle again',

@@ -1,14 +1,16 @@
--- One account's load (PrimeSnapshot), batched (batch.ts): per call KEYS[ko + 1..5] are the
--- user's acct, fixed, late, resv and credits; ARGV[ao + 1..5] the balance, the charged total, a
--- fresh generation, the caps' spend as `field\nvalue\n...` (one argument, so every call has the
--- same shape; field names and integers hold no newline) and the count of credits the balance
--- holds. `late` holds charges acknowledged while no account was loaded; those committed after
+-- One account's load (PrimeSnapshot), batched (batch.ts): per call KEYS[ko + 1..6] are the
+-- user's acct, fixed, late, resv, credits and limits; ARGV[ao + 1..6] the balance, the charged
+-- total, a fresh generation, the caps' spend as `field\nvalue\n...` (one argument, so every call
+-- has the same shape; field names and integers hold no newline), the count of credits the
+-- balance holds and the count of cap changes the spend holds. A snapshot older than the last cap
+-- change (`limits`, forget.lua) is refused: false, 'stale'. `late` holds charges acknowledged while no account was loaded; those committed after
 -- the snapshot (charged after > the snapshot's total) are not in it, and are taken now. So are
 -- the credits numbered past the snapshot's count (credit.lua). Answers the balance loaded and the
 -- total held, or false, false when an account was loaded already.
-local acctKey, fixed, late, resvKey, credits = KEYS[ko + 1], KEYS[ko + 2], KEYS[ko + 3], KEYS[ko + 4], KEYS[ko + 5]
-local balance, charged, generation, spend, creditSeq = ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 3], ARGV[ao + 4], ARGV[ao + 5]
+local acctKey, fixed, late, resvKey, credits, limits = KEYS[ko + 1], KEYS[ko + 2], KEYS[ko + 3], KEYS[ko + 4], KEYS[ko + 5], KEYS[ko + 6]
+local balance, charged, generation, spend, creditSeq, limitsSeq = ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 3], ARGV[ao + 4], ARGV[ao + 5], ARGV[ao + 6]
 if redis.call('EXISTS', acctKey) == 1 then return false, false end
+if tonumber(redis.call('GET', limits) or '0') > tonumber(limitsSeq) then return false, 'stale' end
 redis.call('HSET', acctKey, 'bal', balance, 'cbase', charged, 'gen', generation, 'cseq', creditSeq)
 local field
 for part in string.gmatch(spend, '[^\n]+') do
