@@ -211,7 +211,7 @@ const CORE_DOCS: Record<keyof typeof ENV, string> = {
   SHUTDOWN_TIMEOUT_MS: 'On SIGTERM, how long in-flight requests may take to finish (default 15000).',
   KEY_CACHE_TTL_MS: 'In-process cache of key lookups (default 30000; revocations are pushed at once anyway).',
   KEY_CACHE_MAX:
-    'Keys each gateway process remembers (default 100000; about 0.5 KB a key, some 48 MB full; the oldest goes first). A key it no longer holds costs one Redis read, and one Postgres query shared by every key looked up in the same event-loop turn.',
+    'Keys each gateway process remembers (default 100000; about 0.5 KB a key, some 48 MB full; when full, the half least recently met is let go at once). A key it no longer holds costs one Redis read, and one Postgres query shared by every key looked up in the same event-loop turn.',
   USAGE_RETENTION_DAYS:
     "How many days the usage log keeps each request (usage records and refusals); older ones are deleted every hour (default 0: kept for ever). The totals (usage stats, the overview, admin reports, spend caps) are kept for ever, and `reconcile` stays exact: a record goes only once reconcile's checkpoint has passed it, its charge kept with the sums.",
   DATABASE_POOL_SIZE:

@@ -7,6 +7,7 @@ import type { KeyLimits, SpendPeriod } from '../billing/key-limits.js';
 import { snapshotColumns, snapshotOf, type SnapshotColumns } from '../billing/account-snapshot.js';
 import type { Sql } from '../store/sql.js';
 import { Batcher, Coalesced } from '../store/batch.js';
+import { BoundedMap } from '../bounded-map.js';
 import { base62Of, randomBase62 } from '../wire.js';
 import type { AccountStore, Bus, PrimeSnapshot, SharedCache } from '../store/hot.js';
 
@@ -124,17 +125,10 @@ export function listKeys(sql: Sql, userId: string): Promise<KeyRow[]> {
  */
 const UNKNOWN_TTL_MS = 5_000;
 
-/** Sets `key` in a map that holds at most `max` entries: the oldest goes first (insertion order). */
-function remember<V>(map: Map<string, V>, key: string, value: V, max: number): void {
-  map.delete(key);
-  if (map.size >= max) map.delete(map.keys().next().value as string);
-  map.set(key, value);
-}
-
 export class KeyResolver {
-  private readonly local = new Map<string, { identity: KeyIdentity; expires: number }>();
-  private readonly unknown = new Map<string, number>();
-  private readonly hashes = new Map<string, string>();
+  private readonly local: BoundedMap<string, { identity: KeyIdentity; expires: number }>;
+  private readonly unknown: BoundedMap<string, number>;
+  private readonly hashes: BoundedMap<string, string>;
   private readonly lookups = new Coalesced((hash) => this.lookup(hash));
   /**
    * Keys nobody has cached, read from Postgres together: a burst of new keys (a launch, a
@@ -162,10 +156,14 @@ export class KeyResolver {
     private readonly hot: SharedCache & Bus & Pick<AccountStore, 'forgetBalance'>,
     private readonly ttlMs: number,
     /** Keys (and unknown keys) remembered in this process, each: KEY_CACHE_MAX. */
-    private readonly max = 100_000,
+    max = 100_000,
     /** Takes the account snapshot a lookup read with the key (the ledger, to load the account from). */
     private readonly offer?: (userId: string, snapshot: PrimeSnapshot) => void,
-  ) {}
+  ) {
+    this.local = new BoundedMap(max);
+    this.unknown = new BoundedMap(max);
+    this.hashes = new BoundedMap(max);
+  }
 
   /** Listen for revocations from every process (this one included). */
   async start(): Promise<void> {
@@ -186,7 +184,7 @@ export class KeyResolver {
     let hash = this.hashes.get(key);
     if (hash === undefined) {
       hash = hashSecret(key);
-      remember(this.hashes, key, hash, this.max);
+      this.hashes.set(key, hash);
     }
     const now = Date.now();
     const hit = this.local.get(hash);
@@ -215,13 +213,13 @@ export class KeyResolver {
         .catch(() => {});
     }
     if (this.ttlMs > 0 && this.revocations === revocationsBefore) {
-      remember(this.local, hash, { identity, expires: now + this.ttlMs }, this.max);
+      this.local.set(hash, { identity, expires: now + this.ttlMs });
     }
     return identity;
   }
 
   private rememberUnknown(hash: string, now: number): null {
-    remember(this.unknown, hash, now + UNKNOWN_TTL_MS, this.max);
+    this.unknown.set(hash, now + UNKNOWN_TTL_MS);
     return null;
   }
 
