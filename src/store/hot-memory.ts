@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import {
-  CREDIT_MEMORY_MS,
+  LOAD_RACE_MEMORY_MS,
   LEASE_SHARE,
   SETTLED_MEMORY_MS,
   type AckItem,
@@ -36,7 +36,7 @@ interface Account {
   fixed: Set<string>;
   /** Charges committed and acknowledged while no account was loaded: entry → (charged after, cost, field). */
   late: Map<string, { after: bigint; cost: bigint; field: string }>;
-  /** The credits of the last CREDIT_MEMORY_MS, for the loads (see credit.lua): seq → amount. */
+  /** The credits of the last LOAD_RACE_MEMORY_MS, for the loads (see credit.lua): seq → amount. */
   credits: Map<bigint, { amount: bigint; until: number }>;
   /** The count of cap changes a load's snapshot must hold (see forget.lua), until when. */
   limits?: { seq: bigint; until: number };
@@ -241,7 +241,7 @@ export class MemoryHotStore implements HotStore {
     const u = this.user(userId);
     const now = Date.now();
     for (const [old, c] of u.credits) if (c.until < now) u.credits.delete(old);
-    u.credits.set(seq, { amount, until: now + CREDIT_MEMORY_MS });
+    u.credits.set(seq, { amount, until: now + LOAD_RACE_MEMORY_MS });
     if (u.acct && seq > u.acct.cseq) u.acct.bal += amount;
   }
 
@@ -259,7 +259,7 @@ export class MemoryHotStore implements HotStore {
     if (limitsSeq === undefined) return;
     const now = Date.now();
     const mark = u.limits && u.limits.until >= now ? u.limits.seq : 0n;
-    if (limitsSeq > mark) u.limits = { seq: limitsSeq, until: now + CREDIT_MEMORY_MS };
+    if (limitsSeq > mark) u.limits = { seq: limitsSeq, until: now + LOAD_RACE_MEMORY_MS };
   }
 
   async gate(userId: string, keyId: string, rpmLimit: number) {

@@ -32,8 +32,8 @@ export { compareEntryIds } from './redis-watch.js';
 
 // Per user (keys named by redis-layout.ts, all in the slot of the user's outbox shard): `acct`
 // (hash: bal, cbase, gen, cseq, and the spend fields of keys with a cap), `credits` (hash: the
-// credits of the last CREDIT_MEMORY_MS, seq → amount, for the account's loads), `limits` (the
-// count of cap changes a load's snapshot must hold, for CREDIT_MEMORY_MS), `res` (hash: live
+// credits of the last LOAD_RACE_MEMORY_MS, seq → amount, for the account's loads), `limits` (the
+// count of cap changes a load's snapshot must hold, for LOAD_RACE_MEMORY_MS), `res` (hash: live
 // reservation id → "amount|keyId" for a key with a spend cap, else "amount"), `resx` (zset: id →
 // expiry ms), `resv` (total held), `kheld` (hash: capped key → held), `settled:<n>` (hash: id
 // settled in the n-th SETTLED_MEMORY_MS of the clock → its outbox entry's id). Per shard: `outbox` (stream, consumer

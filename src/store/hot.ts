@@ -19,10 +19,11 @@ export const LEASE_SHARE = 8;
 export const SETTLED_MEMORY_MS = 60_000;
 
 /**
- * How long a user's credits are remembered for the account's loads: far longer than a snapshot
- * lives between its read and the load that takes it (a round trip, or an offered one's second).
+ * How long a user's credits and cap changes are remembered for the account's loads: far longer
+ * than a snapshot lives between its read and the load that takes it (a round trip, or an offered
+ * one's second).
  */
-export const CREDIT_MEMORY_MS = 3_600_000;
+export const LOAD_RACE_MEMORY_MS = 3_600_000;
 
 export interface ReserveRequest {
   userId: string;
@@ -228,7 +229,7 @@ export interface AccountStore {
   /**
    * A credit committed in Postgres as the user's `seq`-th (users.credit_seq). A loaded account
    * takes it unless its snapshot held it already; one not loaded yet takes it at its load if its
-   * snapshot was read before the credit's commit. Credits are remembered for CREDIT_MEMORY_MS.
+   * snapshot was read before the credit's commit. Credits are remembered for LOAD_RACE_MEMORY_MS.
    */
   credit(userId: string, amount: bigint, seq: bigint): Promise<void>;
   /** Balance and live holds (expired ones are released first), or null if not loaded. */
@@ -236,7 +237,7 @@ export interface AccountStore {
   /**
    * Drops a loaded account so that the next request loads it again (safe at any time). With
    * `limitsSeq` (a spend cap changed, users.limits_seq), loads from a snapshot that counts fewer
-   * changes are refused for CREDIT_MEMORY_MS: a load racing the change cannot install old caps.
+   * changes are refused for LOAD_RACE_MEMORY_MS: a load racing the change cannot install old caps.
    */
   forgetBalance(userId: string, limitsSeq?: bigint): Promise<void>;
   /** count_tokens and other unbilled calls: counts against the key's rpm, needs a positive balance. */

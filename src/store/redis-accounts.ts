@@ -5,7 +5,7 @@
 
 import { randomUUID } from 'node:crypto';
 import {
-  CREDIT_MEMORY_MS,
+  LOAD_RACE_MEMORY_MS,
   encodeRecord,
   LEASE_SHARE,
   SETTLED_MEMORY_MS,
@@ -291,7 +291,7 @@ export class RedisAccounts implements AccountStore {
 
   async credit(userId: string, amount: bigint, seq: bigint): Promise<void> {
     const k = this.layout.userKeys(userId);
-    await this.redis.arCredit(k.acct, k.credits, amount.toString(), seq.toString(), String(CREDIT_MEMORY_MS));
+    await this.redis.arCredit(k.acct, k.credits, amount.toString(), seq.toString(), String(LOAD_RACE_MEMORY_MS));
   }
 
   async balance(userId: string) {
@@ -301,7 +301,7 @@ export class RedisAccounts implements AccountStore {
 
   async forgetBalance(userId: string, limitsSeq?: bigint): Promise<void> {
     const k = this.layout.userKeys(userId);
-    await this.redis.arForget(k.acct, k.limits, limitsSeq?.toString() ?? '', String(CREDIT_MEMORY_MS));
+    await this.redis.arForget(k.acct, k.limits, limitsSeq?.toString() ?? '', String(LOAD_RACE_MEMORY_MS));
   }
 
   async gate(userId: string, keyId: string, rpmLimit: number) {

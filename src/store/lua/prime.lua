@@ -3,10 +3,11 @@
 -- total, a fresh generation, the caps' spend as `field\nvalue\n...` (one argument, so every call
 -- has the same shape; field names and integers hold no newline), the count of credits the
 -- balance holds and the count of cap changes the spend holds. A snapshot older than the last cap
--- change (`limits`, forget.lua) is refused: false, 'stale'. `late` holds charges acknowledged while no account was loaded; those committed after
--- the snapshot (charged after > the snapshot's total) are not in it, and are taken now. So are
--- the credits numbered past the snapshot's count (credit.lua). Answers the balance loaded and the
--- total held, or false, false when an account was loaded already.
+-- change (`limits`, forget.lua) is refused: false, 'stale'. `late` holds charges acknowledged
+-- while no account was loaded; those committed after the snapshot (charged after > the
+-- snapshot's total) are not in it, and are taken now. So are the credits numbered past the
+-- snapshot's count (credit.lua). Answers the balance loaded and the total held, or false, false
+-- when an account was loaded already.
 local acctKey, fixed, late, resvKey, credits, limits = KEYS[ko + 1], KEYS[ko + 2], KEYS[ko + 3], KEYS[ko + 4], KEYS[ko + 5], KEYS[ko + 6]
 local balance, charged, generation, spend, creditSeq, limitsSeq = ARGV[ao + 1], ARGV[ao + 2], ARGV[ao + 3], ARGV[ao + 4], ARGV[ao + 5], ARGV[ao + 6]
 if redis.call('EXISTS', acctKey) == 1 then return false, false end
