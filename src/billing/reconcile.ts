@@ -76,7 +76,10 @@ export async function reconcile(sql: Sql, hot?: OutboxStore, { full = false } = 
         continue;
       }
       if (!pending) report.hotAccounts++;
-      const expected = b.balance - a.pendingAccounted;
+      let expected = b.balance - a.pendingAccounted;
+      // An entry committed before the Postgres read whose acknowledgement has not run yet (the
+      // writer's next step, or a writer that died between the two) is in both figures.
+      if (expected !== a.balance) expected += await committedBefore(sql, a.pendingAccountedIds, b.charged);
       if (expected !== a.balance || a.reserved !== a.holds) {
         report.hotMismatches.push({
           userId: a.userId,
@@ -192,4 +195,16 @@ async function pgBalances(sql: Sql): Promise<Map<string, { balance: bigint; char
     { id: string; balance_nano: bigint; charged_nano: bigint }[]
   >`SELECT id, balance_nano, charged_nano FROM users`;
   return new Map(rows.map((r) => [r.id, { balance: r.balance_nano, charged: r.charged_nano }]));
+}
+
+/**
+ * What the outbox entries `settleIds` cost that was committed by the time the user's charged
+ * total was `charged` (a user's commits raise it in turn, so those are the ones at or below it).
+ */
+async function committedBefore(sql: Sql, settleIds: string[], charged: bigint): Promise<bigint> {
+  if (settleIds.length === 0) return 0n;
+  const [row] = await sql<{ cost: bigint }[]>`
+    SELECT coalesce(sum(cost_nano), 0)::bigint AS cost FROM usage_records
+    WHERE settle_id = ANY(${settleIds}::uuid[]) AND charged_after_nano <= ${charged.toString()}::bigint`;
+  return row.cost;
 }

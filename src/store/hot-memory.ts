@@ -350,10 +350,13 @@ export class MemoryHotStore implements HotStore {
       for (const h of u.holds.values()) if (!h.settled) holds += h.amount;
       let accounted = 0n;
       let unaccounted = 0n;
+      const accountedIds: string[] = [];
       for (const p of this.outbox.values()) {
         if (p.entry.record.userId !== userId) continue;
-        if (p.entry.generation !== '' && p.entry.generation === u.acct.gen) accounted += p.entry.record.costNano;
-        else unaccounted += p.entry.record.costNano;
+        if (p.entry.generation !== '' && p.entry.generation === u.acct.gen) {
+          accounted += p.entry.record.costNano;
+          accountedIds.push(p.entry.record.settleId);
+        } else unaccounted += p.entry.record.costNano;
       }
       out.push({
         userId,
@@ -361,6 +364,7 @@ export class MemoryHotStore implements HotStore {
         reserved: u.reserved,
         holds,
         pendingAccounted: accounted,
+        pendingAccountedIds: accountedIds,
         pendingUnaccounted: unaccounted,
       });
     }

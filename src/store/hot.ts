@@ -193,6 +193,8 @@ export interface HotAccountSnapshot {
   holds: bigint;
   /** Charges in the outbox that this account's balance already carries. */
   pendingAccounted: bigint;
+  /** Their settle ids: one may be committed already and not yet acknowledged (reconcile.ts). */
+  pendingAccountedIds: string[];
   /** Charges in the outbox that will reach the balance when acknowledged. */
   pendingUnaccounted: bigint;
 }

@@ -264,6 +264,7 @@ export class RedisOutbox {
         reserved: BigInt(r[2]!),
         holds: BigInt(r[3]!),
         pendingAccounted: BigInt(r[4]!),
+        pendingAccountedIds: r[7] ? r[7].split(',') : [],
         pendingUnaccounted: BigInt(r[5]!),
       }));
   }

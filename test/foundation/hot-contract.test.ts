@@ -586,7 +586,7 @@ for (const impl of IMPLS) {
       t.same(await store.balance(z), { balance: 989n, reserved: 0n }, 'a later load does not take it again');
     });
 
-    t.test('snapshotAccounts: balances, holds and outbox sums in one read', async (t) => {
+    t.test('snapshotAccounts: balances, holds, outbox sums and the settle ids summed, in one read', async (t) => {
       const { store } = await impl.open(t);
       const u = user();
       const v = user();
@@ -604,6 +604,7 @@ for (const impl of IMPLS) {
         reserved: 50n,
         holds: 50n,
         pendingAccounted: 30n,
+        pendingAccountedIds: ['h1'],
         pendingUnaccounted: 0n,
       });
       t.same(snap.get(v), {
@@ -612,6 +613,7 @@ for (const impl of IMPLS) {
         reserved: 0n,
         holds: 0n,
         pendingAccounted: 3n,
+        pendingAccountedIds: ['v2'],
         pendingUnaccounted: 7n,
       });
     });

@@ -373,6 +373,36 @@ t.test('creditUser: deposit and balance in Postgres, then the loaded hot balance
   t.equal((await reconcile(s.sql, s.hot)).ok, true);
 });
 
+t.test('reconcile counts once a charge committed whose acknowledgement has not run', async (t) => {
+  const s = await testStores(t);
+  const ledger = ledgerOf(s);
+  const user = await createVerifiedUser(s.sql, 'unacked@example.test');
+  await credit(s, user.id, 1_000_000n);
+  for (let i = 0; i < 3; i++) await charge(ledger, payer(user.id), 1_000n, BigInt(200 + i));
+  const entries = await s.hot.readOutbox('slow', 10, 10);
+  t.equal(entries.length, 3);
+  // Two committed, their writer not yet at its acknowledgement; the third still waiting.
+  const items = await commitEntries(s.sql, entries.slice(0, 2));
+  t.equal(await pgBalance(s, user.id), 1_000_000n - 401n);
+  t.equal((await s.hot.balance(user.id))?.balance, 1_000_000n - 603n);
+  let report = await reconcile(s.sql, s.hot);
+  t.same(report.hotMismatches, [], 'the hot balance carries all three; Postgres two, the outbox the third');
+  t.equal(report.ok, true);
+  t.equal(report.outbox, 3);
+  await s.hot.ackOutbox(items);
+  report = await reconcile(s.sql, s.hot);
+  t.same(report.hotMismatches, [], 'and after the acknowledgement');
+  // A hot balance off by one is still caught while entries wait committed.
+  await commitEntries(s.sql, entries.slice(2));
+  await s.hot.credit(user.id, 1n, 1_000n);
+  report = await reconcile(s.sql, s.hot);
+  t.same(
+    report.hotMismatches.map((m) => [m.expected, m.hot]),
+    [[1_000_000n - 603n, 1_000_000n - 602n]],
+    'a hot balance one more than Postgres allows',
+  );
+});
+
 t.test('reconcile reports a tampered balance, in Postgres and in the hot store', async (t) => {
   const s = await testStores(t);
   const user = await createVerifiedUser(s.sql, 'other@example.test');
