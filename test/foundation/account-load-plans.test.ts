@@ -6,15 +6,10 @@ import { createKey } from '../../src/accounts/keys.js';
 import { createVerifiedUser } from '../../src/accounts/users.js';
 import { Balances } from '../../src/billing/balances.js';
 import { openSql, type Sql } from '../../src/store/sql.js';
+import { indexScans } from '../helpers/plans.js';
 import { testStores } from '../helpers/stores.js';
 
-/** Index scans on api_keys by index, as the loading backend counts them. */
-async function scans(sql: Sql): Promise<Record<string, number>> {
-  await sql`SELECT pg_stat_force_next_flush()`;
-  const rows = await sql<{ name: string; n: number }[]>`
-    SELECT indexrelname AS name, idx_scan::int AS n FROM pg_stat_user_indexes WHERE relname = 'api_keys'`;
-  return Object.fromEntries(rows.map((r) => [r.name, r.n]));
-}
+const scans = (sql: Sql) => indexScans(sql, 'api_keys');
 
 t.test('a cold account is loaded without visiting its uncapped keys', async (t) => {
   const s = await testStores(t);

@@ -7,15 +7,10 @@ import t from 'tap';
 import { readLog } from '../../src/dashboard/usage.js';
 import { openSql, type Sql } from '../../src/store/sql.js';
 import { fill } from '../../bench/lib/data-fill.js';
+import { indexScans } from '../helpers/plans.js';
 import { testStores } from '../helpers/stores.js';
 
-/** Index scans on usage_records by index, as the reading backend counts them. */
-async function scans(sql: Sql): Promise<Record<string, number>> {
-  await sql`SELECT pg_stat_force_next_flush()`;
-  const rows = await sql<{ name: string; n: number }[]>`
-    SELECT indexrelname AS name, idx_scan::int AS n FROM pg_stat_user_indexes WHERE relname = 'usage_records'`;
-  return Object.fromEntries(rows.map((r) => [r.name, r.n]));
-}
+const scans = (sql: Sql) => indexScans(sql, 'usage_records');
 
 t.test("one error status of the heaviest user's log: its own error rows, not every user's", async (t) => {
   const s = await testStores(t);
