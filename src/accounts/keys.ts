@@ -279,8 +279,11 @@ export class KeyResolver {
     // the old limits after the delete above (it sets only if absent): delete once more, later.
     setTimeout(() => void this.hot.deleteCached(`key:${keyHash}`).catch(() => {}), 2000).unref();
     // The account carries capped keys' spend counters: loading it again picks up the new cap,
-    // and a load from a snapshot read before the change is refused (limitsSeq).
-    await this.hot.forgetBalance(userId, limitsSeq);
+    // and a load from a snapshot read before the change is refused (limitsSeq). A change of the
+    // rpm limit alone leaves the account be: nothing in it changed, and every drop without a
+    // number let a load from a snapshot read before it in (one missing a charge acknowledged
+    // into the dropped account meanwhile).
+    if (limitsSeq !== undefined) await this.hot.forgetBalance(userId, limitsSeq);
   }
 }
 

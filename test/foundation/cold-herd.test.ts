@@ -9,8 +9,11 @@ import { createKey, generateKey, KeyResolver } from '../../src/accounts/keys.js'
 import { createVerifiedUser, creditUser } from '../../src/accounts/users.js';
 import { NO_LIMITS } from '../../src/billing/key-limits.js';
 import { Ledger } from '../../src/billing/ledger.js';
+import { commitEntries } from '../../src/billing/outbox-writer.js';
+import { reconcile } from '../../src/billing/reconcile.js';
 import type { Sql } from '../../src/store/sql.js';
 import { testStores } from '../helpers/stores.js';
+import { usageRecord } from '../helpers/usage-record.js';
 
 const N = 200;
 
@@ -199,5 +202,32 @@ t.test(
       await ledger.reserve({ userId: capped.userId, keyId: capped.keyId, limits: capped.limits }, 1_000n),
       'what is left of it holds',
     );
+  },
+);
+
+t.test(
+  "a key's rpm limit changed while a snapshot waits for its load: the account stays, and no charge goes missing",
+  async (t) => {
+    const s = await testStores(t);
+    const user = await createVerifiedUser(s.sql, 'herd-rpm@example.test');
+    await creditUser(s.sql, s.hot, user.id, 10_000n, { method: 'operator', amount: '1', currency: 'USD' });
+    await s.hot.forgetBalance(user.id);
+    const key = await createKey(s.sql, user.id);
+    // This process looks the key up: its snapshot (10,000) waits for the load.
+    const here = new Ledger(s.sql, s.hot, { ttlMs: 60_000, outboxMax: 0 });
+    const keys = new KeyResolver(s.sql, s.hot, 30_000, 100, (u, snapshot) => here.offer(u, snapshot));
+    await keys.start();
+    const looked = (await keys.resolve(key.key))!;
+    // Meanwhile another process loads the account and charges 1,000, committed and acknowledged.
+    const there = new Ledger(s.sql, s.hot, { ttlMs: 60_000, outboxMax: 0 });
+    const res = await there.reserve({ userId: user.id, keyId: key.id, limits: looked.limits }, 1_000n);
+    await there.settle(res, 1_000n, usageRecord(user.id, randomUUID(), 1_000n, { keyId: key.id }));
+    const entries = await s.hot.readOutbox('w', 10, 10);
+    await s.hot.ackOutbox(await commitEntries(s.sql, entries));
+    // The owner changes the key's rpm limit: nothing the account holds.
+    await keys.update(user.id, key.id, { rpm: 5 });
+    await here.reserve({ userId: looked.userId, keyId: looked.keyId, limits: looked.limits }, 1_000n);
+    t.same(await s.hot.balance(user.id), { balance: 9_000n, reserved: 1_000n }, 'the charge is in the balance');
+    t.same((await reconcile(s.sql, s.hot)).hotMismatches, [], 'and the hot store agrees with Postgres');
   },
 );
