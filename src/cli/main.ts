@@ -41,7 +41,7 @@ export async function run(argv: string[], out: (line: string) => void = console.
   setPasswordHashCost(config.PASSWORD_HASH_COST);
   // A command on the embedded store runs a few statements in PGlite and exits: V8's optimizing
   // tier would compile Postgres's hot WebAssembly again, in every such process, for nothing
-  // (`airouter reconcile` on a data directory: 3.2 CPU s with it, 1.8 without). Set before the
+  // (`airouter reconcile` on a data directory: 3.2 CPU s with it, 1.5 without). Set before the
   // module is compiled; the gateway (`serve`) keeps the default.
   if (!config.DATABASE_URL) setFlagsFromString('--liftoff-only');
   const stores = await openStores({ ...config });
