@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { AckItem, OutboxEntry, OutboxStore } from '../store/hot.js';
 import type { Sql, Tx } from '../store/sql.js';
+import { UsageMonths } from './usage-months.js';
 
 const USAGE_COLUMNS_TYPED = [
   ['user_id', 'uuid'],
@@ -72,6 +73,18 @@ export async function commitEntries(sql: Sql, entries: OutboxEntry[]): Promise<A
   }
 }
 
+/** The earliest and the latest created_at of a batch's records. */
+export function span(entries: OutboxEntry[]): { earliest: Date; latest: Date } {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const e of entries) {
+    const t = e.record.createdAt.getTime();
+    if (t < lo) lo = t;
+    if (t > hi) hi = t;
+  }
+  return { earliest: new Date(lo), latest: new Date(hi) };
+}
+
 async function commitBatch(tx: Tx, batch: { entries: OutboxEntry[]; items: AckItem[] }): Promise<void> {
   const { entries, items } = batch;
   // No sequential scan where an index serves. The connection's prepared statements settle on a
@@ -81,6 +94,9 @@ async function commitBatch(tx: Tx, batch: { entries: OutboxEntry[]; items: AckIt
   // more than the scan it saved: the insert's one parameter is the whole batch as JSON.)
   const userIds = [...new Set(entries.map((e) => e.record.userId))];
   const settleIds = entries.map((e) => e.record.settleId);
+  // A redelivered entry carries its record's created_at unchanged, so its first copy lies within
+  // the batch's span: the check reads that span's months only (sql/041), not every month's index.
+  const { earliest, latest } = span(entries);
   // The three go out together (postgres.js pipelines a transaction's queries) and run in this
   // order: one round trip of the primary and of Postgres instead of three, per batch. Row locks
   // in one order: concurrent writers queue per user instead of deadlocking, and the duplicate
@@ -93,7 +109,8 @@ async function commitBatch(tx: Tx, batch: { entries: OutboxEntry[]; items: AckIt
     tx<{ id: string; charged_nano: bigint }[]>`
       SELECT id, charged_nano FROM users WHERE id = ANY(${userIds}::uuid[]) ORDER BY id FOR UPDATE`,
     tx<{ settle_id: string; outbox_ref: string | null; charged_after_nano: bigint | null }[]>`
-      SELECT settle_id, outbox_ref, charged_after_nano FROM usage_records WHERE settle_id = ANY(${settleIds}::uuid[])`,
+      SELECT settle_id, outbox_ref, charged_after_nano FROM usage_records
+      WHERE settle_id = ANY(${settleIds}::uuid[]) AND created_at BETWEEN ${earliest} AND ${latest}`,
   ]);
   const charged = new Map(users.map((u) => [u.id, u.charged_nano]));
   const seen = new Map(existing.map((r) => [r.settle_id, { ref: r.outbox_ref, after: r.charged_after_nano ?? 0n }]));
@@ -237,7 +254,10 @@ export class OutboxWriter {
     private readonly opts: { batchMax: number; pauseMs: number; maxPauseMs?: number; observer?: WriterObserver },
   ) {
     this.pacer = new RoundPacer(opts.pauseMs, opts.maxPauseMs ?? opts.pauseMs);
+    this.months = new UsageMonths(sql, log);
   }
+
+  private readonly months: UsageMonths;
 
   /** The pause between rounds while the outbox is nearly empty. */
   readonly pacer: RoundPacer;
@@ -285,6 +305,7 @@ export class OutboxWriter {
     try {
       entries = await this.hot.readOutbox(this.consumer, this.opts.batchMax, blockMs);
       if (entries.length === 0) return 0;
+      await this.months.cover(span(entries).latest);
       const items = await commitEntries(this.sql, entries);
       await this.hot.ackOutbox(items);
       this.written += items.filter((i) => i.kind === 'inserted').length;
