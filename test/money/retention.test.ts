@@ -118,3 +118,48 @@ t.test('kept for ever by default', async (t) => {
   const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM usage_records WHERE user_id = ${u.userId}`;
   t.equal(n, 1, 'an eight-year-old record is still there');
 });
+
+t.test('the months retention empties are dropped; a month still holding a record stays', async (t) => {
+  const gw = await startTestGateway(t, { upstream: fake.url });
+  const sql = gw.stores.sql;
+  const u = await gw.user('10');
+  t.equal(await chat(gw.url, u.key), 200);
+  await gw.services.outbox.drained();
+  const months = async () =>
+    (
+      await sql<{ name: string }[]>`
+        SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = 'usage_records'::regclass ORDER BY 1`
+    ).map((r) => r.name);
+  // Three old months (sql/041): one to hold the record, made 200 days old, and two empty.
+  await sql`SELECT usage_records_cover(now() - interval '230 days', now() - interval '170 days')`;
+  await sql`UPDATE usage_records SET created_at = now() - interval '200 days' WHERE user_id = ${u.userId}`;
+  const [{ held }] = await sql<{ held: string }[]>`
+    SELECT tableoid::regclass::text AS held FROM usage_records WHERE user_id = ${u.userId}`;
+  const old = (await months()).filter((m) => /_\d{4}_\d{2}$/.test(m) && m < held);
+  t.ok(old.length >= 1, `an empty month before the record's (${old.join(', ')})`);
+  // Every month that ends before the cutoff and holds nothing: all of them but the record's.
+  const cutoff = Date.now() - 30 * 86_400_000;
+  const ends = (m: string) => Date.UTC(Number(m.slice(14, 18)), Number(m.slice(19, 21)), 1);
+  const expected = (await months()).filter((m) => /_\d{4}_\d{2}$/.test(m) && m !== held && ends(m) <= cutoff);
+  const [{ dropped }] = await sql<
+    { dropped: number }[]
+  >`SELECT usage_records_drop_before(${new Date(cutoff)}) AS dropped`;
+  t.equal(dropped, expected.length, `the empty months past the cutoff dropped (${expected.join(', ')})`);
+  const left = await months();
+  t.ok(left.includes(held), `the month holding the record stays (${held})`);
+  t.notOk(
+    old.some((m) => left.includes(m)),
+    'the empty months before it are gone',
+  );
+  t.ok(left.includes('usage_records_default'), 'DEFAULT stays');
+
+  // The round retires the record, then drops its month.
+  const r = await retire(sql, 30);
+  t.equal(r.records, 1);
+  t.ok(r.months >= 1, `its month dropped (${r.months})`);
+  t.notOk((await months()).includes(held), `${held} gone`);
+  const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM usage_records_default`;
+  t.equal(n, 0);
+  t.same((await reconcile(sql, gw.stores.hot, { full: true })).mismatches, [], 'reconcile --full exact after the drop');
+});
