@@ -213,7 +213,7 @@ const CORE_DOCS: Record<keyof typeof ENV, string> = {
   KEY_CACHE_MAX:
     'Keys each gateway process remembers (default 100000; about 0.5 KB a key, some 48 MB full; when full, the half least recently met is let go at once). A key it no longer holds costs one Redis read, and one Postgres query shared by every key looked up in the same event-loop turn.',
   USAGE_RETENTION_DAYS:
-    "How many days the usage log keeps each request (usage records and refusals); older ones are deleted every hour (default 0: kept for ever). The totals (usage stats, the overview, admin reports, spend caps) are kept for ever, and `reconcile` stays exact: a record goes only once reconcile's checkpoint has passed it, its charge kept with the sums.",
+    "How many days the usage log keeps each request (usage records and refusals); older ones are deleted every hour (default 0: kept for ever), and a month of the usage records' partitions that this leaves empty is dropped. The totals (usage stats, the overview, admin reports, spend caps) are kept for ever, and `reconcile` stays exact: a record goes only once reconcile's checkpoint has passed it, its charge kept with the sums.",
   DATABASE_POOL_SIZE:
     "Postgres connections each gateway process (and each worker) keeps (default 10). The request path needs few: usage records are written in batches and cold keys and accounts are read in batches; keep WORKERS × this under the server's max_connections.",
   PASSWORD_HASH_COST:
