@@ -238,8 +238,8 @@ export async function fill(sql: Sql, o: FillOptions, progress: (line: string) =>
              sum(cached_tokens), sum(cost_nano), sum(official_cost_nano)
       FROM usage_records GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`);
     await sql.unsafe(`
-      INSERT INTO usage_key_daily (key_id, day, user_id, cost_nano)
-      SELECT key_id, (created_at AT TIME ZONE 'UTC')::date, user_id, sum(cost_nano)
+      INSERT INTO usage_key_daily (key_id, day, user_id, cost_nano, last_at)
+      SELECT key_id, (created_at AT TIME ZONE 'UTC')::date, user_id, sum(cost_nano), max(created_at)
       FROM usage_records WHERE key_id IS NOT NULL GROUP BY 1, 2, 3 ORDER BY 1, 2`);
     await sql.unsafe(`
       INSERT INTO usage_model_daily (day, model, requests, prompt_tokens, completion_tokens, cached_tokens, cost_nano, official_cost_nano)
@@ -289,13 +289,11 @@ export async function fill(sql: Sql, o: FillOptions, progress: (line: string) =>
               SELECT user_id, credit_nano AS x FROM deposits WHERE status = 'paid'
               UNION ALL SELECT user_id, amount_nano FROM balance_adjustments) a GROUP BY 1) c
       WHERE c.user_id = u.id`);
-    // A total cap leaves $100 over what the key has spent; keys were last used on their last day.
+    // A total cap leaves $100 over what the key has spent. (A key's last use is its records' own,
+    // in usage_key_daily: sql/042.)
     await sql.unsafe(`
       UPDATE api_keys k SET spend_limit_nano = 100000000000 + coalesce((SELECT sum(cost_nano) FROM usage_key_daily d WHERE d.key_id = k.id), 0)
       WHERE spend_limit_period = 'total'`);
-    await sql.unsafe(`
-      UPDATE api_keys k SET last_used_at = least(now(), (d.last::timestamp AT TIME ZONE 'UTC') + interval '18 hours')
-      FROM (SELECT key_id, max(day) AS last FROM usage_key_daily GROUP BY 1) d WHERE d.key_id = k.id`);
   });
 
   // A year-old table has long been vacuumed and analyzed (autovacuum may be off on a bench

@@ -112,10 +112,18 @@ export async function createKey(
   return { ...row, key };
 }
 
+/**
+ * A key's last use, for a row `k` of api_keys: the later of its last record's time, which the
+ * totals trigger keeps on the key's latest day in usage_key_daily (sql/042), and
+ * api_keys.last_used_at (the uses recorded before that, no longer written).
+ */
+export const LAST_USED_SQL =
+  'greatest(k.last_used_at, (SELECT d.last_at FROM usage_key_daily d WHERE d.key_id = k.id ORDER BY d.day DESC LIMIT 1))';
+
 export function listKeys(sql: Sql, userId: string): Promise<KeyRow[]> {
   return sql<KeyRow[]>`
-    SELECT id, name, prefix, created_at, last_used_at, revoked_at, rpm_limit, spend_limit_nano, spend_limit_period FROM api_keys
-    WHERE user_id = ${userId} AND NOT ephemeral ORDER BY created_at DESC, id`;
+    SELECT id, name, prefix, created_at, ${sql.unsafe(LAST_USED_SQL)} AS last_used_at, revoked_at, rpm_limit, spend_limit_nano, spend_limit_period
+    FROM api_keys k WHERE user_id = ${userId} AND NOT ephemeral ORDER BY created_at DESC, id`;
 }
 
 /**
@@ -248,20 +256,20 @@ export class KeyResolver {
     // A cap's change is numbered in the account's row (users.limits_seq), in the same statement:
     // the account's loads tell by it whether their snapshot holds the change (prime.lua).
     const [row] = await this.sql<(KeyRow & { key_hash: string; limits_seq: bigint | null })[]>`
-      WITH k AS (
-        UPDATE api_keys SET
+      WITH changed AS (
+        UPDATE api_keys k SET
           name = coalesce(${changes.name ?? null}, name),
           rpm_limit = CASE WHEN ${setRpm} THEN ${changes.rpm ?? null}::integer ELSE rpm_limit END,
           spend_limit_nano = CASE WHEN ${setSpend} THEN ${changes.spend?.nano ?? null}::bigint ELSE spend_limit_nano END,
           spend_limit_period = CASE WHEN ${setSpend} THEN ${changes.spend?.period ?? null}::text ELSE spend_limit_period END
         WHERE id = ${keyId} AND user_id = ${userId}
-        RETURNING id, name, prefix, created_at, last_used_at, revoked_at, rpm_limit, spend_limit_nano, spend_limit_period, key_hash
+        RETURNING id, name, prefix, created_at, ${this.sql.unsafe(LAST_USED_SQL)} AS last_used_at, revoked_at, rpm_limit, spend_limit_nano, spend_limit_period, key_hash
       ), u AS (
         UPDATE users SET limits_seq = limits_seq + 1
-        WHERE id = ${userId} AND ${setSpend} AND EXISTS (SELECT 1 FROM k)
+        WHERE id = ${userId} AND ${setSpend} AND EXISTS (SELECT 1 FROM changed)
         RETURNING limits_seq
       )
-      SELECT k.*, (SELECT limits_seq FROM u) AS limits_seq FROM k`;
+      SELECT changed.*, (SELECT limits_seq FROM u) AS limits_seq FROM changed`;
     if (!row) return null;
     if ((setRpm || setSpend) && row.revoked_at === null)
       await this.changed(row.key_hash, userId, row.limits_seq ?? undefined);

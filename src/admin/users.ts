@@ -6,6 +6,7 @@ import { badRequest, notFound } from '../dashboard/errors.js';
 import type { Reply } from '../dashboard/http.js';
 import type { Exchange } from '../server/exchange.js';
 import type { Gateway } from '../services.js';
+import { LAST_USED_SQL } from '../accounts/keys.js';
 import { adjustBalance, findAccount, setAdmin, setDisabled, type AccountRow } from './accounts.js';
 import { listAudit } from './audit.js';
 import { query, uuidParam, type AdminCall } from './http.js';
@@ -73,7 +74,8 @@ export function userHandlers(gw: Gateway) {
           revoked_at: Date | null;
         }[]
       >`
-        SELECT id, name, prefix, created_at, last_used_at, revoked_at FROM api_keys WHERE user_id = ${id} ORDER BY created_at DESC, id`,
+        SELECT id, name, prefix, created_at, ${sql.unsafe(LAST_USED_SQL)} AS last_used_at, revoked_at FROM api_keys k
+        WHERE user_id = ${id} ORDER BY created_at DESC, id`,
       sql<{ model: string; requests: bigint; prompt_tokens: bigint; completion_tokens: bigint; cost_nano: bigint }[]>`
         SELECT model, sum(requests)::bigint AS requests, sum(prompt_tokens)::bigint AS prompt_tokens,
                sum(completion_tokens)::bigint AS completion_tokens, sum(cost_nano)::bigint AS cost_nano

@@ -2,13 +2,15 @@
 // another gateway process through Redis pub/sub within a second.
 
 import t from 'tap';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createKey, generateKey, hashSecret, KeyResolver, listKeys, looksLikeKey } from '../../src/accounts/keys.js';
 import { NO_LIMITS } from '../../src/billing/key-limits.js';
+import { commitEntries } from '../../src/billing/outbox-writer.js';
 import { createVerifiedUser } from '../../src/accounts/users.js';
 import { RedisHotStore } from '../../src/store/hot-redis.js';
 import { childEnv, startServe } from '../helpers/child.js';
 import { REDIS_URL, testStores } from '../helpers/stores.js';
+import { usageRecord } from '../helpers/usage-record.js';
 
 const KEY_RE = /^ar-[0-9A-Za-z]{40}$/;
 
@@ -216,4 +218,37 @@ t.test('a revocation reaches another gateway process within 1 s', async (t) => {
   t.ok(ms < 1000, `within 1 s (took ${ms.toFixed(0)} ms)`);
   t.comment(`revocation seen by the other process after ${ms.toFixed(1)} ms`);
   t.same(await gateway.stop(), { code: 0, signal: null });
+});
+
+t.test("a key's last use is its latest record's time, kept by the records' trigger", async (t) => {
+  const stores = await testStores(t);
+  const user = await createVerifiedUser(stores.sql, 'last-use@example.test');
+  const used = await createKey(stores.sql, user.id, 'used');
+  await createKey(stores.sql, user.id, 'idle');
+  const day = 86_400_000;
+  const t0 = Date.UTC(2026, 10, 3, 10, 0, 0);
+  // Committed out of order, across three days: the latest wins, not the last written.
+  for (const at of [t0 + 2 * day, t0, t0 + day + 5_000]) {
+    await commitEntries(stores.sql, [
+      {
+        id: `${at}-0`,
+        record: usageRecord(user.id, randomUUID(), 10n, { keyId: used.id, createdAt: new Date(at) }),
+        generation: '',
+        spendField: '',
+      },
+    ]);
+  }
+  const lastUse = async () =>
+    Object.fromEntries((await listKeys(stores.sql, user.id)).map((k) => [k.name, k.last_used_at?.getTime() ?? null]));
+  t.same(await lastUse(), { used: t0 + 2 * day, idle: null });
+  const [{ column }] = await stores.sql<{ column: Date | null }[]>`
+    SELECT last_used_at AS column FROM api_keys WHERE id = ${used.id}`;
+  t.equal(column, null, 'the writer no longer writes the key row');
+
+  // A use recorded before sql/042, in api_keys alone, counts while it is the later one.
+  await stores.sql`UPDATE api_keys SET last_used_at = ${new Date(t0 + 3 * day)} WHERE id = ${used.id}`;
+  t.same(await lastUse(), { used: t0 + 3 * day, idle: null });
+  const resolver = new KeyResolver(stores.sql, stores.hot, 30_000);
+  const renamed = await resolver.update(user.id, used.id, { name: 'renamed' });
+  t.equal(renamed?.last_used_at?.getTime(), t0 + 3 * day, 'a change answers with it too');
 });

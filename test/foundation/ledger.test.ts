@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { pino } from 'pino';
-import { createKey } from '../../src/accounts/keys.js';
+import { createKey, LAST_USED_SQL } from '../../src/accounts/keys.js';
 import { createVerifiedUser, creditUser } from '../../src/accounts/users.js';
 import { NO_LIMITS, spendField, type KeyLimits } from '../../src/billing/key-limits.js';
 import { Ledger, type Payer } from '../../src/billing/ledger.js';
@@ -144,7 +144,7 @@ t.test('charges through the outbox reconcile to the nano-dollar, overruns includ
   t.equal(BigInt(overruns), u3Charges, 'each overrun is marked');
   const [{ used }] = await s.sql<
     { used: number }[]
-  >`SELECT count(*)::int AS used FROM api_keys WHERE last_used_at IS NOT NULL`;
+  >`SELECT count(*)::int AS used FROM api_keys k WHERE ${s.sql.unsafe(LAST_USED_SQL)} IS NOT NULL`;
   t.equal(used, 3, 'keys carry their last use');
 });
 
