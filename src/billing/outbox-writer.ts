@@ -74,7 +74,7 @@ export async function commitEntries(sql: Sql, entries: OutboxEntry[]): Promise<A
 }
 
 /** The earliest and the latest created_at of a batch's records. */
-export function span(entries: OutboxEntry[]): { earliest: Date; latest: Date } {
+function span(entries: OutboxEntry[]): { earliest: Date; latest: Date } {
   let lo = Infinity;
   let hi = -Infinity;
   for (const e of entries) {

@@ -56,10 +56,11 @@ export async function retire(sql: Sql, days: number, now = new Date()): Promise<
   // The months now empty go too. Dropping one locks the table for a moment; behind a long read
   // it gives up (2 s) and the next round tries again.
   try {
-    const [{ dropped }] = await sql<{ dropped: number }[]>`SELECT usage_records_drop_before(${cutoff}) AS dropped`;
-    done.months = dropped;
+    [{ dropped: done.months }] = await sql<
+      { dropped: number }[]
+    >`SELECT usage_records_drop_before(${cutoff}) AS dropped`;
   } catch {
-    done.months = 0;
+    // Left for the next round.
   }
   for (;;) {
     const rows = await sql`
