@@ -173,8 +173,8 @@ export async function fill(sql: Sql, o: FillOptions, progress: (line: string) =>
 
   // Bulk-load usage_records as a restore would: without the totals trigger (its tables are
   // filled below by one GROUP BY each), its secondary indexes and its foreign key.
-  // Each month's partition first (sql/041), as the writer makes the months it writes.
-  await sql`SELECT usage_records_cover(${start}::timestamptz, ${end.toISOString()}::timestamptz + interval '31 days')`;
+  // Each month's partitions first (sql/041, sql/043), as the writer makes the months it writes.
+  await sql`SELECT usage_months_cover(${start}::timestamptz, ${end.toISOString()}::timestamptz + interval '31 days')`;
   await sql.unsafe(`ALTER TABLE usage_records DISABLE TRIGGER usage_totals_add`);
   const restoreRecords = await shed(sql, 'usage_records');
 

@@ -9,7 +9,7 @@
 
 import type { PrimeSnapshot } from '../store/hot.js';
 import type { Sql } from '../store/sql.js';
-import { periodStart, spendField, type SpendPeriod } from './key-limits.js';
+import { periodEnd, periodStart, spendField, type SpendPeriod } from './key-limits.js';
 
 export interface SnapshotColumns {
   balance_nano: bigint;
@@ -22,12 +22,18 @@ export interface SnapshotColumns {
 /** The snapshot's columns of the row `u` of users, as at `now`. */
 export function snapshotColumns(sql: Sql, now: Date) {
   // Each capped key's spend in its current period, from the per-key daily totals (kept with
-  // the records, sql/029): a period starts at a UTC midnight, so whole days sum it exactly.
-  const start = (period: SpendPeriod) => periodStart(period, now).toISOString().slice(0, 10);
+  // the records, sql/029): a period starts and ends at a UTC midnight, so whole days sum it
+  // exactly. One sum per period, each between constant bounds: the table is partitioned by month
+  // (sql/043), and only constants let the planner leave out the months outside the period (and
+  // the DEFAULT partition, once the period lies within made months).
+  const day = (d: Date) => d.toISOString().slice(0, 10);
+  const spent = (period: SpendPeriod) =>
+    sql`(SELECT sum(d.cost_nano) FROM usage_key_daily d WHERE d.key_id = k.id
+         AND d.day >= ${day(periodStart(period, now))}::date AND d.day < ${day(periodEnd(period, now)!)}::date)`;
   return sql`u.balance_nano, u.charged_nano, u.credit_seq, u.limits_seq,
     coalesce((SELECT json_agg(json_build_object('id', k.id, 'period', k.spend_limit_period, 'spent',
-        coalesce((SELECT sum(d.cost_nano) FROM usage_key_daily d WHERE d.key_id = k.id AND d.day >= (CASE k.spend_limit_period
-          WHEN 'day' THEN ${start('day')} WHEN 'week' THEN ${start('week')} WHEN 'month' THEN ${start('month')} ELSE ${start('total')} END)::date), 0)::text))
+        coalesce(CASE k.spend_limit_period WHEN 'day' THEN ${spent('day')} WHEN 'week' THEN ${spent('week')}
+          WHEN 'month' THEN ${spent('month')} ELSE (SELECT sum(d.cost_nano) FROM usage_key_daily d WHERE d.key_id = k.id) END, 0)::text))
       FROM api_keys k WHERE k.user_id = u.id AND k.spend_limit_nano IS NOT NULL AND k.spend_limit_period IS NOT NULL), '[]'::json) AS caps`;
 }
 

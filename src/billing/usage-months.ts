@@ -1,8 +1,9 @@
-// The months of usage_records (sql/041). A record whose month has no partition yet lands in the
-// DEFAULT partition, where it is kept but indexed with every other stray month; so each writer
-// makes the partitions up to a month past the records it is about to write, once per month of a
-// process's life. Failing to (a lock not granted in time, behind a long read of the table) costs
-// nothing but that: the records go to DEFAULT and move when the month is made, a minute later.
+// The months of usage_records (sql/041) and of the daily totals its trigger writes (sql/043). A
+// row whose month has no partition yet lands in its table's DEFAULT partition, where it is kept
+// but indexed with every other stray month; so each writer makes the partitions up to a month
+// past the records it is about to write, once per month of a process's life. Failing to (a lock
+// not granted in time, behind a long read of a table) costs nothing but that: the rows go to
+// DEFAULT and move when the month is made, a minute later.
 
 import type { Logger } from 'pino';
 import type { Sql } from '../store/sql.js';
@@ -31,7 +32,7 @@ export class UsageMonths {
     if (latest.getTime() < this.coveredUntil || now < this.retryAt) return;
     const to = latest.getTime() + AHEAD_MS;
     try {
-      await this.sql`SELECT usage_records_cover(${latest}, ${new Date(to)})`;
+      await this.sql`SELECT usage_months_cover(${latest}, ${new Date(to)})`;
       this.coveredUntil = nextMonthStart(to);
     } catch (err) {
       this.retryAt = now + RETRY_MS;

@@ -32,7 +32,14 @@ const clientOptions = {
 
 export async function openSql(opts: { databaseUrl?: string; dataDir: string; max?: number }): Promise<SqlStore> {
   if (opts.databaseUrl) {
-    const sql = postgres(opts.databaseUrl, { ...clientOptions, max: opts.max ?? 10 }) as unknown as Sql;
+    // No JIT: a statement whose estimate runs high (a table not analyzed yet, a partition just
+    // made) was compiled for 470 ms before a request's key lookup ran, where its plan takes under
+    // a millisecond; nothing this gateway asks runs long enough to repay a compile.
+    const sql = postgres(opts.databaseUrl, {
+      ...clientOptions,
+      max: opts.max ?? 10,
+      connection: { jit: 'off' },
+    }) as unknown as Sql;
     return { sql, embedded: false, close: () => sql.end({ timeout: 5 }) };
   }
   return openEmbedded(opts.dataDir);

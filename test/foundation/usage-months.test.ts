@@ -1,7 +1,7 @@
-// Usage records by month (sql/041) on real Postgres: each record in its month's partition, a
-// month without one kept in DEFAULT and moved once made (counted once in the totals), a
-// redelivered batch recognised across months, the writer making the months it writes, and the
-// migration of an unpartitioned table that already holds records.
+// Usage records and their daily totals by month (sql/041, sql/043) on real Postgres: each row in
+// its month's partition, a month without one kept in DEFAULT and moved once made (counted once
+// in the totals), a redelivered batch recognised across months, the writer making the months it
+// writes, and the migration of unpartitioned tables that already hold records.
 
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
@@ -21,6 +21,8 @@ import { testDatabase, testStores } from '../helpers/stores.js';
 import { usageRecord } from '../helpers/usage-record.js';
 
 const silent = pino({ level: 'silent' });
+/** The key the entries are charged to: its daily totals are partitioned too. */
+const KEY = randomUUID();
 const DAY = 86_400_000;
 const monthOf = (ms: number) => `usage_records_${new Date(ms).toISOString().slice(0, 7).replace('-', '_')}`;
 
@@ -37,9 +39,19 @@ async function totals(sql: Sql, userId: string) {
   return row;
 }
 
+/** The partitions holding the user's rows of the daily totals (sql/043), per table. */
+async function dailyParts(sql: Sql, userId: string) {
+  const [row] = await sql<{ daily: string[]; keys: string[] }[]>`
+    SELECT (SELECT array_agg(tableoid::regclass::text ORDER BY day) FROM usage_daily WHERE user_id = ${userId}) AS daily,
+           (SELECT array_agg(tableoid::regclass::text ORDER BY day) FROM usage_key_daily WHERE user_id = ${userId}) AS keys`;
+  return row;
+}
+const dailyMonth = (table: string, ms: number) =>
+  `${table}_${new Date(ms).toISOString().slice(0, 7).replace('-', '_')}`;
+
 const entry = (id: string, userId: string, cost: bigint, createdAt: Date): OutboxEntry => ({
   id,
-  record: usageRecord(userId, randomUUID(), cost, { createdAt }),
+  record: usageRecord(userId, randomUUID(), cost, { createdAt, keyId: KEY }),
   generation: '',
   spendField: '',
 });
@@ -62,6 +74,14 @@ t.test('each record in its month; a month not yet made waits in DEFAULT and move
   t.same(await whereIs(s.sql, here.record.settleId), [monthOf(now)], "this month's record in this month's partition");
   t.same(await whereIs(s.sql, later.record.settleId), ['usage_records_default'], 'a month not made: kept in DEFAULT');
   t.same(await totals(s.sql, user.id), { requests: 2, cost: '350' });
+  t.same(
+    await dailyParts(s.sql, user.id),
+    {
+      daily: [dailyMonth('usage_daily', now), 'usage_daily_default'],
+      keys: [dailyMonth('usage_key_daily', now), 'usage_key_daily_default'],
+    },
+    "the day's totals in this month's partitions; the month not made in DEFAULT",
+  );
 
   await months.cover(later.record.createdAt);
   t.same(
@@ -72,6 +92,15 @@ t.test('each record in its month; a month not yet made waits in DEFAULT and move
   const [{ stray }] = await s.sql<{ stray: number }[]>`SELECT count(*)::int AS stray FROM usage_records_default`;
   t.equal(stray, 0, 'DEFAULT empty');
   t.same(await totals(s.sql, user.id), { requests: 2, cost: '350' }, 'the move is not counted again in the totals');
+  const laterMs = later.record.createdAt.getTime();
+  t.same(
+    await dailyParts(s.sql, user.id),
+    {
+      daily: [dailyMonth('usage_daily', now), dailyMonth('usage_daily', laterMs)],
+      keys: [dailyMonth('usage_key_daily', now), dailyMonth('usage_key_daily', laterMs)],
+    },
+    'the daily totals moved into their month too',
+  );
 
   // A writer that died before acknowledging: the same two entries, two years apart, again.
   const again = await commitEntries(s.sql, [here, later]);
@@ -102,6 +131,10 @@ t.test('the writer makes the months of the records it writes, and a month past t
   const ahead = monthOf(nextMonthStart(at + 31 * DAY) - 1);
   const [{ made }] = await s.sql<{ made: boolean }[]>`SELECT to_regclass(${ahead}) IS NOT NULL AS made`;
   t.ok(made, `and the month after it (${ahead})`);
+  const daily = ['usage_daily', 'usage_key_daily'].map((table) => dailyMonth(table, nextMonthStart(at + 31 * DAY) - 1));
+  const [{ both }] = await s.sql<{ both: boolean }[]>`
+    SELECT bool_and(to_regclass(p) IS NOT NULL) AS both FROM unnest(${daily}::text[]) p`;
+  t.ok(both, `and the daily totals' months (${daily.join(', ')})`);
 });
 
 t.test('a month that cannot be made in time is tried again a minute later, and never throws', async (t) => {
@@ -165,6 +198,12 @@ t.test('the migration moves the records of an unpartitioned table into their mon
   t.ok(
     parts.every((p) => /^usage_records_\d{4}_\d{2}$/.test(p.part)),
     'none in DEFAULT',
+  );
+  const days = await sql<{ part: string }[]>`SELECT DISTINCT tableoid::regclass::text AS part FROM usage_daily`;
+  t.ok(days.length >= 5, `the daily totals in ${days.length} months (sql/043)`);
+  t.ok(
+    days.every((p) => /^usage_daily_\d{4}_\d{2}$/.test(p.part)),
+    'none of them in DEFAULT',
   );
   // Both tables go on taking ids from the one sequence, past every id already given.
   const [{ next }] = await sql<{ next: string }[]>`
