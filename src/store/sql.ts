@@ -34,7 +34,8 @@ export async function openSql(opts: { databaseUrl?: string; dataDir: string; max
   if (opts.databaseUrl) {
     // No JIT: a statement whose estimate runs high (a table not analyzed yet, a partition just
     // made) was compiled for 470 ms before a request's key lookup ran, where its plan takes under
-    // a millisecond; nothing this gateway asks runs long enough to repay a compile.
+    // a millisecond. The one statement long enough to gain from a compile, reconcile --full's
+    // sum of every record, runs about a tenth slower without (docs/performance.md).
     const sql = postgres(opts.databaseUrl, {
       ...clientOptions,
       max: opts.max ?? 10,
