@@ -192,6 +192,26 @@ export async function startServe(
   return child;
 }
 
+/**
+ * How long after `since` a condition came to hold: the start of the first check that found it,
+ * in ms. A check that makes two dozen requests to reach every worker takes time of its own, more
+ * on a loaded machine, and that time is the test's, not the gateway's. Throws after `timeoutMs`.
+ */
+export async function heldAfter(
+  since: number,
+  check: () => Promise<boolean>,
+  timeoutMs = 10_000,
+  intervalMs = 10,
+): Promise<number> {
+  const deadline = since + timeoutMs;
+  for (;;) {
+    const started = Date.now();
+    if (await check()) return started - since;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
 /** Polls `fn` until it returns a truthy value, or throws after `timeoutMs`. */
 export async function waitFor<T>(fn: () => Promise<T> | T, timeoutMs = 5000, intervalMs = 20): Promise<T> {
   const deadline = Date.now() + timeoutMs;
