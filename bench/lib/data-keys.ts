@@ -130,6 +130,7 @@ export async function timeKeys(opts: {
     connections: BURST_CONNECTIONS,
     keys: burstKeys,
     requests: burstKeys,
+    waves: true,
     secretOf: (i) => fresh[i]!,
   });
   opts.progress(`burst: p99 ${burst.latency.p99} ms, ${JSON.stringify(burst.failures)}`);

@@ -133,6 +133,11 @@ export function writeReport(r: DataReport): string[] {
     ]),
     notes: [
       `distinct keys ÷ one key: ${k.ratio} of its req/s (target ≥ 0.5); the burst's p99 target is under 1,000 ms`,
+      ...(k.burst.waves
+        ? [
+            `the burst's first wave (the first request of each of its ${k.burst.connections} connections, on a process that had served nothing): p50 ${k.burst.waves.first.p50} ms, max ${k.burst.waves.first.max} ms; every request after it: p50 ${k.burst.waves.later.p50} ms, p99 ${k.burst.waves.later.p99} ms`,
+          ]
+        : []),
       ...(k.turnRatios
         ? [
             `the two loops took turns: ${k.turnRatios.join(', ')} in each (one key ${k.one.sliceRps?.join(', ')} req/s; distinct keys ${k.distinct.sliceRps?.join(', ')})`,

@@ -20,6 +20,11 @@ export interface KeyLoad {
   failures: Record<string, number>;
   /** req/s of each slice, when it ran in more than one. */
   sliceRps?: number[];
+  /**
+   * With `waves`: the first request of every connection (sent at once to a process that has
+   * served nothing yet) apart from every request after them.
+   */
+  waves?: { first: Summary; later: Summary };
   /** CPU µs a request, by process (the gateway, Postgres, Redis, this load generator), when measured. */
   cpuUsPerRequest?: Record<string, number>;
   /** What the loop wrote to Postgres' WAL, a request, and the checkpoints during it, when measured. */
@@ -52,6 +57,8 @@ export interface KeyLoadOptions {
   /** Stop after this long (default: no time limit). */
   seconds?: number;
   model: string;
+  /** Time the first request of each connection apart (KeyLoad.waves). */
+  waves?: boolean;
   cpu?: CpuClock;
   wal?: WalClock;
   redis?: RedisClock;
@@ -67,6 +74,7 @@ const addTo = (sum: Totals, before: Totals | undefined, after: Totals | undefine
 /** A loop that runs in slices (`run`), each going on where the last stopped; `result` adds them up. */
 export class KeyLoadRun {
   private readonly latency: Samples;
+  private readonly waves?: { first: Samples; later: Samples };
   private readonly failures: Record<string, number> = {};
   private readonly limit: number;
   private readonly body: string;
@@ -80,6 +88,8 @@ export class KeyLoadRun {
   constructor(private readonly opts: Omit<KeyLoadOptions, 'seconds'>) {
     this.limit = opts.requests ?? Number.MAX_SAFE_INTEGER;
     this.latency = new Samples(Math.min(this.limit, 1 << 16));
+    if (opts.waves)
+      this.waves = { first: new Samples(opts.connections), later: new Samples(Math.min(this.limit, 1 << 16)) };
     this.body = JSON.stringify({
       model: opts.model,
       messages: [{ role: 'user', content: 'Say hello.' }],
@@ -120,8 +130,11 @@ export class KeyLoadRun {
         } catch (err) {
           status = (err as Error).message.slice(0, 80);
         }
-        if (status === '200') this.latency.add(performance.now() - t);
-        else this.failures[status] = (this.failures[status] ?? 0) + 1;
+        if (status === '200') {
+          const ms = performance.now() - t;
+          this.latency.add(ms);
+          if (this.waves) (i < opts.connections ? this.waves.first : this.waves.later).add(ms);
+        } else this.failures[status] = (this.failures[status] ?? 0) + 1;
       }
     };
     await Promise.all(Array.from({ length: opts.connections }, loop));
@@ -148,6 +161,7 @@ export class KeyLoadRun {
       latency: this.latency.summary(),
       failures: this.failures,
       sliceRps: this.sliceRps.length > 1 ? this.sliceRps : undefined,
+      waves: this.waves && { first: this.waves.first.summary(), later: this.waves.later.summary() },
       cpuUsPerRequest:
         opts.cpu && n > 0
           ? Object.fromEntries(Object.entries(this.cpu).map(([k, v]) => [k, Math.round((v * 1e6) / n)]))

@@ -55,3 +55,39 @@ t.test('the ratio in all, and turn by turn', async (t) => {
   t.equal(k.ratio, 0.48);
   t.same(k.turnRatios, [0.5, 0.473]);
 });
+
+t.test('a burst times its first wave apart: the first request of each connection', async (t) => {
+  // The server holds the first four requests until all four have come (a cold process's first
+  // wave), then answers at once: the first wave is slow and everything after it is quick.
+  let held: (() => void)[] = [];
+  let seen = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const answer = () => res.end('{}');
+      if (++seen > 4) return answer();
+      held.push(answer);
+      if (held.length === 4) setTimeout(() => (held.forEach((a) => a()), (held = [])), 150);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => server.close());
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const run = new KeyLoadRun({
+    url,
+    model: 'm',
+    what: 'burst',
+    connections: 4,
+    keys: 40,
+    requests: 40,
+    waves: true,
+    secretOf: (i) => `k${i}`,
+  });
+  await run.run();
+  const { waves, latency } = run.result();
+  t.equal(waves?.first.count, 4, 'one request of each connection in the first wave');
+  t.equal(waves?.later.count, 36, 'the rest after it');
+  t.ok(waves!.first.p50! >= 140, `the first wave waited for the held answers (${waves!.first.p50} ms)`);
+  t.ok(waves!.later.max! < waves!.first.p50!, `nothing after it waited as long (${waves!.later.max} ms)`);
+  t.equal(latency.count, 40);
+});
