@@ -197,19 +197,17 @@ export async function startServe(
  * in ms. A check that makes two dozen requests to reach every worker takes time of its own, more
  * on a loaded machine, and that time is the test's, not the gateway's. Throws after `timeoutMs`.
  */
-export async function heldAfter(
-  since: number,
-  check: () => Promise<boolean>,
-  timeoutMs = 10_000,
-  intervalMs = 10,
-): Promise<number> {
-  const deadline = since + timeoutMs;
-  for (;;) {
-    const started = Date.now();
-    if (await check()) return started - since;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
+export async function heldAfter(since: number, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<number> {
+  let started = since;
+  await waitFor(
+    () => {
+      started = Date.now();
+      return check();
+    },
+    since + timeoutMs - Date.now(),
+    10,
+  );
+  return started - since;
 }
 
 /** Polls `fn` until it returns a truthy value, or throws after `timeoutMs`. */
