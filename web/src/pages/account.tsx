@@ -2,99 +2,33 @@
 // signed in; signing out everywhere; and the page for paths the dashboard does not have.
 
 import { useState } from 'preact/hooks';
-import { api, type SessionT } from '../api.js';
+import { api } from '../api.js';
 import { ErrorText, Field, Link, LocalError, prevented, Section, useApp, useSubmit } from '../ui.js';
+import { AskForLink, ChoosePassword } from './emailed-link.js';
 
 export function Forgot() {
   const { t } = useApp();
-  const [email, setEmail] = useState('');
-  const [sentTo, setSentTo] = useState<string | null>(null);
-  const submit = useSubmit(async () => {
-    await api.post('/password-reset', { email });
-    setSentTo(email.trim());
-  });
   return (
-    <section class="card narrow">
-      <h1>{t('forgot.title')}</h1>
-      {sentTo ? (
-        <p class="success" role="status">
-          {t('forgot.sent', { email: sentTo })}
-        </p>
-      ) : (
-        <form noValidate onSubmit={prevented(() => submit.run())}>
-          <p class="muted">{t('forgot.intro')}</p>
-          <Field
-            label={t('login.email')}
-            id="email"
-            type="email"
-            autocomplete="email"
-            value={email}
-            onInput={submit.edit(setEmail)}
-            error={submit.at('email')}
-          />
-          <ErrorText error={submit.rest('email')} />
-          <button type="submit" disabled={submit.busy}>
-            {t('forgot.submit')}
-          </button>
-        </form>
-      )}
-      <p class="aside">
-        <Link href="/login">{t('nav.login')}</Link>
-      </p>
-    </section>
+    <AskForLink
+      endpoint="/password-reset"
+      title="forgot.title"
+      intro="forgot.intro"
+      email="login.email"
+      sent="forgot.sent"
+      submit="forgot.submit"
+      aside={<Link href="/login">{t('nav.login')}</Link>}
+    />
   );
 }
 
 export function Reset() {
-  const { t, query, signedIn } = useApp();
-  const token = query.get('token') ?? '';
-  const [password, setPassword] = useState('');
-  const [confirm, setConfirm] = useState('');
-  const submit = useSubmit(async () => {
-    if (password !== confirm) throw new LocalError('confirm', 'err.mismatch');
-    const s = await api.post<SessionT>('/password-reset/confirm', { token, password });
-    signedIn(s.token, '/overview');
-  });
   return (
-    <section class="card narrow">
-      <h1>{t('reset.title')}</h1>
-      {!token ? (
-        <p class="error" role="alert">
-          {t('err.notoken')}
-        </p>
-      ) : (
-        <form noValidate onSubmit={prevented(() => submit.run())}>
-          <Field
-            label={t('verify.password')}
-            id="password"
-            type="password"
-            autocomplete="new-password"
-            hint={t('verify.hint')}
-            value={password}
-            onInput={submit.edit(setPassword)}
-            error={submit.at('password')}
-          />
-          <Field
-            label={t('verify.confirm')}
-            id="confirm"
-            type="password"
-            autocomplete="new-password"
-            value={confirm}
-            onInput={submit.edit(setConfirm)}
-            error={submit.at('confirm')}
-          />
-          <ErrorText error={submit.rest('password', 'confirm')} />
-          <button type="submit" disabled={submit.busy}>
-            {t('reset.submit')}
-          </button>
-        </form>
-      )}
-      {submit.error !== null && (
-        <p class="aside">
-          <Link href="/forgot">{t('reset.again')}</Link>
-        </p>
-      )}
-    </section>
+    <ChoosePassword
+      endpoint="/password-reset/confirm"
+      title="reset.title"
+      submit="reset.submit"
+      again={{ href: '/forgot', label: 'reset.again' }}
+    />
   );
 }
 

@@ -4,93 +4,29 @@
 
 import { useState } from 'preact/hooks';
 import { api, type SessionT } from '../api.js';
-import { ErrorText, Field, Link, LocalError, prevented, useApp, useSubmit } from '../ui.js';
+import { ErrorText, Field, Link, prevented, useApp, useSubmit } from '../ui.js';
+import { AskForLink, ChoosePassword } from './emailed-link.js';
 
 export function Signup() {
   const { t } = useApp();
-  const [email, setEmail] = useState('');
-  const [sentTo, setSentTo] = useState<string | null>(null);
-  const submit = useSubmit(async () => {
-    await api.post('/register', { email });
-    setSentTo(email.trim());
-  });
   return (
-    <section class="card narrow">
-      <h1>{t('signup.title')}</h1>
-      {sentTo ? (
-        <p class="success" role="status">
-          {t('signup.sent', { email: sentTo })}
-        </p>
-      ) : (
-        <form noValidate onSubmit={prevented(() => submit.run())}>
-          <Field
-            label={t('signup.email')}
-            id="email"
-            type="email"
-            autocomplete="email"
-            value={email}
-            onInput={submit.edit(setEmail)}
-            error={submit.at('email')}
-          />
-          <ErrorText error={submit.rest('email')} />
-          <button type="submit" disabled={submit.busy}>
-            {t('signup.submit')}
-          </button>
-        </form>
-      )}
-      <p class="aside">
-        {t('signup.haveAccount')} <Link href="/login">{t('nav.login')}</Link>
-      </p>
-    </section>
+    <AskForLink
+      endpoint="/register"
+      title="signup.title"
+      email="signup.email"
+      sent="signup.sent"
+      submit="signup.submit"
+      aside={
+        <>
+          {t('signup.haveAccount')} <Link href="/login">{t('nav.login')}</Link>
+        </>
+      }
+    />
   );
 }
 
 export function Verify() {
-  const { t, query, signedIn } = useApp();
-  const token = query.get('token') ?? '';
-  const [password, setPassword] = useState('');
-  const [confirm, setConfirm] = useState('');
-  const submit = useSubmit(async () => {
-    if (password !== confirm) throw new LocalError('confirm', 'err.mismatch');
-    const s = await api.post<SessionT>('/verify', { token, password });
-    signedIn(s.token, '/overview');
-  });
-  return (
-    <section class="card narrow">
-      <h1>{t('verify.title')}</h1>
-      {!token ? (
-        <p class="error" role="alert">
-          {t('err.notoken')}
-        </p>
-      ) : (
-        <form noValidate onSubmit={prevented(() => submit.run())}>
-          <Field
-            label={t('verify.password')}
-            id="password"
-            type="password"
-            autocomplete="new-password"
-            hint={t('verify.hint')}
-            value={password}
-            onInput={submit.edit(setPassword)}
-            error={submit.at('password')}
-          />
-          <Field
-            label={t('verify.confirm')}
-            id="confirm"
-            type="password"
-            autocomplete="new-password"
-            value={confirm}
-            onInput={submit.edit(setConfirm)}
-            error={submit.at('confirm')}
-          />
-          <ErrorText error={submit.rest('password', 'confirm')} />
-          <button type="submit" disabled={submit.busy}>
-            {t('verify.submit')}
-          </button>
-        </form>
-      )}
-    </section>
-  );
+  return <ChoosePassword endpoint="/verify" title="verify.title" submit="verify.submit" />;
 }
 
 export function Login() {

@@ -84,86 +84,74 @@ function Health() {
   );
 }
 
+type MarginRow = Omit<RevenueT['per_day'][number], 'day'> & { key: string; label: string };
+
+/** Revenue against the upstream's cost, one row a day or a model; a cost unpriced says so. */
+function MarginTable(props: { title: string; first: string; rows: MarginRow[]; testid?: string }) {
+  const { lang } = useApp();
+  const t = useAdminT();
+  const money = (v: string | null) => (v === null ? t('admin.unpriced') : <Money value={v} />);
+  return (
+    <>
+      <h2>{props.title}</h2>
+      <Scroll label={props.title}>
+        <table data-testid={props.testid}>
+          <thead>
+            <tr>
+              <th scope="col">{props.first}</th>
+              <th scope="col" class="num">
+                {t('admin.requests')}
+              </th>
+              <th scope="col" class="num">
+                {t('admin.income')}
+              </th>
+              <th scope="col" class="num">
+                {t('admin.upstreamCost')}
+              </th>
+              <th scope="col" class="num">
+                {t('admin.margin')}
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.rows.map((row) => (
+              <tr key={row.key}>
+                <td>{row.label}</td>
+                <td class="num">{num(lang, row.requests)}</td>
+                <td class="num">
+                  <Money value={row.income_usd} />
+                </td>
+                <td class="num">{money(row.upstream_cost_usd)}</td>
+                <td class="num">{money(row.margin_usd)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </Scroll>
+    </>
+  );
+}
+
 function Revenue() {
   const { lang } = useApp();
   const t = useAdminT();
   const r = useLoad(() => admin.get<RevenueT>('/revenue?days=30'), []);
-  const money = (v: string | null) => (v === null ? t('admin.unpriced') : <Money value={v} />);
   return (
     <Section title={t('admin.revenue')} wide page>
       <ErrorText error={r.error} />
       {r.data && (
         <>
-          <h2>{t('admin.perDay')}</h2>
-          <Scroll label={t('admin.perDay')}>
-            <table data-testid="admin-revenue">
-              <thead>
-                <tr>
-                  <th scope="col">{t('admin.day1')}</th>
-                  <th scope="col" class="num">
-                    {t('admin.requests')}
-                  </th>
-                  <th scope="col" class="num">
-                    {t('admin.income')}
-                  </th>
-                  <th scope="col" class="num">
-                    {t('admin.upstreamCost')}
-                  </th>
-                  <th scope="col" class="num">
-                    {t('admin.margin')}
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {r.data.per_day.map((d) => (
-                  <tr key={d.day}>
-                    <td>{utcDay(lang, d.day)}</td>
-                    <td class="num">{num(lang, d.requests)}</td>
-                    <td class="num">
-                      <Money value={d.income_usd} />
-                    </td>
-                    <td class="num">{money(d.upstream_cost_usd)}</td>
-                    <td class="num">{money(d.margin_usd)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </Scroll>
-          <h2>{t('admin.perModel')}</h2>
-          <Scroll label={t('admin.perModel')}>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">{t('admin.model')}</th>
-                  <th scope="col" class="num">
-                    {t('admin.requests')}
-                  </th>
-                  <th scope="col" class="num">
-                    {t('admin.income')}
-                  </th>
-                  <th scope="col" class="num">
-                    {t('admin.upstreamCost')}
-                  </th>
-                  <th scope="col" class="num">
-                    {t('admin.margin')}
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {r.data.per_model.map((m) => (
-                  <tr key={m.model}>
-                    <td>{m.model}</td>
-                    <td class="num">{num(lang, m.requests)}</td>
-                    <td class="num">
-                      <Money value={m.income_usd} />
-                    </td>
-                    <td class="num">{money(m.upstream_cost_usd)}</td>
-                    <td class="num">{money(m.margin_usd)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </Scroll>
+          <MarginTable
+            title={t('admin.perDay')}
+            first={t('admin.day1')}
+            testid="admin-revenue"
+            rows={r.data.per_day.map((d) => ({ ...d, key: d.day, label: utcDay(lang, d.day) }))}
+          />
+          <MarginTable
+            title={t('admin.perModel')}
+            first={t('admin.model')}
+            rows={r.data.per_model.map((m) => ({ ...m, key: m.model, label: m.model }))}
+          />
           <h2>{t('admin.depositsPerDay')}</h2>
           <Scroll label={t('admin.depositsPerDay')}>
             <table>
