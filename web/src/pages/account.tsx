@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { ErrorText, Field, Link, LocalError, prevented, Section, useApp, useSubmit } from '../ui.js';
-import { AskForLink, ChoosePassword } from './emailed-link.js';
+import { AskForLink, ChoosePassword, NewPassword } from './emailed-link.js';
 
 export function Forgot() {
   const { t } = useApp();
@@ -59,24 +59,13 @@ function ChangePassword() {
           onInput={submit.edit(setCurrent)}
           error={submit.at('current_password')}
         />
-        <Field
-          label={t('verify.password')}
+        <NewPassword
+          submit={submit}
           id="new_password"
-          type="password"
-          autocomplete="new-password"
-          hint={t('verify.hint')}
           value={next}
-          onInput={submit.edit(setNext)}
-          error={submit.at('new_password')}
-        />
-        <Field
-          label={t('verify.confirm')}
-          id="confirm"
-          type="password"
-          autocomplete="new-password"
-          value={confirm}
-          onInput={submit.edit(setConfirm)}
-          error={submit.at('confirm')}
+          set={setNext}
+          confirm={confirm}
+          setConfirm={setConfirm}
         />
         <ErrorText error={submit.rest('current_password', 'new_password', 'confirm')} />
         {done && (

@@ -80,24 +80,13 @@ export function ChoosePassword(props: {
         </p>
       ) : (
         <form noValidate onSubmit={prevented(() => submit.run())}>
-          <Field
-            label={t('verify.password')}
+          <NewPassword
+            submit={submit}
             id="password"
-            type="password"
-            autocomplete="new-password"
-            hint={t('verify.hint')}
             value={password}
-            onInput={submit.edit(setPassword)}
-            error={submit.at('password')}
-          />
-          <Field
-            label={t('verify.confirm')}
-            id="confirm"
-            type="password"
-            autocomplete="new-password"
-            value={confirm}
-            onInput={submit.edit(setConfirm)}
-            error={submit.at('confirm')}
+            set={setPassword}
+            confirm={confirm}
+            setConfirm={setConfirm}
           />
           <ErrorText error={submit.rest('password', 'confirm')} />
           <button type="submit" disabled={submit.busy}>
@@ -111,5 +100,41 @@ export function ChoosePassword(props: {
         </p>
       )}
     </section>
+  );
+}
+
+/** A new password and its repetition; `id` is the field the API names when it refuses the password. */
+export function NewPassword(props: {
+  submit: ReturnType<typeof useSubmit>;
+  id: string;
+  value: string;
+  set: (v: string) => void;
+  confirm: string;
+  setConfirm: (v: string) => void;
+}) {
+  const { t } = useApp();
+  const { submit } = props;
+  return (
+    <>
+      <Field
+        label={t('verify.password')}
+        id={props.id}
+        type="password"
+        autocomplete="new-password"
+        hint={t('verify.hint')}
+        value={props.value}
+        onInput={submit.edit(props.set)}
+        error={submit.at(props.id)}
+      />
+      <Field
+        label={t('verify.confirm')}
+        id="confirm"
+        type="password"
+        autocomplete="new-password"
+        value={props.confirm}
+        onInput={submit.edit(props.setConfirm)}
+        error={submit.at('confirm')}
+      />
+    </>
   );
 }
