@@ -101,8 +101,12 @@ export async function openPage(
   return { page, problems };
 }
 
+declare const localStorage: { getItem(key: string): string | null };
+/** The dashboard's session token as the page keeps it, or null when signed out. */
+export const sessionOf = (page: Page) => page.evaluate(() => localStorage.getItem('airouter.session'));
+
 /** Checks and photographs the page at both sizes, then leaves it at the desktop size. */
-export function shooter(t: Test, page: Page) {
+export function shooter(t: Test, page: Page, prefix = '') {
   return async function shoot(name: string) {
     for (const [size, viewport] of Object.entries(SIZES)) {
       await page.setViewportSize(viewport);
@@ -130,7 +134,7 @@ export function shooter(t: Test, page: Page) {
         t.ok(wide.width <= viewport.width, `${name}: fits a phone's width (${wide.width}px)`, { past: wide.past });
       }
       const png = await page.screenshot({ fullPage: true });
-      writeFileSync(path.join(SHOTS, `${name}-${size}.png`), png);
+      writeFileSync(path.join(SHOTS, `${prefix}${name}-${size}.png`), png);
       const stats = pictureStats(png);
       t.ok(
         stats.stdev > 12 && stats.colours > 16,

@@ -10,10 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { buildWeb } from '../../web/build.js';
-import { launchBrowser, openPage, shooter, SIZES, SKIP_WITHOUT_CHROMIUM } from '../helpers/browser.js';
+import { launchBrowser, openPage, shooter, SIZES, SKIP_WITHOUT_CHROMIUM, sessionOf } from '../helpers/browser.js';
 import { mailText, signUp, startDashboard } from '../helpers/dashboard.js';
-
-declare const localStorage: { getItem(key: string): string | null };
 
 t.test('the account pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t) => {
   const webDir = path.join(mkdtempSync(path.join(tmpdir(), 'airouter-web-')), 'dist');
@@ -123,7 +121,7 @@ t.test('the account pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (
   const elsewhere = (await api('POST', '/login', { body: { email, password: 'a changed password' } })).json.token;
   await page.getByRole('button', { name: 'Sign out everywhere' }).click();
   await page.waitForURL(`${gw.url}/`);
-  t.equal(await page.evaluate(() => localStorage.getItem('airouter.session')), null, 'this browser is signed out');
+  t.equal(await sessionOf(page), null, 'this browser is signed out');
   t.equal((await api('GET', '/balance', { token: elsewhere })).status, 401, 'and so is every other session');
 
   t.same(problems, [], 'no script errors and no content-security refusals');

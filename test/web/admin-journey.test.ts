@@ -5,79 +5,16 @@
 // phone and desktop sizes (.tap/screenshots/admin-*), checked to fit a phone and show something.
 // A file of its own beside journey.test.ts, which another session is extending at the same time.
 
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PNG } from 'pngjs';
-import { chromium, type Page } from 'playwright-core';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { setAdmin } from '../../src/admin/accounts.js';
 import { createKey } from '../../src/accounts/keys.js';
 import { buildWeb } from '../../web/build.js';
-import { CHROMIUM, SKIP_WITHOUT_CHROMIUM } from '../helpers/browser.js';
-import { REPO_ROOT, waitFor } from '../helpers/child.js';
+import { launchBrowser, openPage, shooter, SKIP_WITHOUT_CHROMIUM, sessionOf } from '../helpers/browser.js';
+import { waitFor } from '../helpers/child.js';
 import { signUp, startDashboard } from '../helpers/dashboard.js';
-
-interface PageElement {
-  outerHTML: string;
-  getBoundingClientRect(): { right: number };
-  closest(selector: string): unknown;
-}
-declare const document: {
-  documentElement: { scrollWidth: number };
-  querySelectorAll(selector: string): Iterable<PageElement>;
-};
-declare const localStorage: { getItem(key: string): string | null; clear(): void };
-
-const SHOTS = path.join(REPO_ROOT, '.tap', 'screenshots');
-const SIZES = { phone: { width: 390, height: 844 }, desktop: { width: 1280, height: 800 } };
-
-function spread(png: Buffer): number {
-  const img = PNG.sync.read(png);
-  let sum = 0;
-  let sq = 0;
-  const n = img.width * img.height;
-  for (let i = 0; i < img.data.length; i += 4) {
-    const l = 0.2126 * img.data[i] + 0.7152 * img.data[i + 1] + 0.0722 * img.data[i + 2];
-    sum += l;
-    sq += l * l;
-  }
-  const mean = sum / n;
-  return Math.sqrt(Math.max(0, sq / n - mean * mean));
-}
-
-async function shoot(t: Test, page: Page, name: string) {
-  for (const [size, viewport] of Object.entries(SIZES)) {
-    await page.setViewportSize(viewport);
-    await page.waitForTimeout(150);
-    const unlabelled = await page.$$eval('input:not([type=hidden]):not([type=file]), select', (els) =>
-      els
-        .filter(
-          (e) =>
-            (e as unknown as { labels: { length: number } | null }).labels?.length === 0 &&
-            !e.getAttribute('aria-label'),
-        )
-        .map((e) => e.outerHTML),
-    );
-    t.same(unlabelled, [], `${name}: every input has a label`);
-    if (size === 'phone') {
-      const wide = await page.evaluate((w) => {
-        const past = [...document.querySelectorAll('body *')].filter(
-          (e) => e.getBoundingClientRect().right > w + 1 && !e.closest('.scroll, nav'),
-        );
-        return {
-          width: document.documentElement.scrollWidth,
-          past: past.slice(0, 3).map((e) => e.outerHTML.slice(0, 120)),
-        };
-      }, viewport.width);
-      t.ok(wide.width <= viewport.width, `${name}: fits a phone's width (${wide.width}px)`, { past: wide.past });
-    }
-    const png = await page.screenshot({ fullPage: true });
-    writeFileSync(path.join(SHOTS, `admin-${name}-${size}.png`), png);
-    t.ok(spread(png) > 12, `${name} at ${size}: not blank`);
-  }
-  await page.setViewportSize(SIZES.desktop);
-}
 
 t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t) => {
   const webDir = path.join(mkdtempSync(path.join(tmpdir(), 'airouter-web-')), 'dist');
@@ -88,26 +25,16 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
     PROVIDER_KEY_SECRET: 'the journey test provider key secret, 32+ chars',
   });
   const sql = s.gw.services.sql;
-  mkdirSync(SHOTS, { recursive: true });
   const root = await signUp(s, 'admin password 123');
   await setAdmin(sql, { id: null, label: 'test setup' }, root.userId, true);
   const user = await signUp(s, 'user password 123');
   await sql`INSERT INTO deposits (user_id, method, status, amount, currency, credit_nano, provider, expires_at)
             VALUES (${user.userId}, 'qris', 'pending', 32500, 'IDR', 2000000000, 'qris', now() + interval '1 hour')`;
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-dev-shm-usage'],
-  });
-  t.teardown(() => browser.close());
-  const context = await browser.newContext({ viewport: SIZES.desktop, locale: 'en-US', timezoneId: 'UTC' });
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  const problems: string[] = [];
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) problems.push(`console: ${m.text()}`);
-  });
+  const browser = await launchBrowser(t);
+  // UTC: the revenue's days and the request log's times are compared as the API gives them.
+  const { page, problems } = await openPage(browser, { timezoneId: 'UTC' });
+  const shoot = shooter(t, page, 'admin-');
   const login = async (email: string, password: string) => {
     await page.goto(`${s.gw.url}/login`);
     await page.getByLabel('Email address').fill(email);
@@ -132,7 +59,7 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
   await page.getByText('Done. Balance: $2.50').waitFor();
   await page.getByTestId('admin-adjustments').getByText('welcome credit').waitFor();
   t.pass('credited with a reason, shown in the adjustments');
-  await shoot(t, page, 'users');
+  await shoot('users');
 
   // Deposits: confirm the pending one by hand.
   await sub('Deposits');
@@ -145,7 +72,7 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
     '4.500000000',
     'the confirmed deposit is credited',
   );
-  await shoot(t, page, 'deposits');
+  await shoot('deposits');
 
   // Codes: made, shown once.
   await sub('Codes');
@@ -154,7 +81,7 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
   await page.getByRole('button', { name: 'Make codes' }).click();
   const codes = (await page.getByTestId('new-codes').innerText()).trim().split('\n');
   t.equal(codes.length, 2, 'two codes shown');
-  await shoot(t, page, 'codes');
+  await shoot('codes');
 
   // Catalogue: switch a model off, in force at once.
   await sub('Catalogue');
@@ -178,7 +105,7 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
     .waitFor();
   const state = (await (
     await fetch(`${s.gw.url}/api/admin/catalogue`, {
-      headers: { authorization: `Bearer ${await page.evaluate(() => localStorage.getItem('airouter.session'))}` },
+      headers: { authorization: `Bearer ${await sessionOf(page)}` },
     })
   ).json()) as { in_service: { id: string; routes: string[] }[] };
   t.same(
@@ -227,7 +154,7 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
   t.pass('a bad import names the field at fault');
   const exported = await (
     await fetch(`${s.gw.url}/api/admin/catalogue/export`, {
-      headers: { authorization: `Bearer ${await page.evaluate(() => localStorage.getItem('airouter.session'))}` },
+      headers: { authorization: `Bearer ${await sessionOf(page)}` },
     })
   ).text();
   await fileInput.setInputFiles({ name: 'good.json', mimeType: 'application/json', buffer: Buffer.from(exported) });
@@ -237,7 +164,7 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
     .getByText(/Saved as version 5: 2 models in service\./)
     .waitFor();
   t.pass('a good import says what it saved');
-  await shoot(t, page, 'catalogue');
+  await shoot('catalogue');
 
   // Providers: add one, save its key (shown by its last four characters), test it, route a new model to it.
   await sub('Providers');
@@ -277,7 +204,7 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
     .getByText(/answered in \d+ ms \(upstream-console\)/)
     .waitFor();
   t.pass('the test call answered, through the model routed to the provider');
-  await shoot(t, page, 'providers');
+  await shoot('providers');
 
   for (const [name, testId] of [
     ['Upstream health', 'admin-health'],
@@ -286,7 +213,7 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
   ] as const) {
     await sub(name);
     await page.getByTestId(testId).waitFor();
-    await shoot(t, page, testId.replace('admin-', ''));
+    await shoot(testId.replace('admin-', ''));
   }
   await page.getByTestId('admin-audit').getByText('Balance credited').waitFor();
   t.pass('the audit log shows the credit, in words');
@@ -313,12 +240,12 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
     1,
     'the one request of that model, with its route',
   );
-  await shoot(t, page, 'requests');
+  await shoot('requests');
 
   // Indonesian.
   await page.getByLabel('Language').selectOption('id');
   await page.getByRole('navigation', { name: 'Menu admin' }).getByRole('link', { name: 'Pengguna' }).waitFor();
-  await shoot(t, page, 'audit-id');
+  await shoot('audit-id');
   await page.getByLabel('Bahasa').selectOption('en');
   await page.getByRole('button', { name: 'Log out' }).click();
 
@@ -338,7 +265,7 @@ t.test('the admin pages in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, async (t)
   t.pass('a code redeemed; the banner is up below the threshold');
   await page.goto(`${s.gw.url}/topup`);
   await page.getByRole('heading', { name: 'Redeem a code' }).waitFor();
-  await shoot(t, page, 'topup-user');
+  await shoot('topup-user');
   await s.sink.take(user.email, 5000);
   t.pass('and the alert mail went out');
 

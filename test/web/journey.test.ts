@@ -25,6 +25,7 @@ import {
   shownUsdId,
   SIZES,
   SKIP_WITHOUT_CHROMIUM,
+  sessionOf,
 } from '../helpers/browser.js';
 import { newEmail, verifyLinkToken } from '../helpers/dashboard.js';
 import { eventually } from '../helpers/http.js';
@@ -46,7 +47,6 @@ declare const document: {
   querySelectorAll(selector: string): Iterable<PageElement>;
   querySelector(selector: string): unknown;
 };
-declare const localStorage: { getItem(key: string): string | null };
 declare const window: { notReloaded?: boolean };
 
 const usd2 = (v: string) =>
@@ -131,7 +131,7 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   await page.getByLabel('Repeat the password').fill(password);
   await page.getByRole('button', { name: 'Set password and continue' }).click();
   await page.waitForURL('**/overview');
-  const session = await page.evaluate(() => localStorage.getItem('airouter.session'));
+  const session = await sessionOf(page);
   t.match(session, /^ars_/, 'the session is kept in localStorage');
   t.equal((await api('POST', '/verify', { body: { token, password } })).status, 400, 'the link was used up');
   await page.getByTestId('balance').waitFor();
@@ -717,7 +717,7 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   // Log out drops the session; private pages then ask to log in.
   await page.getByRole('button', { name: 'Log out' }).click();
   await page.waitForURL(`${gw.url}/`);
-  t.equal(await page.evaluate(() => localStorage.getItem('airouter.session')), null, 'logout drops the session');
+  t.equal(await sessionOf(page), null, 'logout drops the session');
   await page.goto(`${gw.url}/usage`);
   await page.waitForURL('**/login?next=%2Fusage');
   await page.getByLabel('Email address').fill(email);
@@ -736,7 +736,7 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
   await page.getByTestId('header-balance').waitFor();
 
   // A session ended elsewhere: the next call gets 401, the page drops the token and says so.
-  const current = await page.evaluate(() => localStorage.getItem('airouter.session'));
+  const current = await sessionOf(page);
   t.equal((await api('POST', '/logout', { token: current! })).status, 204);
   // The deposits page and the header's balance both go out on the dead session; both get 401.
   const refused = (path: string) =>
@@ -752,7 +752,7 @@ t.test('the dashboard journey in Chromium', { skip: SKIP_WITHOUT_CHROMIUM }, asy
     '/login?next=%2Fdeposits',
     'two 401s end the session once',
   );
-  t.equal(await page.evaluate(() => localStorage.getItem('airouter.session')), null, 'a 401 drops the session');
+  t.equal(await sessionOf(page), null, 'a 401 drops the session');
 
   t.same(problems, [], 'no script errors and no content-security refusals');
 });
