@@ -4,7 +4,7 @@
 import t from 'tap';
 import { request } from 'undici';
 import { creditUser } from '../../src/accounts/users.js';
-import { csvCell } from '../../src/dashboard/usage-export.js';
+import { csvBatches, csvCell } from '../../src/dashboard/usage-export.js';
 import { signUp, startDashboard } from '../helpers/dashboard.js';
 import { parseCsv } from '../helpers/csv.js';
 
@@ -16,6 +16,48 @@ t.test('csv cells', async (t) => {
   t.equal(csvCell('-5'), `"'-5"`, 'a leading minus in text too');
   t.equal(csvCell(-5), '-5', 'numbers stay numbers');
   t.equal(csvCell(null), '');
+});
+
+t.test('csv batches: a small first batch, then every row once across the batches', async (t) => {
+  // Rows in keyset order (newest first, as the logs are read), each its own cursor.
+  const log = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({ cursor_at: String(1e9 - i), id: BigInt(n - i), v: i }));
+  for (const [n, max] of [
+    [0, 100_000],
+    [499, 100_000],
+    [500, 100_000],
+    [501, 100_000],
+    [5_500, 100_000],
+    [5_501, 100_000],
+    [12_345, 100_000],
+    [12_345, 5_600],
+  ] as const) {
+    const rows = log(n);
+    const limits: number[] = [];
+    const read = async (after: { at: string; id: string } | undefined, limit: number) => {
+      limits.push(limit);
+      const from = after ? rows.findIndex((r) => r.id.toString() === after.id) + 1 : 0;
+      return rows.slice(from, from + limit);
+    };
+    const chunks: string[] = [];
+    for await (const chunk of csvBatches(['v'], read, (r) => [r.v], max)) chunks.push(chunk);
+    const lines = chunks.join('').split('\r\n').slice(0, -1);
+    const want = Math.min(n, max);
+    t.equal(lines[0], 'v', `${n} rows: the header first`);
+    t.same(
+      lines.slice(1).map(Number),
+      rows.slice(0, want).map((r) => r.v),
+      `${n} rows, at most ${max}: each once, in order`,
+    );
+    t.equal(limits[0], 500, `${n} rows: the first read asks for 500`);
+    t.ok(
+      limits.slice(1).every((l) => l <= 5_000),
+      `${n} rows: the later reads 5,000 at most`,
+    );
+    t.ok(limits.length <= Math.ceil(Math.max(0, want - 500) / 5_000) + 2, `${n} rows: no read past the end`, {
+      limits,
+    });
+  }
 });
 
 t.test('status filter, request ids and the CSV export', async (t) => {
