@@ -69,3 +69,7 @@ export function ratio(a: number | null | undefined, b: number | null | undefined
   if (a === null || a === undefined || b === null || b === undefined || b === 0) return null;
   return Math.round((a / b) * 1000) / 1000;
 }
+
+/** CPU microseconds a request, from CPU seconds over a count; null when nothing was counted. */
+export const perRequestUs = (cpuS: number, requests: number) =>
+  requests > 0 ? Math.round((cpuS / requests) * 1e6) : null;
