@@ -28,6 +28,7 @@ import { BENCH_MODEL, createAccount, GatewayProcess, gatewayEntry, writeCatalogu
 import { freePort, getJson, sleep } from './lib/http.js';
 import { CATEGORIES, CATEGORY_TITLES, PerfRecording, perfUnavailable, type Breakdown } from './lib/perf.js';
 import { TreeSampler } from './lib/proc.js';
+import { startProxy } from './lib/bare-proxy.js';
 import { prepareStores } from './lib/stores.js';
 import { runStreams, type StreamRequest } from './lib/streams.js';
 
@@ -166,38 +167,23 @@ async function main(): Promise<void> {
         dataDir: path.join(tmp, 'ledger-data'),
       });
       cleanups.push(() => stores.cleanup());
-      const store = stores.env.REDIS_URL
-        ? ['--ledger', stores.env.REDIS_URL, '--ledger-prefix', `${stores.env.REDIS_PREFIX}ledger:`]
-        : ['--ledger', 'memory'];
       const workers = stores.env.REDIS_URL ? cores : 1;
-      const port = await freePort();
-      const child = startChild({
+      const { child, url } = await startProxy({
         name: 'ledger proxy',
-        command: process.execPath,
-        args: [
-          '--import',
-          'tsx',
-          path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'),
-          '--port',
-          String(port),
-          '--processes',
-          String(workers),
-          '--route',
-          `/f=${fake}`,
-          '--connections',
-          connections,
-          ...store,
-        ],
-        cwd: REPO_ROOT,
-        logFile: path.join(tmp, 'ledger.log'),
+        dir: tmp,
+        processes: workers,
+        routes: { '/f': fake },
+        connections,
+        ledger: stores.env.REDIS_URL
+          ? { redisUrl: stores.env.REDIS_URL, prefix: `${stores.env.REDIS_PREFIX}ledger:` }
+          : 'memory',
         nofile,
       });
       cleanups.unshift(() => child.stop());
-      await child.waitForLine(/^listening /, 60_000);
       targets.push({
         name: 'ledger',
         request: {
-          origin: `http://127.0.0.1:${port}`,
+          origin: url,
           path: '/f/v1/chat/completions',
           headers: {},
           body: chat('bench-upstream'),

@@ -12,6 +12,7 @@ import { findNginx, startNginx, type NginxInfo, type NginxProxy } from '../lib/n
 import { UsageError, type Options } from '../lib/options.js';
 import { procAvailable, rssByProcess, TreeSampler } from '../lib/proc.js';
 import { prepareStores } from '../lib/stores.js';
+import { startProxy } from '../lib/bare-proxy.js';
 import { cleanups, METRICS_TOKEN, REPO_ROOT, say, type Bench } from './context.js';
 import { nonStreamTargets } from './targets.js';
 
@@ -176,71 +177,36 @@ export async function setUp(opts: Options): Promise<{ b: Bench; started: Started
   }
 
   // The bare proxy, as many processes as the gateway has workers, on one port.
-  const barePort = await freePort();
-  const bareChild = startChild({
+  const routes = { '/s': stat, '/f': fake };
+  const { child: bareChild, url: bare } = await startProxy({
     name: 'bare proxy',
-    command: process.execPath,
-    args: [
-      '--import',
-      'tsx',
-      path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'),
-      '--port',
-      String(barePort),
-      '--processes',
-      String(workers),
-      '--route',
-      `/s=${stat}`,
-      '--route',
-      `/f=${fake}`,
-      '--connections',
-      String(maxPerWorker),
-    ],
-    cwd: REPO_ROOT,
-    logFile: path.join(tmp, 'bare-proxy.log'),
+    dir: tmp,
+    processes: workers,
+    routes,
+    connections: maxPerWorker,
     nofile,
   });
-  await bareChild.waitForLine(/^listening /, 60_000);
-  const bare = `http://127.0.0.1:${barePort}`;
   say(
     `bare proxy (uWS + the gateway's upstream client, no gateway work) ${bare}, ${workers} process${workers > 1 ? 'es' : ''}`,
   );
-  // The same, plus the gateway's hot-store work per request, on the hot store the gateway has.
-  const ledgerPort = await freePort();
-  const ledgerStore = stores.env.REDIS_URL
-    ? ['--ledger', stores.env.REDIS_URL, '--ledger-prefix', `${stores.env.REDIS_PREFIX}ledger:`]
-    : ['--ledger', 'memory'];
-  // The same holds as the gateway's: from leases unless it runs without them.
-  if (process.env.LEASE_WINDOW_MS === '0') ledgerStore.push('--ledger-no-lease');
-  // With --profile the ledger proxy is profiled too (DIR/ledger): the floor the gateway's profile is read against.
-  const ledgerProfile = opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.profileDir, 'ledger')}`] : [];
-  const ledgerChild = startChild({
+  // The same, plus the gateway's hot-store work per request, on the hot store the gateway has,
+  // with the same holds as the gateway's: from leases unless it runs without them. Stopped before
+  // the stores are cleaned up: its outbox reader would make its stream again.
+  const { child: ledgerChild, url: ledger } = await startProxy({
     name: 'ledger proxy',
-    command: process.execPath,
-    args: [
-      ...ledgerProfile,
-      '--import',
-      'tsx',
-      path.join(REPO_ROOT, 'bench/upstream/bare-proxy.ts'),
-      '--port',
-      String(ledgerPort),
-      '--processes',
-      String(workers),
-      '--route',
-      `/s=${stat}`,
-      '--route',
-      `/f=${fake}`,
-      '--connections',
-      String(maxPerWorker),
-      ...ledgerStore,
-    ],
-    cwd: REPO_ROOT,
-    logFile: path.join(tmp, 'ledger-proxy.log'),
+    dir: tmp,
+    processes: workers,
+    routes,
+    connections: maxPerWorker,
+    ledger: stores.env.REDIS_URL
+      ? { redisUrl: stores.env.REDIS_URL, prefix: `${stores.env.REDIS_PREFIX}ledger:` }
+      : 'memory',
+    noLease: process.env.LEASE_WINDOW_MS === '0',
+    // With --profile the ledger proxy is profiled too (DIR/ledger): the floor the gateway's profile is read against.
+    nodeArgs: opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.profileDir, 'ledger')}`] : [],
     nofile,
   });
-  // Stopped before the stores are cleaned up: its outbox reader would make its stream again.
   cleanups.push(() => ledgerChild.stop());
-  await ledgerChild.waitForLine(/^listening /, 60_000);
-  const ledger = `http://127.0.0.1:${ledgerPort}`;
   say(
     `ledger proxy (the bare proxy + the hot store's reserve, settle and outbox rounds, ${stores.env.REDIS_URL ? 'on Redis' : 'in process'}) ${ledger}`,
   );
