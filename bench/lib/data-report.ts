@@ -18,6 +18,15 @@ export interface Row {
   answer: string;
 }
 
+/** Nearest-rank percentile, as bench/lib/stats.ts takes them. */
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]!;
+}
+export function row(call: string, samples: number[], answer = 'all 200'): Row {
+  const s = [...samples].sort((a, b) => a - b);
+  return { call, runs: s.length, p50: pct(s, 0.5), p95: pct(s, 0.95), max: s.at(-1)!, answer };
+}
+
 export interface Sizes {
   tables: Record<string, { rows: number; mb: number }>;
   database_mb: number;
