@@ -947,6 +947,39 @@ t.test('Redis: a settled reservation leaves no hold behind; its id is remembered
   t.same(await store.balance(u), { balance: 999_800n, reserved: 0n });
 });
 
+t.test('memory: a settled id is remembered for its period and the next, then let go, as Redis keeps it', async (t) => {
+  // The clock the store times by, moved by the test: the end of a period, then past it.
+  let now = 100 * SETTLED_MEMORY_MS + SETTLED_MEMORY_MS - 5;
+  const store = new MemoryHotStore({ now: () => now });
+  t.teardown(() => store.close());
+  const u = user();
+  await prime(store, u, 1_000_000n);
+  await reserve(store, u, 'a', 1_000n);
+  const first = await settle(store, u, 'a', 10n);
+  t.equal(first.duplicate, false);
+  t.same(await store.balance(u), { balance: 999_990n, reserved: 0n }, 'charged once, nothing left held');
+  now += 10; // the next period
+  t.strictSame(
+    await settle(store, u, 'a', 10n),
+    { duplicate: true, entryId: first.entryId },
+    "a repeat in the next period is found in its first settle's period",
+  );
+  // Many settles in a period leave nothing to sweep through: the holds in flight are the only ones.
+  for (let i = 0; i < 1_000; i++) {
+    await reserve(store, u, `b${i}`, 100n);
+    await settle(store, u, `b${i}`, 1n);
+  }
+  t.same(await store.balance(u), { balance: 998_990n, reserved: 0n });
+  now = 102 * SETTLED_MEMORY_MS; // two periods after the first settle's began: its ids are let go
+  const late = await settle(store, u, 'a', 10n);
+  t.equal(late.duplicate, false, "past Redis' two periods a repeat is no longer known (settle.lua's expiry)");
+  t.strictSame(
+    await settle(store, u, 'b7', 1n),
+    { duplicate: true, entryId: (await readAll(store)).find((e) => e.record.settleId === 'b7')?.id },
+    'the last period still is',
+  );
+});
+
 t.test('Redis: reservation throughput (one connection, pipelined)', async (t) => {
   const prefix = testRedisPrefix();
   const store = new RedisHotStore(REDIS_URL, prefix);
