@@ -23,10 +23,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import { Agent, request } from 'undici';
-import { runCommand, startChild, stopAll } from './lib/children.js';
+import { runCommand, stopAll } from './lib/children.js';
 import { createAccount, GatewayProcess, gatewayEntry, STATIC_MODEL, writeCatalogue } from './lib/gateway.js';
 import { freePort, sleep } from './lib/http.js';
 import { Samples, type Summary } from './lib/stats.js';
+import { startUpstream } from './lib/servers.js';
 import { prepareStores } from './lib/stores.js';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '..');
@@ -277,14 +278,7 @@ async function main(): Promise<void> {
   const workers = embedded || stores.kind.hot === 'embedded' ? 1 : WORKERS;
   say(`gateway on ${stores.description}, ${workers} worker(s), ${SECONDS} s an attack`);
   try {
-    const staticChild = startChild({
-      name: 'static upstream',
-      command: process.execPath,
-      args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/static.ts'), '--port', '0'],
-      cwd: REPO_ROOT,
-      logFile: path.join(tmp, 'static.log'),
-    });
-    const stat = (await staticChild.waitForLine(/^listening (\S+)/, 60_000))[1]!;
+    const { url: stat } = await startUpstream('static', tmp);
     const catalogue = path.join(tmp, 'gateway.config.json');
     writeCatalogue(catalogue, { fake: stat, static: stat });
     const env = { ...stores.env, GATEWAY_CONFIG: catalogue, LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '3000' };

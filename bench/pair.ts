@@ -23,12 +23,12 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { killAllNow, startChild, stopAll } from './lib/children.js';
+import { killAllNow, stopAll } from './lib/children.js';
 import { BENCH_MODEL, createAccount, GatewayProcess, gatewayEntry, writeCatalogue } from './lib/gateway.js';
 import { freePort, getJson, sleep } from './lib/http.js';
 import { CATEGORIES, CATEGORY_TITLES, PerfRecording, perfUnavailable, type Breakdown } from './lib/perf.js';
 import { TreeSampler } from './lib/proc.js';
-import { startProxy } from './lib/bare-proxy.js';
+import { startProxy, startUpstream } from './lib/servers.js';
 import { prepareStores } from './lib/stores.js';
 import { runStreams, type StreamRequest } from './lib/streams.js';
 
@@ -135,15 +135,7 @@ async function main(): Promise<void> {
   process.on('exit', killAllNow);
   try {
     const nofile = 65536;
-    const fakeChild = startChild({
-      name: 'fake upstream',
-      command: process.execPath,
-      args: ['--import', 'tsx', path.join(REPO_ROOT, 'test/fake-upstream/main.ts'), '--port', '0', '--no-record'],
-      cwd: REPO_ROOT,
-      logFile: path.join(tmp, 'fake-upstream.log'),
-      nofile,
-    });
-    const fake = (await fakeChild.waitForLine(/^listening (\S+)/, 60_000))[1]!;
+    const { url: fake } = await startUpstream('fake', tmp, nofile);
     const catalogue = path.join(tmp, 'gateway.config.json');
     writeCatalogue(catalogue, { fake, static: fake });
     const directive = `Count for me. [[paced:${args.tokens}:${args.intervalMs}]]`;

@@ -10,10 +10,11 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Sql } from 'postgres';
-import { startChild, stopAll } from './children.js';
+import { stopAll } from './children.js';
 import { GatewayProcess, gatewayEntry } from './gateway.js';
 import { freePort } from './http.js';
 import { cpuOfCommands } from './proc.js';
+import { startUpstream } from './servers.js';
 import { keyLoad, KeyLoadRun, type CpuClock, type KeyLoad, type RedisClock, type WalClock } from './key-load.js';
 
 export type { CpuClock, KeyLoad, RedisClock, WalClock } from './key-load.js';
@@ -205,14 +206,7 @@ export async function withGatewayProcess<T>(
   run: (url: string, cpu: CpuClock) => Promise<T>,
 ): Promise<T> {
   try {
-    const upstream = startChild({
-      name: 'static upstream',
-      command: process.execPath,
-      args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/static.ts'), '--port', '0'],
-      cwd: REPO_ROOT,
-      logFile: path.join(opts.dir, 'static.log'),
-    });
-    const upstreamUrl = (await upstream.waitForLine(/^listening (\S+)/, 60_000))[1]!;
+    const { url: upstreamUrl } = await startUpstream('static', opts.dir);
     const configPath = path.join(opts.dir, 'gateway-process.config.json');
     writeFileSync(configPath, JSON.stringify(opts.catalogue(upstreamUrl)));
     const entry = await gatewayEntry(REPO_ROOT);

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { fdLimitPrefix, runCommand, startChild } from '../lib/children.js';
+import { fdLimitPrefix, runCommand } from '../lib/children.js';
 import { createAccount, GatewayProcess, gatewayEntry, writeCatalogue } from '../lib/gateway.js';
 import { fetchText, freePort, sleep } from '../lib/http.js';
 import { findWrk } from '../lib/loadgen.js';
@@ -12,8 +12,8 @@ import { findNginx, startNginx, type NginxInfo, type NginxProxy } from '../lib/n
 import { UsageError, type Options } from '../lib/options.js';
 import { procAvailable, rssByProcess, TreeSampler } from '../lib/proc.js';
 import { prepareStores } from '../lib/stores.js';
-import { startProxy } from '../lib/bare-proxy.js';
-import { cleanups, METRICS_TOKEN, REPO_ROOT, say, type Bench } from './context.js';
+import { startProxy, startUpstream } from '../lib/servers.js';
+import { cleanups, METRICS_TOKEN, say, type Bench } from './context.js';
 import { nonStreamTargets } from './targets.js';
 
 export function ownFdLimit(): number {
@@ -82,28 +82,10 @@ export async function setUp(opts: Options): Promise<{ b: Bench; started: Started
 
   // Upstreams in their own processes, so their load never shares the gateway's event loop.
   const nofile = 65536;
-  const fakeChild = startChild({
-    name: 'fake upstream',
-    command: process.execPath,
-    args: ['--import', 'tsx', path.join(REPO_ROOT, 'test/fake-upstream/main.ts'), '--port', '0', '--no-record'],
-    cwd: REPO_ROOT,
-    logFile: path.join(tmp, 'fake-upstream.log'),
-    nofile,
-  });
-  const staticChild = startChild({
-    name: 'static upstream',
-    command: process.execPath,
-    args: ['--import', 'tsx', path.join(REPO_ROOT, 'bench/upstream/static.ts'), '--port', '0'],
-    cwd: REPO_ROOT,
-    logFile: path.join(tmp, 'static-upstream.log'),
-    nofile,
-  });
-  const [fakeLine, staticLine] = await Promise.all([
-    fakeChild.waitForLine(/^listening (\S+)/, 60_000),
-    staticChild.waitForLine(/^listening (\S+)/, 60_000),
+  const [{ child: fakeChild, url: fake }, { child: staticChild, url: stat }] = await Promise.all([
+    startUpstream('fake', tmp, nofile),
+    startUpstream('static', tmp, nofile),
   ]);
-  const fake = fakeLine[1]!;
-  const stat = staticLine[1]!;
   say(`fake upstream ${fake} (pid ${fakeChild.pid}), static upstream ${stat} (pid ${staticChild.pid})`);
 
   const catalogue = path.join(tmp, 'gateway.config.json');

@@ -1,11 +1,37 @@
-// Starts bench/upstream/bare-proxy.ts: the bare proxy (uWS and the gateway's upstream client,
-// nothing else) and, with a ledger, the same doing the gateway's hot-store work per request.
+// The processes a bench puts around the gateway, each in its own process so that its load never
+// shares the gateway's event loop: the upstreams it answers from (test/fake-upstream, scripted and
+// paced; bench/upstream/static.ts, one canned answer at uWS speed) and the proxies it is compared
+// with (bench/upstream/bare-proxy.ts: uWS and the gateway's upstream client, nothing else, and
+// with a ledger the same doing the gateway's hot-store work per request).
 
 import path from 'node:path';
 import { startChild, type Child } from './children.js';
 import { freePort } from './http.js';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+const UPSTREAMS = {
+  fake: ['test/fake-upstream/main.ts', '--port', '0', '--no-record'],
+  static: ['bench/upstream/static.ts', '--port', '0'],
+};
+
+/** An upstream on a free port; its log goes to `<dir>/<kind>-upstream.log`. */
+export async function startUpstream(
+  kind: keyof typeof UPSTREAMS,
+  dir: string,
+  nofile?: number,
+): Promise<{ child: Child; url: string }> {
+  const [script, ...args] = UPSTREAMS[kind];
+  const child = startChild({
+    name: `${kind} upstream`,
+    command: process.execPath,
+    args: ['--import', 'tsx', path.join(REPO_ROOT, script!), ...args],
+    cwd: REPO_ROOT,
+    logFile: path.join(dir, `${kind}-upstream.log`),
+    nofile,
+  });
+  return { child, url: (await child.waitForLine(/^listening (\S+)/, 60_000))[1]! };
+}
 
 export interface ProxyOptions {
   name: 'bare proxy' | 'ledger proxy';
