@@ -67,6 +67,9 @@ export class MemoryHotStore implements HotStore {
   private readonly users = new Map<string, Account>();
   private readonly cache = new Map<string, { value: string; expires: number }>();
   private readonly hits = new Map<string, { count: number; expires: number }>();
+  /** The sizes at which the two maps are next cleared of what expired (dropExpired). */
+  private cachePrune = PRUNE_FLOOR;
+  private hitsPrune = PRUNE_FLOOR;
   private readonly bus = new EventEmitter();
   private readonly outbox = new Map<string, Pending>();
   private seq = 0;
@@ -406,7 +409,9 @@ export class MemoryHotStore implements HotStore {
   }
   async setCached(key: string, value: string, ttlMs: number, opts: { onlyIfAbsent?: boolean } = {}) {
     if (opts.onlyIfAbsent && (await this.getCached(key)) !== null) return;
-    this.cache.set(key, { value, expires: this.clock.now() + ttlMs });
+    const now = this.clock.now();
+    this.cachePrune = dropExpired(this.cache, now, this.cachePrune);
+    this.cache.set(key, { value, expires: now + ttlMs });
   }
 
   async deleteCached(key: string) {
@@ -416,8 +421,7 @@ export class MemoryHotStore implements HotStore {
   private countHit(bucket: string, windowS: number, now: number) {
     let entry = this.hits.get(bucket);
     if (!entry || entry.expires <= now) {
-      // Expired windows are dropped now and then, as Redis expires its keys.
-      if (this.hits.size > 10_000) for (const [k, e] of this.hits) if (e.expires <= now) this.hits.delete(k);
+      this.hitsPrune = dropExpired(this.hits, now, this.hitsPrune);
       entry = { count: 0, expires: now + windowS * 1000 };
       this.hits.set(bucket, entry);
     }
@@ -451,3 +455,18 @@ export class MemoryHotStore implements HotStore {
 }
 
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
+
+/** The fewest entries a map of expiring values holds before it is cleared of the expired ones. */
+const PRUNE_FLOOR = 10_000;
+
+/**
+ * What Redis's own expiry does for its keys: entries past their time leave the map once it has
+ * grown to `at` entries, and the next clearing waits until it has doubled what stayed, so each
+ * entry is looked at a bounded number of times however many are alive (a shared key cache of
+ * every key met in ten minutes, say). Returns the size of the next clearing.
+ */
+function dropExpired(map: Map<string, { expires: number }>, now: number, at: number): number {
+  if (map.size < at) return at;
+  for (const [k, e] of map) if (e.expires <= now) map.delete(k);
+  return Math.max(PRUNE_FLOOR, map.size * 2);
+}

@@ -980,6 +980,30 @@ t.test('memory: a settled id is remembered for its period and the next, then let
   );
 });
 
+t.test('memory: cached values and counters past their time are let go, as Redis expires its keys', async (t) => {
+  let now = 1_000_000;
+  const store = new MemoryHotStore({ now: () => now });
+  t.teardown(() => store.close());
+  const held = () => {
+    const inside = store as unknown as { cache: Map<string, unknown>; hits: Map<string, unknown> };
+    return { cache: inside.cache.size, hits: inside.hits.size };
+  };
+  // A shared key cache of every key met in ten minutes, and a counter each: never read again.
+  for (let i = 0; i < 25_000; i++) {
+    await store.setCached(`key:old${i}`, 'identity', 60_000);
+    await store.hit(`rpm:old${i}`, 60);
+  }
+  t.same(held(), { cache: 25_000, hits: 25_000 }, 'alive: every one kept');
+  now += 61_000;
+  for (let i = 0; i < 25_000; i++) {
+    await store.setCached(`key:new${i}`, 'identity', 60_000);
+    await store.hit(`rpm:new${i}`, 60);
+  }
+  t.same(held(), { cache: 25_000, hits: 25_000 }, 'the expired ones are gone, without a read of each');
+  t.equal(await store.getCached('key:new7'), 'identity', 'the live ones stay');
+  t.same(await store.hit('rpm:new7', 60), { count: 2, ttlS: 60 });
+});
+
 t.test('Redis: reservation throughput (one connection, pipelined)', async (t) => {
   const prefix = testRedisPrefix();
   const store = new RedisHotStore(REDIS_URL, prefix);
