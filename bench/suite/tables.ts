@@ -2,7 +2,24 @@
 
 import { type Report, type ScenarioReport, type Table } from '../lib/report.js';
 import { ratio } from '../lib/stats.js';
-import { clientCpuRange, warmupNote } from './streams.js';
+
+/** How the stream levels were warmed up, from what each target recorded. */
+function warmupNote(levels: any[]): string {
+  const warmed = new Map<string, number>();
+  for (const l of levels)
+    for (const [name, t] of Object.entries(l.targets as Record<string, any>))
+      if (t.warmup_streams > 0) warmed.set(name, t.warmup_streams);
+  if (warmed.size === 0) return 'no warm-up; ';
+  const counts = [...new Set(warmed.values())].join(' or ');
+  return `the first level of ${[...warmed.keys()].join(', ')} after ${counts} streams of its own that were not measured (--warmup × --ramp-per-s), KB/stream counted from its RSS before them; `;
+}
+
+function clientCpuRange(targets: Record<string, any>): string {
+  const v = Object.values(targets)
+    .map((t) => t.client_cpu_us_per_request)
+    .filter((x): x is number => typeof x === 'number');
+  return v.length === 0 ? '–' : `${Math.min(...v)}–${Math.max(...v)}`;
+}
 
 export function tables(r: Report): Table[] {
   const out: Table[] = [];
