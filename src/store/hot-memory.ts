@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { systemClock, type Clock } from '../clock.js';
+import { MemoryCache } from './memory-cache.js';
 import {
   LOAD_RACE_MEMORY_MS,
   LEASE_SHARE,
@@ -65,18 +66,17 @@ export class MemoryHotStore implements HotStore {
   readonly kind = 'memory';
   readonly durableSettle = false;
   private readonly users = new Map<string, Account>();
-  private readonly cache = new Map<string, { value: string; expires: number }>();
-  private readonly hits = new Map<string, { count: number; expires: number }>();
-  /** The sizes at which the two maps are next cleared of what expired (dropExpired). */
-  private cachePrune = PRUNE_FLOOR;
-  private hitsPrune = PRUNE_FLOOR;
+  /** The key cache and the counters, which the requests-a-minute check counts in too. */
+  private readonly shared: MemoryCache;
   private readonly bus = new EventEmitter();
   private readonly outbox = new Map<string, Pending>();
   private seq = 0;
   private wake?: () => void;
 
   /** `clock`: what the holds' expiries and the settled periods are timed by (Redis's TIME there). */
-  constructor(private readonly clock: Pick<Clock, 'now'> = systemClock) {}
+  constructor(private readonly clock: Pick<Clock, 'now'> = systemClock) {
+    this.shared = new MemoryCache(clock);
+  }
 
   private user(userId: string): Account {
     let u = this.users.get(userId);
@@ -111,7 +111,7 @@ export class MemoryHotStore implements HotStore {
 
   private rpmHit(bucket: string, limit: number, now: number): number | null {
     if (limit <= 0) return null;
-    const { count } = this.countHit(`${bucket}:${Math.floor(now / 60_000)}`, 61, now);
+    const { count } = this.shared.countHit(`${bucket}:${Math.floor(now / 60_000)}`, 61, now);
     return count > limit ? 60_000 - (now % 60_000) : null;
   }
 
@@ -396,48 +396,25 @@ export class MemoryHotStore implements HotStore {
     return out;
   }
 
-  // ---- cache, counters, pub/sub ----
+  // ---- cache, counters (memory-cache.ts), pub/sub ----
 
-  async getCached(key: string) {
-    const entry = this.cache.get(key);
-    if (!entry) return null;
-    if (entry.expires <= this.clock.now()) {
-      this.cache.delete(key);
-      return null;
-    }
-    return entry.value;
+  getCached(key: string) {
+    return this.shared.getCached(key);
   }
-  async setCached(key: string, value: string, ttlMs: number, opts: { onlyIfAbsent?: boolean } = {}) {
-    if (opts.onlyIfAbsent && (await this.getCached(key)) !== null) return;
-    const now = this.clock.now();
-    this.cachePrune = dropExpired(this.cache, now, this.cachePrune);
-    this.cache.set(key, { value, expires: now + ttlMs });
+  setCached(key: string, value: string, ttlMs: number, opts: { onlyIfAbsent?: boolean } = {}) {
+    return this.shared.setCached(key, value, ttlMs, opts);
   }
-
-  async deleteCached(key: string) {
-    this.cache.delete(key);
+  deleteCached(key: string) {
+    return this.shared.deleteCached(key);
   }
-
-  private countHit(bucket: string, windowS: number, now: number) {
-    let entry = this.hits.get(bucket);
-    if (!entry || entry.expires <= now) {
-      this.hitsPrune = dropExpired(this.hits, now, this.hitsPrune);
-      entry = { count: 0, expires: now + windowS * 1000 };
-      this.hits.set(bucket, entry);
-    }
-    entry.count += 1;
-    return { count: entry.count, ttlS: Math.max(1, Math.ceil((entry.expires - now) / 1000)) };
+  hit(bucket: string, windowS: number) {
+    return this.shared.hit(bucket, windowS);
   }
-
-  async hit(bucket: string, windowS: number) {
-    return this.countHit(bucket, windowS, this.clock.now());
+  resetHits(bucket: string) {
+    return this.shared.resetHits(bucket);
   }
-  async resetHits(bucket: string) {
-    this.hits.delete(bucket);
-  }
-  async releaseHit(bucket: string) {
-    const entry = this.hits.get(bucket);
-    if (entry && entry.expires > this.clock.now() && entry.count > 0) entry.count -= 1;
+  releaseHit(bucket: string) {
+    return this.shared.releaseHit(bucket);
   }
 
   async publish(channel: string, message: string) {
@@ -455,18 +432,3 @@ export class MemoryHotStore implements HotStore {
 }
 
 const max = (a: bigint, b: bigint) => (a > b ? a : b);
-
-/** The fewest entries a map of expiring values holds before it is cleared of the expired ones. */
-const PRUNE_FLOOR = 10_000;
-
-/**
- * What Redis's own expiry does for its keys: entries past their time leave the map once it has
- * grown to `at` entries, and the next clearing waits until it has doubled what stayed, so each
- * entry is looked at a bounded number of times however many are alive (a shared key cache of
- * every key met in ten minutes, say). Returns the size of the next clearing.
- */
-function dropExpired(map: Map<string, { expires: number }>, now: number, at: number): number {
-  if (map.size < at) return at;
-  for (const [k, e] of map) if (e.expires <= now) map.delete(k);
-  return Math.max(PRUNE_FLOOR, map.size * 2);
-}

@@ -985,7 +985,7 @@ t.test('memory: cached values and counters past their time are let go, as Redis 
   const store = new MemoryHotStore({ now: () => now });
   t.teardown(() => store.close());
   const held = () => {
-    const inside = store as unknown as { cache: Map<string, unknown>; hits: Map<string, unknown> };
+    const inside = (store as unknown as { shared: { cache: Map<string, unknown>; hits: Map<string, unknown> } }).shared;
     return { cache: inside.cache.size, hits: inside.hits.size };
   };
   // A shared key cache of every key met in ten minutes, and a counter each: never read again.
